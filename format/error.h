@@ -1,0 +1,31 @@
+/*
+ * error.h - error codes of the format library.
+ *
+ * Functions that return int return 0 (or a count) on success and a negative
+ * number on failure: either -errno (I/O, allocation) or one of the named
+ * format faults below, which lie outside the errno range. prec_strerror()
+ * names both kinds.
+ */
+#ifndef PREC_ERROR_H
+#define PREC_ERROR_H
+
+enum prec_error {
+	PREC_E_FIRST = 10000,
+	PREC_E_TRUNCATED = -10001,  /* bytes end inside a frame (torn tail) */
+	PREC_E_CHECKSUM = -10002,   /* zstd content checksum or metadata CRC mismatch */
+	PREC_E_VERSION = -10003,    /* file major version newer than this reader */
+	PREC_E_MAGIC = -10004,      /* not a .prec file */
+	PREC_E_CORRUPT = -10005,    /* structurally invalid bytes */
+	PREC_E_TOO_BIG = -10006,    /* a size exceeds the reader's limits */
+	PREC_E_DECOMPRESS = -10007, /* zstd refused the frame */
+	PREC_E_DECODE = -10008,     /* protobuf packet did not decode */
+	PREC_E_NO_INDEX = -10009,   /* file has no trailing index */
+	PREC_E_COMPRESS = -10010,   /* zstd failed to compress */
+	PREC_E_CLOSED = -10011,     /* writer already closed or failed */
+};
+
+/* A static string for any value returned by this library: a PREC_E_* code
+ * or a negative errno. Never NULL. */
+const char *prec_strerror(int err);
+
+#endif

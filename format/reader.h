@@ -1,0 +1,147 @@
+/*
+ * reader.h - reads .prec files: frame index, frame iteration, packets.
+ *
+ * How to use (sequential, simplest):
+ *
+ *   struct prec_reader *r = prec_reader_open(path, NULL);
+ *   struct prec_packet p;
+ *   while ((ret = prec_reader_next_packet(r, &p)) > 0)
+ *       ... p.pkt, p.time, prec_frame_string(p.frame, iid) ...
+ *   // ret == 0: end of file. Damaged frames and a torn tail do not stop the
+ *   // iteration: they are reported through opts.on_damage and counted in
+ *   // prec_reader_stats(); the next good frame follows.
+ *   prec_reader_free(r);
+ *
+ * Parallel decoding: take the frame list from prec_reader_index(), hand
+ * frames to workers; each worker owns a struct prec_frame and calls
+ * prec_reader_load_frame() (thread-safe: positional reads only) and then
+ * prec_frame_next(). Frames never depend on each other.
+ *
+ * Nothing read from the file is trusted: every size is checked against the
+ * file size and opts.max_frame_raw before anything is allocated, and bad
+ * bytes give a PREC_E_* code, never a crash.
+ */
+#ifndef PREC_READER_H
+#define PREC_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfrec.pb-c.h"
+
+struct prec_reader;
+struct prec_frame;
+
+struct prec_reader_opts {
+	size_t sz;                 /* sizeof(struct prec_reader_opts) */
+	size_t max_frame_raw;      /* refuse frames that decompress larger */
+	/* Called once per damaged frame / torn tail, in file order. May be NULL. */
+	void (*on_damage)(void *ctx, uint64_t offset, int err);
+	void *ctx;
+};
+
+#define PREC_DEFAULT_MAX_FRAME_RAW (64u * 1024u * 1024u)
+#define PREC_READER_OPTS_INIT { sizeof(struct prec_reader_opts), \
+	PREC_DEFAULT_MAX_FRAME_RAW, NULL, NULL }
+
+/* One data frame, as listed by the index (or found by walking the file). */
+struct prec_frame_info {
+	uint64_t offset;          /* file offset of the frame's info record */
+	uint64_t data_offset;     /* file offset of the zstd data frame */
+	uint32_t compressed_size; /* bytes of the zstd data frame */
+	uint32_t raw_size;        /* bytes of packets after decompression */
+	uint32_t stream;
+	uint32_t packets;
+	uint64_t t_min;           /* CLOCK_MONOTONIC ns; 0,0 = no timed packet */
+	uint64_t t_max;
+	uint64_t seq;             /* frame number in write order */
+};
+
+struct prec_reader_stats {
+	uint64_t file_size;
+	uint32_t version_major, version_minor;
+	uint64_t frames;           /* good data frames seen so far */
+	uint64_t damaged_frames;   /* checksum / decode / structure damage */
+	uint64_t packets;
+	uint64_t unknown_packets;  /* packets of a kind this reader does not know */
+	uint64_t bytes_compressed; /* data-frame bytes of good frames */
+	uint64_t bytes_raw;        /* packet bytes of good frames */
+	int torn;                  /* file ends inside a frame */
+	uint64_t torn_offset;      /* where the torn tail starts */
+	int index_present;         /* a valid trailing index was found */
+	int index_rebuilt;         /* the index was rebuilt by walking frames */
+};
+
+/* NULL opts = defaults. Returns NULL and sets errno (EINVAL for a file
+ * that is not .prec; see prec_reader_open_error()). */
+struct prec_reader *prec_reader_open(const char *path,
+				     const struct prec_reader_opts *opts);
+/* Reads from memory; buf is borrowed and must outlive the reader. */
+struct prec_reader *prec_reader_open_mem(const void *buf, size_t len,
+					 const struct prec_reader_opts *opts);
+/* Like the above but returns the precise cause (PREC_E_MAGIC ...) in *err. */
+struct prec_reader *prec_reader_open_err(const char *path,
+					 const struct prec_reader_opts *opts,
+					 int *err);
+void prec_reader_free(struct prec_reader *r);   /* NULL is fine */
+
+/* The list of frames, from the trailing index when it is present and
+ * consistent, else rebuilt by walking the file (a killed writer leaves no
+ * index). The array is owned by the reader. Returns 0 or < 0. */
+int prec_reader_index(struct prec_reader *r,
+		      const struct prec_frame_info **frames, size_t *n);
+
+/* Restrict prec_reader_next_frame/next_packet to frames whose time range
+ * meets [t0, t1] (monotonic ns). Frames with no timed packet always pass. */
+void prec_reader_set_window(struct prec_reader *r, uint64_t t0, uint64_t t1);
+/* Restart sequential iteration from the first frame. */
+void prec_reader_rewind(struct prec_reader *r);
+
+/* Sequential frame walk in file order: 1 and *fi filled, 0 at the end.
+ * Damage is reported (on_damage, stats) and skipped, never returned. */
+int prec_reader_next_frame(struct prec_reader *r, struct prec_frame_info *fi);
+
+/* Reads and decompresses the frame fi into f (thread-safe). Returns 0 or
+ * PREC_E_*; on error the damage is NOT counted by the reader (the caller
+ * reports it, e.g. with prec_reader_note_damage). */
+int prec_reader_load_frame(struct prec_reader *r,
+			   const struct prec_frame_info *fi,
+			   struct prec_frame *f);
+/* Count and report damage found by a caller (thread-safe). */
+void prec_reader_note_damage(struct prec_reader *r, uint64_t offset, int err);
+
+/* One decoded packet. pkt and the strings it points to live until the next
+ * prec_frame_load/prec_frame_free of its frame. */
+struct prec_packet {
+	const Perfrec__Packet *pkt;
+	uint64_t time;          /* absolute monotonic ns, dt resolved */
+	uint32_t stream;
+	struct prec_frame *frame;   /* for iid lookups */
+	uint64_t frame_offset;
+};
+
+/* Sequential packets of the whole file, frame after frame. */
+int prec_reader_next_packet(struct prec_reader *r, struct prec_packet *p);
+
+void prec_reader_stats(const struct prec_reader *r, struct prec_reader_stats *st);
+
+/* ---- frames: one decoded data frame; independent of every other frame */
+
+struct prec_frame *prec_frame_new(void);
+void prec_frame_free(struct prec_frame *f);   /* NULL is fine */
+
+/* Decompress and index one zstd data frame held in memory (zbuf is not
+ * kept). max_raw bounds the decompressed size. 0 or PREC_E_*. */
+int prec_frame_load(struct prec_frame *f, const void *zbuf, size_t zlen,
+		    size_t max_raw);
+/* Next packet of the loaded frame: 1, 0 at its end, < 0 if the packet is
+ * damaged (the rest of the frame is then unusable). Interned tables are
+ * applied as they are met; InternedData packets are returned too. */
+int prec_frame_next(struct prec_frame *f, struct prec_packet *p);
+/* Interned values defined so far in this frame; NULL if iid unknown. */
+const char *prec_frame_string(const struct prec_frame *f, uint64_t iid);
+const uint64_t *prec_frame_callchain(const struct prec_frame *f, uint64_t iid,
+				     size_t *n);
+uint64_t prec_frame_unknown_packets(const struct prec_frame *f);
+
+#endif

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs everything perfrec needs to build and test on Debian 12 (as root).
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
+      libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
+      libcmocka-dev libbpf-dev libelf-dev zlib1g-dev linux-perf
+      python3 procps elfutils binutils gzip)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
