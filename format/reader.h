@@ -57,6 +57,19 @@ struct prec_frame_info {
 	uint64_t seq;             /* frame number in write order */
 };
 
+/* A data frame found by walking the file whose info record was damaged:
+ * its stream, packet count, times and seq are unknown (stream and seq take
+ * these values, packets/t_min/t_max are 0), its bytes still decode. */
+#define PREC_STREAM_UNKNOWN UINT32_MAX
+#define PREC_SEQ_UNKNOWN UINT64_MAX
+
+/* Structural damage found while building the index (see
+ * prec_reader_damage()). */
+struct prec_damage {
+	uint64_t offset;          /* first damaged byte (a record start) */
+	int err;                  /* PREC_E_CHECKSUM, PREC_E_CORRUPT */
+};
+
 struct prec_reader_stats {
 	uint64_t file_size;
 	uint32_t version_major, version_minor;
@@ -83,6 +96,9 @@ struct prec_reader *prec_reader_open_mem(const void *buf, size_t len,
 struct prec_reader *prec_reader_open_err(const char *path,
 					 const struct prec_reader_opts *opts,
 					 int *err);
+struct prec_reader *prec_reader_open_mem_err(const void *buf, size_t len,
+					     const struct prec_reader_opts *opts,
+					     int *err);
 void prec_reader_free(struct prec_reader *r);   /* NULL is fine */
 
 /* The list of frames, from the trailing index when it is present and
@@ -90,6 +106,15 @@ void prec_reader_free(struct prec_reader *r);   /* NULL is fine */
  * index). The array is owned by the reader. Returns 0 or < 0. */
 int prec_reader_index(struct prec_reader *r,
 		      const struct prec_frame_info **frames, size_t *n);
+
+/* Damage the index walk found between frames (damaged info records,
+ * unparseable bytes), in file order; builds the index first. The torn tail
+ * is not listed here: see stats.torn / torn_offset. prec_reader_next_frame()
+ * reports these through on_damage as it passes them; parallel readers that
+ * only use prec_reader_index() + load_frame() take them from here. The
+ * array is owned by the reader. Returns 0 or < 0. */
+int prec_reader_damage(struct prec_reader *r, const struct prec_damage **d,
+		       size_t *n);
 
 /* Restrict prec_reader_next_frame/next_packet to frames whose time range
  * meets [t0, t1] (monotonic ns). Frames with no timed packet always pass. */

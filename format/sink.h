@@ -42,5 +42,15 @@ struct prec_sink *prec_sink_fd_new(int fd, int own_fd);
  * until the next write or prec_sink_free(). */
 struct prec_sink *prec_sink_mem_new(void);
 const void *prec_sink_mem_data(const struct prec_sink *sink, size_t *len);
+/* Make a memory sink behave like a full disk after `limit` bytes: a write
+ * that crosses the limit stores the bytes that fit and returns -ENOSPC;
+ * later writes return -ENOSPC. For tests of the writer's error path. */
+int prec_sink_mem_set_limit(struct prec_sink *sink, size_t limit);
+
+/* Custom sinks: allocate struct prec_sink with malloc/calloc, set ops and
+ * priv; prec_sink_free() calls ops->destroy (which frees priv) and then
+ * frees the struct. prec_sink_write() adds n to `written` when ops->write
+ * succeeds (ops->write must not touch it); after a failed write the stream
+ * may hold part of those bytes beyond `written`. */
 
 #endif

@@ -1,0 +1,96 @@
+/*
+ * arena.c - bump allocator for decoded packets (see arena.h).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "format/arena.h"
+
+#define ALIGN 16u
+#define MIN_CHUNK (256u * 1024u)
+
+struct prec_arena_chunk {
+	struct prec_arena_chunk *next;
+	size_t size;                         /* usable bytes in data */
+	_Alignas(16) unsigned char data[];
+};
+
+static void *pc_alloc(void *data, size_t n)
+{
+	return prec_arena_alloc(data, n);
+}
+
+static void pc_free(void *data, void *p)
+{
+	(void)data;
+	(void)p;   /* released by prec_arena_reset() */
+}
+
+void prec_arena_init(struct prec_arena *a, size_t limit)
+{
+	a->head = NULL;
+	a->used = 0;
+	a->total = 0;
+	a->limit = limit;
+	a->pc.alloc = pc_alloc;
+	a->pc.free = pc_free;
+	a->pc.allocator_data = a;
+}
+
+void prec_arena_release(struct prec_arena *a)
+{
+	struct prec_arena_chunk *c = a->head;
+
+	while (c) {
+		struct prec_arena_chunk *next = c->next;
+		free(c);
+		c = next;
+	}
+	a->head = NULL;
+	a->used = a->total = 0;
+}
+
+void prec_arena_reset(struct prec_arena *a)
+{
+	/* keep the head chunk (the newest, hence the largest) */
+	if (a->head) {
+		struct prec_arena_chunk *c = a->head->next;
+		while (c) {
+			struct prec_arena_chunk *next = c->next;
+			free(c);
+			c = next;
+		}
+		a->head->next = NULL;
+	}
+	a->used = 0;
+	a->total = 0;
+}
+
+void *prec_arena_alloc(struct prec_arena *a, size_t n)
+{
+	void *p;
+
+	if (n > SIZE_MAX / 2)
+		return NULL;
+	n = (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+	if (n == 0)
+		n = ALIGN;
+	if (a->limit && a->total + n > a->limit)
+		return NULL;
+	if (!a->head || a->head->size - a->used < n) {
+		size_t size = a->head ? a->head->size * 2 : MIN_CHUNK;
+		if (size < n)
+			size = n;
+		struct prec_arena_chunk *c = malloc(sizeof(*c) + size);
+		if (!c)
+			return NULL;
+		c->size = size;
+		c->next = a->head;
+		a->head = c;
+		a->used = 0;
+	}
+	p = a->head->data + a->used;
+	a->used += n;
+	a->total += n;
+	return p;
+}

@@ -1,0 +1,358 @@
+/*
+ * frame.c - one decoded data frame (see reader.h, "frames").
+ *
+ * prec_frame_load() decompresses a whole zstd frame into f->raw after
+ * checking that the bytes are exactly one frame with a known content size
+ * within max_raw. prec_frame_next() then walks raw field by field
+ * (0x0A, varint length, Packet bytes), unpacking each Packet into the
+ * frame's arena, resolving dt into absolute time and applying InternedData
+ * to the frame's iid tables as it meets them. Nothing in raw is trusted:
+ * every length is checked against the bytes left.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "format/error.h"
+#include "format/frame_int.h"
+#include "format/layout.h"
+
+struct prec_frame *prec_frame_new(void)
+{
+	struct prec_frame *f = calloc(1, sizeof(*f));
+
+	if (!f) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	f->dctx = ZSTD_createDCtx();
+	if (!f->dctx) {
+		free(f);
+		errno = ENOMEM;
+		return NULL;
+	}
+	prec_arena_init(&f->arena, 0);
+	return f;
+}
+
+void prec_frame_free(struct prec_frame *f)
+{
+	if (!f)
+		return;
+	ZSTD_freeDCtx(f->dctx);
+	free(f->raw);
+	free(f->zbuf);
+	free(f->strings.slots);
+	free(f->chains.slots);
+	prec_arena_release(&f->arena);
+	free(f);
+}
+
+static void table_clear(struct prec_iid_table *t)
+{
+	if (t->count)
+		memset(t->slots, 0, t->nslots * sizeof(*t->slots));
+	t->count = 0;
+}
+
+static size_t slot_of(uint64_t iid, size_t nslots)
+{
+	return (size_t)((iid * 0x9E3779B97F4A7C15ull) >> 17) & (nslots - 1);
+}
+
+static int table_put(struct prec_iid_table *t, uint64_t iid, const void *p, size_t n)
+{
+	size_t s;
+
+	if (iid == 0)
+		return 0;   /* "none" cannot be defined */
+	if ((t->count + 1) * 2 > t->nslots) {
+		size_t nn = t->nslots ? t->nslots * 2 : 64;
+		struct prec_iid_slot *ns = calloc(nn, sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->nslots; i++) {
+			if (!t->slots[i].iid)
+				continue;
+			size_t k = slot_of(t->slots[i].iid, nn);
+			while (ns[k].iid)
+				k = (k + 1) & (nn - 1);
+			ns[k] = t->slots[i];
+		}
+		free(t->slots);
+		t->slots = ns;
+		t->nslots = nn;
+	}
+	for (s = slot_of(iid, t->nslots); t->slots[s].iid; s = (s + 1) & (t->nslots - 1)) {
+		if (t->slots[s].iid == iid)
+			break;   /* redefinition: the later value wins */
+	}
+	if (!t->slots[s].iid)
+		t->count++;
+	t->slots[s].iid = iid;
+	t->slots[s].p = p;
+	t->slots[s].n = n;
+	return 0;
+}
+
+static const struct prec_iid_slot *table_get(const struct prec_iid_table *t, uint64_t iid)
+{
+	if (!iid || !t->count)
+		return NULL;
+	for (size_t s = slot_of(iid, t->nslots); t->slots[s].iid; s = (s + 1) & (t->nslots - 1)) {
+		if (t->slots[s].iid == iid)
+			return &t->slots[s];
+	}
+	return NULL;
+}
+
+static void frame_reset(struct prec_frame *f)
+{
+	f->raw_len = 0;
+	f->pos = 0;
+	f->time = 0;
+	f->err = 0;
+	f->loaded = 0;
+	f->stream = 0;
+	f->offset = 0;
+	f->reader = NULL;
+	f->accounted = 0;
+	f->packets = 0;
+	f->unknown = 0;
+	prec_arena_reset(&f->arena);
+	table_clear(&f->strings);
+	table_clear(&f->chains);
+}
+
+/* Maps a zstd error to ours: a checksum error names damage, a frame that
+ * stops early names truncation, anything else zstd refused. */
+static int zstd_err(size_t code)
+{
+	switch (ZSTD_getErrorCode(code)) {
+	case ZSTD_error_checksum_wrong:
+		return PREC_E_CHECKSUM;
+	case ZSTD_error_srcSize_wrong:
+		return PREC_E_TRUNCATED;
+	case ZSTD_error_memory_allocation:
+		return -ENOMEM;
+	default:
+		return PREC_E_DECOMPRESS;
+	}
+}
+
+int prec_frame_load(struct prec_frame *f, const void *zbuf, size_t zlen,
+		    size_t max_raw)
+{
+	unsigned long long content;
+	size_t csz, got;
+
+	if (!f || (!zbuf && zlen))
+		return -EINVAL;
+	frame_reset(f);
+	f->err = PREC_E_CORRUPT;   /* until the load succeeds */
+	if (zlen < 4 || prec_get32(zbuf) != PREC_ZSTD_MAGIC)
+		return PREC_E_CORRUPT;
+	csz = ZSTD_findFrameCompressedSize(zbuf, zlen);
+	if (ZSTD_isError(csz))
+		return f->err = zstd_err(csz) == PREC_E_TRUNCATED ? PREC_E_TRUNCATED : PREC_E_CORRUPT;
+	if (csz != zlen)
+		return f->err = PREC_E_CORRUPT;   /* not exactly one frame */
+	content = ZSTD_getFrameContentSize(zbuf, zlen);
+	if (content == ZSTD_CONTENTSIZE_UNKNOWN || content == ZSTD_CONTENTSIZE_ERROR)
+		return f->err = PREC_E_CORRUPT;
+	if (content > max_raw || content > SIZE_MAX / 2)
+		return f->err = PREC_E_TOO_BIG;
+	if (content > f->raw_cap || !f->raw) {
+		size_t cap = content ? (size_t)content : 1;
+		unsigned char *nb = realloc(f->raw, cap);
+		if (!nb)
+			return f->err = -ENOMEM;
+		f->raw = nb;
+		f->raw_cap = cap;
+	}
+	got = ZSTD_decompressDCtx(f->dctx, f->raw, (size_t)content, zbuf, zlen);
+	if (ZSTD_isError(got)) {
+		/* a damaged frame leaves the DCtx mid-frame: start it over */
+		ZSTD_DCtx_reset(f->dctx, ZSTD_reset_session_only);
+		return f->err = zstd_err(got);
+	}
+	if (got != content)
+		return f->err = PREC_E_CORRUPT;
+	f->raw_len = got;
+	/* Decoded packets take more room than their bytes (a 2-byte empty
+	 * Sample becomes a struct of ~100 bytes); bound the arena so hostile
+	 * bytes cannot make us allocate without limit. */
+	f->arena.limit = 64 * (size_t)content + (1u << 20);
+	f->err = 0;
+	f->loaded = 1;
+	return 0;
+}
+
+static int get_varint(const unsigned char *p, size_t avail, uint64_t *v, size_t *used)
+{
+	uint64_t x = 0;
+
+	for (size_t i = 0; i < avail && i < 10; i++) {
+		x |= (uint64_t)(p[i] & 0x7F) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			*v = x;
+			*used = i + 1;
+			return 0;
+		}
+	}
+	return PREC_E_DECODE;
+}
+
+/* Skips a Trace field that is not `packet` (a newer writer's addition). */
+static int skip_field(struct prec_frame *f)
+{
+	const unsigned char *p = f->raw + f->pos;
+	size_t avail = f->raw_len - f->pos, n, m;
+	uint64_t key, v;
+
+	if (get_varint(p, avail, &key, &n) < 0)
+		return PREC_E_DECODE;
+	switch (key & 7) {
+	case 0:
+		if (get_varint(p + n, avail - n, &v, &m) < 0)
+			return PREC_E_DECODE;
+		n += m;
+		break;
+	case 1:
+		n += 8;
+		break;
+	case 2:
+		if (get_varint(p + n, avail - n, &v, &m) < 0 || v > avail - n - m)
+			return PREC_E_DECODE;
+		n += m + (size_t)v;
+		break;
+	case 5:
+		n += 4;
+		break;
+	default:
+		return PREC_E_DECODE;
+	}
+	if (n > avail)
+		return PREC_E_DECODE;
+	f->pos += n;
+	return 0;
+}
+
+static int apply_interned(struct prec_frame *f, const Perfrec__InternedData *id)
+{
+	int ret;
+
+	for (size_t i = 0; i < id->n_strings; i++) {
+		const Perfrec__InternedString *s = id->strings[i];
+		if (!s || !s->str)
+			continue;
+		ret = table_put(&f->strings, s->iid, s->str, strlen(s->str));
+		if (ret < 0)
+			return ret;
+	}
+	for (size_t i = 0; i < id->n_callchains; i++) {
+		const Perfrec__Callchain *c = id->callchains[i];
+		if (!c)
+			continue;
+		ret = table_put(&f->chains, c->iid, c->ips, c->n_ips);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static void account(struct prec_frame *f)
+{
+	if (f->reader && !f->accounted) {
+		f->accounted = 1;
+		prec_reader_account_frame(f->reader, f->packets, f->unknown);
+	}
+}
+
+/* A damaged packet ends the frame: what was returned so far still counts. */
+static int frame_fail(struct prec_frame *f, int err)
+{
+	f->err = err;
+	account(f);
+	return err;
+}
+
+int prec_frame_next(struct prec_frame *f, struct prec_packet *p)
+{
+	if (!f || !p)
+		return -EINVAL;
+	if (f->err)
+		return f->err;
+	if (!f->loaded)
+		return 0;
+	while (f->pos < f->raw_len) {
+		const unsigned char *q = f->raw + f->pos;
+		size_t avail = f->raw_len - f->pos, n;
+		uint64_t len;
+		Perfrec__Packet *pkt;
+
+		if (q[0] != 0x0A) {
+			int ret = skip_field(f);
+			if (ret < 0)
+				return frame_fail(f, ret);
+			f->unknown++;
+			continue;
+		}
+		if (get_varint(q + 1, avail - 1, &len, &n) < 0 || len > avail - 1 - n)
+			return frame_fail(f, PREC_E_DECODE);
+		pkt = (Perfrec__Packet *)protobuf_c_message_unpack(&perfrec__packet__descriptor,
+						&f->arena.pc, (size_t)len, q + 1 + n);
+		if (!pkt)
+			return frame_fail(f, PREC_E_DECODE);
+		f->pos += 1 + n + (size_t)len;
+		f->time += (uint64_t)pkt->dt;
+		if (pkt->data_case == PERFREC__PACKET__DATA__NOT_SET) {
+			f->unknown++;   /* a kind from a newer writer */
+			continue;
+		}
+		if (pkt->data_case == PERFREC__PACKET__DATA_INTERNED && pkt->interned) {
+			int ret = apply_interned(f, pkt->interned);
+			if (ret < 0)
+				return frame_fail(f, ret);
+		}
+		f->packets++;
+		p->pkt = pkt;
+		p->time = f->time;
+		p->stream = f->stream;
+		p->frame = f;
+		p->frame_offset = f->offset;
+		return 1;
+	}
+	account(f);
+	return 0;
+}
+
+const char *prec_frame_string(const struct prec_frame *f, uint64_t iid)
+{
+	const struct prec_iid_slot *s = f ? table_get(&f->strings, iid) : NULL;
+
+	return s ? s->p : NULL;
+}
+
+const uint64_t *prec_frame_callchain(const struct prec_frame *f, uint64_t iid,
+				     size_t *n)
+{
+	const struct prec_iid_slot *s = f ? table_get(&f->chains, iid) : NULL;
+
+	if (n)
+		*n = s ? s->n : 0;
+	if (!s)
+		return NULL;
+	/* an empty callchain is defined but has no ips: return a valid pointer */
+	static const uint64_t none[1];
+	return s->p ? s->p : none;
+}
+
+uint64_t prec_frame_unknown_packets(const struct prec_frame *f)
+{
+	return f ? f->unknown : 0;
+}

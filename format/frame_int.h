@@ -1,0 +1,57 @@
+/*
+ * frame_int.h - body of struct prec_frame, shared by frame.c and reader.c
+ * (internal to format/).
+ */
+#ifndef PREC_FRAME_INT_H
+#define PREC_FRAME_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <zstd.h>
+
+#include "format/arena.h"
+#include "format/reader.h"
+
+/* iid -> value, open addressing; iid 0 ("none") is never stored. */
+struct prec_iid_slot {
+	uint64_t iid;
+	const void *p;
+	size_t n;
+};
+
+struct prec_iid_table {
+	struct prec_iid_slot *slots;
+	size_t nslots;    /* power of two, or 0 */
+	size_t count;
+};
+
+struct prec_frame {
+	ZSTD_DCtx *dctx;
+	unsigned char *raw;        /* decompressed packets */
+	size_t raw_len, raw_cap;
+	unsigned char *zbuf;       /* compressed bytes read from an fd source */
+	size_t zcap;
+	size_t pos;                /* next byte of raw to decode */
+	uint64_t time;             /* time of the last packet decoded */
+	int err;                   /* sticky decode error of this frame */
+	int loaded;
+
+	/* filled by prec_reader_load_frame(); 0 after a bare prec_frame_load() */
+	uint32_t stream;
+	uint64_t offset;
+	struct prec_reader *reader;   /* gets the counts at the frame's end */
+	int accounted;
+
+	uint64_t packets;          /* returned so far (InternedData included) */
+	uint64_t unknown;          /* skipped: oneof not set / unknown Trace field */
+
+	struct prec_arena arena;
+	struct prec_iid_table strings, chains;
+};
+
+/* reader.c: adds a finished frame's counts to the reader's stats. */
+void prec_reader_account_frame(struct prec_reader *r, uint64_t packets,
+			       uint64_t unknown);
+
+#endif

@@ -1,0 +1,873 @@
+/*
+ * reader.c - .prec files in: file header, index (trailer or rebuilt by
+ * walking), frame iteration, damage reporting (see reader.h, SPEC.md).
+ *
+ * Source. Bytes come from an fd (pread only, so prec_reader_load_frame()
+ * is thread-safe) or from a borrowed memory buffer. read_at() is the one
+ * accessor and never reads past r->size.
+ *
+ * Index. ensure_index() runs once: it takes the trailing index if the
+ * trailer, sizes and CRC are consistent, else walks the file from the end
+ * of the file header (walk_file()). The walk collects good frames, damaged
+ * byte ranges and a torn tail; damage is not reported while walking but
+ * kept in r->dmg, and prec_reader_next_frame() reports each entry when the
+ * iteration passes its offset, so on_damage sees everything in file order.
+ *
+ * Locking: after ensure_index() the index, the source and opts are
+ * read-only. Only the stats and the damage callback go through r->lock.
+ */
+#define _POSIX_C_SOURCE 200809L   /* pread, fsync, O_CLOEXEC */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "format/error.h"
+#include "format/frame_int.h"
+#include "format/layout.h"
+#include "format/reader.h"
+
+struct prec_reader {
+	int fd;                      /* -1 for memory sources */
+	const unsigned char *mem;
+	uint64_t size;
+	uint64_t data_start;         /* first byte after the file header */
+	struct prec_reader_opts opts;
+
+	int indexed;                 /* ensure_index() ran */
+	int index_err;
+	struct prec_frame_info *frames;
+	size_t nframes, framecap;
+	struct prec_damage *dmg;          /* structural damage found while indexing */
+	size_t ndmg, dmgcap;
+
+	/* sequential iteration */
+	size_t next_idx, next_dmg;
+	int torn_reported;
+	uint64_t report_mark;        /* damage below this offset was reported */
+	uint64_t t0, t1;
+	int windowed;
+	struct prec_frame *cur;
+
+	pthread_mutex_t lock;
+	struct prec_reader_stats st;
+};
+
+/* ---------------------------------------------------------------- source */
+
+static int read_at(const struct prec_reader *r, uint64_t off, void *buf, size_t n)
+{
+	if (off > r->size || n > r->size - off)
+		return PREC_E_TRUNCATED;
+	if (r->mem) {
+		memcpy(buf, r->mem + off, n);
+		return 0;
+	}
+	while (n > 0) {
+		ssize_t k = pread(r->fd, buf, n, (off_t)off);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return PREC_E_TRUNCATED;   /* file shrank under us */
+		buf = (char *)buf + k;
+		off += (uint64_t)k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- open */
+
+static int read_header(struct prec_reader *r)
+{
+	uint8_t h[PREC_SKIP_HDR + PREC_FILE_HEADER_MAX];
+	uint32_t len;
+	int ret;
+
+	if (r->size < PREC_SKIP_HDR + PREC_FILE_HEADER_SIZE) {
+		/* a proper prefix of a header is a file torn right at its start */
+		static const uint8_t want[] = { 0x50, 0x2A, 0x4D, 0x18 };
+		size_t n = r->size < 4 ? (size_t)r->size : 4;
+		ret = read_at(r, 0, h, n);
+		if (ret < 0)
+			return ret;
+		return memcmp(h, want, n) == 0 ? PREC_E_TRUNCATED : PREC_E_MAGIC;
+	}
+	ret = read_at(r, 0, h, PREC_SKIP_HDR + PREC_FILE_HEADER_SIZE);
+	if (ret < 0)
+		return ret;
+	if (prec_get32(h) != (PREC_SKIP_MAGIC_BASE | PREC_KIND_FILE_HEADER) ||
+	    memcmp(h + 8, PREC_FILE_MAGIC, 8) != 0)
+		return PREC_E_MAGIC;
+	len = prec_get32(h + 4);
+	if (len < PREC_FILE_HEADER_SIZE || len > PREC_FILE_HEADER_MAX)
+		return PREC_E_CORRUPT;
+	if (PREC_SKIP_HDR + (uint64_t)len > r->size)
+		return PREC_E_TRUNCATED;
+	ret = read_at(r, 0, h, PREC_SKIP_HDR + len);
+	if (ret < 0)
+		return ret;
+	/* the major version decides first: a newer layout may move the crc */
+	r->st.version_major = prec_get16(h + 16);
+	r->st.version_minor = prec_get16(h + 18);
+	if (r->st.version_major > PREC_VERSION_MAJOR)
+		return PREC_E_VERSION;
+	if (r->st.version_major < 1)
+		return PREC_E_CORRUPT;
+	if (prec_crc32(h + 8, len - 4) != prec_get32(h + 8 + len - 4))
+		return PREC_E_CHECKSUM;
+	r->data_start = PREC_SKIP_HDR + len;
+	return 0;
+}
+
+static struct prec_reader *reader_alloc(const struct prec_reader_opts *opts)
+{
+	struct prec_reader_opts o = PREC_READER_OPTS_INIT;
+	struct prec_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	if (opts) {
+		size_t n = opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o);
+		memcpy(&o, opts, n);
+		o.sz = sizeof(o);
+	}
+	if (!o.max_frame_raw)
+		o.max_frame_raw = PREC_DEFAULT_MAX_FRAME_RAW;
+	r->opts = o;
+	r->fd = -1;
+	if (pthread_mutex_init(&r->lock, NULL) != 0) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static int errno_of(int err)
+{
+	return err < 0 && err > -4096 ? -err : EINVAL;
+}
+
+struct prec_reader *prec_reader_open_err(const char *path,
+					 const struct prec_reader_opts *opts,
+					 int *err)
+{
+	struct prec_reader *r;
+	struct stat sb;
+	int ret;
+
+	if (!path) {
+		ret = -EINVAL;
+		goto err_out;
+	}
+	r = reader_alloc(opts);
+	if (!r) {
+		ret = -ENOMEM;
+		goto err_out;
+	}
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		ret = -errno;
+		goto err_free;
+	}
+	if (fstat(r->fd, &sb) < 0) {
+		ret = -errno;
+		goto err_free;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		ret = S_ISDIR(sb.st_mode) ? -EISDIR : -EINVAL;
+		goto err_free;
+	}
+	r->size = (uint64_t)sb.st_size;
+	r->st.file_size = r->size;
+	ret = read_header(r);
+	if (ret < 0)
+		goto err_free;
+	if (err)
+		*err = 0;
+	return r;
+
+err_free:
+	prec_reader_free(r);
+err_out:
+	if (err)
+		*err = ret;
+	errno = errno_of(ret);
+	return NULL;
+}
+
+struct prec_reader *prec_reader_open(const char *path,
+				     const struct prec_reader_opts *opts)
+{
+	return prec_reader_open_err(path, opts, NULL);
+}
+
+struct prec_reader *prec_reader_open_mem_err(const void *buf, size_t len,
+					     const struct prec_reader_opts *opts,
+					     int *err)
+{
+	struct prec_reader *r;
+	int ret;
+
+	if (!buf && len) {
+		ret = -EINVAL;
+		goto err_out;
+	}
+	r = reader_alloc(opts);
+	if (!r) {
+		ret = -ENOMEM;
+		goto err_out;
+	}
+	r->mem = buf ? buf : (const unsigned char *)"";
+	r->size = len;
+	r->st.file_size = len;
+	ret = read_header(r);
+	if (ret < 0) {
+		prec_reader_free(r);
+		goto err_out;
+	}
+	if (err)
+		*err = 0;
+	return r;
+
+err_out:
+	if (err)
+		*err = ret;
+	errno = errno_of(ret);
+	return NULL;
+}
+
+struct prec_reader *prec_reader_open_mem(const void *buf, size_t len,
+					 const struct prec_reader_opts *opts)
+{
+	return prec_reader_open_mem_err(buf, len, opts, NULL);
+}
+
+void prec_reader_free(struct prec_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	prec_frame_free(r->cur);
+	free(r->frames);
+	free(r->dmg);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+/* ---------------------------------------------------------------- index */
+
+static int add_frame(struct prec_reader *r, const struct prec_frame_info *fi)
+{
+	if (r->nframes == r->framecap) {
+		size_t cap = r->framecap ? r->framecap * 2 : 64;
+		struct prec_frame_info *nf = realloc(r->frames, cap * sizeof(*nf));
+		if (!nf)
+			return -ENOMEM;
+		r->frames = nf;
+		r->framecap = cap;
+	}
+	r->frames[r->nframes++] = *fi;
+	return 0;
+}
+
+static int add_damage(struct prec_reader *r, uint64_t offset, int err)
+{
+	if (r->ndmg == r->dmgcap) {
+		size_t cap = r->dmgcap ? r->dmgcap * 2 : 16;
+		struct prec_damage *nd = realloc(r->dmg, cap * sizeof(*nd));
+		if (!nd)
+			return -ENOMEM;
+		r->dmg = nd;
+		r->dmgcap = cap;
+	}
+	r->dmg[r->ndmg].offset = offset;
+	r->dmg[r->ndmg].err = err;
+	r->ndmg++;
+	return 0;
+}
+
+static void parse_entry(const uint8_t *q, struct prec_frame_info *fi)
+{
+	fi->offset = prec_get64(q + PREC_IDX_OFFSET);
+	fi->data_offset = prec_get64(q + PREC_IDX_DATA_OFFSET);
+	fi->stream = prec_get32(q + PREC_IDX_STREAM);
+	fi->packets = prec_get32(q + PREC_IDX_PACKETS);
+	fi->t_min = prec_get64(q + PREC_IDX_T_MIN);
+	fi->t_max = prec_get64(q + PREC_IDX_T_MAX);
+	fi->compressed_size = prec_get32(q + PREC_IDX_CSIZE);
+	fi->raw_size = prec_get32(q + PREC_IDX_RSIZE);
+	fi->seq = prec_get64(q + PREC_IDX_SEQ);
+}
+
+/* The trailing index: 1 taken, 0 absent or inconsistent (walk instead),
+ * < 0 on I/O or allocation failure. */
+static int load_trailer_index(struct prec_reader *r)
+{
+	uint8_t tr[PREC_TRAILER_SIZE], h[PREC_SKIP_HDR];
+	uint64_t ioff, len, count, esize, body, prev_end;
+	uint8_t *buf = NULL;
+	int ret;
+
+	if (r->size < r->data_start + PREC_SKIP_HDR + PREC_IDX_HEAD + 4 + PREC_TRAILER_SIZE)
+		return 0;
+	ret = read_at(r, r->size - PREC_TRAILER_SIZE, tr, sizeof(tr));
+	if (ret < 0)
+		return ret;
+	if (memcmp(tr + 8, PREC_TRAILER_MAGIC, 8) != 0)
+		return 0;
+	ioff = prec_get64(tr);
+	if (ioff < r->data_start ||
+	    ioff > r->size - (PREC_SKIP_HDR + PREC_IDX_HEAD + 4 + PREC_TRAILER_SIZE))
+		return 0;
+	ret = read_at(r, ioff, h, sizeof(h));
+	if (ret < 0)
+		return ret;
+	len = prec_get32(h + 4);
+	if (prec_get32(h) != (PREC_SKIP_MAGIC_BASE | PREC_KIND_INDEX) ||
+	    ioff + PREC_SKIP_HDR + len != r->size)
+		return 0;
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	ret = read_at(r, ioff + PREC_SKIP_HDR, buf, len);
+	if (ret < 0)
+		goto out;
+	ret = 0;
+	count = prec_get32(buf);
+	esize = prec_get32(buf + 4);
+	if (esize < PREC_IDX_ENTRY_SIZE || esize > 4096)
+		goto out;
+	body = PREC_IDX_HEAD + count * esize;   /* count, esize < 2^32: no overflow */
+	if (body + 4 + PREC_TRAILER_SIZE != len)
+		goto out;
+	if (prec_crc32(buf, body) != prec_get32(buf + body))
+		goto out;
+	prev_end = r->data_start;
+	for (uint64_t i = 0; i < count; i++) {
+		struct prec_frame_info fi;
+		parse_entry(buf + PREC_IDX_HEAD + i * esize, &fi);
+		if (fi.offset < prev_end ||
+		    fi.data_offset < fi.offset + PREC_SKIP_HDR + PREC_INFO_SIZE ||
+		    fi.data_offset > ioff || fi.compressed_size > ioff - fi.data_offset)
+			goto inconsistent;
+		prev_end = fi.data_offset + fi.compressed_size;
+		ret = add_frame(r, &fi);
+		if (ret < 0)
+			goto out;
+	}
+	ret = 1;
+	goto out;
+
+inconsistent:
+	r->nframes = 0;
+	ret = 0;
+out:
+	free(buf);
+	return ret;
+}
+
+/* Sizes of a zstd frame at off by walking its block headers: 1 and *fsize
+ * when complete, 0 when the file ends inside it (torn), PREC_E_CORRUPT when
+ * the header or a block header is invalid, or another error. */
+static int walk_zstd_frame(const struct prec_reader *r, uint64_t off,
+			   uint64_t *fsize, uint64_t *content)
+{
+	static const uint8_t dict_sz[4] = { 0, 1, 2, 4 };
+	uint8_t fh[14];
+	uint64_t pos;
+	int ret, fcs_flag, single, checksum;
+	size_t hsize, fcs_size;
+
+	if (r->size - off < 5)
+		return 0;
+	ret = read_at(r, off, fh, 5);
+	if (ret < 0)
+		return ret;
+	if (prec_get32(fh) != PREC_ZSTD_MAGIC)
+		return PREC_E_CORRUPT;
+	fcs_flag = fh[4] >> 6;
+	single = (fh[4] >> 5) & 1;
+	checksum = (fh[4] >> 2) & 1;
+	if (fh[4] & 0x08)
+		return PREC_E_CORRUPT;   /* reserved bit */
+	fcs_size = fcs_flag == 0 ? (size_t)single : (size_t)1 << fcs_flag;
+	hsize = 5 + (single ? 0 : 1) + dict_sz[fh[4] & 3] + fcs_size;
+	if (r->size - off < hsize)
+		return 0;
+	*content = 0;
+	if (fcs_size) {
+		uint8_t c[8] = { 0 };
+		ret = read_at(r, off + hsize - fcs_size, c, fcs_size);
+		if (ret < 0)
+			return ret;
+		*content = prec_get64(c);
+		if (fcs_size == 2)
+			*content += 256;
+	}
+	pos = off + hsize;
+	for (;;) {
+		uint8_t b[3];
+		uint32_t bh, bsize;
+		if (r->size - pos < 3)
+			return 0;
+		ret = read_at(r, pos, b, 3);
+		if (ret < 0)
+			return ret;
+		bh = (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16);
+		bsize = bh >> 3;
+		switch ((bh >> 1) & 3) {
+		case 1:   /* RLE: one byte repeated bsize times */
+			bsize = 1;
+			break;
+		case 3:
+			return PREC_E_CORRUPT;
+		default:
+			if (bsize > 128 * 1024)
+				return PREC_E_CORRUPT;
+			break;
+		}
+		pos += 3;
+		if (r->size - pos < bsize)
+			return 0;
+		pos += bsize;
+		if (bh & 1)
+			break;
+	}
+	if (checksum) {
+		if (r->size - pos < 4)
+			return 0;
+		pos += 4;
+	}
+	*fsize = pos - off;
+	return 1;
+}
+
+/* A frame-info record at off: 1 valid (fi filled), 0 torn (the record or
+ * its data frame runs past the end), PREC_E_CHECKSUM / PREC_E_CORRUPT. */
+static int read_info(const struct prec_reader *r, uint64_t off,
+		     struct prec_frame_info *fi)
+{
+	uint8_t b[PREC_SKIP_HDR + PREC_INFO_MAX];
+	uint32_t len;
+	int ret;
+
+	if (r->size - off < PREC_SKIP_HDR)
+		return 0;
+	ret = read_at(r, off, b, PREC_SKIP_HDR);
+	if (ret < 0)
+		return ret;
+	if (prec_get32(b) != (PREC_SKIP_MAGIC_BASE | PREC_KIND_FRAME_INFO))
+		return PREC_E_CORRUPT;
+	len = prec_get32(b + 4);
+	if (len < PREC_INFO_SIZE || len > PREC_INFO_MAX)
+		return PREC_E_CORRUPT;
+	if (r->size - off - PREC_SKIP_HDR < len)
+		return 0;
+	ret = read_at(r, off + PREC_SKIP_HDR, b + PREC_SKIP_HDR, len);
+	if (ret < 0)
+		return ret;
+	if (prec_crc32(b + PREC_SKIP_HDR, len - 4) != prec_get32(b + PREC_SKIP_HDR + len - 4))
+		return PREC_E_CHECKSUM;
+	const uint8_t *p = b + PREC_SKIP_HDR;
+	fi->offset = off;
+	fi->data_offset = off + PREC_SKIP_HDR + len;
+	fi->stream = prec_get32(p + PREC_INFO_STREAM);
+	fi->packets = prec_get32(p + PREC_INFO_PACKETS);
+	fi->t_min = prec_get64(p + PREC_INFO_T_MIN);
+	fi->t_max = prec_get64(p + PREC_INFO_T_MAX);
+	fi->compressed_size = prec_get32(p + PREC_INFO_CSIZE);
+	fi->raw_size = prec_get32(p + PREC_INFO_RSIZE);
+	fi->seq = prec_get64(p + PREC_INFO_SEQ);
+	if (r->size - fi->data_offset < fi->compressed_size)
+		return 0;
+	return 1;
+}
+
+/* After damage at `from`: the next offset where a valid frame-info record
+ * or zstd frame starts (or one that is torn by the end of the file), or
+ * r->size when there is none. */
+static int resync(const struct prec_reader *r, uint64_t from, uint64_t *next)
+{
+	uint8_t buf[64 * 1024 + 3];
+	uint64_t pos = from;
+	int ret;
+
+	while (pos + 4 <= r->size) {
+		size_t n = r->size - pos < sizeof(buf) ? (size_t)(r->size - pos) : sizeof(buf);
+		ret = read_at(r, pos, buf, n);
+		if (ret < 0)
+			return ret;
+		for (size_t i = 0; i + 4 <= n; i++) {
+			uint32_t m = prec_get32(buf + i);
+			struct prec_frame_info fi;
+			uint64_t fs, cs;
+			if (m == (PREC_SKIP_MAGIC_BASE | PREC_KIND_FRAME_INFO)) {
+				ret = read_info(r, pos + i, &fi);
+			} else if (m == PREC_ZSTD_MAGIC) {
+				ret = walk_zstd_frame(r, pos + i, &fs, &cs);
+			} else {
+				continue;
+			}
+			if (ret == 0 || ret == 1) {
+				*next = pos + i;
+				return 0;
+			}
+			if (ret != PREC_E_CHECKSUM && ret != PREC_E_CORRUPT)
+				return ret;
+		}
+		if (n < sizeof(buf))
+			break;
+		pos += n - 3;   /* a magic may straddle the chunk boundary */
+	}
+	*next = r->size;
+	return 0;
+}
+
+static void set_torn(struct prec_reader *r, uint64_t off)
+{
+	r->st.torn = 1;
+	r->st.torn_offset = off;
+}
+
+/* Rebuilds the frame list by walking the file (SPEC.md "recovery"). */
+static int walk_file(struct prec_reader *r)
+{
+	uint64_t pos = r->data_start;
+	int ret;
+
+	while (pos < r->size) {
+		uint8_t h[PREC_SKIP_HDR];
+		struct prec_frame_info fi;
+		uint64_t fsize, content, next;
+		uint32_t magic, len;
+
+		if (r->size - pos < PREC_SKIP_HDR) {
+			set_torn(r, pos);
+			break;
+		}
+		ret = read_at(r, pos, h, sizeof(h));
+		if (ret < 0)
+			return ret;
+		magic = prec_get32(h);
+		len = prec_get32(h + 4);
+		if (magic == (PREC_SKIP_MAGIC_BASE | PREC_KIND_FRAME_INFO)) {
+			ret = read_info(r, pos, &fi);
+			if (ret == 1) {
+				uint8_t m[4];
+				ret = fi.compressed_size >= 4 ? read_at(r, fi.data_offset, m, 4) : PREC_E_CORRUPT;
+				if (ret == 0 && prec_get32(m) == PREC_ZSTD_MAGIC) {
+					ret = add_frame(r, &fi);
+					if (ret < 0)
+						return ret;
+					pos = fi.data_offset + fi.compressed_size;
+					continue;
+				}
+				if (ret < 0 && ret != PREC_E_CORRUPT)
+					return ret;
+				ret = PREC_E_CORRUPT;   /* info names no zstd frame */
+			}
+			if (ret == 0) {
+				set_torn(r, pos);
+				break;
+			}
+			if (ret != PREC_E_CHECKSUM && ret != PREC_E_CORRUPT)
+				return ret;
+			ret = add_damage(r, pos, ret);
+			if (ret < 0)
+				return ret;
+			/* the zstd frame after a damaged record is still found
+			 * (and recovered) by resync */
+			ret = resync(r, pos + 1, &next);
+			if (ret < 0)
+				return ret;
+			pos = next;
+			continue;
+		}
+		if (prec_is_skippable(magic)) {
+			/* file header, index, or a kind from a newer minor */
+			if (r->size - pos - PREC_SKIP_HDR < len) {
+				set_torn(r, pos);
+				break;
+			}
+			pos += PREC_SKIP_HDR + (uint64_t)len;
+			continue;
+		}
+		if (magic == PREC_ZSTD_MAGIC) {
+			/* a data frame whose info record is lost */
+			ret = walk_zstd_frame(r, pos, &fsize, &content);
+			if (ret == 0) {
+				set_torn(r, pos);
+				break;
+			}
+			if (ret == 1 && fsize <= UINT32_MAX) {
+				memset(&fi, 0, sizeof(fi));
+				fi.offset = pos;
+				fi.data_offset = pos;
+				fi.compressed_size = (uint32_t)fsize;
+				fi.raw_size = content <= UINT32_MAX ? (uint32_t)content : UINT32_MAX;
+				fi.stream = PREC_STREAM_UNKNOWN;
+				fi.seq = PREC_SEQ_UNKNOWN;
+				ret = add_frame(r, &fi);
+				if (ret < 0)
+					return ret;
+				pos += fsize;
+				continue;
+			}
+			if (ret < 0 && ret != PREC_E_CORRUPT)
+				return ret;
+		}
+		ret = add_damage(r, pos, PREC_E_CORRUPT);
+		if (ret < 0)
+			return ret;
+		ret = resync(r, pos + 1, &next);
+		if (ret < 0)
+			return ret;
+		pos = next;
+	}
+	return 0;
+}
+
+static int ensure_index(struct prec_reader *r)
+{
+	int ret;
+
+	if (r->indexed)
+		return r->index_err;
+	r->indexed = 1;
+	ret = load_trailer_index(r);
+	if (ret == 1) {
+		r->st.index_present = 1;
+		return r->index_err = 0;
+	}
+	if (ret == 0) {
+		r->st.index_rebuilt = 1;
+		ret = walk_file(r);
+	}
+	return r->index_err = ret < 0 ? ret : 0;
+}
+
+int prec_reader_index(struct prec_reader *r,
+		      const struct prec_frame_info **frames, size_t *n)
+{
+	int ret;
+
+	if (!r)
+		return -EINVAL;
+	ret = ensure_index(r);
+	if (frames)
+		*frames = r->frames;
+	if (n)
+		*n = r->nframes;
+	return ret;
+}
+
+int prec_reader_damage(struct prec_reader *r, const struct prec_damage **d,
+		       size_t *n)
+{
+	int ret;
+
+	if (!r)
+		return -EINVAL;
+	ret = ensure_index(r);
+	if (d)
+		*d = r->dmg;
+	if (n)
+		*n = r->ndmg;
+	return ret;
+}
+
+/* ---------------------------------------------------------------- iteration */
+
+void prec_reader_set_window(struct prec_reader *r, uint64_t t0, uint64_t t1)
+{
+	if (!r)
+		return;
+	r->t0 = t0;
+	r->t1 = t1;
+	r->windowed = 1;
+}
+
+void prec_reader_rewind(struct prec_reader *r)
+{
+	if (!r)
+		return;
+	r->next_idx = 0;
+	r->next_dmg = 0;
+	if (r->cur)
+		r->cur->loaded = 0;
+}
+
+/* Damage found by the sequential walk: reported once per reader, even
+ * across rewinds. */
+static void report_seq(struct prec_reader *r, uint64_t offset, int err)
+{
+	if (offset < r->report_mark)
+		return;
+	r->report_mark = offset + 1;
+	prec_reader_note_damage(r, offset, err);
+}
+
+void prec_reader_note_damage(struct prec_reader *r, uint64_t offset, int err)
+{
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	if (err == PREC_E_TRUNCATED && r->st.torn && offset == r->st.torn_offset)
+		;   /* the torn tail is a state, not a damaged frame */
+	else
+		r->st.damaged_frames++;
+	if (r->opts.on_damage)
+		r->opts.on_damage(r->opts.ctx, offset, err);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static int in_window(const struct prec_reader *r, const struct prec_frame_info *fi)
+{
+	if (!r->windowed || (fi->t_min == 0 && fi->t_max == 0))
+		return 1;
+	return fi->t_max >= r->t0 && fi->t_min <= r->t1;
+}
+
+int prec_reader_next_frame(struct prec_reader *r, struct prec_frame_info *fi)
+{
+	int ret;
+
+	if (!r || !fi)
+		return -EINVAL;
+	ret = ensure_index(r);
+	if (ret < 0)
+		return ret;
+	while (r->next_idx < r->nframes) {
+		const struct prec_frame_info *e = &r->frames[r->next_idx];
+		while (r->next_dmg < r->ndmg && r->dmg[r->next_dmg].offset < e->offset) {
+			report_seq(r, r->dmg[r->next_dmg].offset, r->dmg[r->next_dmg].err);
+			r->next_dmg++;
+		}
+		r->next_idx++;
+		if (!in_window(r, e))
+			continue;
+		*fi = *e;
+		return 1;
+	}
+	while (r->next_dmg < r->ndmg) {
+		report_seq(r, r->dmg[r->next_dmg].offset, r->dmg[r->next_dmg].err);
+		r->next_dmg++;
+	}
+	if (r->st.torn && !r->torn_reported) {
+		r->torn_reported = 1;
+		prec_reader_note_damage(r, r->st.torn_offset, PREC_E_TRUNCATED);
+	}
+	return 0;
+}
+
+int prec_reader_load_frame(struct prec_reader *r,
+			   const struct prec_frame_info *fi,
+			   struct prec_frame *f)
+{
+	const void *z;
+	int ret;
+
+	if (!r || !fi || !f)
+		return -EINVAL;
+	if (fi->data_offset > r->size || fi->compressed_size > r->size - fi->data_offset)
+		return PREC_E_TRUNCATED;
+	if (fi->raw_size > r->opts.max_frame_raw)
+		return PREC_E_TOO_BIG;
+	if (r->mem) {
+		z = r->mem + fi->data_offset;
+	} else {
+		if (fi->compressed_size > f->zcap) {
+			unsigned char *nb = realloc(f->zbuf, fi->compressed_size);
+			if (!nb)
+				return -ENOMEM;
+			f->zbuf = nb;
+			f->zcap = fi->compressed_size;
+		}
+		ret = read_at(r, fi->data_offset, f->zbuf, fi->compressed_size);
+		if (ret < 0)
+			return ret;
+		z = f->zbuf;
+	}
+	ret = prec_frame_load(f, z, fi->compressed_size, r->opts.max_frame_raw);
+	if (ret < 0)
+		return ret;
+	/* the info record's sizes must agree with the frame it describes */
+	if (fi->stream != PREC_STREAM_UNKNOWN && f->raw_len != fi->raw_size) {
+		f->loaded = 0;
+		f->err = PREC_E_CORRUPT;
+		return PREC_E_CORRUPT;
+	}
+	f->stream = fi->stream;
+	f->offset = fi->offset;
+	f->reader = r;
+	pthread_mutex_lock(&r->lock);
+	r->st.frames++;
+	r->st.bytes_compressed += fi->compressed_size;
+	r->st.bytes_raw += f->raw_len;
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+void prec_reader_account_frame(struct prec_reader *r, uint64_t packets,
+			       uint64_t unknown)
+{
+	pthread_mutex_lock(&r->lock);
+	r->st.packets += packets;
+	r->st.unknown_packets += unknown;
+	pthread_mutex_unlock(&r->lock);
+}
+
+int prec_reader_next_packet(struct prec_reader *r, struct prec_packet *p)
+{
+	struct prec_frame_info fi;
+	int ret;
+
+	if (!r || !p)
+		return -EINVAL;
+	if (!r->cur) {
+		r->cur = prec_frame_new();
+		if (!r->cur)
+			return -ENOMEM;
+	}
+	for (;;) {
+		if (r->cur->loaded) {
+			ret = prec_frame_next(r->cur, p);
+			if (ret > 0)
+				return 1;
+			r->cur->loaded = 0;
+			if (ret < 0)
+				report_seq(r, r->cur->offset, ret);
+		}
+		ret = prec_reader_next_frame(r, &fi);
+		if (ret <= 0)
+			return ret;
+		ret = prec_reader_load_frame(r, &fi, r->cur);
+		if (ret == -ENOMEM)
+			return ret;
+		if (ret < 0)
+			report_seq(r, fi.offset, ret);
+	}
+}
+
+void prec_reader_stats(const struct prec_reader *r, struct prec_reader_stats *st)
+{
+	if (!st)
+		return;
+	if (!r) {
+		memset(st, 0, sizeof(*st));
+		return;
+	}
+	pthread_mutex_lock((pthread_mutex_t *)&r->lock);
+	*st = r->st;
+	pthread_mutex_unlock((pthread_mutex_t *)&r->lock);
+}

@@ -1,0 +1,603 @@
+/*
+ * writer.c - packets in, independent zstd frames out (see writer.h).
+ *
+ * Per stream the writer keeps one open frame: a buffer of encoded
+ * `Trace.packet` fields (0x0A, varint length, Packet bytes), the frame's
+ * time range and two interning tables. cut_frame() compresses the buffer
+ * into one zstd frame, puts the frame-info skippable frame in front of it
+ * and hands both to the sink in ONE write, then remembers the info for the
+ * trailing index. The byte layout is format/SPEC.md.
+ *
+ * Error model: the first sink or compressor failure is stored in w->err and
+ * returned by every later call ("sticky"); the bytes already written form
+ * a valid file because each frame was written whole, or not at all, or
+ * (when the sink itself failed part way) as a torn tail that readers skip.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd.h>
+
+#include "format/error.h"
+#include "format/intern.h"
+#include "format/layout.h"
+#include "format/writer.h"
+
+#define MAX_STREAMS (1u << 20)
+
+struct wstream {
+	int used;
+	unsigned char *buf;          /* encoded packets of the open frame */
+	size_t len, cap;
+	uint32_t packets;
+	uint64_t t_min, t_max;       /* over packets with time != 0 */
+	uint64_t last_time;          /* for dt */
+	uint64_t opened_ns;          /* age reference for flush_due; 0 = unknown */
+	struct prec_intern strings;
+	struct prec_intern chains;
+};
+
+struct windex {
+	uint64_t offset, data_offset;
+	uint32_t stream, packets, csize, rsize;
+	uint64_t t_min, t_max, seq;
+};
+
+struct prec_writer {
+	struct prec_sink *sink;
+	struct prec_writer_opts opts;
+	ZSTD_CCtx *cctx;
+	int err;                     /* sticky */
+	int closed;
+	uint64_t base;               /* sink->written when the writer started */
+
+	struct wstream **streams;    /* by stream id, lazily allocated */
+	size_t nstreams;
+
+	unsigned char *zbuf;         /* info record + compressed frame */
+	size_t zcap;
+
+	struct windex *idx;
+	size_t nidx, idxcap;
+
+	/* scratch for InternedData packets */
+	Perfrec__InternedString *istr;
+	Perfrec__InternedString **istrp;
+	size_t istr_cap;
+	Perfrec__Callchain *ichain;
+	Perfrec__Callchain **ichainp;
+	size_t ichain_cap;
+
+	struct prec_writer_stats st;
+};
+
+static int fail(struct prec_writer *w, int err)
+{
+	if (!w->err)
+		w->err = err;
+	return w->err;
+}
+
+static int check(const struct prec_writer *w)
+{
+	if (w->err)
+		return w->err;
+	if (w->closed)
+		return PREC_E_CLOSED;
+	return 0;
+}
+
+struct prec_writer *prec_writer_new(struct prec_sink *sink,
+				    const struct prec_writer_opts *opts)
+{
+	struct prec_writer_opts o = PREC_WRITER_OPTS_INIT;
+	struct prec_writer *w;
+	uint8_t hdr[PREC_SKIP_HDR + PREC_FILE_HEADER_SIZE];
+	int ret;
+
+	if (!sink) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (opts) {
+		/* opts->sz lets older callers pass a shorter struct */
+		size_t n = opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o);
+		memcpy(&o, opts, n);
+		o.sz = sizeof(o);
+	}
+	if (o.frame_size == 0)
+		o.frame_size = PREC_DEFAULT_FRAME_SIZE;
+	if (o.frame_size > PREC_MAX_FRAME_SIZE)
+		o.frame_size = PREC_MAX_FRAME_SIZE;
+
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	w->sink = sink;
+	w->opts = o;
+	w->base = sink->written;
+	w->cctx = ZSTD_createCCtx();
+	if (!w->cctx) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, o.zstd_level)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1))) {
+		ret = -EINVAL;
+		goto err_free;
+	}
+
+	prec_put32(hdr, PREC_SKIP_MAGIC_BASE | PREC_KIND_FILE_HEADER);
+	prec_put32(hdr + 4, PREC_FILE_HEADER_SIZE);
+	memcpy(hdr + 8, PREC_FILE_MAGIC, 8);
+	prec_put16(hdr + 16, PREC_VERSION_MAJOR);
+	prec_put16(hdr + 18, PREC_VERSION_MINOR);
+	prec_put32(hdr + 20, 0);   /* flags */
+	prec_put32(hdr + 24, prec_crc32(hdr + 8, PREC_FILE_HEADER_SIZE - 4));
+	ret = prec_sink_write(sink, hdr, sizeof(hdr));
+	if (ret < 0)
+		goto err_free;
+	w->st.bytes_written = sizeof(hdr);
+	return w;
+
+err_free:
+	prec_writer_free(w);
+	errno = -ret > 0 && -ret < 4096 ? -ret : EIO;
+	return NULL;
+}
+
+static struct wstream *get_stream(struct prec_writer *w, uint32_t id)
+{
+	struct wstream *s;
+
+	if (id >= MAX_STREAMS)
+		return NULL;
+	if (id >= w->nstreams) {
+		size_t n = w->nstreams ? w->nstreams : 8;
+		while (n <= id)
+			n *= 2;
+		struct wstream **ns = realloc(w->streams, n * sizeof(*ns));
+		if (!ns)
+			return NULL;
+		memset(ns + w->nstreams, 0, (n - w->nstreams) * sizeof(*ns));
+		w->streams = ns;
+		w->nstreams = n;
+	}
+	s = w->streams[id];
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return NULL;
+		prec_intern_init(&s->strings);
+		prec_intern_init(&s->chains);
+		s->used = 1;
+		w->streams[id] = s;
+	}
+	return s;
+}
+
+uint64_t prec_writer_intern_string(struct prec_writer *w, uint32_t stream,
+				   const char *str)
+{
+	struct wstream *s;
+	uint64_t iid;
+
+	if (!w || check(w) || !str)
+		return 0;
+	s = get_stream(w, stream);
+	if (!s)
+		return 0;
+	iid = prec_intern_get(&s->strings, str, strlen(str));
+	if (!iid)
+		fail(w, -ENOMEM);
+	return iid;
+}
+
+uint64_t prec_writer_intern_callchain(struct prec_writer *w, uint32_t stream,
+				      const uint64_t *ips, size_t n)
+{
+	struct wstream *s;
+	uint64_t iid;
+
+	if (!w || check(w) || (!ips && n))
+		return 0;
+	if (n > PREC_MAX_PACKET_SIZE / 16)
+		return 0;
+	s = get_stream(w, stream);
+	if (!s)
+		return 0;
+	iid = prec_intern_get(&s->chains, ips, n * sizeof(*ips));
+	if (!iid)
+		fail(w, -ENOMEM);
+	return iid;
+}
+
+static int reserve(struct wstream *s, size_t more)
+{
+	if (more <= s->cap - s->len)
+		return 0;
+	size_t cap = s->cap ? s->cap : 64 * 1024;
+	while (cap - s->len < more)
+		cap *= 2;
+	unsigned char *nb = realloc(s->buf, cap);
+	if (!nb)
+		return -ENOMEM;
+	s->buf = nb;
+	s->cap = cap;
+	return 0;
+}
+
+static size_t put_varint(unsigned char *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (unsigned char)v;
+	return n;
+}
+
+/* Appends `Trace.packet` field bytes for pkt to the stream's buffer. */
+static int encode(struct wstream *s, const Perfrec__Packet *pkt)
+{
+	size_t sz = protobuf_c_message_get_packed_size(&pkt->base);
+	int ret;
+
+	if (sz > PREC_MAX_PACKET_SIZE)
+		return PREC_E_TOO_BIG;
+	ret = reserve(s, 1 + 10 + sz);
+	if (ret < 0)
+		return ret;
+	s->buf[s->len++] = 0x0A;
+	s->len += put_varint(s->buf + s->len, sz);
+	s->len += protobuf_c_message_pack(&pkt->base, s->buf + s->len);
+	s->packets++;
+	return 0;
+}
+
+/* Encodes one InternedData packet with every pending entry of the stream. */
+static int emit_interned(struct prec_writer *w, struct wstream *s)
+{
+	Perfrec__InternedData id = PERFREC__INTERNED_DATA__INIT;
+	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
+	size_t ns = prec_intern_pending(&s->strings);
+	size_t nc = prec_intern_pending(&s->chains);
+	int ret;
+
+	if (ns > w->istr_cap) {
+		free(w->istr);
+		free(w->istrp);
+		w->istr = malloc(ns * sizeof(*w->istr));
+		w->istrp = malloc(ns * sizeof(*w->istrp));
+		w->istr_cap = ns;
+		if (!w->istr || !w->istrp) {
+			w->istr_cap = 0;
+			return -ENOMEM;
+		}
+	}
+	if (nc > w->ichain_cap) {
+		free(w->ichain);
+		free(w->ichainp);
+		w->ichain = malloc(nc * sizeof(*w->ichain));
+		w->ichainp = malloc(nc * sizeof(*w->ichainp));
+		w->ichain_cap = nc;
+		if (!w->ichain || !w->ichainp) {
+			w->ichain_cap = 0;
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < ns; i++) {
+		size_t e = s->strings.emitted + i;
+		Perfrec__InternedString *is = &w->istr[i];
+		perfrec__interned_string__init(is);
+		is->iid = s->strings.ents[e].iid;
+		is->str = (char *)prec_intern_key(&s->strings, e);
+		w->istrp[i] = is;
+	}
+	for (size_t i = 0; i < nc; i++) {
+		size_t e = s->chains.emitted + i;
+		Perfrec__Callchain *cc = &w->ichain[i];
+		perfrec__callchain__init(cc);
+		cc->iid = s->chains.ents[e].iid;
+		cc->n_ips = s->chains.ents[e].len / sizeof(uint64_t);
+		cc->ips = (uint64_t *)prec_intern_key(&s->chains, e);
+		w->ichainp[i] = cc;
+	}
+	id.n_strings = ns;
+	id.strings = w->istrp;
+	id.n_callchains = nc;
+	id.callchains = w->ichainp;
+	pkt.dt = 0;
+	pkt.data_case = PERFREC__PACKET__DATA_INTERNED;
+	pkt.interned = &id;
+	ret = encode(s, &pkt);
+	if (ret < 0)
+		return ret;
+	w->st.packets++;
+	prec_intern_emitted(&s->strings);
+	prec_intern_emitted(&s->chains);
+	return 0;
+}
+
+/* Compresses the stream's open frame and writes info + data in one write. */
+static int cut_frame(struct prec_writer *w, uint32_t id, struct wstream *s)
+{
+	size_t bound, csize, total;
+	uint8_t *info;
+	struct windex *e;
+	int ret;
+
+	if (s->packets == 0)
+		return 0;
+	bound = ZSTD_compressBound(s->len);
+	total = PREC_SKIP_HDR + PREC_INFO_SIZE + bound;
+	if (total > w->zcap) {
+		unsigned char *nb = realloc(w->zbuf, total);
+		if (!nb)
+			return fail(w, -ENOMEM);
+		w->zbuf = nb;
+		w->zcap = total;
+	}
+	csize = ZSTD_compress2(w->cctx, w->zbuf + PREC_SKIP_HDR + PREC_INFO_SIZE,
+			       bound, s->buf, s->len);
+	if (ZSTD_isError(csize))
+		return fail(w, PREC_E_COMPRESS);
+	if (w->nidx == w->idxcap) {
+		size_t cap = w->idxcap ? w->idxcap * 2 : 256;
+		struct windex *ni = realloc(w->idx, cap * sizeof(*ni));
+		if (!ni)
+			return fail(w, -ENOMEM);
+		w->idx = ni;
+		w->idxcap = cap;
+	}
+
+	e = &w->idx[w->nidx];
+	e->offset = w->sink->written - w->base;
+	e->data_offset = e->offset + PREC_SKIP_HDR + PREC_INFO_SIZE;
+	e->stream = id;
+	e->packets = s->packets;
+	e->t_min = s->t_min;
+	e->t_max = s->t_max;
+	e->csize = (uint32_t)csize;
+	e->rsize = (uint32_t)s->len;
+	e->seq = w->nidx;
+
+	info = w->zbuf;
+	prec_put32(info, PREC_SKIP_MAGIC_BASE | PREC_KIND_FRAME_INFO);
+	prec_put32(info + 4, PREC_INFO_SIZE);
+	info += PREC_SKIP_HDR;
+	prec_put32(info + PREC_INFO_STREAM, e->stream);
+	prec_put32(info + PREC_INFO_PACKETS, e->packets);
+	prec_put64(info + PREC_INFO_T_MIN, e->t_min);
+	prec_put64(info + PREC_INFO_T_MAX, e->t_max);
+	prec_put32(info + PREC_INFO_CSIZE, e->csize);
+	prec_put32(info + PREC_INFO_RSIZE, e->rsize);
+	prec_put64(info + PREC_INFO_SEQ, e->seq);
+	prec_put32(info + PREC_INFO_SIZE - 4, prec_crc32(info, PREC_INFO_SIZE - 4));
+
+	total = PREC_SKIP_HDR + PREC_INFO_SIZE + csize;
+	ret = prec_sink_write(w->sink, w->zbuf, total);
+	if (ret < 0)
+		return fail(w, ret);
+	w->nidx++;
+	w->st.frames++;
+	w->st.bytes_raw += s->len;
+	w->st.bytes_written += total;
+
+	s->len = 0;
+	s->packets = 0;
+	s->t_min = s->t_max = 0;
+	s->last_time = 0;
+	s->opened_ns = 0;
+	/* keeps entries interned but not yet used (see intern.h) */
+	if (prec_intern_reset(&s->strings) < 0 || prec_intern_reset(&s->chains) < 0)
+		return fail(w, -ENOMEM);
+	return 0;
+}
+
+int prec_writer_append(struct prec_writer *w, uint32_t stream,
+		       Perfrec__Packet *pkt, uint64_t time_ns)
+{
+	struct wstream *s;
+	int ret;
+
+	if (!w || !pkt)
+		return -EINVAL;
+	ret = check(w);
+	if (ret)
+		return ret;
+	s = get_stream(w, stream);
+	if (!s)
+		return stream >= MAX_STREAMS ? -EINVAL : fail(w, -ENOMEM);
+
+	if (prec_intern_pending(&s->strings) || prec_intern_pending(&s->chains)) {
+		ret = emit_interned(w, s);
+		if (ret < 0)
+			return fail(w, ret);
+	}
+	if (time_ns) {
+		pkt->dt = (int64_t)(time_ns - s->last_time);
+		s->last_time = time_ns;
+		if (!s->t_min || time_ns < s->t_min)
+			s->t_min = time_ns;
+		if (time_ns > s->t_max)
+			s->t_max = time_ns;
+		if (!s->opened_ns)
+			s->opened_ns = time_ns;
+	} else {
+		pkt->dt = 0;
+	}
+	ret = encode(s, pkt);
+	if (ret == PREC_E_TOO_BIG)
+		return ret;   /* this packet is refused; the writer goes on */
+	if (ret < 0)
+		return fail(w, ret);
+	w->st.packets++;
+	if (s->len >= w->opts.frame_size)
+		return cut_frame(w, stream, s);
+	return 0;
+}
+
+int prec_writer_flush_due(struct prec_writer *w, uint64_t now_ns)
+{
+	uint64_t age = w ? (uint64_t)w->opts.flush_ms * 1000000u : 0;
+	int ret;
+
+	if (!w)
+		return -EINVAL;
+	ret = check(w);
+	if (ret)
+		return ret;
+	if (!w->opts.flush_ms)
+		return 0;
+	for (size_t i = 0; i < w->nstreams; i++) {
+		struct wstream *s = w->streams[i];
+		if (!s || !s->packets)
+			continue;
+		/* a frame of untimed packets starts ageing at the first check */
+		if (!s->opened_ns) {
+			s->opened_ns = now_ns;
+			continue;
+		}
+		if (now_ns >= s->opened_ns && now_ns - s->opened_ns >= age) {
+			ret = cut_frame(w, (uint32_t)i, s);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+int prec_writer_flush(struct prec_writer *w)
+{
+	int ret;
+
+	if (!w)
+		return -EINVAL;
+	ret = check(w);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < w->nstreams; i++) {
+		struct wstream *s = w->streams[i];
+		if (s && s->packets) {
+			ret = cut_frame(w, (uint32_t)i, s);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+static int write_index(struct prec_writer *w)
+{
+	size_t body = PREC_IDX_HEAD + w->nidx * PREC_IDX_ENTRY_SIZE;
+	size_t payload = body + 4 + PREC_TRAILER_SIZE;
+	size_t total = PREC_SKIP_HDR + payload;
+	uint64_t off = w->sink->written - w->base;
+	uint8_t *buf, *p;
+	int ret;
+
+	if (payload > UINT32_MAX)
+		return fail(w, PREC_E_TOO_BIG);
+	buf = malloc(total);
+	if (!buf)
+		return fail(w, -ENOMEM);
+	prec_put32(buf, PREC_SKIP_MAGIC_BASE | PREC_KIND_INDEX);
+	prec_put32(buf + 4, (uint32_t)payload);
+	p = buf + PREC_SKIP_HDR;
+	prec_put32(p, (uint32_t)w->nidx);
+	prec_put32(p + 4, PREC_IDX_ENTRY_SIZE);
+	for (size_t i = 0; i < w->nidx; i++) {
+		const struct windex *e = &w->idx[i];
+		uint8_t *q = p + PREC_IDX_HEAD + i * PREC_IDX_ENTRY_SIZE;
+		prec_put64(q + PREC_IDX_OFFSET, e->offset);
+		prec_put64(q + PREC_IDX_DATA_OFFSET, e->data_offset);
+		prec_put32(q + PREC_IDX_STREAM, e->stream);
+		prec_put32(q + PREC_IDX_PACKETS, e->packets);
+		prec_put64(q + PREC_IDX_T_MIN, e->t_min);
+		prec_put64(q + PREC_IDX_T_MAX, e->t_max);
+		prec_put32(q + PREC_IDX_CSIZE, e->csize);
+		prec_put32(q + PREC_IDX_RSIZE, e->rsize);
+		prec_put64(q + PREC_IDX_SEQ, e->seq);
+	}
+	prec_put32(p + body, prec_crc32(p, body));
+	prec_put64(p + body + 4, off);
+	memcpy(p + body + 12, PREC_TRAILER_MAGIC, 8);
+	ret = prec_sink_write(w->sink, buf, total);
+	free(buf);
+	if (ret < 0)
+		return fail(w, ret);
+	w->st.bytes_written += total;
+	return 0;
+}
+
+int prec_writer_close(struct prec_writer *w)
+{
+	int ret;
+
+	if (!w)
+		return -EINVAL;
+	if (w->err)
+		return w->err;
+	if (w->closed)
+		return 0;
+	ret = prec_writer_flush(w);
+	if (ret < 0)
+		return ret;
+	if (w->opts.write_index) {
+		ret = write_index(w);
+		if (ret < 0)
+			return ret;
+	}
+	ret = prec_sink_sync(w->sink);
+	if (ret < 0)
+		return fail(w, ret);
+	w->closed = 1;
+	return 0;
+}
+
+void prec_writer_free(struct prec_writer *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->nstreams; i++) {
+		struct wstream *s = w->streams[i];
+		if (!s)
+			continue;
+		free(s->buf);
+		prec_intern_release(&s->strings);
+		prec_intern_release(&s->chains);
+		free(s);
+	}
+	free(w->streams);
+	ZSTD_freeCCtx(w->cctx);
+	free(w->zbuf);
+	free(w->idx);
+	free(w->istr);
+	free(w->istrp);
+	free(w->ichain);
+	free(w->ichainp);
+	free(w);
+}
+
+void prec_writer_stats(const struct prec_writer *w, struct prec_writer_stats *st)
+{
+	if (!st)
+		return;
+	if (!w) {
+		memset(st, 0, sizeof(*st));
+		return;
+	}
+	*st = w->st;
+}
+
+int prec_writer_error(const struct prec_writer *w)
+{
+	return w ? w->err : -EINVAL;
+}
