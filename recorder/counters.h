@@ -73,8 +73,11 @@ int rec_counters_snapshot(struct rec_counters *c, struct prec_writer *w,
  * many events fit a PMU. Targets are cpus (pid -1) or pids (cpu -1,
  * inherit=1). Returns 0 or a negative errno; err gets the message.
  *
- * rec_counters_enable(): disable, reset, enable each group leader with
- * PERF_IOC_FLAG_GROUP, so members count over one window.
+ * rec_counters_enable(): per group, DISABLE and RESET with
+ * PERF_IOC_FLAG_GROUP, then ENABLE the members and the leader last, so
+ * all members count over one window (see start_group() in counters.c for
+ * why the group-flag ENABLE is not used). Not needed after
+ * enable_on_exec: the kernel starts the groups at exec.
  *
  * rec_counters_describe(): one EventDesc per event (index first_event + i,
  * ids/cpus/pids parallel, one per opened fd; group = first_group + g,
