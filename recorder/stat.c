@@ -191,29 +191,27 @@ static bool is_clock(uint32_t type, uint64_t config)
 		config == PERF_COUNT_SW_CPU_CLOCK);
 }
 
-/* Prints one event line. value/enabled/running are raw (or deltas);
- * clock_ns is the task-clock/cpu-clock total of the same window (0 = none),
- * wall_ns the window's wall time. */
-static void print_line(FILE *f, const char *prefix, const char *name,
-		       bool supported, uint32_t type, uint64_t config,
-		       uint64_t value, uint64_t enabled, uint64_t running,
-		       uint64_t clock_ns, uint64_t wall_ns)
+size_t rec_stat_format_line(char *buf, size_t len, const char *prefix,
+			    const char *name, bool supported, uint32_t type,
+			    uint64_t config, uint64_t value, uint64_t enabled,
+			    uint64_t running, uint64_t clock_ns,
+			    uint64_t wall_ns)
 {
 	struct prec_scaled sc;
-	char num[64], rate[64] = "";
+	char num[64], rate[64] = "", pct[32] = "";
 	const char *unit = "";
-	int st;
+	int st, n;
 
 	if (!supported) {
-		fprintf(f, "%s%18s %-4s %-32s\n", prefix, "<not supported>",
-			"", name);
-		return;
+		n = snprintf(buf, len, "%s%18s %-4s %s\n", prefix,
+			     "<not supported>", "", name);
+		return n < 0 ? 0 : (size_t)n;
 	}
 	st = prec_scale(value, enabled, running, &sc);
 	if (st == PREC_SCALE_NOT_COUNTED) {
-		fprintf(f, "%s%18s %-4s %-32s\n", prefix, "<not counted>", "",
-			name);
-		return;
+		n = snprintf(buf, len, "%s%18s %-4s %s\n", prefix,
+			     "<not counted>", "", name);
+		return n < 0 ? 0 : (size_t)n;
 	}
 	if (is_clock(type, config)) {
 		unit = "msec";
@@ -242,10 +240,24 @@ static void print_line(FILE *f, const char *prefix, const char *name,
 			snprintf(rate, sizeof(rate), "# %8.3f %s/sec", r, p);
 		}
 	}
-	fprintf(f, "%s%18s %-4s %-32s %-28s", prefix, num, unit, name, rate);
 	if (st == PREC_SCALE_MULTIPLEXED)
-		fprintf(f, "  (%.2f%%)", sc.running_pct);
-	fputc('\n', f);
+		snprintf(pct, sizeof(pct), "  (%.2f%%)", sc.running_pct);
+	n = snprintf(buf, len, "%s%18s %-4s %-32s %-28s%s\n", prefix, num,
+		     unit, name, rate, pct);
+	return n < 0 ? 0 : (size_t)n;
+}
+
+static void print_line(FILE *f, const char *prefix, const char *name,
+		       bool supported, uint32_t type, uint64_t config,
+		       uint64_t value, uint64_t enabled, uint64_t running,
+		       uint64_t clock_ns, uint64_t wall_ns)
+{
+	char line[512];
+
+	rec_stat_format_line(line, sizeof(line), prefix, name, supported,
+			     type, config, value, enabled, running, clock_ns,
+			     wall_ns);
+	fputs(line, f);
 }
 
 /* Clock total (scaled) among the counted events, for rates. */
