@@ -1,0 +1,121 @@
+/*
+ * symcollect.h - gathers the symbols a trace needs, while it is recorded.
+ *
+ * Why: a .prec file must name every frame on a machine that never saw the
+ * host (DESIGN.md principle 8). The recorder feeds this collector the
+ * address spaces (mappings, forks, execs) and every address a sample or
+ * callchain hit; rec_symcollect_write() then emits SymbolTable packets for
+ * exactly the objects that were hit, each object once per collector:
+ *
+ *  - ELF objects: symbols read once per file (recorder/elfsym.h), keyed by
+ *    build-id and path; by default only the symbols that were hit are
+ *    written (sizes exact, so nothing else is misnamed); objects that
+ *    vanished, are not ELF or changed since they were mapped become
+ *    UNAVAILABLE tables with the reason;
+ *  - the kernel: /proc/kallsyms is read at rec_symcollect_new() (modules can
+ *    unload later); one KERNEL table plus one KERNEL_MODULE table ("[mod]")
+ *    per module hit; addresses hidden by kptr_restrict give an UNAVAILABLE
+ *    "[kernel.kallsyms]" table and a WARNING Note instead;
+ *  - JIT code: DIR/perf-PID.map of every pid that hit memory no ELF mapping
+ *    covers (PERF_MAP tables, absolute addresses).
+ *
+ * How to use (one thread, the recorder's writer thread):
+ *
+ *   struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
+ *   sc = rec_symcollect_new(&o);                // reads kallsyms now
+ *   while recording, in the order the records are decoded:
+ *       rec_symcollect_add_mmap(sc, &map);      // /proc maps at start, MMAP2
+ *       rec_symcollect_fork(sc, pid, ppid);     // PERF_RECORD_FORK, pid != ppid
+ *       rec_symcollect_exec(sc, pid);           // COMM with exec
+ *       rec_symcollect_exit(sc, pid);           // PERF_RECORD_EXIT of a process
+ *       rec_symcollect_hit(sc, pid, ip, kernel);            // sample ip
+ *       rec_symcollect_hit_callchain(sc, pid, ips, n, k);   // callchain
+ *   now and then for long/streamed recordings, and once at the end:
+ *       rec_symcollect_write(sc, writer, stream, now_ns);
+ *   rec_symcollect_stats(sc, &st);   // -> SessionEnd.symbol_time_ns/_bytes
+ *   rec_symcollect_free(sc);
+ *
+ * Hits that arrive before their mapping (rings are drained per CPU, so an
+ * MMAP2 on one CPU can be decoded after a sample on another) are kept
+ * (bounded) and matched again at write time.
+ *
+ * Ownership: the collector copies everything it is given; it borrows the
+ * writer only during rec_symcollect_write(). Errors are negative errno (or
+ * the writer's PREC_E_* code); the library never prints.
+ */
+#ifndef REC_SYMCOLLECT_H
+#define REC_SYMCOLLECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/writer.h"
+
+struct rec_symcollect;
+
+struct rec_symcollect_opts {
+	size_t sz;                  /* sizeof(struct rec_symcollect_opts) */
+	int kernel;                 /* read kallsyms, write kernel tables */
+	const char *kallsyms_path;  /* NULL = /proc/kallsyms */
+	int perf_maps;              /* read perf-PID.map files */
+	const char *perfmap_dir;    /* NULL = /tmp */
+	int full_tables;            /* every function, not only those hit */
+	int proc_root;              /* open files as /proc/PID/root/PATH
+				     * first (containers, deleted files) */
+	size_t chunk;               /* symbols per SymbolTable packet */
+	size_t max_pending;         /* unmatched hits kept for later */
+};
+
+#define REC_SYMCOLLECT_OPTS_INIT { sizeof(struct rec_symcollect_opts), \
+	1, NULL, 1, NULL, 0, 1, 4096, 1u << 20 }
+
+/* One mapping. Strings and bytes are copied. */
+struct rec_symcollect_map {
+	uint32_t pid;
+	uint64_t start, len, pgoff;
+	const char *path;           /* as the kernel names it */
+	const uint8_t *build_id;    /* NULL / 0 when unknown */
+	size_t build_id_len;
+};
+
+struct rec_symcollect_stats {
+	uint64_t time_ns;           /* spent in new() and write() */
+	uint64_t bytes;             /* SymbolTable + Note packet bytes,
+				     * interned names included (before
+				     * compression) */
+	uint64_t tables;            /* SymbolTable packets written */
+	uint64_t objects;           /* ELF objects written with symbols */
+	uint64_t unavailable;       /* objects written as UNAVAILABLE */
+	uint64_t symbols;           /* symbols written */
+	uint64_t pending_dropped;   /* hits lost: pending list was full */
+	int kernel_status;          /* 0, REC_KALLSYMS_HIDDEN or -errno */
+};
+
+/* NULL opts = REC_SYMCOLLECT_OPTS_INIT. NULL + errno on failure; a kallsyms
+ * that cannot be read is not a failure (see stats.kernel_status). */
+struct rec_symcollect *rec_symcollect_new(const struct rec_symcollect_opts *o);
+void rec_symcollect_free(struct rec_symcollect *sc);   /* NULL is fine */
+
+int rec_symcollect_add_mmap(struct rec_symcollect *sc,
+			    const struct rec_symcollect_map *m);
+int rec_symcollect_fork(struct rec_symcollect *sc, uint32_t pid, uint32_t ppid);
+int rec_symcollect_exec(struct rec_symcollect *sc, uint32_t pid);
+int rec_symcollect_exit(struct rec_symcollect *sc, uint32_t pid);
+
+/* kernel: the ip is a kernel address (sample cpumode). */
+int rec_symcollect_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
+		       int kernel);
+/* ips as the kernel gave them, PERF_CONTEXT_* markers included; entries
+ * before the first marker count as kernel when `kernel` is set. */
+int rec_symcollect_hit_callchain(struct rec_symcollect *sc, uint32_t pid,
+				 const uint64_t *ips, size_t n, int kernel);
+
+/* Writes the tables of everything hit and not yet written on `stream`
+ * (each packet gets time_ns). Returns the number of packets written or < 0. */
+int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
+			 uint32_t stream, uint64_t time_ns);
+
+void rec_symcollect_stats(const struct rec_symcollect *sc,
+			  struct rec_symcollect_stats *st);
+
+#endif
