@@ -744,18 +744,17 @@ int rec_stat_main(int argc, char **argv)
 		print_all(stderr, c, prev, pfx, end - last);
 	}
 	fprintf(stderr, "\n Performance counter stats for ");
-	if (o.cmd) {
+	if (o.system_wide) {
+		fprintf(stderr, "'system wide'");
+	} else if (o.cpu_list) {
+		fprintf(stderr, "'CPU(s) %s'", o.cpu_list);
+	} else if (o.cmd) {
 		fprintf(stderr, "'");
 		for (char **a = o.cmd; *a; a++)
 			fprintf(stderr, "%s%s", a == o.cmd ? "" : " ", *a);
 		fprintf(stderr, "'");
-	} else if (o.pid_list) {
-		fprintf(stderr, "process id '%s'", o.pid_list);
 	} else {
-		fprintf(stderr, "%s", o.system_wide ? "'system wide'" :
-			"CPUs");
-		if (o.cpu_list)
-			fprintf(stderr, " '%s'", o.cpu_list);
+		fprintf(stderr, "process id '%s'", o.pid_list);
 	}
 	fprintf(stderr, ":\n\n");
 	print_all(stderr, c, NULL, "", end - start);
