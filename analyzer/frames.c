@@ -1,0 +1,279 @@
+/*
+ * frames.c - worker pool with ordered delivery.
+ *
+ * State under one mutex: `claim` is the next list index a worker may take,
+ * `deliver` the next index the consumer waits for, `slots[i]` the loaded
+ * frame for index i once a worker finished it. A worker may claim i only
+ * while i < deliver + lookahead, which bounds memory; the consumer takes
+ * slots[deliver] when ready. Frame buffers are recycled through a free
+ * list so decoded-packet arrays are reused.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "analyzer/frames.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct ana_frames {
+	struct prec_reader *r;
+	const struct prec_frame_info *list;
+	size_t n;
+	struct ana_frames_opts o;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv_work;   /* workers wait for room */
+	pthread_cond_t cv_ready;  /* consumer waits for a slot */
+	struct ana_loaded **slots;   /* n entries; set when loaded */
+	size_t claim, deliver;
+	int stop;
+	int oom;
+	struct ana_loaded *free_list;
+	struct ana_loaded **all;     /* every buffer ever made, for free */
+	size_t nall, capall;
+	pthread_t *threads;
+	int nthreads;
+};
+
+int ana_cpu_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)(n > 256 ? 256 : n) : 1;
+}
+
+/* Stable merge sort of packets by time (frames are nearly sorted, so a
+ * run check first makes the common case one linear pass). */
+static int sort_packets(struct prec_packet *a, size_t n)
+{
+	size_t i;
+	for (i = 1; i < n; i++)
+		if (a[i].time < a[i - 1].time)
+			break;
+	if (i >= n)
+		return 0;
+	struct prec_packet *tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n;
+			size_t hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t x = lo, y = mid, k = lo;
+			while (x < mid && y < hi)
+				tmp[k++] = a[y].time < a[x].time ? a[y++] : a[x++];
+			while (x < mid)
+				tmp[k++] = a[x++];
+			while (y < hi)
+				tmp[k++] = a[y++];
+		}
+		memcpy(a, tmp, n * sizeof(*a));
+	}
+	free(tmp);
+	return 0;
+}
+
+/* Loads list[idx] into lf. Returns 0, or -ENOMEM (fatal); frame damage is
+ * stored in lf->err. */
+static int load_one(struct ana_frames *af, struct ana_loaded *lf, size_t idx)
+{
+	lf->fi = &af->list[idx];
+	lf->idx = idx;
+	lf->err = 0;
+	lf->npkts = 0;
+	if (!lf->frame && !(lf->frame = prec_frame_new()))
+		return -ENOMEM;
+	int ret = prec_reader_load_frame(af->r, lf->fi, lf->frame);
+	if (ret < 0) {
+		if (ret == -ENOMEM)
+			return ret;
+		lf->err = ret;
+		return 0;
+	}
+	for (;;) {
+		if (lf->npkts == lf->cap) {
+			size_t cap = lf->cap ? lf->cap * 2 : 1024;
+			struct prec_packet *p = realloc(lf->pkts, cap * sizeof(*p));
+			if (!p)
+				return -ENOMEM;
+			lf->pkts = p;
+			lf->cap = cap;
+		}
+		ret = prec_frame_next(lf->frame, &lf->pkts[lf->npkts]);
+		if (ret == 0)
+			break;
+		if (ret < 0) {
+			if (ret == -ENOMEM)
+				return ret;
+			lf->err = ret;
+			break;
+		}
+		lf->npkts++;
+	}
+	if (af->o.sort_by_time)
+		return sort_packets(lf->pkts, lf->npkts);
+	return 0;
+}
+
+/* Under af->mu. */
+static struct ana_loaded *get_buffer(struct ana_frames *af)
+{
+	struct ana_loaded *lf = af->free_list;
+	if (lf) {
+		af->free_list = lf->next_free;
+		lf->next_free = NULL;
+		return lf;
+	}
+	if (af->nall == af->capall) {
+		size_t cap = af->capall ? af->capall * 2 : 16;
+		struct ana_loaded **a = realloc(af->all, cap * sizeof(*a));
+		if (!a)
+			return NULL;
+		af->all = a;
+		af->capall = cap;
+	}
+	lf = calloc(1, sizeof(*lf));
+	if (lf)
+		af->all[af->nall++] = lf;
+	return lf;
+}
+
+static void *worker(void *arg)
+{
+	struct ana_frames *af = arg;
+	pthread_mutex_lock(&af->mu);
+	for (;;) {
+		while (!af->stop && af->claim < af->n &&
+		       af->claim >= af->deliver + af->o.lookahead)
+			pthread_cond_wait(&af->cv_work, &af->mu);
+		if (af->stop || af->claim >= af->n)
+			break;
+		size_t idx = af->claim++;
+		struct ana_loaded *lf = get_buffer(af);
+		if (!lf) {
+			af->oom = 1;
+			pthread_cond_broadcast(&af->cv_ready);
+			break;
+		}
+		pthread_mutex_unlock(&af->mu);
+		int ret = load_one(af, lf, idx);
+		pthread_mutex_lock(&af->mu);
+		if (ret < 0)
+			af->oom = 1;
+		af->slots[idx] = lf;
+		pthread_cond_broadcast(&af->cv_ready);
+	}
+	pthread_mutex_unlock(&af->mu);
+	return NULL;
+}
+
+struct ana_frames *ana_frames_new(struct prec_reader *r,
+				  const struct prec_frame_info *list, size_t n,
+				  const struct ana_frames_opts *opts)
+{
+	struct ana_frames *af = calloc(1, sizeof(*af));
+	if (!af)
+		return NULL;
+	af->r = r;
+	af->list = list;
+	af->n = n;
+	if (opts)
+		af->o = *opts;
+	if (af->o.jobs < 1)
+		af->o.jobs = 1;
+	if (!af->o.lookahead)
+		af->o.lookahead = 2 * (size_t)af->o.jobs + 2;
+	af->slots = calloc(n ? n : 1, sizeof(*af->slots));
+	if (!af->slots) {
+		free(af);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&af->mu, NULL);
+	pthread_cond_init(&af->cv_work, NULL);
+	pthread_cond_init(&af->cv_ready, NULL);
+	if (af->o.jobs > 1 && n > 1) {
+		int nt = af->o.jobs;
+		if ((size_t)nt > n)
+			nt = (int)n;
+		af->threads = calloc((size_t)nt, sizeof(pthread_t));
+		for (int i = 0; af->threads && i < nt; i++) {
+			if (pthread_create(&af->threads[i], NULL, worker, af))
+				break;
+			af->nthreads++;
+		}
+	}
+	return af;
+}
+
+int ana_frames_next(struct ana_frames *af, struct ana_loaded **out)
+{
+	*out = NULL;
+	if (af->deliver >= af->n)
+		return 0;
+	size_t idx = af->deliver;
+	if (!af->nthreads) {
+		/* Serial path: the same load_one, in the caller's thread. */
+		struct ana_loaded *lf = get_buffer(af);
+		if (!lf)
+			return -ENOMEM;
+		int ret = load_one(af, lf, idx);
+		if (ret < 0) {
+			lf->next_free = af->free_list;
+			af->free_list = lf;
+			return ret;
+		}
+		af->deliver++;
+		af->claim = af->deliver;
+		*out = lf;
+		return 1;
+	}
+	pthread_mutex_lock(&af->mu);
+	while (!af->slots[idx] && !af->oom)
+		pthread_cond_wait(&af->cv_ready, &af->mu);
+	if (af->oom) {
+		pthread_mutex_unlock(&af->mu);
+		return -ENOMEM;
+	}
+	*out = af->slots[idx];
+	af->slots[idx] = NULL;
+	af->deliver++;
+	pthread_cond_broadcast(&af->cv_work);
+	pthread_mutex_unlock(&af->mu);
+	return 1;
+}
+
+void ana_frames_release(struct ana_frames *af, struct ana_loaded *lf)
+{
+	if (!lf)
+		return;
+	pthread_mutex_lock(&af->mu);
+	lf->next_free = af->free_list;
+	af->free_list = lf;
+	pthread_mutex_unlock(&af->mu);
+}
+
+void ana_frames_free(struct ana_frames *af)
+{
+	if (!af)
+		return;
+	pthread_mutex_lock(&af->mu);
+	af->stop = 1;
+	pthread_cond_broadcast(&af->cv_work);
+	pthread_mutex_unlock(&af->mu);
+	for (int i = 0; i < af->nthreads; i++)
+		pthread_join(af->threads[i], NULL);
+	free(af->threads);
+	for (size_t i = 0; i < af->nall; i++) {
+		prec_frame_free(af->all[i]->frame);
+		free(af->all[i]->pkts);
+		free(af->all[i]);
+	}
+	free(af->all);
+	free(af->slots);
+	pthread_cond_destroy(&af->cv_work);
+	pthread_cond_destroy(&af->cv_ready);
+	pthread_mutex_destroy(&af->mu);
+	free(af);
+}

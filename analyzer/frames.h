@@ -1,0 +1,65 @@
+/*
+ * frames.h - decodes a list of frames, in parallel, delivered in order.
+ *
+ * The analyzer's one way to read frames. Worker threads load, decompress
+ * and decode frames ahead of the consumer (at most `lookahead` frames past
+ * the oldest one not yet delivered); the consumer receives them strictly in
+ * list order, so whatever it computes is identical to the single-threaded
+ * path (jobs <= 1 loads each frame in ana_frames_next() itself).
+ *
+ * How to use:
+ *
+ *   struct ana_frames_opts o = { .jobs = 4, .sort_by_time = 0 };
+ *   struct ana_frames *af = ana_frames_new(reader, list, n, &o);
+ *   struct ana_loaded *lf;
+ *   while ((ret = ana_frames_next(af, &lf)) > 0) {
+ *       if (lf->err) ... damaged frame (lf->pkts holds what decoded before)
+ *       for (i = 0; i < lf->npkts; i++) use lf->pkts[i];
+ *       ana_frames_release(af, lf);   // any order, any time before free
+ *   }
+ *   ana_frames_free(af);
+ *
+ * Memory is bounded by lookahead + the frames the consumer holds.
+ * `list` is borrowed and must outlive the object. Damage is NOT counted in
+ * the reader: the consumer sees lf->err in order and reports it.
+ */
+#ifndef ANA_FRAMES_H
+#define ANA_FRAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/reader.h"
+
+struct ana_frames_opts {
+	int jobs;           /* worker threads; <= 1 = serial */
+	int sort_by_time;   /* stable-sort each frame's packets by time */
+	size_t lookahead;   /* 0 = 2 * jobs + 2 */
+};
+
+struct ana_loaded {
+	const struct prec_frame_info *fi;
+	size_t idx;                /* position in the list */
+	int err;                   /* 0, or PREC_E_* for a damaged frame */
+	struct prec_frame *frame;
+	struct prec_packet *pkts;  /* valid until ana_frames_release() */
+	size_t npkts, cap;
+	struct ana_loaded *next_free;
+	int ready;
+};
+
+struct ana_frames;
+
+struct ana_frames *ana_frames_new(struct prec_reader *r,
+				  const struct prec_frame_info *list, size_t n,
+				  const struct ana_frames_opts *opts);
+/* 1 and *out = the next frame in list order; 0 at the end; < 0 (-ENOMEM)
+ * on failure. */
+int ana_frames_next(struct ana_frames *af, struct ana_loaded **out);
+void ana_frames_release(struct ana_frames *af, struct ana_loaded *lf);
+void ana_frames_free(struct ana_frames *af);   /* NULL is fine; joins workers */
+
+/* Number of online CPUs (>= 1), for a default --jobs. */
+int ana_cpu_count(void);
+
+#endif

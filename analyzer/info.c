@@ -1,0 +1,186 @@
+/*
+ * info.c - the trace overview.
+ */
+#include "analyzer/info.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/session.h"
+#include "format/error.h"
+
+static void join(char *buf, size_t len, char **v, size_t n)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " " : "", v[i] ? v[i] : "");
+}
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+int ana_info_run(struct ana_session *s, struct ana_doc *doc)
+{
+	char buf[4096];
+	struct ana_table *kv = ana_doc_kv(doc, "info");
+	const Perfrec__FileHeader *h = s->header;
+	struct prec_reader_stats rs;
+	prec_reader_stats(s->reader, &rs);
+	ana_kv_str(kv, "file", s->path);
+	ana_kv_num(kv, "file_size", "%" PRIu64, rs.file_size);
+	snprintf(buf, sizeof(buf), "%" PRIu32 ".%" PRIu32, rs.version_major, rs.version_minor);
+	ana_kv_str(kv, "format_version", buf);
+	if (h) {
+		ana_kv_str(kv, "recorder", h->recorder_version);
+		ana_kv_str(kv, "hostname", h->hostname);
+		snprintf(buf, sizeof(buf), "%s %s", h->kernel_release ? h->kernel_release : "",
+			 h->kernel_version ? h->kernel_version : "");
+		ana_kv_str(kv, "kernel", buf);
+		ana_kv_str(kv, "machine", h->machine);
+		ana_kv_str(kv, "cpu_model", h->cpu_model);
+		ana_kv_num(kv, "cpus_online", "%" PRIu32, h->cpus_online);
+		ana_kv_num(kv, "mem_total", "%" PRIu64, h->mem_total);
+		join(buf, sizeof(buf), h->cmdline, h->n_cmdline);
+		ana_kv_str(kv, "cmdline", buf);
+		ana_kv_str(kv, "target", h->target);
+		if (h->n_workload) {
+			join(buf, sizeof(buf), h->workload, h->n_workload);
+			ana_kv_str(kv, "workload", buf);
+			ana_kv_num(kv, "workload_pid", "%" PRId32, h->workload_pid);
+		}
+		ana_kv_num(kv, "perf_event_paranoid", "%" PRId32, h->perf_event_paranoid);
+	} else {
+		ana_kv_str(kv, "header", "missing (first frame lost?)");
+	}
+	ana_kv_num(kv, "start_s", "%.9f", secs(s->start));
+	uint64_t end = s->end && s->end->end_time ? s->end->end_time : s->t_max;
+	ana_kv_num(kv, "duration_s", "%.9f", end > s->start ? secs(end - s->start) : 0.0);
+	if (s->end) {
+		ana_kv_str(kv, "stop_reason", s->end->stop_reason);
+		if (h && h->n_workload)
+			ana_kv_num(kv, "exit_status", "%" PRId32, s->end->exit_status);
+	} else {
+		ana_kv_str(kv, "stop_reason", "no session end (recorder killed?)");
+	}
+	ana_kv_num(kv, "samples", "%" PRIu64, s->samples);
+	ana_kv_num(kv, "switches", "%" PRIu64, s->switches);
+	ana_kv_num(kv, "throttles", "%" PRIu64, s->throttles);
+	ana_kv_num(kv, "frames", "%zu", s->nframes);
+	ana_kv_num(kv, "good_frames", "%" PRIu64, s->good_frames);
+	ana_kv_num(kv, "damaged_frames", "%zu", s->ndamage);
+	ana_kv_str(kv, "torn_tail", s->torn ? "yes" : "no");
+	ana_kv_str(kv, "index", s->index_present ? "present" :
+		   s->index_rebuilt ? "rebuilt (no valid trailing index)" : "none");
+	ana_kv_num(kv, "bytes_compressed", "%" PRIu64, s->bytes_compressed);
+	ana_kv_num(kv, "bytes_raw", "%" PRIu64, s->bytes_raw);
+	ana_kv_num(kv, "compression_ratio", "%.2f", s->bytes_compressed ?
+		   (double)s->bytes_raw / (double)s->bytes_compressed : 0.0);
+
+	struct ana_table *ev = ana_doc_table(doc, "events", "Events");
+	ana_table_col(ev, "index", "Index", ANA_NUM);
+	ana_table_col(ev, "name", "Name", ANA_STR);
+	ana_table_col(ev, "type", "Type", ANA_NUM);
+	ana_table_col(ev, "config", "Config", ANA_STR);
+	ana_table_col(ev, "sampling", "Sampling", ANA_STR);
+	ana_table_col(ev, "period", "Period/freq", ANA_STR);
+	ana_table_col(ev, "group", "Group", ANA_NUM);
+	ana_table_col(ev, "ids", "Ids", ANA_NUM);
+	ana_table_col(ev, "error", "Error", ANA_STR);
+	for (size_t i = 0; i < s->nevents; i++) {
+		const Perfrec__EventDesc *e = s->events[i];
+		ana_table_row(ev);
+		ana_cell_num(ev, "%" PRIu32, e->index);
+		ana_cell_str(ev, ana_session_event_name(s, (int)i));
+		ana_cell_num(ev, "%" PRIu32, e->type);
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, e->config);
+		ana_cell_str(ev, buf);
+		ana_cell_str(ev, e->sampling ? "yes" : "no");
+		if (!e->sampling)
+			buf[0] = '\0';
+		else if (e->freq)
+			snprintf(buf, sizeof(buf), "%" PRIu64 " Hz", e->sample_freq);
+		else
+			snprintf(buf, sizeof(buf), "%" PRIu64, e->sample_period);
+		ana_cell_str(ev, buf);
+		ana_cell_num(ev, "%" PRId32, e->group);
+		ana_cell_num(ev, "%zu", e->n_ids);
+		ana_cell_str(ev, e->error);
+	}
+
+	if (s->ngroups) {
+		struct ana_table *gt = ana_doc_table(doc, "groups", "Groups");
+		ana_table_col(gt, "index", "Index", ANA_NUM);
+		ana_table_col(gt, "name", "Name", ANA_STR);
+		ana_table_col(gt, "members", "Members", ANA_NUM);
+		ana_table_col(gt, "counting", "Counting", ANA_STR);
+		ana_table_col(gt, "interval_ms", "Interval ms", ANA_NUM);
+		for (size_t i = 0; i < s->ngroups; i++) {
+			const Perfrec__GroupDesc *g = s->groups[i];
+			ana_table_row(gt);
+			ana_cell_num(gt, "%" PRIu32, g->index);
+			ana_cell_str(gt, g->name);
+			ana_cell_num(gt, "%zu", g->n_events);
+			ana_cell_str(gt, g->counting ? "yes" : "no");
+			ana_cell_num(gt, "%.3f", (double)g->interval_ns / 1e6);
+		}
+	}
+
+	struct ana_table *pk = ana_doc_table(doc, "packets", "Packets");
+	ana_table_col(pk, "kind", "Kind", ANA_STR);
+	ana_table_col(pk, "count", "Count", ANA_NUM);
+	for (int k = 0; k < ANA_NKINDS; k++) {
+		if (!s->kind_count[k])
+			continue;
+		ana_table_row(pk);
+		ana_cell_str(pk, ana_kind_name(k));
+		ana_cell_num(pk, "%" PRIu64, s->kind_count[k]);
+	}
+	if (s->unknown_packets) {
+		ana_table_row(pk);
+		ana_cell_str(pk, "skipped_unknown");
+		ana_cell_num(pk, "%" PRIu64, s->unknown_packets);
+	}
+
+	struct ana_table *lt = ana_doc_table(doc, "losses", "Losses");
+	ana_table_col(lt, "kind", "Kind", ANA_STR);
+	ana_table_col(lt, "records", "Records", ANA_NUM);
+	ana_table_col(lt, "lost", "Lost", ANA_NUM);
+	ana_table_col(lt, "pct", "Of events", ANA_PCT);
+	uint64_t events = s->samples + s->switches;
+	for (int k = 0; k < 5; k++) {
+		ana_table_row(lt);
+		ana_cell_str(lt, ana_loss_kind_name(k));
+		ana_cell_num(lt, "%" PRIu64, s->loss_records[k]);
+		ana_cell_num(lt, "%" PRIu64, s->loss_count[k]);
+		uint64_t all = events + s->loss_count[k];
+		ana_cell_num(lt, "%.2f", all ? 100.0 * (double)s->loss_count[k] / (double)all : 0.0);
+	}
+
+	if (s->ndamage) {
+		struct ana_table *dt = ana_doc_table(doc, "damage", "Damaged frames");
+		ana_table_col(dt, "offset", "Offset", ANA_NUM);
+		ana_table_col(dt, "error", "Error", ANA_STR);
+		for (size_t i = 0; i < s->ndamage; i++) {
+			ana_table_row(dt);
+			ana_cell_num(dt, "%" PRIu64, s->damage[i].offset);
+			ana_cell_str(dt, prec_strerror(s->damage[i].err));
+		}
+	}
+	if (s->nnotes) {
+		static const char *const lv[] = { "info", "warning", "error" };
+		struct ana_table *nt = ana_doc_table(doc, "notes", "Notes");
+		ana_table_col(nt, "level", "Level", ANA_STR);
+		ana_table_col(nt, "text", "Text", ANA_STR);
+		for (size_t i = 0; i < s->nnotes; i++) {
+			ana_table_row(nt);
+			ana_cell_str(nt, (unsigned)s->notes[i].level < 3 ? lv[s->notes[i].level] : "?");
+			ana_cell_str(nt, s->notes[i].text);
+		}
+	}
+	return 0;
+}

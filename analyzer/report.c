@@ -1,0 +1,333 @@
+/*
+ * report.c - the sample table.
+ */
+#include "analyzer/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/map.h"
+#include "analyzer/resolve.h"
+#include "analyzer/session.h"
+
+#define MAX_FRAMES 256
+
+static const char *const key_names[ANA_NKEYS] = {
+	"comm", "pid", "tid", "cpu", "dso", "sym", "event",
+};
+static const char *const key_headers[ANA_NKEYS] = {
+	"Command", "Pid", "Tid", "CPU", "Shared Object", "Symbol", "Event",
+};
+
+int ana_report_parse_sort(struct ana_report_opts *o, const char *arg,
+			  char *err, size_t errlen)
+{
+	o->nkeys = 0;
+	const char *p = arg;
+	for (;;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		int k;
+		for (k = 0; k < ANA_NKEYS; k++)
+			if (strlen(key_names[k]) == len && !strncmp(p, key_names[k], len))
+				break;
+		if (k == ANA_NKEYS || o->nkeys == ANA_NKEYS) {
+			snprintf(err, errlen, "bad --sort '%s': keys are comm, pid, tid, "
+				 "cpu, dso, sym, event (comma-separated, each once)", arg);
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < o->nkeys; i++)
+			if (o->keys[i] == k) {
+				snprintf(err, errlen, "bad --sort '%s': key '%s' given twice",
+					 arg, key_names[k]);
+				return -EINVAL;
+			}
+		o->keys[o->nkeys++] = k;
+		if (!e)
+			return 0;
+		p = e + 1;
+	}
+}
+
+struct rkey {
+	const char *comm, *dso, *sym;
+	uint32_t pid, tid, cpu;
+	int32_t event;
+};
+
+struct rval {
+	uint64_t samples, period;
+	uint64_t child_samples, child_period;
+};
+
+struct rstate {
+	struct ana_session *s;
+	const struct ana_report_opts *o;
+	int use[ANA_NKEYS];
+	int need_frames;
+	struct ana_map table;
+	uint64_t samples, period, filtered_out;
+	struct ana_frame *frames;
+	int err;
+};
+
+static const char *comm_of(struct ana_session *s, uint32_t tid, uint64_t t)
+{
+	const char *c = ana_session_comm(s, tid, t);
+	if (c)
+		return c;
+	char buf[32];
+	snprintf(buf, sizeof(buf), ":%" PRIu32, tid);
+	return ana_strpool_intern(&s->pool, buf);
+}
+
+static int add(struct rstate *st, const struct rkey *k, uint64_t w, int child)
+{
+	struct rval *v = ana_map_get(&st->table, k, NULL);
+	if (!v)
+		return -ENOMEM;
+	if (child) {
+		v->child_samples++;
+		v->child_period += w;
+	} else {
+		v->samples++;
+		v->period += w;
+	}
+	return 0;
+}
+
+static int on_packet(void *ctx, const struct prec_packet *p)
+{
+	struct rstate *st = ctx;
+	struct ana_session *s = st->s;
+	if (p->pkt->data_case != PERFREC__PACKET__DATA_SAMPLE)
+		return 0;
+	const Perfrec__Sample *smp = p->pkt->sample;
+	const struct ana_filter *f = st->o->filter;
+	int ev = ana_session_event_of(s, smp->id);
+	const char *comm = NULL;
+	if (f) {
+		if (!ana_filter_cpu(f, smp->cpu) || !ana_filter_pid(f, smp->pid) ||
+		    !ana_filter_tid(f, smp->tid) || !ana_filter_time(f, p->time) ||
+		    !ana_filter_event(f, ana_session_event_name(s, ev)))
+			goto out_filtered;
+		if (f->ncomms) {
+			comm = comm_of(s, smp->tid, p->time);
+			if (!comm)
+				return -ENOMEM;
+			if (!ana_filter_comm(f, comm))
+				goto out_filtered;
+		}
+	}
+	uint64_t w = smp->period ? smp->period : 1;
+	struct rkey k;
+	memset(&k, 0, sizeof(k));
+	if (st->use[ANA_KEY_COMM] && !comm && !(comm = comm_of(s, smp->tid, p->time)))
+		return -ENOMEM;
+	if (st->use[ANA_KEY_COMM])
+		k.comm = comm;
+	if (st->use[ANA_KEY_PID])
+		k.pid = smp->pid;
+	if (st->use[ANA_KEY_TID])
+		k.tid = smp->tid;
+	if (st->use[ANA_KEY_CPU])
+		k.cpu = smp->cpu;
+	if (st->use[ANA_KEY_EVENT])
+		k.event = ev;
+	st->samples++;
+	st->period += w;
+	if (!st->need_frames)
+		return add(st, &k, w, 0);
+	int n = ana_resolve_sample(s, p, st->frames,
+				   st->o->children ? MAX_FRAMES : 1);
+	if (n < 0)
+		return n;
+	/* Self: the leaf. Children: each distinct (dso, sym) once. */
+	for (int i = 0; i < n; i++) {
+		const struct ana_frame *fr = &st->frames[i];
+		struct rkey fk = k;
+		if (st->use[ANA_KEY_DSO])
+			fk.dso = fr->dso;
+		if (st->use[ANA_KEY_SYM] && !(fk.sym = ana_frame_name(s, fr)))
+			return -ENOMEM;
+		if (i == 0) {
+			int ret = add(st, &fk, w, 0);
+			if (ret < 0)
+				return ret;
+		}
+		if (!st->o->children)
+			break;
+		int dup = 0;
+		for (int j = 0; j < i && !dup; j++) {
+			const struct ana_frame *pr = &st->frames[j];
+			const char *pn = st->use[ANA_KEY_SYM] ? ana_frame_name(s, pr) : NULL;
+			dup = (!st->use[ANA_KEY_DSO] || pr->dso == fr->dso) &&
+			      (!st->use[ANA_KEY_SYM] || pn == fk.sym);
+		}
+		if (!dup) {
+			int ret = add(st, &fk, w, 1);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+
+out_filtered:
+	st->filtered_out++;
+	return 0;
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+	if (a == b)
+		return 0;
+	if (!a)
+		return -1;
+	if (!b)
+		return 1;
+	return strcmp(a, b);
+}
+
+/* Sort context for qsort (no qsort_r in C11): set before sorting. */
+static const struct ana_map *g_sort_map;
+static int g_sort_children;
+
+static int cmp_rows(const void *pa, const void *pb)
+{
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	const struct rval *x = ana_map_val(g_sort_map, a), *y = ana_map_val(g_sort_map, b);
+	const struct rkey *kx = ana_map_key(g_sort_map, a), *ky = ana_map_key(g_sort_map, b);
+	uint64_t px = g_sort_children ? x->child_period : x->period;
+	uint64_t py = g_sort_children ? y->child_period : y->period;
+	if (px != py)
+		return px > py ? -1 : 1;
+	if (x->period != y->period)
+		return x->period > y->period ? -1 : 1;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	int c;
+	if ((c = cmp_str(kx->comm, ky->comm)))
+		return c;
+	if (kx->pid != ky->pid)
+		return kx->pid < ky->pid ? -1 : 1;
+	if (kx->tid != ky->tid)
+		return kx->tid < ky->tid ? -1 : 1;
+	if (kx->cpu != ky->cpu)
+		return kx->cpu < ky->cpu ? -1 : 1;
+	if ((c = cmp_str(kx->dso, ky->dso)))
+		return c;
+	if ((c = cmp_str(kx->sym, ky->sym)))
+		return c;
+	return kx->event < ky->event ? -1 : kx->event > ky->event;
+}
+
+static double pct(uint64_t part, uint64_t total)
+{
+	return total ? 100.0 * (double)part / (double)total : 0.0;
+}
+
+int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
+		   struct ana_doc *doc)
+{
+	struct ana_report_opts def;
+	if (!o->nkeys) {
+		def = *o;
+		def.nkeys = 3;
+		def.keys[0] = ANA_KEY_COMM;
+		def.keys[1] = ANA_KEY_DSO;
+		def.keys[2] = ANA_KEY_SYM;
+		o = &def;
+	}
+	struct rstate st;
+	memset(&st, 0, sizeof(st));
+	st.s = s;
+	st.o = o;
+	for (size_t i = 0; i < o->nkeys; i++)
+		st.use[o->keys[i]] = 1;
+	st.need_frames = st.use[ANA_KEY_DSO] || st.use[ANA_KEY_SYM] || o->children;
+	ana_map_init(&st.table, sizeof(struct rkey), sizeof(struct rval));
+	st.frames = calloc(MAX_FRAMES, sizeof(*st.frames));
+	size_t *order = NULL;
+	int ret = -ENOMEM;
+	if (!st.frames)
+		goto out;
+	ret = ana_session_scan(s, "report", on_packet, &st);
+	if (ret < 0)
+		goto out;
+
+	size_t n = ana_map_count(&st.table);
+	order = malloc((n ? n : 1) * sizeof(*order));
+	ret = -ENOMEM;
+	if (!order)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	g_sort_map = &st.table;
+	g_sort_children = o->children;
+	qsort(order, n, sizeof(*order), cmp_rows);
+
+	struct ana_table *sum = ana_doc_kv(doc, "summary");
+	ana_kv_str(sum, "file", s->path);
+	ana_kv_num(sum, "samples", "%" PRIu64, s->samples);
+	ana_kv_num(sum, "samples_shown", "%" PRIu64, st.samples);
+	ana_kv_num(sum, "total_period", "%" PRIu64, st.period);
+	{
+		char evs[1024];
+		size_t off = 0;
+		evs[0] = '\0';
+		for (size_t i = 0; i < s->nevents && off < sizeof(evs); i++)
+			if (s->events[i]->sampling)
+				off += (size_t)snprintf(evs + off, sizeof(evs) - off, "%s%s",
+							off ? "," : "",
+							ana_session_event_name(s, (int)i));
+		ana_kv_str(sum, "events", evs);
+	}
+	ana_kv_num(sum, "lost", "%" PRIu64,
+		   s->loss_count[0] + s->loss_count[1] + s->loss_count[2]);
+	if (s->ndamage || s->torn)
+		ana_kv_num(sum, "damaged_frames", "%zu", s->ndamage);
+
+	struct ana_table *t = ana_doc_table(doc, "rows", NULL);
+	if (o->children)
+		ana_table_col(t, "children", "Children", ANA_PCT);
+	ana_table_col(t, "overhead", o->children ? "Self" : "Overhead", ANA_PCT);
+	ana_table_col(t, "samples", "Samples", ANA_NUM);
+	ana_table_col(t, "period", "Period", ANA_NUM);
+	for (size_t i = 0; i < o->nkeys; i++)
+		ana_table_col(t, key_names[o->keys[i]], key_headers[o->keys[i]],
+			      o->keys[i] == ANA_KEY_PID || o->keys[i] == ANA_KEY_TID ||
+			      o->keys[i] == ANA_KEY_CPU ? ANA_NUM : ANA_STR);
+	size_t rows = o->top && o->top < n ? o->top : n;
+	for (size_t r = 0; r < rows; r++) {
+		const struct rkey *k = ana_map_key(&st.table, order[r]);
+		const struct rval *v = ana_map_val(&st.table, order[r]);
+		ana_table_row(t);
+		if (o->children)
+			ana_cell_num(t, "%.2f", pct(v->child_period, st.period));
+		ana_cell_num(t, "%.2f", pct(v->period, st.period));
+		ana_cell_num(t, "%" PRIu64, v->samples);
+		ana_cell_num(t, "%" PRIu64, v->period);
+		for (size_t i = 0; i < o->nkeys; i++) {
+			switch (o->keys[i]) {
+			case ANA_KEY_COMM: ana_cell_str(t, k->comm); break;
+			case ANA_KEY_PID: ana_cell_num(t, "%" PRIu32, k->pid); break;
+			case ANA_KEY_TID: ana_cell_num(t, "%" PRIu32, k->tid); break;
+			case ANA_KEY_CPU: ana_cell_num(t, "%" PRIu32, k->cpu); break;
+			case ANA_KEY_DSO: ana_cell_str(t, k->dso ? k->dso : "[unknown]"); break;
+			case ANA_KEY_SYM: ana_cell_str(t, k->sym); break;
+			case ANA_KEY_EVENT:
+				ana_cell_str(t, ana_session_event_name(s, k->event));
+				break;
+			}
+		}
+	}
+	ret = 0;
+out:
+	free(order);
+	free(st.frames);
+	ana_map_release(&st.table);
+	return ret;
+}

@@ -1,0 +1,44 @@
+/*
+ * report.h - samples aggregated by chosen keys (`perfrec-analyze report`).
+ *
+ * Pass 2 over the session's frames in file order (decoded in parallel,
+ * aggregated in the consumer thread, so --jobs never changes a number).
+ * Weight of a sample is its period (1 when the event recorded none);
+ * percentages are of the total weight of the samples that passed the
+ * filters.
+ *
+ * --children adds, for every distinct function on a sample's callchain,
+ * the sample's weight to that function's inclusive total (each function
+ * counted once per sample, as perf does).
+ */
+#ifndef ANA_REPORT_H
+#define ANA_REPORT_H
+
+#include <stddef.h>
+
+#include "analyzer/filter.h"
+#include "analyzer/table.h"
+
+struct ana_session;
+
+enum ana_key { ANA_KEY_COMM, ANA_KEY_PID, ANA_KEY_TID, ANA_KEY_CPU,
+	       ANA_KEY_DSO, ANA_KEY_SYM, ANA_KEY_EVENT, ANA_NKEYS };
+
+struct ana_report_opts {
+	int keys[ANA_NKEYS];
+	size_t nkeys;          /* 0 = comm,dso,sym */
+	size_t top;            /* 0 = all rows */
+	int children;
+	const struct ana_filter *filter;   /* NULL = none */
+};
+
+/* Parses "comm,dso,sym" into o->keys; -EINVAL with a message in err. */
+int ana_report_parse_sort(struct ana_report_opts *o, const char *arg,
+			  char *err, size_t errlen);
+
+/* Builds the report into doc (sections "summary" and "rows").
+ * 0 or a negative errno. */
+int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
+		   struct ana_doc *doc);
+
+#endif

@@ -1,0 +1,97 @@
+/*
+ * resolve.c - symbolizer calls plus interning of the names.
+ */
+#include "analyzer/resolve.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analyzer/session.h"
+#include "analyzer/symbolize.h"
+
+int ana_ip_is_kernel(uint32_t misc, uint64_t ip)
+{
+	uint32_t mode = misc & ANA_CPUMODE_MASK;
+	if (mode == ANA_CPUMODE_KERNEL || mode == ANA_CPUMODE_GUEST_KERNEL)
+		return 1;
+	if (mode == 0)
+		return (ip >> 63) != 0;   /* unknown mode: kernel half of the space */
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b && b[1] ? b + 1 : path;
+}
+
+int ana_resolve_ip(struct ana_session *s, uint32_t pid, uint64_t ip,
+		   int kernel, uint64_t time, struct ana_frame *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->ip = ip;
+	out->kernel = kernel;
+	if (!s->syms)
+		return 0;
+	struct ana_sym r;
+	memset(&r, 0, sizeof(r));
+	ana_symbols_resolve(s->syms, pid, ip, kernel, time, &r);
+	if (r.dso && !(out->dso = ana_strpool_intern(&s->pool, base_name(r.dso))))
+		return -ENOMEM;
+	if (r.sym && !(out->sym = ana_strpool_intern(&s->pool, r.sym)))
+		return -ENOMEM;
+	out->dso_off = r.dso_off;
+	out->kernel = r.kernel || kernel;
+	return 0;
+}
+
+int ana_resolve_sample(struct ana_session *s, const struct prec_packet *p,
+		       struct ana_frame *frames, size_t max)
+{
+	const Perfrec__Sample *smp = p->pkt->sample;
+	if (!max)
+		return 0;
+	int kernel = ana_ip_is_kernel(smp->misc, smp->ip);
+	int ret = ana_resolve_ip(s, smp->pid, smp->ip, kernel, p->time, &frames[0]);
+	if (ret < 0)
+		return ret;
+	size_t n = 1;
+	size_t nips = 0;
+	const uint64_t *ips = smp->callchain ?
+		prec_frame_callchain(p->frame, smp->callchain, &nips) : NULL;
+	int first = 1;
+	for (size_t i = 0; ips && i < nips && n < max; i++) {
+		uint64_t ip = ips[i];
+		if (ip >= ANA_PERF_CONTEXT_MAX) {
+			if (ip == ANA_PERF_CONTEXT_KERNEL || ip == ANA_PERF_CONTEXT_GUEST_KERNEL)
+				kernel = 1;
+			else if (ip == ANA_PERF_CONTEXT_USER || ip == ANA_PERF_CONTEXT_GUEST_USER)
+				kernel = 0;
+			continue;
+		}
+		if (first) {
+			first = 0;
+			if (ip == smp->ip)
+				continue;   /* the chain repeats the leaf */
+		}
+		ret = ana_resolve_ip(s, smp->pid, ip, kernel, p->time, &frames[n]);
+		if (ret < 0)
+			return ret;
+		n++;
+	}
+	return (int)n;
+}
+
+const char *ana_frame_name(struct ana_session *s, const struct ana_frame *f)
+{
+	char buf[512];
+	if (f->sym)
+		return f->sym;
+	if (f->dso)
+		snprintf(buf, sizeof(buf), "[%s]+0x%" PRIx64, f->dso, f->dso_off);
+	else
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, f->ip);
+	return ana_strpool_intern(&s->pool, buf);
+}

@@ -1,0 +1,373 @@
+/*
+ * sched.c - per-task and per-CPU switch accounting.
+ */
+#include "analyzer/sched.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/map.h"
+#include "analyzer/merge.h"
+#include "analyzer/session.h"
+
+#define NBUCKETS 40   /* log2 microsecond buckets */
+
+static const char *const sort_names[] = {
+	"oncpu", "offcpu", "switches", "preempt", "voluntary", "maxgap", "tid", "comm",
+};
+
+int ana_sched_parse_sort(struct ana_sched_opts *o, const char *arg,
+			 char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++)
+		if (!strcmp(arg, sort_names[i])) {
+			o->sort = (int)i;
+			return 0;
+		}
+	snprintf(err, errlen, "bad --sort '%s': one of oncpu, offcpu, switches, "
+		 "preempt, voluntary, maxgap, tid, comm", arg);
+	return -EINVAL;
+}
+
+struct task {
+	uint32_t pid;
+	int on;              /* currently on a CPU */
+	int off;             /* off since off_since (a gap is open) */
+	int seen;
+	uint32_t cpu;
+	uint64_t on_since, off_since;
+	uint64_t on_total, off_total;
+	uint64_t switch_ins, preempted, voluntary;
+	uint64_t max_gap, max_gap_at;
+	uint64_t hist[NBUCKETS];
+};
+
+struct cpu {
+	uint64_t busy, switch_ins;
+};
+
+struct sstate {
+	struct ana_session *s;
+	const struct ana_sched_opts *o;
+	struct ana_map tasks;   /* uint32 tid -> struct task */
+	struct ana_map cpus;    /* uint32 cpu -> struct cpu */
+	uint64_t t0, t1, records;
+	int started;
+};
+
+static int add_busy(struct sstate *st, uint32_t cpu, uint64_t d)
+{
+	struct cpu *c = ana_map_get(&st->cpus, &cpu, NULL);
+	if (!c)
+		return -ENOMEM;
+	c->busy += d;
+	return 0;
+}
+
+static int bucket_of(uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	int b = 0;
+	while (us && b < NBUCKETS - 1) {
+		us >>= 1;
+		b++;
+	}
+	return b;
+}
+
+static int on_switch(struct sstate *st, const struct prec_packet *p)
+{
+	const Perfrec__ContextSwitch *cs = p->pkt->context_switch;
+	const struct ana_filter *f = st->o->filter;
+	uint64_t t = p->time;
+	if (f && (!ana_filter_cpu(f, cs->cpu) || !ana_filter_time(f, t)))
+		return 0;
+	if (!st->started) {
+		st->started = 1;
+		st->t0 = t;
+	}
+	st->t1 = t;
+	st->records++;
+	struct cpu *c = ana_map_get(&st->cpus, &cs->cpu, NULL);
+	if (!c)
+		return -ENOMEM;
+	if (!cs->out)
+		c->switch_ins++;
+	if (cs->tid == 0)
+		return 0;   /* idle: CPU busy comes from the real tasks */
+	int created;
+	struct task *k = ana_map_get(&st->tasks, &cs->tid, &created);
+	if (!k)
+		return -ENOMEM;
+	k->pid = cs->pid;
+	if (cs->out) {
+		if (k->on) {
+			uint64_t d = t - k->on_since;
+			k->on_total += d;
+			if (add_busy(st, k->cpu, d))
+				return -ENOMEM;
+		} else if (!k->seen) {
+			/* Running since before the window. */
+			uint64_t d = t - st->t0;
+			k->on_total += d;
+			if (add_busy(st, cs->cpu, d))
+				return -ENOMEM;
+		}
+		k->on = 0;
+		k->off = 1;
+		k->off_since = t;
+		if (cs->preempt)
+			k->preempted++;
+		else
+			k->voluntary++;
+	} else {
+		k->switch_ins++;
+		if (k->off) {
+			uint64_t gap = t - k->off_since;
+			k->off_total += gap;
+			if (gap > k->max_gap || (k->max_gap == 0 && !k->max_gap_at)) {
+				k->max_gap = gap;
+				k->max_gap_at = k->off_since;
+			}
+			k->hist[bucket_of(gap)]++;
+		}
+		k->on = 1;
+		k->off = 0;
+		k->cpu = cs->cpu;
+		k->on_since = t;
+	}
+	k->seen = 1;
+	return 0;
+}
+
+static void merge_damage(void *ctx, const struct prec_frame_info *fi, int err)
+{
+	ana_session_note_damage(ctx, fi->offset, err);
+}
+
+static const struct ana_map *g_map;
+static int g_sort;
+static struct ana_session *g_sess;
+static uint64_t g_t1;
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a > b ? -1 : a < b;
+}
+
+static int cmp_tasks(const void *pa, const void *pb)
+{
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	const struct task *x = ana_map_val(g_map, a), *y = ana_map_val(g_map, b);
+	uint32_t tx = *(const uint32_t *)ana_map_key(g_map, a);
+	uint32_t ty = *(const uint32_t *)ana_map_key(g_map, b);
+	int c = 0;
+	switch (g_sort) {
+	case ANA_SS_ONCPU: c = cmp_u64_desc(x->on_total, y->on_total); break;
+	case ANA_SS_OFFCPU: c = cmp_u64_desc(x->off_total, y->off_total); break;
+	case ANA_SS_SWITCHES: c = cmp_u64_desc(x->switch_ins, y->switch_ins); break;
+	case ANA_SS_PREEMPT: c = cmp_u64_desc(x->preempted, y->preempted); break;
+	case ANA_SS_VOLUNTARY: c = cmp_u64_desc(x->voluntary, y->voluntary); break;
+	case ANA_SS_MAXGAP: c = cmp_u64_desc(x->max_gap, y->max_gap); break;
+	case ANA_SS_COMM: {
+		const char *cx = ana_session_comm(g_sess, tx, g_t1);
+		const char *cy = ana_session_comm(g_sess, ty, g_t1);
+		c = strcmp(cx ? cx : "", cy ? cy : "");
+		break;
+	}
+	default: break;
+	}
+	if (c)
+		return c;
+	return tx < ty ? -1 : tx > ty;
+}
+
+static double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static void task_cells(struct ana_table *t, struct ana_session *s, uint32_t tid,
+		       uint64_t t1)
+{
+	const char *comm = ana_session_comm(s, tid, t1);
+	char buf[32];
+	if (!comm) {
+		snprintf(buf, sizeof(buf), ":%" PRIu32, tid);
+		comm = buf;
+	}
+	ana_cell_str(t, comm);
+}
+
+int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
+		  struct ana_doc *doc)
+{
+	struct sstate st;
+	memset(&st, 0, sizeof(st));
+	st.s = s;
+	st.o = o;
+	ana_map_init(&st.tasks, sizeof(uint32_t), sizeof(struct task));
+	ana_map_init(&st.cpus, sizeof(uint32_t), sizeof(struct cpu));
+	size_t *order = NULL;
+	int ret;
+	struct ana_frames_opts fo = { .jobs = o->jobs };
+	struct ana_merge *m = ana_merge_new(s->reader, s->frames, s->nframes, &fo);
+	if (!m) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ana_merge_on_damage(m, merge_damage, s);
+	const struct prec_packet *p;
+	size_t done = 0, total = 0, last = 0;
+	while ((ret = ana_merge_next(m, &p)) > 0) {
+		if (p->pkt->data_case == PERFREC__PACKET__DATA_CONTEXT_SWITCH &&
+		    (ret = on_switch(&st, p)) < 0)
+			break;
+		if (s->opts.progress) {
+			ana_merge_progress(m, &done, &total);
+			if (done != last) {
+				last = done;
+				s->opts.progress(s->opts.ctx, "sched", done, total);
+			}
+		}
+	}
+	if (ret < 0)
+		goto out;
+	/* Close on-CPU intervals still open at the window end. */
+	for (size_t i = 0; i < ana_map_count(&st.tasks); i++) {
+		struct task *k = ana_map_val(&st.tasks, i);
+		if (k->on) {
+			k->on_total += st.t1 - k->on_since;
+			if (add_busy(&st, k->cpu, st.t1 - k->on_since)) {
+				ret = -ENOMEM;
+				goto out;
+			}
+		}
+	}
+
+	/* Tasks passing the pid/tid/comm filters, sorted. */
+	size_t n = ana_map_count(&st.tasks), nsel = 0;
+	order = malloc((n ? n : 1) * sizeof(*order));
+	ret = -ENOMEM;
+	if (!order)
+		goto out;
+	const struct ana_filter *f = o->filter;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t tid = *(const uint32_t *)ana_map_key(&st.tasks, i);
+		const struct task *k = ana_map_val(&st.tasks, i);
+		if (f && (!ana_filter_pid(f, k->pid) || !ana_filter_tid(f, tid) ||
+			  !ana_filter_comm(f, ana_session_comm(s, tid, st.t1))))
+			continue;
+		order[nsel++] = i;
+	}
+	g_map = &st.tasks;
+	g_sort = o->sort;
+	g_sess = s;
+	g_t1 = st.t1;
+	qsort(order, nsel, sizeof(*order), cmp_tasks);
+
+	uint64_t window = st.t1 - st.t0;
+	struct ana_table *sum = ana_doc_kv(doc, "summary");
+	ana_kv_str(sum, "file", s->path);
+	ana_kv_num(sum, "switch_records", "%" PRIu64, st.records);
+	ana_kv_num(sum, "window_ms", "%.3f", ms(window));
+	ana_kv_num(sum, "tasks", "%zu", nsel);
+	if (s->ndamage || s->torn)
+		ana_kv_num(sum, "damaged_frames", "%zu", s->ndamage);
+
+	struct ana_table *t = ana_doc_table(doc, "tasks", NULL);
+	ana_table_col(t, "comm", "Command", ANA_STR);
+	ana_table_col(t, "pid", "Pid", ANA_NUM);
+	ana_table_col(t, "tid", "Tid", ANA_NUM);
+	ana_table_col(t, "oncpu_ms", "On-CPU ms", ANA_NUM);
+	ana_table_col(t, "offcpu_ms", "Off-CPU ms", ANA_NUM);
+	ana_table_col(t, "switch_ins", "Switch-ins", ANA_NUM);
+	ana_table_col(t, "preempted", "Preempted", ANA_NUM);
+	ana_table_col(t, "voluntary", "Voluntary", ANA_NUM);
+	ana_table_col(t, "max_gap_ms", "Max off ms", ANA_NUM);
+	ana_table_col(t, "max_gap_at_s", "Max off at s", ANA_NUM);
+	size_t rows = o->top && o->top < nsel ? o->top : nsel;
+	for (size_t r = 0; r < rows; r++) {
+		uint32_t tid = *(const uint32_t *)ana_map_key(&st.tasks, order[r]);
+		const struct task *k = ana_map_val(&st.tasks, order[r]);
+		ana_table_row(t);
+		task_cells(t, s, tid, st.t1);
+		ana_cell_num(t, "%" PRIu32, k->pid);
+		ana_cell_num(t, "%" PRIu32, tid);
+		ana_cell_num(t, "%.3f", ms(k->on_total));
+		ana_cell_num(t, "%.3f", ms(k->off_total));
+		ana_cell_num(t, "%" PRIu64, k->switch_ins);
+		ana_cell_num(t, "%" PRIu64, k->preempted);
+		ana_cell_num(t, "%" PRIu64, k->voluntary);
+		if (k->max_gap_at) {
+			ana_cell_num(t, "%.3f", ms(k->max_gap));
+			ana_cell_num(t, "%.6f", (double)(int64_t)(k->max_gap_at - s->start) / 1e9);
+		} else {
+			ana_cell_null(t, "-");
+			ana_cell_null(t, "-");
+		}
+	}
+
+	struct ana_table *ct = ana_doc_table(doc, "cpus", NULL);
+	ana_table_col(ct, "cpu", "CPU", ANA_NUM);
+	ana_table_col(ct, "busy_ms", "Busy ms", ANA_NUM);
+	ana_table_col(ct, "busy_pct", "Busy", ANA_PCT);
+	ana_table_col(ct, "switch_ins", "Switch-ins", ANA_NUM);
+	/* CPUs in numeric order (few of them: insertion sort). */
+	size_t nc = ana_map_count(&st.cpus);
+	{
+		uint32_t *cpus = malloc((nc ? nc : 1) * sizeof(*cpus));
+		if (!cpus)
+			goto out;
+		for (size_t i = 0; i < nc; i++)
+			cpus[i] = *(const uint32_t *)ana_map_key(&st.cpus, i);
+		for (size_t i = 1; i < nc; i++)
+			for (size_t j = i; j > 0 && cpus[j - 1] > cpus[j]; j--) {
+				uint32_t x = cpus[j];
+				cpus[j] = cpus[j - 1];
+				cpus[j - 1] = x;
+			}
+		for (size_t i = 0; i < nc; i++) {
+			const struct cpu *c = ana_map_find(&st.cpus, &cpus[i]);
+			ana_table_row(ct);
+			ana_cell_num(ct, "%" PRIu32, cpus[i]);
+			ana_cell_num(ct, "%.3f", ms(c->busy));
+			ana_cell_num(ct, "%.2f", window ? 100.0 * (double)c->busy / (double)window : 0.0);
+			ana_cell_num(ct, "%" PRIu64, c->switch_ins);
+		}
+		free(cpus);
+	}
+
+	if (o->hist) {
+		struct ana_table *ht = ana_doc_table(doc, "hist", "Off-CPU durations");
+		ana_table_col(ht, "comm", "Command", ANA_STR);
+		ana_table_col(ht, "tid", "Tid", ANA_NUM);
+		ana_table_col(ht, "from_us", "From us", ANA_NUM);
+		ana_table_col(ht, "to_us", "To us", ANA_NUM);
+		ana_table_col(ht, "count", "Count", ANA_NUM);
+		for (size_t r = 0; r < rows; r++) {
+			uint32_t tid = *(const uint32_t *)ana_map_key(&st.tasks, order[r]);
+			const struct task *k = ana_map_val(&st.tasks, order[r]);
+			for (int b = 0; b < NBUCKETS; b++) {
+				if (!k->hist[b])
+					continue;
+				ana_table_row(ht);
+				task_cells(ht, s, tid, st.t1);
+				ana_cell_num(ht, "%" PRIu32, tid);
+				ana_cell_num(ht, "%" PRIu64, b ? (uint64_t)1 << (b - 1) : 0);
+				ana_cell_num(ht, "%" PRIu64, (uint64_t)1 << b);
+				ana_cell_num(ht, "%" PRIu64, k->hist[b]);
+			}
+		}
+	}
+	ret = 0;
+out:
+	free(order);
+	ana_merge_free(m);
+	ana_map_release(&st.tasks);
+	ana_map_release(&st.cpus);
+	return ret;
+}

@@ -1,0 +1,45 @@
+/*
+ * sched.h - on/off-CPU accounting from context-switch records.
+ *
+ * Switch records of all CPUs are consumed in global time order (ana_merge).
+ * For a task T (tid; the idle tasks, tid 0, are left out):
+ *   switch-out of T at t on CPU C: T's on-CPU interval [in, t] ends, its
+ *     off-CPU gap starts; counted preempted when the record says the task
+ *     was still runnable, voluntary otherwise.
+ *   switch-in of T at t: T's off-CPU gap [out, t] ends (longest gap and
+ *     the off-CPU histogram come from these gaps), a new on-CPU interval
+ *     starts, switch-ins + 1.
+ * The analysis window is [first, last] switch record processed. A task
+ * whose first record is a switch-out was running since the window start; a
+ * task still on a CPU at the end runs until the window end. Off-CPU time
+ * only counts gaps that end with a switch-in (a task that blocks until the
+ * end or exits has no closed gap). A CPU's busy time is the on-CPU time of
+ * the non-idle tasks that ran on it.
+ */
+#ifndef ANA_SCHED_H
+#define ANA_SCHED_H
+
+#include "analyzer/filter.h"
+#include "analyzer/table.h"
+
+struct ana_session;
+
+enum ana_sched_sort { ANA_SS_ONCPU, ANA_SS_OFFCPU, ANA_SS_SWITCHES,
+		      ANA_SS_PREEMPT, ANA_SS_VOLUNTARY, ANA_SS_MAXGAP,
+		      ANA_SS_TID, ANA_SS_COMM };
+
+struct ana_sched_opts {
+	int sort;              /* enum ana_sched_sort */
+	int hist;              /* add the off-CPU histogram section */
+	size_t top;            /* 0 = all tasks */
+	int jobs;
+	const struct ana_filter *filter;
+};
+
+int ana_sched_parse_sort(struct ana_sched_opts *o, const char *arg,
+			 char *err, size_t errlen);
+/* Sections "summary", "tasks", "cpus" and with hist "hist". */
+int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
+		  struct ana_doc *doc);
+
+#endif

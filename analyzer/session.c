@@ -1,0 +1,528 @@
+/*
+ * session.c - pass 1: descriptions, task names, symbol inputs, counts.
+ */
+#include "analyzer/session.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/frames.h"
+#include "analyzer/symbolize.h"
+#include "format/error.h"
+
+static const char *const kind_names[ANA_NKINDS] = {
+	"unknown", "kind1", "header", "event", "sample", "context_switch",
+	"task", "mmap", "loss", "throttle", "group", "interned",
+	"session_end", "raw", "symbols", "group_desc", "note",
+};
+
+const char *ana_kind_name(int kind)
+{
+	return kind >= 0 && kind < ANA_NKINDS ? kind_names[kind] : "unknown";
+}
+
+const char *ana_loss_kind_name(int kind)
+{
+	static const char *const n[] = { "kernel_lost", "lost_samples",
+		"recorder_dropped", "ring_error", "event_lost" };
+	return kind >= 0 && kind < 5 ? n[kind] : "unknown";
+}
+
+/* A deep copy of a decoded message (pack + unpack), owned by the caller. */
+static void *copy_msg(const ProtobufCMessage *m)
+{
+	size_t n = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf = malloc(n ? n : 1);
+	if (!buf)
+		return NULL;
+	protobuf_c_message_pack(m, buf);
+	void *r = protobuf_c_message_unpack(m->descriptor, NULL, n, buf);
+	free(buf);
+	return r;
+}
+
+struct task_ev {
+	uint64_t time;
+	uint32_t kind, pid, tid, ptid;
+	const char *comm;
+	uint64_t seq;   /* arrival order: stable tie-break */
+};
+
+struct pass1 {
+	struct ana_session *s;
+	struct task_ev *tev;
+	size_t ntev, captev;
+	int err;
+};
+
+void ana_session_note_damage(struct ana_session *s, uint64_t offset, int err)
+{
+	for (size_t i = 0; i < s->ndamage; i++)
+		if (s->damage[i].offset == offset)
+			return;
+	struct ana_damage *d = realloc(s->damage, (s->ndamage + 1) * sizeof(*d));
+	if (!d)
+		return;
+	s->damage = d;
+	d[s->ndamage].offset = offset;
+	d[s->ndamage].err = err;
+	s->ndamage++;
+	prec_reader_note_damage(s->reader, offset, err);
+}
+
+int ana_session_scan(struct ana_session *s, const char *what,
+		     int (*cb)(void *ctx, const struct prec_packet *p), void *ctx)
+{
+	struct ana_frames_opts fo = { .jobs = s->opts.jobs };
+	struct ana_frames *af = ana_frames_new(s->reader, s->frames, s->nframes, &fo);
+	if (!af)
+		return -ENOMEM;
+	int ret = 0;
+	struct ana_loaded *lf;
+	size_t done = 0;
+	while ((ret = ana_frames_next(af, &lf)) > 0) {
+		if (lf->err)
+			ana_session_note_damage(s, lf->fi->offset, lf->err);
+		for (size_t i = 0; i < lf->npkts && ret >= 0; i++)
+			ret = cb(ctx, &lf->pkts[i]);
+		ana_frames_release(af, lf);
+		if (ret < 0)
+			break;
+		done++;
+		if (s->opts.progress)
+			s->opts.progress(s->opts.ctx, what, done, s->nframes);
+	}
+	ana_frames_free(af);
+	return ret < 0 ? ret : 0;
+}
+
+static int add_event(struct ana_session *s, const Perfrec__EventDesc *e)
+{
+	Perfrec__EventDesc *c = copy_msg(&e->base);
+	if (!c)
+		return -ENOMEM;
+	Perfrec__EventDesc **a = realloc(s->events, (s->nevents + 1) * sizeof(*a));
+	if (!a) {
+		perfrec__event_desc__free_unpacked(c, NULL);
+		return -ENOMEM;
+	}
+	s->events = a;
+	a[s->nevents++] = c;
+	return 0;
+}
+
+static int add_group(struct ana_session *s, const Perfrec__GroupDesc *g)
+{
+	Perfrec__GroupDesc *c = copy_msg(&g->base);
+	if (!c)
+		return -ENOMEM;
+	Perfrec__GroupDesc **a = realloc(s->groups, (s->ngroups + 1) * sizeof(*a));
+	if (!a) {
+		perfrec__group_desc__free_unpacked(c, NULL);
+		return -ENOMEM;
+	}
+	s->groups = a;
+	a[s->ngroups++] = c;
+	return 0;
+}
+
+static int pass1_packet(void *ctx, const struct prec_packet *p)
+{
+	struct pass1 *st = ctx;
+	struct ana_session *s = st->s;
+	const Perfrec__Packet *pkt = p->pkt;
+	int kind = (int)pkt->data_case;
+	if (kind <= 0 || kind >= ANA_NKINDS)
+		kind = 0;
+	s->kind_count[kind]++;
+	if (p->time) {
+		if (!s->t_min || p->time < s->t_min)
+			s->t_min = p->time;
+		if (p->time > s->t_max)
+			s->t_max = p->time;
+	}
+	switch (pkt->data_case) {
+	case PERFREC__PACKET__DATA_HEADER:
+		if (!s->header && !(s->header = copy_msg(&pkt->header->base)))
+			return -ENOMEM;
+		break;
+	case PERFREC__PACKET__DATA_SESSION_END:
+		if (s->end)
+			perfrec__session_end__free_unpacked(s->end, NULL);
+		if (!(s->end = copy_msg(&pkt->session_end->base)))
+			return -ENOMEM;
+		break;
+	case PERFREC__PACKET__DATA_EVENT:
+		return add_event(s, pkt->event);
+	case PERFREC__PACKET__DATA_GROUP_DESC:
+		return add_group(s, pkt->group_desc);
+	case PERFREC__PACKET__DATA_NOTE: {
+		const char *t = ana_strpool_intern(&s->pool, pkt->note->text ? pkt->note->text : "");
+		void *a = realloc(s->notes, (s->nnotes + 1) * sizeof(*s->notes));
+		if (!t || !a)
+			return -ENOMEM;
+		s->notes = a;
+		s->notes[s->nnotes].level = pkt->note->level;
+		s->notes[s->nnotes].text = t;
+		s->nnotes++;
+		break;
+	}
+	case PERFREC__PACKET__DATA_SAMPLE:
+		s->samples++;
+		break;
+	case PERFREC__PACKET__DATA_CONTEXT_SWITCH:
+		s->switches++;
+		break;
+	case PERFREC__PACKET__DATA_THROTTLE:
+		if (pkt->throttle->throttled)
+			s->throttles++;
+		break;
+	case PERFREC__PACKET__DATA_LOSS: {
+		unsigned k = (unsigned)pkt->loss->kind;
+		if (k < 5) {
+			s->loss_count[k] += pkt->loss->count;
+			s->loss_records[k]++;
+		}
+		break;
+	}
+	case PERFREC__PACKET__DATA_TASK: {
+		const Perfrec__TaskEvent *t = pkt->task;
+		const char *comm = NULL;
+		if (t->comm) {
+			const char *c = prec_frame_string(p->frame, t->comm);
+			if (c && !(comm = ana_strpool_intern(&s->pool, c)))
+				return -ENOMEM;
+		}
+		if (st->ntev == st->captev) {
+			size_t cap = st->captev ? st->captev * 2 : 256;
+			struct task_ev *a = realloc(st->tev, cap * sizeof(*a));
+			if (!a)
+				return -ENOMEM;
+			st->tev = a;
+			st->captev = cap;
+		}
+		struct task_ev *e = &st->tev[st->ntev];
+		e->time = p->time;
+		e->kind = (uint32_t)t->kind;
+		e->pid = t->pid;
+		e->tid = t->tid;
+		e->ptid = t->ptid;
+		e->comm = comm;
+		e->seq = st->ntev++;
+		if (t->kind != PERFREC__TASK_EVENT__KIND__EXIT) {
+			uint32_t *pid = ana_map_get(&s->tid2pid, &t->tid, NULL);
+			if (!pid)
+				return -ENOMEM;
+			*pid = t->pid;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	if (s->syms && (pkt->data_case == PERFREC__PACKET__DATA_MMAP ||
+			pkt->data_case == PERFREC__PACKET__DATA_TASK ||
+			pkt->data_case == PERFREC__PACKET__DATA_SYMBOLS)) {
+		int ret = ana_symbols_add(s->syms, p);
+		if (ret == -ENOMEM)
+			return ret;
+	}
+	return 0;
+}
+
+static int cmp_tev(const void *a, const void *b)
+{
+	const struct task_ev *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+struct comm_pos {
+	struct ana_task_comm c;
+	size_t pos;
+};
+
+/* (tid, position): positions follow time order, so each tid's entries
+ * stay in time order and equal times keep arrival order. */
+static int cmp_comm_pos(const void *a, const void *b)
+{
+	const struct comm_pos *x = a, *y = b;
+	if (x->c.tid != y->c.tid)
+		return x->c.tid < y->c.tid ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Replays task events in time order: COMM/EXISTING name a task, FORK gives
+ * the child its parent's current name. */
+static int build_comms(struct ana_session *s, struct pass1 *st)
+{
+	qsort(st->tev, st->ntev, sizeof(*st->tev), cmp_tev);
+	struct ana_map cur;   /* tid -> const char * current comm */
+	ana_map_init(&cur, sizeof(uint32_t), sizeof(const char *));
+	int ret = 0;
+	s->comms = malloc((st->ntev ? st->ntev : 1) * sizeof(*s->comms));
+	if (!s->comms) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < st->ntev; i++) {
+		const struct task_ev *e = &st->tev[i];
+		const char *comm = NULL;
+		if (e->kind == PERFREC__TASK_EVENT__KIND__COMM ||
+		    e->kind == PERFREC__TASK_EVENT__KIND__EXISTING) {
+			comm = e->comm;
+		} else if (e->kind == PERFREC__TASK_EVENT__KIND__FORK) {
+			const char **pc = ana_map_find(&cur, &e->ptid);
+			comm = pc ? *pc : NULL;
+		}
+		if (!comm)
+			continue;
+		const char **c = ana_map_get(&cur, &e->tid, NULL);
+		if (!c) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		*c = comm;
+		/* Entries are appended in time order; the stable merge below
+		 * keeps that order among equal times. */
+		s->comms[s->ncomms].tid = e->tid;
+		s->comms[s->ncomms].time = e->time;
+		s->comms[s->ncomms].comm = comm;
+		s->ncomms++;
+	}
+	struct comm_pos *tmp = malloc((s->ncomms ? s->ncomms : 1) * sizeof(*tmp));
+	if (!tmp) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < s->ncomms; i++) {
+		tmp[i].c = s->comms[i];
+		tmp[i].pos = i;
+	}
+	qsort(tmp, s->ncomms, sizeof(*tmp), cmp_comm_pos);
+	for (size_t i = 0; i < s->ncomms; i++)
+		s->comms[i] = tmp[i].c;
+	free(tmp);
+out:
+	ana_map_release(&cur);
+	return ret;
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+	const Perfrec__EventDesc *x = *(Perfrec__EventDesc *const *)a;
+	const Perfrec__EventDesc *y = *(Perfrec__EventDesc *const *)b;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const Perfrec__GroupDesc *x = *(Perfrec__GroupDesc *const *)a;
+	const Perfrec__GroupDesc *y = *(Perfrec__GroupDesc *const *)b;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Damage met by the reader itself (index rebuild, torn tail). */
+static void reader_damage(void *ctx, uint64_t offset, int err)
+{
+	struct ana_session *s = ctx;
+	for (size_t i = 0; i < s->ndamage; i++)
+		if (s->damage[i].offset == offset)
+			return;
+	struct ana_damage *d = realloc(s->damage, (s->ndamage + 1) * sizeof(*d));
+	if (!d)
+		return;
+	s->damage = d;
+	d[s->ndamage].offset = offset;
+	d[s->ndamage].err = err;
+	s->ndamage++;
+}
+
+int ana_session_open(struct ana_session **out, const char *path,
+		     const struct ana_session_opts *opts)
+{
+	*out = NULL;
+	struct ana_session *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	int ret;
+	struct pass1 st = { .s = s };
+	s->path = path;
+	if (opts)
+		s->opts = *opts;
+	ana_strpool_init(&s->pool);
+	ana_map_init(&s->id2event, sizeof(uint64_t), sizeof(int));
+	ana_map_init(&s->tid2pid, sizeof(uint32_t), sizeof(uint32_t));
+
+	struct prec_reader_opts ro = PREC_READER_OPTS_INIT;
+	ro.on_damage = reader_damage;
+	ro.ctx = s;
+	ret = 0;
+	s->reader = prec_reader_open_err(path, &ro, &ret);
+	if (!s->reader) {
+		if (!ret)
+			ret = errno ? -errno : PREC_E_CORRUPT;
+		goto err;
+	}
+	ret = prec_reader_index(s->reader, &s->frames, &s->nframes);
+	if (ret < 0)
+		goto err;
+	{
+		/* Damage the index rebuild walked over (not in the frame list). */
+		const struct prec_damage *d;
+		size_t nd = 0;
+		if (prec_reader_damage(s->reader, &d, &nd) == 0)
+			for (size_t i = 0; i < nd; i++)
+				reader_damage(s, d[i].offset, d[i].err);
+	}
+	if (s->opts.symbols) {
+		s->syms = ana_symbols_new();
+		if (!s->syms) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		if (s->opts.symfs) {
+			ret = ana_symbols_set_symfs(s->syms, s->opts.symfs);
+			if (ret < 0)
+				goto err;
+		}
+	}
+	ret = ana_session_scan(s, "reading", pass1_packet, &st);
+	if (ret < 0)
+		goto err;
+	ret = build_comms(s, &st);
+	if (ret < 0)
+		goto err;
+	if (s->syms && (ret = ana_symbols_finish(s->syms)) < 0)
+		goto err;
+	qsort(s->events, s->nevents, sizeof(*s->events), cmp_event);
+	qsort(s->groups, s->ngroups, sizeof(*s->groups), cmp_group);
+	for (size_t i = 0; i < s->nevents; i++) {
+		for (size_t j = 0; j < s->events[i]->n_ids; j++) {
+			int created;
+			int *ev = ana_map_get(&s->id2event, &s->events[i]->ids[j], &created);
+			if (!ev) {
+				ret = -ENOMEM;
+				goto err;
+			}
+			if (created)
+				*ev = (int)i;
+		}
+	}
+	s->start = s->header && s->header->start_time ? s->header->start_time : s->t_min;
+
+	struct prec_reader_stats rs;
+	prec_reader_stats(s->reader, &rs);
+	s->torn = rs.torn;
+	s->torn_offset = rs.torn_offset;
+	s->index_present = rs.index_present;
+	s->index_rebuilt = rs.index_rebuilt;
+	s->unknown_packets = rs.unknown_packets;
+	for (size_t i = 0; i < s->nframes; i++) {
+		int bad = 0;
+		for (size_t j = 0; j < s->ndamage; j++)
+			if (s->damage[j].offset == s->frames[i].offset)
+				bad = 1;
+		if (bad)
+			continue;
+		s->good_frames++;
+		s->bytes_compressed += s->frames[i].compressed_size;
+		s->bytes_raw += s->frames[i].raw_size;
+	}
+	free(st.tev);
+	*out = s;
+	return 0;
+
+err:
+	free(st.tev);
+	ana_session_free(s);
+	return ret;
+}
+
+void ana_session_free(struct ana_session *s)
+{
+	if (!s)
+		return;
+	ana_symbols_free(s->syms);
+	if (s->header)
+		perfrec__file_header__free_unpacked(s->header, NULL);
+	if (s->end)
+		perfrec__session_end__free_unpacked(s->end, NULL);
+	for (size_t i = 0; i < s->nevents; i++)
+		perfrec__event_desc__free_unpacked(s->events[i], NULL);
+	free(s->events);
+	for (size_t i = 0; i < s->ngroups; i++)
+		perfrec__group_desc__free_unpacked(s->groups[i], NULL);
+	free(s->groups);
+	free(s->notes);
+	free(s->comms);
+	free(s->damage);
+	ana_map_release(&s->id2event);
+	ana_map_release(&s->tid2pid);
+	ana_strpool_release(&s->pool);
+	prec_reader_free(s->reader);
+	free(s);
+}
+
+const char *ana_session_comm(const struct ana_session *s, uint32_t tid,
+			     uint64_t time)
+{
+	/* First entry of tid by binary search, then the last at or before
+	 * time among its entries. */
+	size_t lo = 0, hi = s->ncomms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->comms[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= s->ncomms || s->comms[lo].tid != tid)
+		return NULL;
+	size_t first = lo;
+	hi = lo;
+	while (hi < s->ncomms && s->comms[hi].tid == tid)
+		hi++;
+	/* Entries of one tid are few; binary search anyway for long lives. */
+	size_t a = first, b = hi;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (s->comms[mid].time <= time)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a > first ? s->comms[a - 1].comm : s->comms[first].comm;
+}
+
+int ana_session_event_of(const struct ana_session *s, uint64_t id)
+{
+	const int *ev = ana_map_find(&s->id2event, &id);
+	if (ev)
+		return *ev;
+	int only = -1;
+	for (size_t i = 0; i < s->nevents; i++) {
+		if (!s->events[i]->sampling)
+			continue;
+		if (only >= 0)
+			return -1;
+		only = (int)i;
+	}
+	return only;
+}
+
+const char *ana_session_event_name(const struct ana_session *s, int ev)
+{
+	if (ev < 0 || (size_t)ev >= s->nevents)
+		return "[unknown]";
+	const char *n = s->events[ev]->name;
+	return n && *n ? n : "[unnamed]";
+}
+
+uint32_t ana_session_pid_of(const struct ana_session *s, uint32_t tid)
+{
+	const uint32_t *pid = ana_map_find(&s->tid2pid, &tid);
+	return pid ? *pid : tid;
+}

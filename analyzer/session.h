@@ -1,0 +1,129 @@
+/*
+ * session.h - what a whole trace says about itself: pass 1 of every report.
+ *
+ * Descriptions (FileHeader, EventDesc, GroupDesc, SessionEnd, Notes), task
+ * names over time, the symbolizer's inputs, packet counts per kind, losses,
+ * time range and damage. Task events may sit in any stream's frames, so
+ * everything here is gathered in one full pass before any report
+ * aggregates (pass 2).
+ *
+ * How to use:
+ *
+ *   struct ana_session *s;
+ *   ret = ana_session_open(&s, path, &opts);  // opens, indexes, runs pass 1
+ *   ... s->frames / s->nframes for pass 2 (ana_frames or ana_merge) ...
+ *   ana_session_comm(s, tid, time);  ana_session_event_of(s, id);
+ *   ana_session_free(s);
+ *
+ * Strings returned by the session (comms, event names) live until
+ * ana_session_free(). Damage found in pass 1 is recorded in s->damage and
+ * also reported through opts->on_damage.
+ */
+#ifndef ANA_SESSION_H
+#define ANA_SESSION_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyzer/map.h"
+#include "analyzer/strpool.h"
+#include "format/reader.h"
+#include "perfrec.pb-c.h"
+
+struct ana_symbols;
+
+#define ANA_NKINDS 17   /* Packet.data oneof cases 0..16 */
+
+struct ana_session_opts {
+	int jobs;            /* decode threads; <= 1 serial */
+	int symbols;         /* feed the symbolizer (report/export need it) */
+	const char *symfs;   /* optional --symfs */
+	/* Progress of a pass: frames done / total. May be NULL. */
+	void (*progress)(void *ctx, const char *what, size_t done, size_t total);
+	void *ctx;
+};
+
+struct ana_damage {
+	uint64_t offset;
+	int err;
+};
+
+struct ana_task_comm {     /* one step of a task's name timeline */
+	uint32_t tid;
+	uint64_t time;
+	const char *comm;
+};
+
+struct ana_session {
+	const char *path;
+	struct prec_reader *reader;
+	const struct prec_frame_info *frames;   /* owned by reader */
+	size_t nframes;
+	struct ana_strpool pool;
+
+	Perfrec__FileHeader *header;     /* owned copies, NULL if absent */
+	Perfrec__SessionEnd *end;
+	Perfrec__EventDesc **events;     /* sorted by index */
+	size_t nevents;
+	Perfrec__GroupDesc **groups;     /* sorted by index */
+	size_t ngroups;
+	struct { int level; const char *text; } *notes;
+	size_t nnotes;
+
+	struct ana_map id2event;         /* kernel id -> event position */
+	struct ana_task_comm *comms;     /* sorted by (tid, time) */
+	size_t ncomms;
+	struct ana_map tid2pid;          /* uint32 tid -> uint32 pid */
+
+	uint64_t kind_count[ANA_NKINDS];
+	uint64_t unknown_packets;
+	uint64_t loss_count[5];          /* by Loss.Kind: summed counts */
+	uint64_t loss_records[5];
+	uint64_t samples, switches, throttles;
+	uint64_t t_min, t_max;           /* timed packets (time != 0) */
+	uint64_t start;                  /* header start_time, else t_min */
+	uint64_t good_frames;
+	uint64_t bytes_compressed, bytes_raw;
+
+	struct ana_damage *damage;
+	size_t ndamage;
+	int torn;
+	uint64_t torn_offset;
+	int index_present, index_rebuilt;
+
+	struct ana_symbols *syms;        /* NULL unless opts.symbols */
+	struct ana_session_opts opts;
+};
+
+/* Opens path and runs pass 1. Returns 0 or a negative code (errno or
+ * PREC_E_*) with *out NULL; the reader's refusal reason is kept. */
+int ana_session_open(struct ana_session **out, const char *path,
+		     const struct ana_session_opts *opts);
+void ana_session_free(struct ana_session *s);   /* NULL is fine */
+
+/* Records a damaged frame found in pass 2 (deduplicated by offset). */
+void ana_session_note_damage(struct ana_session *s, uint64_t offset, int err);
+
+/* The comm of tid at time: the last COMM/EXISTING/inherited name at or
+ * before time, else the first one known, else NULL. */
+const char *ana_session_comm(const struct ana_session *s, uint32_t tid,
+			     uint64_t time);
+/* The event position (index into s->events) for a kernel id, or -1. With
+ * a single sampling event, id 0 / unknown ids map to it. */
+int ana_session_event_of(const struct ana_session *s, uint64_t id);
+const char *ana_session_event_name(const struct ana_session *s, int ev);
+/* pid of tid from task events, or tid itself when unknown. */
+uint32_t ana_session_pid_of(const struct ana_session *s, uint32_t tid);
+
+/* Name of a Packet oneof case ("sample", "context_switch", ...). */
+const char *ana_kind_name(int kind);
+const char *ana_loss_kind_name(int kind);
+
+/* Runs one frame pass in file order: cb for every packet of every good
+ * frame (damaged frames are noted in s->damage and skipped after their
+ * decodable packets). Returns 0, the first negative cb return, or
+ * -ENOMEM. */
+int ana_session_scan(struct ana_session *s, const char *what,
+		     int (*cb)(void *ctx, const struct prec_packet *p), void *ctx);
+
+#endif

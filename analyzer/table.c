@@ -1,0 +1,406 @@
+/*
+ * table.c - document model and the three renderers.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "analyzer/table.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cell {
+	char *s;
+	int null;
+};
+
+struct col {
+	char *name, *header;
+	enum ana_col_kind kind;
+};
+
+struct ana_table {
+	struct ana_doc *doc;
+	char *name, *title;
+	int kv;
+	struct col *cols;
+	size_t ncols;
+	struct cell *cells;   /* row-major, nrows * ncols */
+	size_t ncells, cap;
+	size_t nrows;
+};
+
+struct ana_doc {
+	struct ana_table **secs;
+	size_t nsecs;
+	int err;
+};
+
+static char *dup_str(struct ana_doc *d, const char *s)
+{
+	char *r = strdup(s ? s : "");
+	if (!r)
+		d->err = -ENOMEM;
+	return r;
+}
+
+struct ana_doc *ana_doc_new(void)
+{
+	return calloc(1, sizeof(struct ana_doc));
+}
+
+static void table_free(struct ana_table *t)
+{
+	for (size_t i = 0; i < t->ncols; i++) {
+		free(t->cols[i].name);
+		free(t->cols[i].header);
+	}
+	free(t->cols);
+	for (size_t i = 0; i < t->ncells; i++)
+		free(t->cells[i].s);
+	free(t->cells);
+	free(t->name);
+	free(t->title);
+	free(t);
+}
+
+void ana_doc_free(struct ana_doc *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nsecs; i++)
+		table_free(d->secs[i]);
+	free(d->secs);
+	free(d);
+}
+
+/* On allocation failure a detached dummy table is returned so builder
+ * calls stay harmless; the document remembers the error. */
+static struct ana_table dummy_table;
+
+static struct ana_table *add_section(struct ana_doc *d, const char *name,
+				     const char *title, int kv)
+{
+	struct ana_table *t = calloc(1, sizeof(*t));
+	struct ana_table **s = t ? realloc(d->secs, (d->nsecs + 1) * sizeof(*s)) : NULL;
+	if (!s) {
+		free(t);
+		d->err = -ENOMEM;
+		memset(&dummy_table, 0, sizeof(dummy_table));
+		dummy_table.doc = d;
+		return &dummy_table;
+	}
+	d->secs = s;
+	t->doc = d;
+	t->name = dup_str(d, name);
+	t->title = title ? dup_str(d, title) : NULL;
+	t->kv = kv;
+	d->secs[d->nsecs++] = t;
+	if (kv) {
+		ana_table_col(t, "key", "key", ANA_STR);
+		ana_table_col(t, "value", "value", ANA_STR);
+	}
+	return t;
+}
+
+struct ana_table *ana_doc_table(struct ana_doc *d, const char *name,
+				const char *title)
+{
+	return add_section(d, name, title, 0);
+}
+
+struct ana_table *ana_doc_kv(struct ana_doc *d, const char *name)
+{
+	return add_section(d, name, NULL, 1);
+}
+
+void ana_table_col(struct ana_table *t, const char *name, const char *header,
+		   enum ana_col_kind kind)
+{
+	if (t == &dummy_table)
+		return;
+	struct col *c = realloc(t->cols, (t->ncols + 1) * sizeof(*c));
+	if (!c) {
+		t->doc->err = -ENOMEM;
+		return;
+	}
+	t->cols = c;
+	c[t->ncols].name = dup_str(t->doc, name);
+	c[t->ncols].header = dup_str(t->doc, header);
+	c[t->ncols].kind = kind;
+	t->ncols++;
+}
+
+void ana_table_row(struct ana_table *t)
+{
+	if (t == &dummy_table || !t->ncols)
+		return;
+	/* Pad an unfinished previous row so the grid stays rectangular. */
+	while (t->ncells < t->nrows * t->ncols)
+		ana_cell_null(t, "");
+	size_t need = (t->nrows + 1) * t->ncols;
+	if (need > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		while (cap < need)
+			cap *= 2;
+		struct cell *c = realloc(t->cells, cap * sizeof(*c));
+		if (!c) {
+			t->doc->err = -ENOMEM;
+			return;
+		}
+		t->cells = c;
+		t->cap = cap;
+	}
+	t->nrows++;
+}
+
+static void add_cell(struct ana_table *t, char *s, int null)
+{
+	if (t == &dummy_table || !s || t->ncells >= t->nrows * t->ncols) {
+		if (!s && t != &dummy_table)
+			t->doc->err = -ENOMEM;
+		free(s);
+		return;
+	}
+	t->cells[t->ncells].s = s;
+	t->cells[t->ncells].null = null;
+	t->ncells++;
+}
+
+void ana_cell_str(struct ana_table *t, const char *s)
+{
+	add_cell(t, strdup(s ? s : ""), 0);
+}
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+	char *s = NULL;
+	va_list aq;
+	va_copy(aq, ap);
+	int n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n < 0)
+		return NULL;
+	s = malloc((size_t)n + 1);
+	if (s)
+		vsnprintf(s, (size_t)n + 1, fmt, ap);
+	return s;
+}
+
+void ana_cell_num(struct ana_table *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_cell(t, vfmt(fmt, ap), 0);
+	va_end(ap);
+}
+
+void ana_cell_null(struct ana_table *t, const char *text)
+{
+	add_cell(t, strdup(text ? text : ""), 1);
+}
+
+void ana_kv_str(struct ana_table *t, const char *key, const char *val)
+{
+	ana_table_row(t);
+	ana_cell_str(t, key);
+	ana_cell_str(t, val);
+}
+
+void ana_kv_num(struct ana_table *t, const char *key, const char *fmt, ...)
+{
+	ana_table_row(t);
+	ana_cell_str(t, key);
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = vfmt(fmt, ap);
+	va_end(ap);
+	/* Remember it is a number so JSON leaves it unquoted. */
+	add_cell(t, s, 2);
+}
+
+size_t ana_table_rows(const struct ana_table *t)
+{
+	return t->nrows;
+}
+
+void ana_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		case '\t': fputs("\\t", f); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+void ana_csv_str(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static const struct cell *cell_at(const struct ana_table *t, size_t r, size_t c)
+{
+	static const struct cell empty = { "", 1 };
+	size_t i = r * t->ncols + c;
+	return i < t->ncells ? &t->cells[i] : &empty;
+}
+
+static void render_text(const struct ana_table *t, FILE *f)
+{
+	if (t->kv) {
+		size_t w = 0;
+		for (size_t r = 0; r < t->nrows; r++) {
+			size_t l = strlen(cell_at(t, r, 0)->s);
+			if (l > w)
+				w = l;
+		}
+		for (size_t r = 0; r < t->nrows; r++)
+			fprintf(f, "%-*s  %s\n", (int)w, cell_at(t, r, 0)->s,
+				cell_at(t, r, 1)->s);
+		return;
+	}
+	if (t->title)
+		fprintf(f, "%s\n", t->title);
+	size_t *w = calloc(t->ncols ? t->ncols : 1, sizeof(*w));
+	if (!w)
+		return;
+	for (size_t c = 0; c < t->ncols; c++) {
+		w[c] = strlen(t->cols[c].header);
+		for (size_t r = 0; r < t->nrows; r++) {
+			const struct cell *v = cell_at(t, r, c);
+			size_t l = strlen(v->s) + (t->cols[c].kind == ANA_PCT && !v->null);
+			if (l > w[c])
+				w[c] = l;
+		}
+	}
+	for (size_t r = 0; r <= t->nrows; r++) {
+		/* Row 0 is the header line. Trailing spaces are trimmed by
+		 * writing the last column without padding when left-aligned. */
+		for (size_t c = 0; c < t->ncols; c++) {
+			const char *s = r ? cell_at(t, r - 1, c)->s : t->cols[c].header;
+			int last = c + 1 == t->ncols;
+			if (c)
+				fputs("  ", f);
+			if (t->cols[c].kind == ANA_PCT && r && !cell_at(t, r - 1, c)->null)
+				fprintf(f, "%*s%%", (int)w[c] - 1, s);
+			else if (t->cols[c].kind != ANA_STR)
+				fprintf(f, "%*s", (int)w[c], s);
+			else if (last)
+				fputs(s, f);
+			else
+				fprintf(f, "%-*s", (int)w[c], s);
+		}
+		fputc('\n', f);
+	}
+	free(w);
+}
+
+static void render_json(const struct ana_table *t, FILE *f)
+{
+	ana_json_str(f, t->name);
+	if (t->kv) {
+		fputs(": {", f);
+		for (size_t r = 0; r < t->nrows; r++) {
+			const struct cell *v = cell_at(t, r, 1);
+			fputs(r ? ",\n    " : "\n    ", f);
+			ana_json_str(f, cell_at(t, r, 0)->s);
+			fputs(": ", f);
+			if (v->null == 2)
+				fputs(v->s, f);
+			else
+				ana_json_str(f, v->s);
+		}
+		fputs(t->nrows ? "\n  }" : "}", f);
+		return;
+	}
+	fputs(": [", f);
+	for (size_t r = 0; r < t->nrows; r++) {
+		fputs(r ? ",\n    {" : "\n    {", f);
+		for (size_t c = 0; c < t->ncols; c++) {
+			const struct cell *v = cell_at(t, r, c);
+			if (c)
+				fputs(", ", f);
+			ana_json_str(f, t->cols[c].name);
+			fputs(": ", f);
+			if (v->null == 1)
+				fputs("null", f);
+			else if (t->cols[c].kind != ANA_STR)
+				fputs(v->s, f);
+			else
+				ana_json_str(f, v->s);
+		}
+		fputc('}', f);
+	}
+	fputs(t->nrows ? "\n  ]" : "]", f);
+}
+
+static void render_csv(const struct ana_table *t, FILE *f)
+{
+	for (size_t c = 0; c < t->ncols; c++) {
+		if (c)
+			fputc(',', f);
+		ana_csv_str(f, t->cols[c].name);
+	}
+	fputc('\n', f);
+	for (size_t r = 0; r < t->nrows; r++) {
+		for (size_t c = 0; c < t->ncols; c++) {
+			const struct cell *v = cell_at(t, r, c);
+			if (c)
+				fputc(',', f);
+			if (v->null != 1)
+				ana_csv_str(f, v->s);
+		}
+		fputc('\n', f);
+	}
+}
+
+int ana_doc_render(const struct ana_doc *d, FILE *f, enum ana_fmt fmt)
+{
+	if (d->err)
+		return d->err;
+	if (fmt == ANA_FMT_JSON)
+		fputs("{", f);
+	for (size_t i = 0; i < d->nsecs; i++) {
+		const struct ana_table *t = d->secs[i];
+		switch (fmt) {
+		case ANA_FMT_TEXT:
+			if (i)
+				fputc('\n', f);
+			render_text(t, f);
+			break;
+		case ANA_FMT_JSON:
+			fputs(i ? ",\n  " : "\n  ", f);
+			render_json(t, f);
+			break;
+		case ANA_FMT_CSV:
+			if (d->nsecs > 1)
+				fprintf(f, "%s# %s\n", i ? "\n" : "", t->name);
+			render_csv(t, f);
+			break;
+		}
+	}
+	if (fmt == ANA_FMT_JSON)
+		fputs(d->nsecs ? "\n}\n" : "}\n", f);
+	fflush(f);
+	return ferror(f) ? -EIO : 0;
+}

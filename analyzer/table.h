@@ -1,0 +1,76 @@
+/*
+ * table.h - report documents rendered as aligned text, JSON or CSV.
+ *
+ * Every report builds one document of named sections and renders it in
+ * the format the user asked for, so --json/--csv/text always carry the same
+ * numbers. A section is either a table (named columns, rows of cells) or a
+ * list of key/value pairs.
+ *
+ * How to use:
+ *
+ *   struct ana_doc *d = ana_doc_new();
+ *   struct ana_table *kv = ana_doc_kv(d, "summary");
+ *   ana_kv_str(kv, "hostname", host);  ana_kv_num(kv, "samples", "%llu", n);
+ *   struct ana_table *t = ana_doc_table(d, "rows", "Samples by comm");
+ *   ana_table_col(t, "comm", "Command", ANA_STR);
+ *   ana_table_col(t, "samples", "Samples", ANA_NUM);
+ *   ana_table_row(t); ana_cell_str(t, "bash"); ana_cell_num(t, "%llu", n);
+ *   ana_doc_render(d, stdout, ANA_FMT_TEXT);
+ *   ana_doc_free(d);
+ *
+ * Cells are copied. Errors: ENOMEM is sticky in the document and returned
+ * by ana_doc_render(), so builders need not check every call.
+ *
+ * JSON: one object, one member per section (tables are arrays of row
+ * objects keyed by column name, kv sections are objects); numbers are
+ * written unquoted, ANA_NULL cells as null. CSV: a header of column names
+ * then rows; with several sections each starts with a "# name" line and
+ * sections are separated by an empty line.
+ */
+#ifndef ANA_TABLE_H
+#define ANA_TABLE_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+enum ana_fmt { ANA_FMT_TEXT = 0, ANA_FMT_JSON = 1, ANA_FMT_CSV = 2 };
+/* ANA_PCT: a number shown with a '%' suffix in text, bare in JSON/CSV. */
+enum ana_col_kind { ANA_STR = 0, ANA_NUM = 1, ANA_PCT = 2 };
+
+struct ana_doc;
+struct ana_table;
+
+struct ana_doc *ana_doc_new(void);
+void ana_doc_free(struct ana_doc *d);   /* NULL is fine */
+
+/* Sections are rendered in the order they were added. name is the JSON/CSV
+ * key; title (may be NULL) is a heading line in text output. */
+struct ana_table *ana_doc_table(struct ana_doc *d, const char *name,
+				const char *title);
+struct ana_table *ana_doc_kv(struct ana_doc *d, const char *name);
+
+void ana_table_col(struct ana_table *t, const char *name, const char *header,
+		   enum ana_col_kind kind);
+void ana_table_row(struct ana_table *t);
+void ana_cell_str(struct ana_table *t, const char *s);
+void ana_cell_num(struct ana_table *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A missing value: shows `text` in text output, null in JSON, empty in CSV. */
+void ana_cell_null(struct ana_table *t, const char *text);
+
+void ana_kv_str(struct ana_table *t, const char *key, const char *val);
+void ana_kv_num(struct ana_table *t, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+size_t ana_table_rows(const struct ana_table *t);
+
+/* 0, or -ENOMEM if any builder call ran out of memory, or -EIO on a
+ * write error. */
+int ana_doc_render(const struct ana_doc *d, FILE *f, enum ana_fmt fmt);
+
+/* Writes s as a JSON string literal (quotes included). */
+void ana_json_str(FILE *f, const char *s);
+/* Writes s as a CSV field (quoted when needed). */
+void ana_csv_str(FILE *f, const char *s);
+
+#endif

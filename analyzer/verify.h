@@ -1,0 +1,20 @@
+/*
+ * verify.h - integrity check (`perfrec-analyze verify`).
+ *
+ * Loads and decodes every frame (checksums, packet decoding), compares
+ * each frame with its index entry (packet count, time range), and adds the
+ * damage the reader met while indexing (a torn tail, byte ranges it had to
+ * skip, a missing or rebuilt index). The file is whole only when every
+ * frame is good, the index was present and agrees, and nothing is torn.
+ */
+#ifndef ANA_VERIFY_H
+#define ANA_VERIFY_H
+
+#include "analyzer/table.h"
+
+struct ana_session;
+
+/* Sections "verify" and "problems". *whole is set to 1 or 0. */
+int ana_verify_run(struct ana_session *s, int jobs, struct ana_doc *doc, int *whole);
+
+#endif
