@@ -93,3 +93,76 @@ static inline uint64_t fmt_count(const void *buf, size_t len,
 }
 
 #endif
+
+#ifndef FMT_NO_BUILDER
+/* Callchain `c` has depth 3 + c % 5 and ips c * 1000 + j: the reader can
+ * check any resolved chain. */
+static inline size_t fmt_chain(uint32_t c, uint64_t *ips)
+{
+	size_t d = 3 + c % 5;
+
+	for (size_t j = 0; j < d; j++)
+		ips[j] = (uint64_t)c * 1000 + j;
+	return d;
+}
+
+/* Writes npackets samples round-robin over nstreams (streams 1..n), with
+ * times 1000 + 10 * i, callchain i % 17 and comm "task-<pid % 5>" in the
+ * sample's raw field... returns the bytes (malloc'd) and closes the writer
+ * only when `close` is set (else flushes: a killed writer's file). */
+static inline unsigned char *fmt_build(size_t frame_size, unsigned nstreams,
+				       unsigned npackets, int close,
+				       size_t *len)
+{
+	struct prec_writer_opts o = PREC_WRITER_OPTS_INIT;
+	struct prec_sink *sink = prec_sink_mem_new();
+	struct prec_writer *w;
+	unsigned char *buf;
+
+	o.frame_size = frame_size;
+	w = prec_writer_new(sink, &o);
+	assert_non_null(w);
+	for (unsigned i = 0; i < npackets; i++) {
+		Perfrec__Packet pkt;
+		Perfrec__Sample s;
+		uint64_t ips[8];
+		uint32_t st = 1 + i % nstreams;
+		uint32_t c = i % 17;
+		size_t d = fmt_chain(c, ips);
+		uint64_t cc = prec_writer_intern_callchain(w, st, ips, d);
+		char comm[32];
+		assert_true(cc >= 1);
+		snprintf(comm, sizeof(comm), "task-%u", i % 5);
+		fmt_sample(&pkt, &s, st - 1, 100 + i % 5, c, cc);
+		s.id = prec_writer_intern_string(w, st, comm);   /* an iid to check */
+		s.period = i;                                      /* packet number */
+		assert_int_equal(prec_writer_append(w, st, &pkt, 1000 + 10 * (uint64_t)i), 0);
+	}
+	if (close)
+		assert_int_equal(prec_writer_close(w), 0);
+	else
+		assert_int_equal(prec_writer_flush(w), 0);
+	prec_writer_free(w);
+	buf = fmt_copy_sink(sink, len);
+	prec_sink_free(sink);
+	return buf;
+}
+
+/* Checks one decoded sample written by fmt_build(). */
+static inline void fmt_check_sample(const struct prec_packet *p)
+{
+	const Perfrec__Sample *s = p->pkt->sample;
+	uint64_t want[8];
+	size_t n, d = fmt_chain((uint32_t)s->ip, want);
+	const uint64_t *ips = prec_frame_callchain(p->frame, s->callchain, &n);
+	char comm[32];
+
+	assert_int_equal(p->time, 1000 + 10 * s->period);
+	assert_non_null(ips);
+	assert_int_equal(n, d);
+	assert_memory_equal(ips, want, d * sizeof(uint64_t));
+	snprintf(comm, sizeof(comm), "task-%u", (unsigned)(s->period % 5));
+	assert_non_null(prec_frame_string(p->frame, s->id));
+	assert_string_equal(prec_frame_string(p->frame, s->id), comm);
+}
+#endif

@@ -1,0 +1,242 @@
+/*
+ * format_bench.c - encode/decode throughput of the .prec format library.
+ *
+ *   format_bench [MILLIONS] [--streams K] [--frame-size BYTES]
+ *       writes MILLIONS (default 2) million synthetic samples into memory
+ *       (monotonic times, 4000 distinct callchains of depth 5-30, 300 pids,
+ *       K streams, default 4) and reads them back; prints packets/s for
+ *       encode and decode, compressed bytes per packet and peak RSS.
+ *   format_bench --write FILE
+ *       writes a tiny sample file (header, comm, samples with callchains)
+ *       for tests/unit/format/test_protoc_decode.sh.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format/error.h"
+#include "format/reader.h"
+#include "format/sink.h"
+#include "format/writer.h"
+
+#define NCHAINS 4000
+#define NPIDS 300
+
+static uint64_t rng_state = 0x853c49e6748fea9bull;
+
+static uint64_t rnd(void)
+{
+	/* xorshift64*: deterministic, so runs compare */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1Dull;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int write_tiny(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct prec_sink *sink;
+	struct prec_writer *w;
+	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
+	Perfrec__FileHeader h = PERFREC__FILE_HEADER__INIT;
+	Perfrec__TaskEvent te = PERFREC__TASK_EVENT__INIT;
+	Perfrec__Sample s = PERFREC__SAMPLE__INIT;
+	uint64_t ips[3] = { 0xffffffff81001234ull, 0x401100, 0x401200 };
+	int ret;
+
+	if (fd < 0) {
+		fprintf(stderr, "format_bench: open %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	sink = prec_sink_fd_new(fd, 1);
+	w = sink ? prec_writer_new(sink, NULL) : NULL;
+	if (!w) {
+		fprintf(stderr, "format_bench: writer: %s\n", strerror(errno));
+		return 1;
+	}
+	h.hostname = "bench-host";
+	h.kernel_release = "6.1.0-bench";
+	h.cpus_online = 2;
+	pkt.data_case = PERFREC__PACKET__DATA_HEADER;
+	pkt.header = &h;
+	ret = prec_writer_append(w, 0, &pkt, 0);
+
+	te.kind = PERFREC__TASK_EVENT__KIND__COMM;
+	te.pid = te.tid = 4242;
+	te.comm = prec_writer_intern_string(w, 1, "tiny-worker");
+	perfrec__packet__init(&pkt);
+	pkt.data_case = PERFREC__PACKET__DATA_TASK;
+	pkt.task = &te;
+	if (!ret)
+		ret = prec_writer_append(w, 1, &pkt, 1000000);
+
+	for (int i = 0; i < 3 && !ret; i++) {
+		s.cpu = 0;
+		s.pid = s.tid = 4242;
+		s.ip = 0x401100 + (uint64_t)i;
+		s.period = 100000;
+		s.callchain = prec_writer_intern_callchain(w, 1, ips, 3);
+		perfrec__packet__init(&pkt);
+		pkt.data_case = PERFREC__PACKET__DATA_SAMPLE;
+		pkt.sample = &s;
+		ret = prec_writer_append(w, 1, &pkt, 1000000 + 1000 * (uint64_t)(i + 1));
+	}
+	if (!ret)
+		ret = prec_writer_close(w);
+	prec_writer_free(w);
+	prec_sink_free(sink);
+	if (ret) {
+		fprintf(stderr, "format_bench: write %s: %s\n", path, prec_strerror(ret));
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	double millions = 2;
+	unsigned streams = 4;
+	size_t frame_size = PREC_DEFAULT_FRAME_SIZE;
+	uint64_t *chains[NCHAINS];
+	size_t depth[NCHAINS];
+	uint64_t last_t[64] = { 0 };
+	struct prec_writer_opts wo = PREC_WRITER_OPTS_INIT;
+	struct prec_writer_stats ws;
+	struct prec_reader_stats rs;
+	struct rusage ru;
+	uint64_t n, got = 0, check = 0;
+	double t_a, t_b, t_c;
+	int ret = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--write") && i + 1 < argc)
+			return write_tiny(argv[i + 1]);
+		else if (!strcmp(argv[i], "--streams") && i + 1 < argc)
+			streams = (unsigned)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--frame-size") && i + 1 < argc)
+			frame_size = (size_t)atol(argv[++i]);
+		else
+			millions = atof(argv[i]);
+	}
+	if (millions <= 0 || streams < 1 || streams > 64) {
+		fprintf(stderr, "usage: format_bench [MILLIONS] [--streams 1-64] [--frame-size N] | --write FILE\n");
+		return 2;
+	}
+	n = (uint64_t)(millions * 1e6);
+
+	for (int i = 0; i < NCHAINS; i++) {
+		depth[i] = 5 + rnd() % 26;
+		chains[i] = malloc(depth[i] * sizeof(uint64_t));
+		/* kernel part then user part, as perf gives them */
+		size_t k = depth[i] / 3;
+		chains[i][0] = (uint64_t)-128;   /* PERF_CONTEXT_KERNEL */
+		for (size_t j = 1; j < depth[i]; j++)
+			chains[i][j] = j <= k ? 0xffffffff81000000ull + (rnd() % 0x800000)
+					      : 0x400000 + (rnd() % 0x200000);
+	}
+
+	struct prec_sink *sink = prec_sink_mem_new();
+	wo.frame_size = frame_size;
+	if (getenv("BENCH_LEVEL"))
+		wo.zstd_level = atoi(getenv("BENCH_LEVEL"));
+	struct prec_writer *w = prec_writer_new(sink, &wo);
+	if (!w) {
+		fprintf(stderr, "format_bench: writer: %s\n", strerror(errno));
+		return 1;
+	}
+	uint64_t t = 1000000000ull;
+	t_a = now_s();
+	for (uint64_t i = 0; i < n && !ret; i++) {
+		Perfrec__Packet pkt = PERFREC__PACKET__INIT;
+		Perfrec__Sample s = PERFREC__SAMPLE__INIT;
+		uint32_t st = (uint32_t)(i % streams);
+		/* skewed like real profiles: u^3 puts half the samples on
+		 * the hottest ~12% of callchains, the rest on a long tail */
+		uint64_t r = rnd();
+		double u = (double)(r & 0xFFFFFF) / 16777216.0;
+		uint32_t c = (uint32_t)(u * u * u * NCHAINS);
+		uint32_t pid = 1000 + (uint32_t)((r >> 32) % NPIDS);
+		t += 200 + (r >> 50) % 2000;   /* ~1 us apart overall */
+		if (t <= last_t[st])
+			t = last_t[st] + 1;
+		last_t[st] = t;
+		s.id = 100 + st;
+		s.cpu = st;
+		s.pid = pid;
+		s.tid = pid + (uint32_t)((r >> 40) & 3);
+		s.ip = chains[c][depth[c] - 1];
+		s.period = 1000003;
+		s.callchain = prec_writer_intern_callchain(w, st + 1, chains[c], depth[c]);
+		pkt.data_case = PERFREC__PACKET__DATA_SAMPLE;
+		pkt.sample = &s;
+		ret = prec_writer_append(w, st + 1, &pkt, t);
+	}
+	if (!ret)
+		ret = prec_writer_close(w);
+	t_b = now_s();
+	if (ret) {
+		fprintf(stderr, "format_bench: encode: %s\n", prec_strerror(ret));
+		return 1;
+	}
+	prec_writer_stats(w, &ws);
+
+	size_t len;
+	const void *data = prec_sink_mem_data(sink, &len);
+	struct prec_reader *rd = prec_reader_open_mem(data, len, NULL);
+	struct prec_packet p;
+	if (!rd) {
+		fprintf(stderr, "format_bench: reader: %s\n", strerror(errno));
+		return 1;
+	}
+	double enc = t_b - t_a;
+	t_c = now_s();
+	while ((ret = prec_reader_next_packet(rd, &p)) > 0) {
+		if (p.pkt->data_case != PERFREC__PACKET__DATA_SAMPLE)
+			continue;
+		size_t nips;
+		const uint64_t *ips = prec_frame_callchain(p.frame, p.pkt->sample->callchain, &nips);
+		if (!ips) {
+			fprintf(stderr, "format_bench: unresolved callchain\n");
+			return 1;
+		}
+		check += ips[nips - 1] ^ p.time;
+		got++;
+	}
+	double dec = now_s() - t_c;
+	prec_reader_stats(rd, &rs);
+	if (ret < 0 || got != n || rs.damaged_frames) {
+		fprintf(stderr, "format_bench: decode: %s, %llu of %llu samples\n",
+			prec_strerror(ret), (unsigned long long)got, (unsigned long long)n);
+		return 1;
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	printf("packets          %llu samples (+%llu interned) on %u streams, %llu frames\n",
+	       (unsigned long long)n, (unsigned long long)(ws.packets - n), streams,
+	       (unsigned long long)ws.frames);
+	printf("encode           %.2f M packets/s (%.3f s)\n", n / enc / 1e6, enc);
+	printf("decode           %.2f M packets/s (%.3f s)\n", n / dec / 1e6, dec);
+	printf("raw bytes/packet %.2f\n", (double)ws.bytes_raw / n);
+	printf("file bytes/packet %.2f (%zu bytes)\n", (double)len / n, len);
+	printf("peak RSS         %.1f MiB\n", ru.ru_maxrss / 1024.0);
+	printf("checksum         %016llx\n", (unsigned long long)check);
+	prec_reader_free(rd);
+	prec_writer_free(w);
+	prec_sink_free(sink);
+	for (int i = 0; i < NCHAINS; i++)
+		free(chains[i]);
+	return 0;
+}
