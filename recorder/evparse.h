@@ -70,4 +70,18 @@ void rec_evlist_release(struct rec_evlist *l);
  * it when absent. Returns 0 and the path, or -errno with the reason. */
 int rec_tracefs_path(char *buf, size_t len, char *err, size_t errlen);
 
+
+/* ---- listing (for `perfrec list` and error hints) */
+
+/* The i-th named hardware/software event: its name, type and config, or
+ * NULL past the end. Aliases (e.g. "cycles") are listed after their main
+ * name with *alias_of set to it (else NULL). */
+const char *rec_evparse_named(size_t i, uint32_t *type, uint64_t *config,
+			      const char **alias_of);
+/* The i-th hw-cache event name written into buf (e.g.
+ * "L1-dcache-load-misses") with its config; returns buf, or NULL past the
+ * end. */
+const char *rec_evparse_hwcache(size_t i, char *buf, size_t len,
+				uint64_t *config);
+
 #endif
