@@ -682,3 +682,16 @@ int rec_counters_event_value(const struct rec_counters *c, size_t i,
 	*v = c->m[i].last;
 	return c->m[i].nopen ? 0 : -EOPNOTSUPP;
 }
+
+bool rec_counters_group_never_ran(const struct rec_counters *c, size_t g)
+{
+	const struct ctr_member *m = NULL;
+
+	if (!c->opened || g >= c->ng)
+		return false;
+	/* Members share their group's times: any open member tells. */
+	for (size_t k = 0; k < c->g[g].n && !m; k++)
+		if (c->m[c->g[g].first + k].nopen)
+			m = &c->m[c->g[g].first + k];
+	return m && m->last.enabled > 0 && m->last.running == 0;
+}

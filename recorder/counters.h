@@ -128,4 +128,10 @@ struct rec_counter_value {
 int rec_counters_event_value(const struct rec_counters *c, size_t i,
 			     struct rec_counter_value *v);
 
+/* True when, in the last snapshot, group g was enabled but the kernel
+ * never scheduled it (time_running == 0 on every target where it is open
+ * while time_enabled > 0): the PMU could not fit the group. The caller
+ * reports it (perfrec stat prints a warning; values show "not counted"). */
+bool rec_counters_group_never_ran(const struct rec_counters *c, size_t g);
+
 #endif

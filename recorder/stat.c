@@ -736,6 +736,12 @@ int rec_stat_main(int argc, char **argv)
 			strerror(-ret));
 		goto out_child;
 	}
+	for (size_t g = 0; g < rec_counters_ngroups(c); g++)
+		if (rec_counters_group_never_ran(c, g))
+			fprintf(stderr, "perfrec stat: warning: the kernel never "
+				"scheduled group '%s' (time_running = 0): it "
+				"does not fit the PMU's counters; split it\n",
+				rec_counters_group_name(c, g));
 	if (o.interval_ms && end > last) {
 		char pfx[32];
 

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <setjmp.h>
@@ -430,6 +431,55 @@ static void agrees_with_perf_stat(void **state)
 	free(out);
 }
 
+/* -p: an existing process (every thread), counted until SIGINT. */
+static void existing_pid_until_sigint(void **state)
+{
+	char pidstr[32], path[] = "/tmp/perfrec-stat-pid-XXXXXX", buf[8192];
+	char *argv[] = { "stat", "-e", "{task-clock,context-switches}", "-p",
+			 pidstr, NULL };
+	pid_t target, st;
+	int fd, status, argc = 5;
+	ssize_t n;
+
+	(void)state;
+	target = fork();
+	assert_true(target >= 0);
+	if (target == 0) {
+		/* A busy-ish target: sleeps in short steps (context
+		 * switches) for at most 10 s. */
+		for (int i = 0; i < 1000; i++)
+			usleep(10000);
+		_exit(0);
+	}
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)target);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	fflush(NULL);
+	st = fork();
+	assert_true(st >= 0);
+	if (st == 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		_exit(rec_stat_main(argc, argv));
+	}
+	usleep(300000);
+	kill(st, SIGINT);
+	assert_int_equal(waitpid(st, &status, 0), st);
+	kill(target, SIGKILL);
+	waitpid(target, NULL, 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	assert_true(n > 0);
+	buf[n] = 0;
+	close(fd);
+	unlink(path);
+	fprintf(stderr, "%s", buf);
+	assert_non_null(strstr(buf, "process id"));
+	/* ~30 sleeps of 10 ms in 300 ms: each one a switch. */
+	assert_true(value_of(buf, "context-switches", NULL) >= 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,6 +491,7 @@ int main(void)
 		cmocka_unit_test_setup(counters_unsupported_group_fails, setup),
 		cmocka_unit_test_setup(system_wide, setup),
 		cmocka_unit_test_setup(agrees_with_perf_stat, setup),
+		cmocka_unit_test_setup(existing_pid_until_sigint, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
