@@ -14,6 +14,7 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef STT_GNU_IFUNC
@@ -223,7 +224,40 @@ static int finish_syms(struct rawsym *raw, size_t nraw, struct rec_elfsym *out)
 	return 0;
 }
 
-static int read_elf(Elf *elf, struct rec_elfsym *out)
+/* libelf accepts files whose tables lie past the end (it then just finds
+ * fewer sections); a truncated file must be an error, not "no symbols". */
+static int check_extents(Elf *elf, const GElf_Ehdr *eh, uint64_t fsize)
+{
+	size_t shnum, phnum;
+
+	/* libelf quietly reports 0 sections for a table past the end: take
+	 * the counts from the header itself as well */
+	if (elf_getshdrnum(elf, &shnum) != 0 || elf_getphdrnum(elf, &phnum) != 0)
+		return -EBADMSG;
+	if (eh->e_shnum > shnum)
+		shnum = eh->e_shnum;
+	if (eh->e_phnum > phnum)
+		phnum = eh->e_phnum;
+	if (eh->e_shoff && !shnum)
+		shnum = 1;   /* extended numbering: section 0 must exist */
+	if (shnum && (eh->e_shoff > fsize || eh->e_shentsize == 0 ||
+		      (fsize - eh->e_shoff) / eh->e_shentsize < shnum))
+		return -EBADMSG;
+	if (phnum && (eh->e_phoff > fsize || eh->e_phentsize == 0 ||
+		      (fsize - eh->e_phoff) / eh->e_phentsize < phnum))
+		return -EBADMSG;
+	return 0;
+}
+
+static int check_section(const GElf_Shdr *sh, uint64_t fsize)
+{
+	if (sh->sh_type == SHT_NOBITS)
+		return 0;
+	return sh->sh_offset <= fsize && sh->sh_size <= fsize - sh->sh_offset ?
+	       0 : -EBADMSG;
+}
+
+static int read_elf(Elf *elf, uint64_t fsize, struct rec_elfsym *out)
 {
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
 	GElf_Shdr sh, symtab_sh = { 0 }, dynsym_sh = { 0 };
@@ -236,6 +270,9 @@ static int read_elf(Elf *elf, struct rec_elfsym *out)
 		return -EINVAL;
 	if (!gelf_getehdr(elf, &eh))
 		return -EBADMSG;
+	ret = check_extents(elf, &eh, fsize);
+	if (ret)
+		return ret;
 	out->is_dyn = eh.e_type == ET_DYN;
 	out->build_id_len = find_build_id(elf, out->build_id,
 					  sizeof(out->build_id));
@@ -244,6 +281,9 @@ static int read_elf(Elf *elf, struct rec_elfsym *out)
 		return ret;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		if (!gelf_getshdr(scn, &sh))
+			return -EBADMSG;
+		if ((sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) &&
+		    check_section(&sh, fsize))
 			return -EBADMSG;
 		if (sh.sh_type == SHT_SYMTAB && !symtab) {
 			symtab = scn;
@@ -271,13 +311,13 @@ out:
 	return ret;
 }
 
-static int read_and_end(Elf *elf, struct rec_elfsym *out)
+static int read_and_end(Elf *elf, uint64_t fsize, struct rec_elfsym *out)
 {
 	int ret;
 
 	if (!elf)
 		return -EINVAL;   /* libelf refused the bytes outright */
-	ret = read_elf(elf, out);
+	ret = read_elf(elf, fsize, out);
 	elf_end(elf);
 	if (ret)
 		rec_elfsym_release(out);
@@ -286,13 +326,19 @@ static int read_and_end(Elf *elf, struct rec_elfsym *out)
 
 int rec_elfsym_read_fd(int fd, struct rec_elfsym *out)
 {
+	struct stat st;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
 	ret = lib_init();
 	if (ret)
 		return ret;
-	return read_and_end(elf_begin(fd, ELF_C_READ, NULL), out);
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	return read_and_end(elf_begin(fd, ELF_C_READ, NULL),
+			    (uint64_t)st.st_size, out);
 }
 
 int rec_elfsym_read_mem(const void *buf, size_t len, struct rec_elfsym *out)
@@ -311,7 +357,7 @@ int rec_elfsym_read_mem(const void *buf, size_t len, struct rec_elfsym *out)
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, buf, len);
-	ret = read_and_end(elf_memory(copy, len), out);
+	ret = read_and_end(elf_memory(copy, len), len, out);
 	free(copy);
 	return ret;
 }
