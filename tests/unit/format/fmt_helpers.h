@@ -5,6 +5,7 @@
 #ifndef FMT_HELPERS_H
 #define FMT_HELPERS_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
