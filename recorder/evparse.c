@@ -651,7 +651,8 @@ static int push_event(struct rec_evlist *l, struct rec_event *ev)
 /* Length of the item starting at s: up to the next top-level ',' (outside
  * braces and PMU slashes) or the end. Sets *bad to the offending position
  * on unbalanced braces. */
-static size_t item_len(const char *s, bool in_group, const char **bad)
+static size_t item_len(const char *s, bool in_group, const char **bad,
+		       const char **why)
 {
 	int depth = 0;
 	bool in_pmu = false, mem = !strncmp(s, "mem:", 4);
@@ -668,13 +669,16 @@ static size_t item_len(const char *s, bool in_group, const char **bad)
 		} else if (c == '{') {
 			if (in_group || depth) {
 				*bad = s + i;
+				*why = "groups cannot be nested";
 				return i;
 			}
 			depth++;
 		} else if (c == '}') {
 			if (!depth) {
-				if (!in_group)
+				if (!in_group) {
 					*bad = s + i;
+					*why = "unexpected '}'";
+				}
 				return i;
 			}
 			depth--;
@@ -682,8 +686,10 @@ static size_t item_len(const char *s, bool in_group, const char **bad)
 			return i;
 		}
 	}
-	if (depth)
+	if (depth) {
 		*bad = s;
+		*why = "group is missing its closing '}'";
+	}
 	return i;
 }
 
@@ -713,12 +719,12 @@ static int parse_group(struct rec_evlist *l, const char *s, size_t n,
 	}
 	g.first = l->n;
 	while (p < close) {
-		const char *bad;
-		size_t len = item_len(p, true, &bad);
+		const char *bad, *why = NULL;
+		size_t len = item_len(p, true, &bad, &why);
 		struct rec_event ev;
 
 		if (bad) {
-			ret = fail(err, errlen, bad, -EINVAL, "groups cannot be nested");
+			ret = fail(err, errlen, bad, -EINVAL, "%s", why);
 			goto out;
 		}
 		if (p + len > close)
@@ -784,14 +790,11 @@ int rec_evlist_parse(struct rec_evlist *l, const char *str, char *err,
 	if (!str || !*str)
 		return fail(err, errlen, NULL, -EINVAL, "empty event list");
 	while (*p) {
-		const char *bad;
-		size_t len = item_len(p, false, &bad);
+		const char *bad, *why = NULL;
+		size_t len = item_len(p, false, &bad, &why);
 
 		if (bad) {
-			ret = fail(err, errlen, bad, -EINVAL,
-				   *bad == '}' ? "unexpected '}'" :
-				   *bad == '{' ? "groups cannot be nested" :
-				   "unbalanced '{'");
+			ret = fail(err, errlen, bad, -EINVAL, "%s", why);
 			break;
 		}
 		if (!len) {

@@ -32,6 +32,8 @@
 #define DEFAULT_OUTPUT "perfrec.prec"
 
 static volatile sig_atomic_t stop_flag;
+static int main_argc;       /* perfrec's whole argv, for the file header */
+static char **main_argv;
 
 static void on_signal(int sig)
 {
@@ -282,8 +284,8 @@ static int cmd_record(int argc, char **argv)
 	o.output = DEFAULT_OUTPUT;
 	o.flush_ms = PREC_DEFAULT_FLUSH_MS;
 	o.interval_ns = 1000000000ull;
-	o.argc = argc;
-	o.argv_self = argv;
+	o.argc = main_argc;
+	o.argv_self = main_argv;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:e:aC:p:t:F:c:gm:d:o:qh", longopts, NULL)) != -1) {
@@ -701,6 +703,8 @@ int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
+	main_argc = argc;
+	main_argv = argv;
 	if (!cmd) {
 		usage_main(stderr);
 		return 2;
