@@ -298,7 +298,9 @@ int ana_counters_run(struct ana_session *s, const struct ana_counters_opts *o,
 				ana_cell_null(it, "-");
 			} else {
 				ana_cell_num(it, "%" PRIu64, sc.value);
-				uint64_t dt = prev ? tk[i].k.time - prev_time : 0;
+				/* The first tick's interval starts at the trace start. */
+				uint64_t from = prev ? prev_time : s->start;
+				uint64_t dt = tk[i].k.time > from ? tk[i].k.time - from : 0;
 				if (dt)
 					ana_cell_num(it, "%.2f", (double)sc.value * 1e9 / (double)dt);
 				else

@@ -111,8 +111,17 @@ static int load_one(struct ana_frames *af, struct ana_loaded *lf, size_t idx)
 		}
 		lf->npkts++;
 	}
-	if (af->o.sort_by_time)
+	if (af->o.sort_by_time) {
+		/* Untimed packets that open a frame (interned data, descriptions)
+		 * have time 0; they belong with the frame's first timed packet,
+		 * not at the start of the trace. */
+		size_t first = 0;
+		while (first < lf->npkts && !lf->pkts[first].time)
+			first++;
+		for (size_t i = 0; i < first && first < lf->npkts; i++)
+			lf->pkts[i].time = lf->pkts[first].time;
 		return sort_packets(lf->pkts, lf->npkts);
+	}
 	return 0;
 }
 

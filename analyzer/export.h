@@ -1,0 +1,28 @@
+/*
+ * export.h - stacks for flame-graph tools.
+ *
+ * folded: one line per distinct stack, "comm;outermost;...;leaf COUNT",
+ *   sorted, COUNT = samples (flamegraph.pl, speedscope, inferno).
+ * pprof: a gzip-compressed perftools.profiles.Profile (proto/profile.proto)
+ *   with two sample values, [samples/count, <event>/<unit>] (the period),
+ *   one Location and Function per distinct (object, symbol), a Mapping per
+ *   object and the comm as a "comm" label.
+ *
+ * Both take the report filters; both use the session's symbolizer.
+ */
+#ifndef ANA_EXPORT_H
+#define ANA_EXPORT_H
+
+#include <stdio.h>
+
+#include "analyzer/filter.h"
+
+struct ana_session;
+
+int ana_export_folded(struct ana_session *s, const struct ana_filter *f, FILE *out);
+int ana_export_pprof(struct ana_session *s, const struct ana_filter *f, FILE *out);
+
+/* Gzip-compresses buf into out (zlib, gzip header). 0 or -EIO/-ENOMEM. */
+int ana_gzip_write(const void *buf, size_t len, FILE *out);
+
+#endif

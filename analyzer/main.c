@@ -1,0 +1,496 @@
+/*
+ * main.c - perfrec-analyze: command line, output files, progress, exit
+ * status. The only place in the analyzer that prints or exits.
+ *
+ * Exit status: 0 success; 1 the work failed (or `verify` found the file
+ * not whole); 2 bad usage or a file that cannot be read at all.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analyzer/counters.h"
+#include "analyzer/dump.h"
+#include "analyzer/export.h"
+#include "analyzer/filter.h"
+#include "analyzer/frames.h"
+#include "analyzer/info.h"
+#include "analyzer/report.h"
+#include "analyzer/sched.h"
+#include "analyzer/session.h"
+#include "analyzer/table.h"
+#include "analyzer/verify.h"
+#include "format/error.h"
+
+#define PROG "perfrec-analyze"
+
+static const char usage_main[] =
+"usage: " PROG " COMMAND FILE [options]\n"
+"\n"
+"Offline analysis of .prec traces written by `perfrec record`.\n"
+"\n"
+"commands:\n"
+"  info      host, recording, events, packet counts, losses, frames, damage\n"
+"  report    samples by comm/pid/tid/cpu/dso/sym/event, with percentages\n"
+"  counters  counter groups: raw and scaled values, rates, intervals\n"
+"  sched     on/off-CPU time, switches, preemptions, per-CPU busy\n"
+"  dump      every packet, one line each, in global time order\n"
+"  verify    integrity of frames, checksums, index; exit 0 only if whole\n"
+"  export    folded stacks, pprof, or a report as JSON/CSV\n"
+"\n"
+"Run `" PROG " COMMAND --help` for the options of a command.\n";
+
+static const char common_opts[] =
+"output:\n"
+"  --json             JSON instead of aligned text\n"
+"  --csv              CSV instead of aligned text\n"
+"  -o, --output FILE  write to FILE instead of standard output\n"
+"  -j, --jobs N       decoding threads (default: number of CPUs)\n"
+"  --no-progress      no progress line on stderr (shown only on a tty,\n"
+"                     for runs longer than a second)\n";
+
+static const char filter_opts[] =
+"filters:\n"
+"  --cpu LIST         CPUs, e.g. 0,2-3\n"
+"  --pid LIST         process ids\n"
+"  --tid LIST         thread ids\n"
+"  --comm NAMES       command names, comma-separated\n"
+"  --event NAMES      event names as recorded (see `info`)\n"
+"  --time START,END   seconds from the trace start (e.g. 0.5,2.5); prefix\n"
+"                     '@' for absolute monotonic seconds as `dump` prints\n"
+"                     them (@1234.5,@1236); either side may be empty\n";
+
+struct cmd_help {
+	const char *name, *text;
+	int filters;
+};
+
+static const struct cmd_help helps[] = {
+	{ "info", "usage: " PROG " info FILE [--json|--csv] [-o FILE]\n\n"
+	  "What the trace is: host and kernel, command line, duration, events and\n"
+	  "groups, packets per kind, losses (absolute and % of events), frames,\n"
+	  "compressed and raw bytes, damaged frames and notes.\n", 0 },
+	{ "report", "usage: " PROG " report FILE [options]\n\n"
+	  "Samples aggregated by keys, heaviest first. Overhead is the share of the\n"
+	  "total sample period (sample count when the event has no period).\n\n"
+	  "  -s, --sort KEYS    comma-separated keys from comm, pid, tid, cpu, dso,\n"
+	  "                     sym, event (default: comm,dso,sym)\n"
+	  "  -n, --top N        only the first N rows\n"
+	  "  --children         add inclusive (callchain) totals per function\n"
+	  "  --symfs DIR        richer symbol files by build-id or path\n", 1 },
+	{ "counters", "usage: " PROG " counters FILE [options]\n\n"
+	  "Counter groups (recorded with --counters): final raw and scaled values\n"
+	  "(value x enabled / running), rate per second, running/enabled %.\n\n"
+	  "  -I, --interval     per-snapshot deltas, like perf stat -I\n"
+	  "  --ratio A/B        ratio of two member events, e.g. instructions/cycles\n", 0 },
+	{ "sched", "usage: " PROG " sched FILE [options]\n\n"
+	  "From context-switch records: per task on-CPU and off-CPU time, switch-ins,\n"
+	  "preempted vs voluntary switch-outs, longest off-CPU gap and when it began\n"
+	  "(seconds from the trace start); per CPU busy time and %.\n\n"
+	  "  -s, --sort KEY     oncpu (default), offcpu, switches, preempt, voluntary,\n"
+	  "                     maxgap, tid, comm\n"
+	  "  -n, --top N        only the first N tasks\n"
+	  "  --hist             histogram of off-CPU durations per task (log2 us)\n", 1 },
+	{ "dump", "usage: " PROG " dump FILE [options]\n\n"
+	  "Every packet as one line (text, or JSON Lines with --json), globally\n"
+	  "time-ordered across CPUs and frames. Times are CLOCK_MONOTONIC seconds.\n\n"
+	  "  --file-order       packets in file order instead (no merge)\n", 1 },
+	{ "verify", "usage: " PROG " verify FILE [--json|--csv] [-o FILE]\n\n"
+	  "Decodes every frame, checks checksums, the index and the file's end.\n"
+	  "Exit status 0 only when the file is whole; 1 when anything is damaged,\n"
+	  "torn or the index is missing (the list says where).\n", 0 },
+	{ "export", "usage: " PROG " export FILE --format FMT [options]\n\n"
+	  "  -f, --format FMT   folded  stacks \"comm;outer;...;leaf COUNT\" for\n"
+	  "                             flamegraph.pl / speedscope\n"
+	  "                     pprof   gzipped profile.proto for pprof / go tool pprof\n"
+	  "                             (binary: needs -o FILE or a non-tty stdout)\n"
+	  "                     json    the report as JSON (same as report --json)\n"
+	  "                     csv     the report as CSV\n"
+	  "  --report NAME      with json/csv: report (default), sched, counters, info\n"
+	  "  --symfs DIR        richer symbol files by build-id or path\n"
+	  "  (report options -s/-n/--children apply to json/csv)\n", 1 },
+};
+
+static void print_help(FILE *f, const char *cmd)
+{
+	for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++) {
+		if (strcmp(helps[i].name, cmd))
+			continue;
+		fputs(helps[i].text, f);
+		fputc('\n', f);
+		if (helps[i].filters) {
+			fputs(filter_opts, f);
+			fputc('\n', f);
+		}
+		fputs(common_opts, f);
+		return;
+	}
+	fputs(usage_main, f);
+}
+
+/* ---- progress */
+
+struct progress {
+	int enabled;
+	struct timespec start, last;
+	int shown;
+};
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void on_progress(void *ctx, const char *what, size_t done, size_t total)
+{
+	struct progress *p = ctx;
+	if (!p->enabled)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (since(&p->start, &now) < 1.0 || (p->shown && since(&p->last, &now) < 0.1))
+		return;
+	p->last = now;
+	p->shown = 1;
+	fprintf(stderr, "\r%s: %s %3.0f%% (%zu/%zu frames)\033[K", PROG, what,
+		total ? 100.0 * (double)done / (double)total : 100.0, done, total);
+}
+
+static void progress_end(struct progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = 0;
+}
+
+/* ---- options */
+
+enum {
+	O_JSON = 1000, O_CSV, O_NOPROG, O_CPU, O_PID, O_TID, O_COMM, O_EVENT,
+	O_TIME, O_CHILDREN, O_HIST, O_RATIO, O_FILEORDER, O_SYMFS, O_REPORT,
+};
+
+static const struct option long_opts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "csv", no_argument, NULL, O_CSV },
+	{ "output", required_argument, NULL, 'o' },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "no-progress", no_argument, NULL, O_NOPROG },
+	{ "cpu", required_argument, NULL, O_CPU },
+	{ "pid", required_argument, NULL, O_PID },
+	{ "tid", required_argument, NULL, O_TID },
+	{ "comm", required_argument, NULL, O_COMM },
+	{ "event", required_argument, NULL, O_EVENT },
+	{ "time", required_argument, NULL, O_TIME },
+	{ "sort", required_argument, NULL, 's' },
+	{ "top", required_argument, NULL, 'n' },
+	{ "children", no_argument, NULL, O_CHILDREN },
+	{ "hist", no_argument, NULL, O_HIST },
+	{ "interval", no_argument, NULL, 'I' },
+	{ "ratio", required_argument, NULL, O_RATIO },
+	{ "file-order", no_argument, NULL, O_FILEORDER },
+	{ "format", required_argument, NULL, 'f' },
+	{ "symfs", required_argument, NULL, O_SYMFS },
+	{ "report", required_argument, NULL, O_REPORT },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct cli {
+	const char *cmd, *file, *output, *sort, *ratio, *format, *symfs, *report;
+	enum ana_fmt fmt;
+	int jobs, progress, children, hist, interval, file_order;
+	size_t top;
+	struct ana_filter filter;
+};
+
+static int fail_usage(const char *cmd, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s %s: ", PROG, cmd);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nrun `%s %s --help` for usage\n", PROG, cmd);
+	return 2;
+}
+
+static int parse_count(const char *s, size_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || !*s || *end || *s == '-' || v > 1000000000ull)
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+/* Which options each command takes (others are refused). */
+static int allowed(const char *cmd, int opt)
+{
+	int filt = opt == O_CPU || opt == O_PID || opt == O_TID || opt == O_COMM ||
+		   opt == O_EVENT || opt == O_TIME;
+	int common = opt == 'h' || opt == O_JSON || opt == O_CSV || opt == 'o' ||
+		     opt == 'j' || opt == O_NOPROG;
+	if (common)
+		return 1;
+	if (!strcmp(cmd, "report"))
+		return filt || opt == 's' || opt == 'n' || opt == O_CHILDREN || opt == O_SYMFS;
+	if (!strcmp(cmd, "sched"))
+		return filt || opt == 's' || opt == 'n' || opt == O_HIST;
+	if (!strcmp(cmd, "counters"))
+		return opt == 'I' || opt == O_RATIO;
+	if (!strcmp(cmd, "dump"))
+		return filt || opt == O_FILEORDER;
+	if (!strcmp(cmd, "export"))
+		return filt || opt == 'f' || opt == 's' || opt == 'n' || opt == O_CHILDREN ||
+		       opt == O_SYMFS || opt == O_REPORT || opt == 'I' || opt == O_RATIO ||
+		       opt == O_HIST;
+	return 0;
+}
+
+static int parse_args(struct cli *c, int argc, char **argv)
+{
+	char err[512];
+	int opt;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "ho:j:s:n:If:", long_opts, NULL)) != -1) {
+		if (opt == '?' || opt == ':') {
+			const char *bad = argv[optind - 1];
+			if (optopt && strchr("ojsnf", optopt))
+				return fail_usage(c->cmd, "option '%s' needs a value", bad);
+			return fail_usage(c->cmd, "unknown option '%s'", bad);
+		}
+		if (!allowed(c->cmd, opt))
+			return fail_usage(c->cmd, "option '%s' does not apply to this command",
+					  argv[optind - 1]);
+		switch (opt) {
+		case 'h':
+			print_help(stdout, c->cmd);
+			return 0;
+		case O_JSON: c->fmt = ANA_FMT_JSON; break;
+		case O_CSV: c->fmt = ANA_FMT_CSV; break;
+		case 'o': c->output = optarg; break;
+		case 'j': {
+			size_t n;
+			if (parse_count(optarg, &n) || n < 1 || n > 256)
+				return fail_usage(c->cmd, "bad --jobs '%s': a number from 1 to 256",
+						  optarg);
+			c->jobs = (int)n;
+			break;
+		}
+		case O_NOPROG: c->progress = 0; break;
+		case O_CPU: case O_PID: case O_TID: case O_COMM: case O_EVENT: case O_TIME: {
+			static const char *const names[] = { "cpu", "pid", "tid", "comm", "event", "time" };
+			if (ana_filter_parse(&c->filter, names[opt - O_CPU], optarg, err, sizeof(err)))
+				return fail_usage(c->cmd, "%s", err);
+			break;
+		}
+		case 's': c->sort = optarg; break;
+		case 'n':
+			if (parse_count(optarg, &c->top))
+				return fail_usage(c->cmd, "bad --top '%s': a positive number", optarg);
+			break;
+		case O_CHILDREN: c->children = 1; break;
+		case O_HIST: c->hist = 1; break;
+		case 'I': c->interval = 1; break;
+		case O_RATIO: c->ratio = optarg; break;
+		case O_FILEORDER: c->file_order = 1; break;
+		case 'f': c->format = optarg; break;
+		case O_SYMFS: c->symfs = optarg; break;
+		case O_REPORT: c->report = optarg; break;
+		}
+	}
+	if (optind >= argc)
+		return fail_usage(c->cmd, "%s", "missing FILE (a .prec trace)");
+	c->file = argv[optind++];
+	if (optind < argc)
+		return fail_usage(c->cmd, "unexpected argument '%s'", argv[optind]);
+	return -1;   /* go on */
+}
+
+static const char *open_hint(int err)
+{
+	switch (err) {
+	case -ENOENT: return "check the path";
+	case -EACCES: return "no permission to read it: run as its owner or chmod it";
+	case -EISDIR: return "that is a directory: give a .prec file";
+	case PREC_E_MAGIC: return "not a .prec file (expected a trace written by `perfrec record`)";
+	case PREC_E_VERSION: return "written by a newer perfrec: upgrade perfrec-analyze";
+	case PREC_E_TRUNCATED: return "the file is shorter than its own header: nothing to read";
+	case -ENOMEM: return "out of memory";
+	default: return "run `" PROG " verify` on it for details";
+	}
+}
+
+static int run(struct cli *c)
+{
+	char err[512] = "";
+	struct progress prog = { 0 };
+	prog.enabled = c->progress && isatty(2);
+	clock_gettime(CLOCK_MONOTONIC, &prog.start);
+
+	int want_syms = !strcmp(c->cmd, "report") || !strcmp(c->cmd, "export");
+	struct ana_session_opts so = { .jobs = c->jobs, .symbols = want_syms,
+				       .symfs = c->symfs, .progress = on_progress,
+				       .ctx = &prog };
+	int is_export = !strcmp(c->cmd, "export");
+	const char *xfmt = c->format;
+	if (is_export) {
+		if (!xfmt)
+			return fail_usage(c->cmd, "%s", "--format is required: folded, pprof, json or csv");
+		if (strcmp(xfmt, "folded") && strcmp(xfmt, "pprof") && strcmp(xfmt, "json") &&
+		    strcmp(xfmt, "csv"))
+			return fail_usage(c->cmd, "bad --format '%s': folded, pprof, json or csv", xfmt);
+		if (c->report && strcmp(c->report, "report") && strcmp(c->report, "sched") &&
+		    strcmp(c->report, "counters") && strcmp(c->report, "info"))
+			return fail_usage(c->cmd, "bad --report '%s': report, sched, counters or info",
+					  c->report);
+		if (!strcmp(xfmt, "pprof") && !c->output && isatty(1))
+			return fail_usage(c->cmd, "%s", "pprof output is binary: give -o FILE "
+					  "or redirect standard output");
+	}
+	if (!strcmp(c->cmd, "dump") && c->fmt == ANA_FMT_CSV)
+		return fail_usage(c->cmd, "%s", "dump writes text or JSON Lines, not CSV");
+
+	struct ana_report_opts ro = { .top = c->top, .children = c->children,
+				      .filter = &c->filter };
+	struct ana_sched_opts sco = { .top = c->top, .hist = c->hist, .jobs = c->jobs,
+				      .filter = &c->filter };
+	const char *which = is_export ? (c->report ? c->report : "report") : c->cmd;
+	if (c->sort && !strcmp(which, "report") &&
+	    ana_report_parse_sort(&ro, c->sort, err, sizeof(err)))
+		return fail_usage(c->cmd, "%s", err);
+	if (c->sort && !strcmp(which, "sched") &&
+	    ana_sched_parse_sort(&sco, c->sort, err, sizeof(err)))
+		return fail_usage(c->cmd, "%s", err);
+
+	struct ana_session *s;
+	int ret = ana_session_open(&s, c->file, &so);
+	progress_end(&prog);
+	if (ret < 0) {
+		fprintf(stderr, "%s %s: cannot read %s: %s; %s\n", PROG, c->cmd, c->file,
+			prec_strerror(ret), open_hint(ret));
+		return 2;
+	}
+	if (ana_filter_resolve(&c->filter, s, err, sizeof(err))) {
+		ana_session_free(s);
+		return fail_usage(c->cmd, "%s", err);
+	}
+	/* Damage is reported, and the rest analyzed. */
+	for (size_t i = 0; i < s->ndamage && strcmp(c->cmd, "verify"); i++)
+		fprintf(stderr, "%s: warning: damaged frame at offset %llu skipped: %s\n",
+			PROG, (unsigned long long)s->damage[i].offset,
+			prec_strerror(s->damage[i].err));
+	if (s->torn && strcmp(c->cmd, "verify"))
+		fprintf(stderr, "%s: warning: torn tail at offset %llu (recording was cut "
+			"short); analyzing the frames before it\n", PROG,
+			(unsigned long long)s->torn_offset);
+	size_t damage_before = s->ndamage;
+
+	FILE *out = stdout;
+	if (c->output && !(out = fopen(c->output, is_export && !strcmp(xfmt, "pprof") ? "wb" : "w"))) {
+		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
+			strerror(errno));
+		ana_session_free(s);
+		return 1;
+	}
+
+	int status = 0, whole = 1;
+	struct ana_doc *doc = ana_doc_new();
+	enum ana_fmt fmt = c->fmt;
+	if (is_export && !strcmp(xfmt, "json"))
+		fmt = ANA_FMT_JSON;
+	if (is_export && !strcmp(xfmt, "csv"))
+		fmt = ANA_FMT_CSV;
+	if (!doc) {
+		ret = -ENOMEM;
+	} else if (is_export && !strcmp(xfmt, "folded")) {
+		ret = ana_export_folded(s, &c->filter, out);
+	} else if (is_export && !strcmp(xfmt, "pprof")) {
+		ret = ana_export_pprof(s, &c->filter, out);
+	} else if (!strcmp(c->cmd, "dump")) {
+		struct ana_dump_opts d = { .fmt = fmt, .jobs = c->jobs,
+					   .file_order = c->file_order, .filter = &c->filter };
+		ret = ana_dump_run(s, &d, out);
+	} else {
+		if (!strcmp(which, "info")) {
+			ret = ana_info_run(s, doc);
+		} else if (!strcmp(which, "report")) {
+			ret = ana_report_run(s, &ro, doc);
+		} else if (!strcmp(which, "sched")) {
+			ret = ana_sched_run(s, &sco, doc);
+		} else if (!strcmp(which, "counters")) {
+			struct ana_counters_opts co = { .interval = c->interval, .ratio = c->ratio };
+			ret = ana_counters_run(s, &co, doc, err, sizeof(err));
+			if (ret == -EINVAL) {
+				progress_end(&prog);
+				fprintf(stderr, "%s %s: %s\n", PROG, c->cmd, err);
+				status = 2;
+				goto out;
+			}
+		} else if (!strcmp(which, "verify")) {
+			ret = ana_verify_run(s, c->jobs, doc, &whole);
+		}
+		progress_end(&prog);
+		if (ret >= 0)
+			ret = ana_doc_render(doc, out, fmt);
+	}
+	progress_end(&prog);
+	for (size_t i = damage_before; i < s->ndamage && strcmp(c->cmd, "verify"); i++)
+		fprintf(stderr, "%s: warning: damaged frame at offset %llu skipped: %s\n",
+			PROG, (unsigned long long)s->damage[i].offset,
+			prec_strerror(s->damage[i].err));
+	if (ret < 0) {
+		fprintf(stderr, "%s %s: %s failed: %s\n", PROG, c->cmd, c->file,
+			ret == -EIO ? "write error (disk full or closed pipe?)" : prec_strerror(ret));
+		status = 1;
+	} else if (!whole) {
+		status = 1;
+	}
+out:
+	ana_doc_free(doc);
+	if (out != stdout && fclose(out) && !status) {
+		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
+			strerror(errno));
+		status = 1;
+	}
+	ana_session_free(s);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		if (argc >= 3 && !strcmp(argv[1], "help")) {
+			print_help(stdout, argv[2]);
+			return 0;
+		}
+		fputs(usage_main, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	struct cli c;
+	memset(&c, 0, sizeof(c));
+	c.cmd = argv[1];
+	c.progress = 1;
+	c.jobs = ana_cpu_count();
+	ana_filter_init(&c.filter);
+	int known = 0;
+	for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++)
+		if (!strcmp(helps[i].name, c.cmd))
+			known = 1;
+	if (!known) {
+		fprintf(stderr, "%s: unknown command '%s'\n\n%s", PROG, c.cmd, usage_main);
+		return 2;
+	}
+	int ret = parse_args(&c, argc - 1, argv + 1);
+	if (ret < 0)
+		ret = run(&c);
+	ana_filter_release(&c.filter);
+	return ret;
+}

@@ -1,0 +1,482 @@
+/*
+ * tracegen.c - the golden trace.
+ *
+ * Timeline (ms after TRACEGEN_START_NS; CPU-wide switch records: at each
+ * switch, a switch-out record for prev then a switch-in record for next,
+ * same time; tid 0 is the idle task):
+ *
+ *   CPU0:  0 idle->100   10 100->idle   12 idle->101   20 101->200 (101
+ *          preempted)   30 200->100   40 100->idle   50 idle->101
+ *          60 101->idle
+ *   CPU1:  5 200->idle (first record of 200: it ran since the start)
+ *          35 idle->101   45 101->idle (preempted)   55 idle->100
+ *          70 100->idle
+ *
+ * Tasks: pid 100 "pingpong" (EXISTING), tid 101 forked from 100 at 1 ms
+ * (thread of pid 100, inherits "pingpong"), renamed "pong" by a COMM at
+ * 25 ms; pid 200 "bash" (EXISTING). The FORK/COMM packets are written to
+ * CPU1's stream so a reader must collect names before aggregating.
+ *
+ * Samples: cpu-clock, period 1000000, at every tick k + 0.5 ms (k = 0..69)
+ * for the non-idle task on each CPU. Leaves and chains:
+ *   tid 100, k even: ping+0x10  <- main+0x20                       (user)
+ *   tid 100, k odd:  schedule+0x10 <- do_syscall_64+0x20 (kernel)
+ *                    <- write+0x10 (libc) <- ping+0x30 <- main+0x20
+ *   tid 101, k % 3 != 0: pong+0x10 <- main+0x40
+ *   tid 101, k % 3 == 0: read+0x10 (libc) <- pong+0x20 <- main+0x40
+ *   tid 200: 0x500123 in /usr/bin/bash (no symbol table), no chain
+ * Plus two page-faults samples (period 1) for tid 100 at 3.2 and 33.2 ms,
+ * ip main+0x50, no chain.
+ *
+ * Counting group 0 "{task-clock,context-switches}" on both CPUs,
+ * snapshots at 20, 40, 60 ms and a final one at 70 ms; CPU1 ran half the
+ * enabled time (multiplexed, scale x2). A KERNEL_LOST of 5 records on CPU1
+ * at 36 ms. SessionEnd at 70 ms.
+ *
+ * With repeat > 1 the timeline is written again shifted by 100 ms per
+ * copy with tids + 1000 * copy (for load and parallel tests).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "lib/tracegen.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/sink.h"
+#include "format/writer.h"
+#include "perfrec.pb-c.h"
+
+#define MS 1000000ull
+#define CTX_KERNEL ((uint64_t)-128)
+#define CTX_USER ((uint64_t)-512)
+
+/* Symbol addresses (non-PIE binary at 0x400000; libc at 0x7f0000000000
+ * with its symbols file-relative; kernel absolute). */
+#define A_MAIN 0x401000ull
+#define A_PING 0x401100ull
+#define A_PONG 0x401200ull
+#define LIBC_BASE 0x7f0000000000ull
+#define A_READ (LIBC_BASE + 0x1000)
+#define A_WRITE (LIBC_BASE + 0x1100)
+#define K_SCHED 0xffffffff81000000ull
+#define K_SYSCALL 0xffffffff81000200ull
+
+struct sw {
+	unsigned ms, cpu, prev, next, preempt;
+};
+
+static const struct sw switches[] = {
+	{ 0, 0, 0, 100, 0 }, { 5, 1, 200, 0, 0 }, { 10, 0, 100, 0, 0 },
+	{ 12, 0, 0, 101, 0 }, { 20, 0, 101, 200, 1 }, { 30, 0, 200, 100, 0 },
+	{ 35, 1, 0, 101, 0 }, { 40, 0, 100, 0, 0 }, { 45, 1, 101, 0, 1 },
+	{ 50, 0, 0, 101, 0 }, { 55, 1, 0, 100, 0 }, { 60, 0, 101, 0, 0 },
+	{ 70, 1, 100, 0, 0 },
+};
+
+struct gen {
+	struct prec_writer *w;
+	int err;
+	uint32_t shift;   /* tid offset of the current copy */
+	uint64_t base;    /* time offset of the current copy */
+};
+
+static uint32_t pid_of(uint32_t tid)
+{
+	return tid == 101 ? 100 : tid;
+}
+
+static void append(struct gen *g, uint32_t stream, Perfrec__Packet *p, uint64_t t)
+{
+	if (g->err)
+		return;
+	int ret = prec_writer_append(g->w, stream, p, t);
+	if (ret < 0)
+		g->err = ret;
+}
+
+static uint64_t str(struct gen *g, uint32_t stream, const char *s)
+{
+	uint64_t iid = prec_writer_intern_string(g->w, stream, s);
+	if (!iid && !g->err)
+		g->err = prec_writer_error(g->w) ? prec_writer_error(g->w) : -ENOMEM;
+	return iid;
+}
+
+static void header(struct gen *g, int repeat)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__FileHeader h = PERFREC__FILE_HEADER__INIT;
+	static char *cmdline[] = { "perfrec", "record", "-a", "--switch-events",
+				   "--counters", "{task-clock,context-switches}" };
+	h.recorder_version = "tracegen 1";
+	h.hostname = "golden-host";
+	h.kernel_release = "6.1.0-golden";
+	h.kernel_version = "#1 SMP";
+	h.machine = "x86_64";
+	h.cpus_online = 2;
+	h.cpus_configured = 2;
+	h.page_size = 4096;
+	h.realtime_ns = 1700000000000000000ull;
+	h.monotonic_ns = TRACEGEN_START_NS;
+	h.n_cmdline = 6;
+	h.cmdline = cmdline;
+	h.start_time = TRACEGEN_START_NS;
+	h.target = "system-wide";
+	h.cpu_model = "Golden CPU @ 1.00GHz";
+	h.mem_total = 8ull << 30;
+	h.perf_event_paranoid = -1;
+	(void)repeat;
+	p.data_case = PERFREC__PACKET__DATA_HEADER;
+	p.header = &h;
+	append(g, 0, &p, 0);
+}
+
+static void event(struct gen *g, uint32_t index, const char *name, int sampling,
+		  uint64_t period, int32_t group, uint32_t member, uint64_t id0)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__EventDesc e = PERFREC__EVENT_DESC__INIT;
+	uint64_t ids[2] = { id0, id0 + 1 };
+	int32_t cpus[2] = { 0, 1 }, pids[2] = { -1, -1 };
+	e.index = index;
+	e.name = (char *)name;
+	e.type = 1;   /* PERF_TYPE_SOFTWARE */
+	e.config = index == 0 ? 0 : index == 1 ? 2 : index == 2 ? 1 : 3;
+	e.sample_period = period;
+	e.sampling = sampling;
+	e.group = group;
+	e.member = member;
+	e.n_ids = 2;
+	e.ids = ids;
+	e.n_cpus = 2;
+	e.cpus = cpus;
+	e.n_pids = 2;
+	e.pids = pids;
+	e.clockid = 1;
+	p.data_case = PERFREC__PACKET__DATA_EVENT;
+	p.event = &e;
+	append(g, 0, &p, 0);
+}
+
+static void metadata(struct gen *g)
+{
+	event(g, 0, "cpu-clock", 1, 1000000, -1, 0, 101);
+	event(g, 1, "page-faults", 1, 1, -1, 0, 111);
+	event(g, 2, "task-clock", 0, 0, 0, 0, 201);
+	event(g, 3, "context-switches", 0, 0, 0, 1, 301);
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__GroupDesc gd = PERFREC__GROUP_DESC__INIT;
+	uint32_t members[2] = { 2, 3 };
+	gd.index = 0;
+	gd.name = "{task-clock,context-switches}";
+	gd.n_events = 2;
+	gd.events = members;
+	gd.counting = 1;
+	gd.interval_ns = 20 * MS;
+	p.data_case = PERFREC__PACKET__DATA_GROUP_DESC;
+	p.group_desc = &gd;
+	append(g, 0, &p, 0);
+
+	Perfrec__Packet np = PERFREC__PACKET__INIT;
+	Perfrec__Note note = PERFREC__NOTE__INIT;
+	note.level = PERFREC__NOTE__LEVEL__INFO;
+	note.text = "golden trace written by tests/lib/tracegen";
+	np.data_case = PERFREC__PACKET__DATA_NOTE;
+	np.note = &note;
+	append(g, 0, &np, 0);
+}
+
+static void symtab(struct gen *g, int kind, const char *path, uint64_t bias,
+		   const uint64_t *starts, const uint64_t *sizes,
+		   const char *const *names, size_t n)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__SymbolTable t = PERFREC__SYMBOL_TABLE__INIT;
+	uint64_t d[8], iids[8];
+	for (size_t i = 0; i < n; i++) {
+		d[i] = i ? starts[i] - starts[i - 1] : starts[0];
+		iids[i] = str(g, 0, names[i]);
+	}
+	t.kind = kind;
+	t.path = (char *)path;
+	t.load_bias = bias;
+	t.n_starts = n;
+	t.starts = d;
+	t.n_sizes = n;
+	t.sizes = (uint64_t *)sizes;
+	t.n_names = n;
+	t.names = iids;
+	p.data_case = PERFREC__PACKET__DATA_SYMBOLS;
+	p.symbols = &t;
+	append(g, 0, &p, 0);
+}
+
+static void symbols(struct gen *g)
+{
+	static const uint64_t s1[] = { A_MAIN, A_PING, A_PONG }, z1[] = { 0x100, 0x100, 0x100 };
+	static const char *const n1[] = { "main", "ping", "pong" };
+	static const uint64_t s2[] = { 0x1000, 0x1100 }, z2[] = { 0x100, 0x100 };
+	static const char *const n2[] = { "read", "write" };
+	static const uint64_t s3[] = { K_SCHED, K_SYSCALL }, z3[] = { 0x200, 0x200 };
+	static const char *const n3[] = { "schedule", "do_syscall_64" };
+	symtab(g, PERFREC__SYMBOL_TABLE__KIND__ELF, "/usr/bin/pingpong", 0x400000, s1, z1, n1, 3);
+	symtab(g, PERFREC__SYMBOL_TABLE__KIND__ELF, "/usr/lib/libc.so.6", 0, s2, z2, n2, 2);
+	symtab(g, PERFREC__SYMBOL_TABLE__KIND__KERNEL, "", 0, s3, z3, n3, 2);
+}
+
+static void task(struct gen *g, uint32_t stream, uint64_t t, int kind,
+		 uint32_t pid, uint32_t tid, uint32_t ppid, uint32_t ptid,
+		 const char *comm)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__TaskEvent e = PERFREC__TASK_EVENT__INIT;
+	e.kind = kind;
+	e.pid = pid;
+	e.tid = tid;
+	e.ppid = ppid;
+	e.ptid = ptid;
+	e.comm = comm ? str(g, stream, comm) : 0;
+	p.data_case = PERFREC__PACKET__DATA_TASK;
+	p.task = &e;
+	append(g, stream, &p, t);
+}
+
+static void mmap_(struct gen *g, uint64_t t, uint32_t pid, uint64_t start,
+		  uint64_t len, const char *file)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__Mmap m = PERFREC__MMAP__INIT;
+	m.pid = pid;
+	m.tid = pid;
+	m.start = start;
+	m.len = len;
+	m.prot = 5;
+	m.filename = str(g, 0, file);
+	m.synthesized = 1;
+	p.data_case = PERFREC__PACKET__DATA_MMAP;
+	p.mmap = &m;
+	append(g, 0, &p, t);
+}
+
+static void cswitch(struct gen *g, uint64_t t, uint32_t cpu, uint32_t tid,
+		    int out, int preempt, uint32_t other)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__ContextSwitch c = PERFREC__CONTEXT_SWITCH__INIT;
+	c.id = 101 + cpu;
+	c.cpu = cpu;
+	c.pid = tid ? pid_of(tid - g->shift) + g->shift : 0;
+	c.tid = tid;
+	c.out = out;
+	c.preempt = preempt;
+	c.cpu_wide = 1;
+	c.other_pid = other ? pid_of(other - g->shift) + g->shift : 0;
+	c.other_tid = other;
+	p.data_case = PERFREC__PACKET__DATA_CONTEXT_SWITCH;
+	p.context_switch = &c;
+	append(g, 1 + cpu, &p, t);
+}
+
+static void sample(struct gen *g, uint64_t t, uint32_t cpu, uint32_t tid,
+		   uint64_t id, uint64_t period, uint64_t ip, int kernel,
+		   const uint64_t *chain, size_t n)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__Sample s = PERFREC__SAMPLE__INIT;
+	s.id = id;
+	s.cpu = cpu;
+	s.pid = pid_of(tid - g->shift) + g->shift;
+	s.tid = tid;
+	s.ip = ip;
+	s.period = period;
+	s.misc = kernel ? 1 : 2;
+	if (n) {
+		s.callchain = prec_writer_intern_callchain(g->w, 1 + cpu, chain, n);
+		if (!s.callchain && !g->err)
+			g->err = -ENOMEM;
+	}
+	p.data_case = PERFREC__PACKET__DATA_SAMPLE;
+	p.sample = &s;
+	append(g, 1 + cpu, &p, t);
+}
+
+static void tick_sample(struct gen *g, uint64_t t, uint32_t cpu, uint32_t task, unsigned k)
+{
+	uint32_t tid = task + g->shift;
+	if (task == 100 && k % 2 == 0) {
+		uint64_t c[] = { CTX_USER, A_PING + 0x10, A_MAIN + 0x20 };
+		sample(g, t, cpu, tid, 101 + cpu, 1000000, A_PING + 0x10, 0, c, 3);
+	} else if (task == 100) {
+		uint64_t c[] = { CTX_KERNEL, K_SCHED + 0x10, K_SYSCALL + 0x20, CTX_USER,
+				 A_WRITE + 0x10, A_PING + 0x30, A_MAIN + 0x20 };
+		sample(g, t, cpu, tid, 101 + cpu, 1000000, K_SCHED + 0x10, 1, c, 7);
+	} else if (task == 101 && k % 3 != 0) {
+		uint64_t c[] = { CTX_USER, A_PONG + 0x10, A_MAIN + 0x40 };
+		sample(g, t, cpu, tid, 101 + cpu, 1000000, A_PONG + 0x10, 0, c, 3);
+	} else if (task == 101) {
+		uint64_t c[] = { CTX_USER, A_READ + 0x10, A_PONG + 0x20, A_MAIN + 0x40 };
+		sample(g, t, cpu, tid, 101 + cpu, 1000000, A_READ + 0x10, 0, c, 4);
+	} else {
+		sample(g, t, cpu, tid, 101 + cpu, 1000000, 0x500123, 0, NULL, 0);
+	}
+}
+
+static void snapshot(struct gen *g, uint64_t t, int cpu, uint64_t tc, uint64_t cs,
+		     int final)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__GroupSnapshot s = PERFREC__GROUP_SNAPSHOT__INIT;
+	Perfrec__GroupRead r = PERFREC__GROUP_READ__INIT;
+	uint64_t ids[2] = { 201 + (uint64_t)cpu, 301 + (uint64_t)cpu };
+	uint64_t vals[2] = { tc, cs };
+	uint64_t en = t - g->base - TRACEGEN_START_NS;
+	r.time_enabled = en;
+	r.time_running = cpu ? en / 2 : en;
+	r.n_ids = 2;
+	r.ids = ids;
+	r.n_values = 2;
+	r.values = vals;
+	s.group = 0;
+	s.cpu = cpu;
+	s.pid = -1;
+	s.read = &r;
+	s.final = final;
+	p.data_case = PERFREC__PACKET__DATA_GROUP;
+	p.group = &s;
+	append(g, 0, &p, t);
+}
+
+/* Which task runs on cpu during [ms, ms + 1): from the switch table. */
+static uint32_t running(unsigned cpu, unsigned ms)
+{
+	uint32_t cur = cpu == 1 ? 200 : 0;   /* 200 ran on CPU1 before 5 ms */
+	for (size_t i = 0; i < sizeof(switches) / sizeof(switches[0]); i++)
+		if (switches[i].cpu == cpu && switches[i].ms <= ms)
+			cur = switches[i].next;
+	return cur;
+}
+
+static void timeline(struct gen *g)
+{
+	uint64_t T = TRACEGEN_START_NS + g->base;
+	uint32_t sh = g->shift;
+	/* Tasks and maps known at the start (synthesized from /proc). */
+	task(g, 1, T, PERFREC__TASK_EVENT__KIND__EXISTING, 100 + sh, 100 + sh, 0, 0, "pingpong");
+	task(g, 1, T, PERFREC__TASK_EVENT__KIND__EXISTING, 200 + sh, 200 + sh, 0, 0, "bash");
+	mmap_(g, T, 100 + sh, 0x400000, 0x2000, "/usr/bin/pingpong");
+	mmap_(g, T, 100 + sh, LIBC_BASE, 0x200000, "/usr/lib/libc.so.6");
+	mmap_(g, T, 200 + sh, 0x500000, 0x1000, "/usr/bin/bash");
+
+	size_t si = 0, nsw = sizeof(switches) / sizeof(switches[0]);
+	static const uint64_t tc[2][4] = { { 18 * MS, 38 * MS, 48 * MS, 48 * MS },
+					   { 5 * MS, 10 * MS, 20 * MS, 30 * MS } };
+	static const uint64_t cs[2][4] = { { 3, 5, 7, 8 }, { 1, 2, 4, 5 } };
+	/* Walk time in 0.1 ms steps so every kind lands in order. */
+	for (unsigned d = 0; d <= 700 && !g->err; d++) {
+		uint64_t t = T + (uint64_t)d * (MS / 10);
+		unsigned ms = d / 10, frac = d % 10;
+		if (frac == 0) {
+			for (; si < nsw && switches[si].ms == ms; si++) {
+				const struct sw *s = &switches[si];
+				uint32_t prev = s->prev ? s->prev + sh : 0;
+				uint32_t next = s->next ? s->next + sh : 0;
+				cswitch(g, t, s->cpu, prev, 1, s->preempt, next);
+				cswitch(g, t, s->cpu, next, 0, 0, prev);
+			}
+			if (ms == 1)
+				task(g, 2, t, PERFREC__TASK_EVENT__KIND__FORK, 100 + sh, 101 + sh,
+				     100 + sh, 100 + sh, NULL);
+			if (ms == 25)
+				task(g, 2, t, PERFREC__TASK_EVENT__KIND__COMM, 100 + sh, 101 + sh,
+				     0, 0, "pong");
+			if (ms == 20 || ms == 40 || ms == 60 || ms == 70) {
+				int i = ms / 20 - 1;
+				if (ms == 70)
+					i = 3;
+				for (int cpu = 0; cpu < 2; cpu++)
+					snapshot(g, t, cpu, tc[cpu][i], cs[cpu][i], ms == 70);
+			}
+			if (ms == 36) {
+				Perfrec__Packet p = PERFREC__PACKET__INIT;
+				Perfrec__Loss l = PERFREC__LOSS__INIT;
+				l.kind = PERFREC__LOSS__KIND__KERNEL_LOST;
+				l.cpu = 1;
+				l.id = 102;
+				l.count = 5;
+				p.data_case = PERFREC__PACKET__DATA_LOSS;
+				p.loss = &l;
+				append(g, 2, &p, t);
+			}
+		}
+		if (frac == 2 && (ms == 3 || ms == 33)) {
+			uint64_t ip = A_MAIN + 0x50;
+			unsigned cpu = ms == 3 ? 0 : 0;
+			sample(g, t, cpu, 100 + sh, 111 + cpu, 1, ip, 0, NULL, 0);
+		}
+		if (frac == 5 && ms < 70) {
+			for (unsigned cpu = 0; cpu < 2; cpu++) {
+				uint32_t task_ = running(cpu, ms);
+				if (task_)
+					tick_sample(g, t, cpu, task_, ms);
+			}
+		}
+	}
+}
+
+int tracegen_write(const char *path, const struct tracegen_opts *o)
+{
+	struct tracegen_opts def = TRACEGEN_OPTS_INIT;
+	if (!o)
+		o = &def;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	struct prec_sink *sink = prec_sink_fd_new(fd, 1);
+	if (!sink) {
+		close(fd);
+		return -ENOMEM;
+	}
+	struct prec_writer_opts wo = PREC_WRITER_OPTS_INIT;
+	wo.frame_size = o->frame_size;
+	wo.flush_ms = 0;
+	wo.write_index = o->write_index;
+	struct gen g = { 0 };
+	g.w = prec_writer_new(sink, &wo);
+	if (!g.w) {
+		int e = -errno;
+		prec_sink_free(sink);
+		return e ? e : -ENOMEM;
+	}
+	header(&g, o->repeat);
+	metadata(&g);
+	symbols(&g);
+	int repeat = o->repeat > 0 ? o->repeat : 1;
+	for (int r = 0; r < repeat && !g.err; r++) {
+		g.shift = (uint32_t)r * 1000;
+		g.base = (uint64_t)r * 100 * MS;
+		timeline(&g);
+	}
+	if (!g.err) {
+		Perfrec__Packet p = PERFREC__PACKET__INIT;
+		Perfrec__SessionEnd e = PERFREC__SESSION_END__INIT;
+		e.end_time = TRACEGEN_START_NS + (uint64_t)(repeat - 1) * 100 * MS + 70 * MS;
+		e.samples = 80ull * (uint64_t)repeat;
+		e.switches = 26ull * (uint64_t)repeat;
+		e.records = 106ull * (uint64_t)repeat;
+		e.lost = 5ull * (uint64_t)repeat;
+		e.stop_reason = "duration";
+		p.data_case = PERFREC__PACKET__DATA_SESSION_END;
+		p.session_end = &e;
+		append(&g, 0, &p, e.end_time);
+	}
+	int ret = g.err;
+	int c = prec_writer_close(g.w);
+	if (!ret)
+		ret = c;
+	prec_writer_free(g.w);
+	prec_sink_free(sink);
+	return ret;
+}

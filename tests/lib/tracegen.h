@@ -1,0 +1,33 @@
+/*
+ * tracegen.h - a small deterministic trace for golden tests.
+ *
+ * The same bytes on every run and machine: a two-CPU recording of 70 ms in
+ * which three tasks play a fixed schedule, sampled every millisecond with
+ * callchains, with a counting group, a loss record and symbol tables. The
+ * expected analyzer outputs under tests/golden/ are computed by hand from
+ * the timeline documented in tracegen.c (see tests/golden/README.md).
+ *
+ * Streams: 0 = metadata and counter snapshots, 1 + cpu = that CPU's
+ * records; task events sit in the CPU streams, as a recorder writes them.
+ */
+#ifndef TRACEGEN_H
+#define TRACEGEN_H
+
+#include <stddef.h>
+
+struct tracegen_opts {
+	size_t frame_size;   /* packet bytes per frame (small = many frames) */
+	int write_index;     /* 0 = leave the trailing index out */
+	int repeat;          /* copies of the 70 ms timeline, each shifted by
+			      * 100 ms (1 = the golden trace; more for load) */
+};
+
+#define TRACEGEN_OPTS_INIT { 600, 1, 1 }
+
+/* Writes the trace to path. 0 or a negative errno / PREC_E_* code. */
+int tracegen_write(const char *path, const struct tracegen_opts *o);
+
+/* Trace start, CLOCK_MONOTONIC ns (the header's start_time). */
+#define TRACEGEN_START_NS 1000000000ull
+
+#endif
