@@ -178,6 +178,7 @@ struct sc_proc {
 
 struct pending {
 	uint32_t pid;
+	int ret_addr;
 	uint64_t ip;
 };
 
@@ -576,9 +577,11 @@ static void kernel_hit(struct rec_symcollect *sc, uint64_t ip)
 	}
 }
 
-/* 1 = matched a mapping (or the hit needs no mapping), 0 = not yet. */
+/* 1 = matched a mapping (or the hit needs no mapping), 0 = not yet.
+ * ret_addr: a callchain return address; the call it returns from may be
+ * the last instruction of its function, so the byte before counts too. */
 static int user_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
-		    int last_chance)
+		    int ret_addr, int last_chance)
 {
 	struct sc_proc *p = find_proc(sc, pid);
 	const struct sc_map *m = p ? find_map(p, ip) : NULL;
@@ -590,6 +593,8 @@ static int user_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 		if (o->full_done)
 			return 1;
 		ret = u64map_put(&o->hits, ip - m->start + m->pgoff, 0);
+		if (ret >= 0 && ret_addr && ip > m->start)
+			ret = u64map_put(&o->hits, ip - 1 - m->start + m->pgoff, 0);
 		return ret < 0 ? ret : 1;
 	}
 	if (m || last_chance) {
@@ -600,23 +605,25 @@ static int user_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 		if (!p)
 			return -ENOMEM;
 		ret = u64map_put(&p->jit_hits, ip, 0);
+		if (ret >= 0 && ret_addr && ip)
+			ret = u64map_put(&p->jit_hits, ip - 1, 0);
 		return ret < 0 ? ret : 1;
 	}
 	return 0;
 }
 
-int rec_symcollect_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
-		       int kernel)
+static int hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
+	       int kernel, int ret_addr)
 {
 	int ret;
 
-	if (!sc)
-		return -EINVAL;
 	if (kernel) {
 		kernel_hit(sc, ip);
+		if (ret_addr)
+			kernel_hit(sc, ip - 1);
 		return 0;
 	}
-	ret = user_hit(sc, pid, ip, 0);
+	ret = user_hit(sc, pid, ip, ret_addr, 0);
 	if (ret != 0)
 		return ret < 0 ? ret : 0;
 	/* the mapping may still be in another CPU's ring: retry at write */
@@ -638,14 +645,25 @@ int rec_symcollect_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 	}
 	sc->pend[sc->npend].pid = pid;
 	sc->pend[sc->npend].ip = ip;
+	sc->pend[sc->npend].ret_addr = ret_addr;
 	sc->npend++;
 	return 0;
+}
+
+int rec_symcollect_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
+		       int kernel)
+{
+	if (!sc)
+		return -EINVAL;
+	return hit(sc, pid, ip, kernel, 0);
 }
 
 int rec_symcollect_hit_callchain(struct rec_symcollect *sc, uint32_t pid,
 				 const uint64_t *ips, size_t n, int kernel)
 {
 	int ret;
+
+	int first = 1;
 
 	if (!sc || (n && !ips))
 		return -EINVAL;
@@ -659,7 +677,10 @@ int rec_symcollect_hit_callchain(struct rec_symcollect *sc, uint32_t pid,
 		}
 		if (kernel < 0)
 			continue;
-		ret = rec_symcollect_hit(sc, pid, ips[i], kernel);
+		/* the first address is the sampled ip; the rest return
+		 * addresses */
+		ret = hit(sc, pid, ips[i], kernel, !first);
+		first = 0;
 		if (ret)
 			return ret;
 	}
@@ -982,27 +1003,24 @@ static int write_obj(struct rec_symcollect *sc, struct prec_writer *w,
 		}
 		o->full_done = 1;
 	} else {
-		/* each hit and the byte before it (a return address can
-		 * point just past its caller's last instruction) */
+		/* the symbols holding a hit (return addresses brought
+		 * their byte before, see user_hit) */
 		for (size_t i = 0; i < o->hits.cap; i++) {
 			uint64_t off = o->hits.keys[i];
+			const struct rec_elfsym_sym *s;
 
 			if (off == EMPTY_KEY)
 				continue;
-			for (int b = 0; b < 2 && (b == 0 || off > 0); b++) {
-				const struct rec_elfsym_sym *s = rec_elfsym_find(
-					&e, rec_elfsym_vaddr(&e, off - (uint64_t)b));
-
-				if (!s || u64map_get(&o->done, s->start))
-					continue;
-				ret = u64map_put(&o->done, s->start, 0);
-				if (ret < 0)
-					goto out;
-				es[n].start = s->start;
-				es[n].size = s->size;
-				es[n].name = s->name;
-				n++;
-			}
+			s = rec_elfsym_find(&e, rec_elfsym_vaddr(&e, off));
+			if (!s || u64map_get(&o->done, s->start))
+				continue;
+			ret = u64map_put(&o->done, s->start, 0);
+			if (ret < 0)
+				goto out;
+			es[n].start = s->start;
+			es[n].size = s->size;
+			es[n].name = s->name;
+			n++;
 		}
 		qsort(es, n, sizeof(*es), cmp_esym);
 	}
@@ -1120,7 +1138,8 @@ int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 		return -EINVAL;
 	/* hits that came before their mapping: match them now, for good */
 	for (size_t i = 0; i < sc->npend; i++) {
-		ret = user_hit(sc, sc->pend[i].pid, sc->pend[i].ip, 1);
+		ret = user_hit(sc, sc->pend[i].pid, sc->pend[i].ip,
+			       sc->pend[i].ret_addr, 1);
 		if (ret < 0)
 			goto out;
 	}
