@@ -304,6 +304,23 @@ static int pass(const struct ana_filter *f, const struct prec_packet *p)
 	case PERFREC__PACKET__DATA_LOSS:
 		cpu = k->loss->cpu;
 		break;
+	case PERFREC__PACKET__DATA_THROTTLE:
+		cpu = k->throttle->cpu;
+		break;
+	case PERFREC__PACKET__DATA_RAW:
+		cpu = k->raw->cpu;
+		break;
+	case PERFREC__PACKET__DATA_GROUP:
+		if (k->group->cpu >= 0)
+			cpu = (uint32_t)k->group->cpu;
+		if (k->group->pid >= 0)
+			pid = (uint32_t)k->group->pid;
+		break;
+	case PERFREC__PACKET__DATA_INTERNED:
+		/* Bookkeeping of some stream: not about any CPU or task. */
+		if (f->ncpus || f->npids || f->ntids)
+			return 0;
+		break;
 	default:
 		break;
 	}

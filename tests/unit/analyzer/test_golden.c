@@ -1,0 +1,130 @@
+/*
+ * test_golden.c - perfrec-analyze output on the golden trace, byte for
+ * byte, for every subcommand in text and JSON (and CSV, filters, sorts).
+ *
+ * The trace is written by tests/lib/tracegen (its timeline is documented
+ * there); expected outputs live in tests/golden/<case>.out. To regenerate
+ * after an intended change:
+ *
+ *   PERFREC_GOLDEN_UPDATE=1 ctest -R test_golden     (then review git diff)
+ *
+ * The analyzer runs in the scratch directory with the relative name
+ * "golden.prec", so no path leaks into the expectations.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lib/anatest.h"
+#include "lib/tracegen.h"
+
+static const char *dir;
+
+struct gcase {
+	const char *name;   /* tests/golden/<name>.out */
+	const char *args;   /* after the binary */
+	int status;         /* expected exit status */
+};
+
+static const struct gcase cases[] = {
+	{ "info", "info golden.prec", 0 },
+	{ "info_json", "info golden.prec --json", 0 },
+	{ "report", "report golden.prec", 0 },
+	{ "report_json", "report golden.prec --json", 0 },
+	{ "report_csv", "report golden.prec --csv", 0 },
+	{ "report_keys", "report golden.prec --sort comm,pid,tid,cpu,event", 0 },
+	{ "report_children", "report golden.prec --children --sort comm,sym", 0 },
+	{ "report_top", "report golden.prec --sort dso --top 2", 0 },
+	{ "report_cpu", "report golden.prec --cpu 1 --sort comm,cpu", 0 },
+	{ "report_comm", "report golden.prec --comm pong --sort comm,tid,sym", 0 },
+	{ "report_time", "report golden.prec --time 0.030,0.050 --sort comm,tid", 0 },
+	{ "report_event", "report golden.prec --event page-faults --sort event,sym", 0 },
+	{ "counters", "counters golden.prec --interval --ratio task-clock/context-switches", 0 },
+	{ "counters_json", "counters golden.prec --json --interval", 0 },
+	{ "sched", "sched golden.prec", 0 },
+	{ "sched_json", "sched golden.prec --json", 0 },
+	{ "sched_hist", "sched golden.prec --hist --sort offcpu", 0 },
+	{ "sched_pid", "sched golden.prec --pid 200 --sort comm", 0 },
+	{ "dump", "dump golden.prec", 0 },
+	{ "dump_json", "dump golden.prec --json", 0 },
+	{ "dump_cpu", "dump golden.prec --cpu 1 --time 0.040,0.050", 0 },
+	{ "verify", "verify golden.prec", 0 },
+	{ "verify_json", "verify golden.prec --json", 0 },
+	{ "export_folded", "export golden.prec --format folded", 0 },
+	{ "export_json", "export golden.prec --format json --report sched", 0 },
+};
+
+static int setup(void **state)
+{
+	(void)state;
+	dir = anatest_tmpdir("golden");
+	if (!dir)
+		return -1;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/golden.prec", dir);
+	return tracegen_write(path, NULL) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_case(void **state)
+{
+	const struct gcase *c = *state;
+	char *out = NULL, *err = NULL;
+	size_t len = 0;
+	int st = anatest_run(dir, c->args, &out, &len, &err);
+	assert_non_null(out);
+	if (st != c->status)
+		fprintf(stderr, "%s: stderr: %s\n", c->name, err ? err : "");
+	assert_int_equal(st, c->status);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/tests/golden/%s.out", PERFREC_SOURCE_DIR, c->name);
+	if (getenv("PERFREC_GOLDEN_UPDATE")) {
+		assert_int_equal(anatest_write(path, out, len), 0);
+	} else {
+		size_t elen = 0;
+		char *exp = anatest_read(path, &elen);
+		if (!exp)
+			fail_msg("missing %s (PERFREC_GOLDEN_UPDATE=1 writes it)", path);
+		if (elen != len || memcmp(exp, out, len)) {
+			char got[4096];
+			snprintf(got, sizeof(got), "%s/%s.got", dir, c->name);
+			anatest_write(got, out, len);
+			char cmd[9000];
+			snprintf(cmd, sizeof(cmd), "diff -u '%s' '%s' | head -40 >&2", path, got);
+			if (system(cmd)) { /* diff exits 1 on differences */ }
+			fail_msg("%s: output differs from %s", c->name, path);
+		}
+		free(exp);
+	}
+	free(out);
+	free(err);
+}
+
+int main(void)
+{
+	size_t n = sizeof(cases) / sizeof(cases[0]);
+	struct CMUnitTest *t = calloc(n, sizeof(*t));
+	if (!t)
+		return 1;
+	for (size_t i = 0; i < n; i++) {
+		t[i].name = cases[i].name;
+		t[i].test_func = test_case;
+		t[i].initial_state = (void *)&cases[i];
+	}
+	int ret = _cmocka_run_group_tests("golden", t, n, setup, teardown);
+	free(t);
+	return ret;
+}
