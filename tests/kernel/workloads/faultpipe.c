@@ -99,7 +99,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "faultpipe: counts must be >= 0\n");
 		return 2;
 	}
-	pin_to_current_cpu();   /* best effort: fewer switches if it fails */
+	/* Best effort: unpinned, a round trip may cost fewer switches. */
+	if (pin_to_current_cpu() < 0)
+		perror("faultpipe: warning: cannot pin to one cpu");
 	if (pages && touch_pages(pages) < 0) {
 		perror("faultpipe: mmap");
 		return 3;
