@@ -310,7 +310,8 @@ static int read_syms(const struct ctx *c, const struct hdr *h,
 		r->namelen = (uint32_t)(nul - s);
 		r->bind = (int)(info >> 4);
 	}
-	qsort(raw, nraw, sizeof(*raw), cmp_rawsym);
+	if (nraw > 1)
+		qsort(raw, nraw, sizeof(*raw), cmp_rawsym);
 	/* one entry per start: the best alias, with the largest size seen */
 	for (size_t i = 0; i < nraw; i++) {
 		if (nout && raw[nout - 1].start == raw[i].start) {

@@ -441,6 +441,14 @@ int ana_symbols_add(struct ana_symbols *s, const struct prec_packet *p)
 
 /* ---- finish: sort and link */
 
+/* qsort() must not see a NULL base, even for 0 elements (UBSan) */
+static void sort(void *base, size_t n, size_t size,
+		 int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 static int cmp_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? -1 : a > b;
@@ -622,9 +630,9 @@ static int build_obj_index(struct ana_symbols *s)
 			nk += o->nsyms;
 		}
 	}
-	qsort(s->by_bid, s->nby_bid, sizeof(*s->by_bid), cmp_obj_bid);
-	qsort(s->by_path, s->nby_path, sizeof(*s->by_path), cmp_obj_path);
-	qsort(s->perfmaps, s->nperfmaps, sizeof(*s->perfmaps), cmp_obj_pid);
+	sort(s->by_bid, s->nby_bid, sizeof(*s->by_bid), cmp_obj_bid);
+	sort(s->by_path, s->nby_path, sizeof(*s->by_path), cmp_obj_path);
+	sort(s->perfmaps, s->nperfmaps, sizeof(*s->perfmaps), cmp_obj_pid);
 
 	/* Kernel and module symbols in one absolute address space. */
 	if (nk) {
@@ -648,7 +656,7 @@ static int build_obj_index(struct ana_symbols *s)
 				 KERNEL_DSO : o->path;
 		}
 	}
-	qsort(s->ksyms, s->nksyms, sizeof(*s->ksyms), cmp_ksym);
+	sort(s->ksyms, s->nksyms, sizeof(*s->ksyms), cmp_ksym);
 	return 0;
 }
 
@@ -784,7 +792,7 @@ static int apply_symfs(struct ana_symbols *s)
 		ana_elf_release(&e);
 		if (ret)
 			return ret;
-		qsort(o->syms, o->nsyms, sizeof(*o->syms), cmp_sym);
+		sort(o->syms, o->nsyms, sizeof(*o->syms), cmp_sym);
 		ret = build_obj_index(s);
 		if (ret)
 			return ret;
@@ -800,10 +808,10 @@ int ana_symbols_finish(struct ana_symbols *s)
 		return -EINVAL;
 	if (s->finished)
 		return 0;
-	qsort(s->maps, s->nmaps, sizeof(*s->maps), cmp_map);
-	qsort(s->evs, s->nevs, sizeof(*s->evs), cmp_ev);
+	sort(s->maps, s->nmaps, sizeof(*s->maps), cmp_map);
+	sort(s->evs, s->nevs, sizeof(*s->evs), cmp_ev);
 	for (size_t i = 0; i < s->nobjs; i++)
-		qsort(s->objs[i]->syms, s->objs[i]->nsyms,
+		sort(s->objs[i]->syms, s->objs[i]->nsyms,
 		      sizeof(*s->objs[i]->syms), cmp_sym);
 	ret = build_obj_index(s);
 	if (ret)

@@ -190,7 +190,8 @@ static int finish_syms(struct rawsym *raw, size_t nraw, struct rec_elfsym *out)
 	size_t nout = 0, bytes = 1;
 	char *q;
 
-	qsort(raw, nraw, sizeof(*raw), cmp_raw);
+	if (nraw > 1)
+		qsort(raw, nraw, sizeof(*raw), cmp_raw);
 	for (size_t i = 0; i < nraw; i++) {
 		if (nout && raw[nout - 1].start == raw[i].start) {
 			struct rawsym *k = &raw[nout - 1];

@@ -382,7 +382,8 @@ static long get_obj(struct rec_symcollect *sc,
 		free(o);
 		return -ENOMEM;
 	}
-	memcpy(o->bid, m->build_id, bl);
+	if (bl)
+		memcpy(o->bid, m->build_id, bl);
 	o->bid_len = bl;
 	o->pid = m->pid;
 	o->start = m->start;

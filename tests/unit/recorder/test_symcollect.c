@@ -47,6 +47,18 @@ __attribute__((noinline)) int symcollect_other_target(int x)
 	return v * 5 + symcollect_hot_target(x);
 }
 
+/* libc's own definition (under ASan, RTLD_DEFAULT finds interceptors) */
+static uint64_t libc_sym(const char *name)
+{
+	void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *p;
+
+	assert_non_null(h);
+	p = dlsym(h, name);
+	dlclose(h);
+	return (uint64_t)(uintptr_t)p;
+}
+
 static char tmpdir[256];
 static char kallsyms_path[300];
 
@@ -301,7 +313,7 @@ static void test_hits_roundtrip(void **state)
 {
 	uint32_t pid = (uint32_t)getpid();
 	uint64_t hot = (uint64_t)(uintptr_t)&symcollect_hot_target;
-	uint64_t qs = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "qsort");
+	uint64_t qs = (uint64_t)(uintptr_t)libc_sym("qsort");
 	const struct map *mhot, *mqs;
 	struct rec_symcollect_stats st;
 	struct rec_symcollect *sc;
@@ -431,8 +443,8 @@ static void test_incremental(void **state)
 static void test_full_chunked(void **state)
 {
 	uint32_t pid = (uint32_t)getpid();
-	uint64_t qs = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "qsort");
-	uint64_t sl = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "strtol");
+	uint64_t qs = (uint64_t)(uintptr_t)libc_sym("qsort");
+	uint64_t sl = (uint64_t)(uintptr_t)libc_sym("strtol");
 	struct rec_symcollect_stats st;
 	struct rec_symcollect *sc;
 	struct ana_symbols *as;
@@ -592,7 +604,7 @@ static void test_cost_figure(void **state)
 	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
 	struct rec_symcollect_stats st;
 	uint32_t pid = (uint32_t)getpid();
-	uint64_t qs = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "qsort");
+	uint64_t qs = (uint64_t)(uintptr_t)libc_sym("qsort");
 	struct rec_symcollect *sc;
 	struct trace t;
 	struct prec_writer_stats ws;
