@@ -56,8 +56,12 @@ int ana_verify_run(struct ana_session *s, int jobs, struct ana_doc *doc, int *wh
 		const struct prec_frame_info *fi = lf->fi;
 		if (lf->err) {
 			bad++;
-			snprintf(msg, sizeof(msg), "frame %" PRIu64 " (stream %" PRIu32 "): %s",
-				 fi->seq, fi->stream, prec_strerror(lf->err));
+			if (fi->seq == PREC_SEQ_UNKNOWN)
+				snprintf(msg, sizeof(msg), "recovered frame: %s",
+					 prec_strerror(lf->err));
+			else
+				snprintf(msg, sizeof(msg), "frame %" PRIu64 " (stream %" PRIu32
+					 "): %s", fi->seq, fi->stream, prec_strerror(lf->err));
 			ret = add_problem(&pr, &npr, fi->offset, msg);
 		} else {
 			good++;
@@ -71,7 +75,10 @@ int ana_verify_run(struct ana_session *s, int jobs, struct ana_doc *doc, int *wh
 				if (t > tmax)
 					tmax = t;
 			}
-			if (lf->npkts != fi->packets) {
+			if (fi->seq == PREC_SEQ_UNKNOWN) {
+				/* Recovered without its info record (that damage is
+				 * listed from the walk): nothing to compare. */
+			} else if (lf->npkts != fi->packets) {
 				snprintf(msg, sizeof(msg), "frame %" PRIu64 ": index says %" PRIu32
 					 " packets, frame holds %zu", fi->seq, fi->packets, lf->npkts);
 				ret = add_problem(&pr, &npr, fi->offset, msg);

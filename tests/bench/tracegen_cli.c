@@ -1,0 +1,36 @@
+/*
+ * tracegen_cli.c - writes the tests/lib/tracegen trace to a file, for
+ * shell tests (pprof/folded checks) and analyzer benchmarks.
+ *
+ *   tracegen_cli OUT.prec [REPEAT [FRAME_SIZE]]
+ *
+ * REPEAT copies of the 70 ms golden timeline (106 records each).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "format/error.h"
+#include "lib/tracegen.h"
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || argc > 4) {
+		fprintf(stderr, "usage: tracegen_cli OUT.prec [REPEAT [FRAME_SIZE]]\n");
+		return 2;
+	}
+	struct tracegen_opts o = TRACEGEN_OPTS_INIT;
+	if (argc > 2 && (o.repeat = atoi(argv[2])) < 1) {
+		fprintf(stderr, "tracegen_cli: REPEAT must be a positive number\n");
+		return 2;
+	}
+	if (argc > 3 && (long)(o.frame_size = (size_t)atol(argv[3])) < 64) {
+		fprintf(stderr, "tracegen_cli: FRAME_SIZE must be at least 64\n");
+		return 2;
+	}
+	int ret = tracegen_write(argv[1], &o);
+	if (ret) {
+		fprintf(stderr, "tracegen_cli: cannot write %s: %s\n", argv[1], prec_strerror(ret));
+		return 1;
+	}
+	return 0;
+}
