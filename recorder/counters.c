@@ -204,6 +204,28 @@ static void set_member_error(struct ctr_member *m, const char *msg)
 	m->error = strdup(msg);
 }
 
+/* Whether cpu is online: /sys/devices/system/cpu/cpuN/online says "1"
+ * (cpu0 often has no such file: it cannot go offline). A cpu that does
+ * not exist at all has no directory. */
+static bool cpu_online(int cpu)
+{
+	char path[96];
+	FILE *f;
+	int c;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d", cpu);
+	if (access(path, F_OK) != 0)
+		return false;
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
+		 cpu);
+	f = fopen(path, "r");
+	if (!f)
+		return true;
+	c = fgetc(f);
+	fclose(f);
+	return c != '0';
+}
+
 /* Opens group g on target t. Returns 0 or a negative errno with err set;
  * unsupported members are skipped and marked. */
 static int open_group(struct rec_counters *c, size_t g, size_t t,
@@ -240,6 +262,15 @@ static int open_group(struct rec_counters *c, size_t g, size_t t,
 		if (fd < 0) {
 			rec_groupopen_explain(&a, m->name, tg->pid, tg->cpu,
 					      fd, msg, sizeof(msg));
+			/* An offline cpu gets ENODEV, a cpu past the last
+			 * EINVAL: the target's fault, not the event's. */
+			if ((fd == -ENODEV || fd == -EINVAL) && tg->cpu >= 0 &&
+			    !cpu_online(tg->cpu)) {
+				snprintf(err, errlen, "cpu %d is not online: "
+					 "check the cpu list (see /sys/devices/"
+					 "system/cpu/online)", tg->cpu);
+				return fd;
+			}
 			if (rec_groupopen_unsupported(fd)) {
 				set_member_error(m, msg);
 				continue;

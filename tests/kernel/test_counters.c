@@ -481,6 +481,16 @@ static void bad_specs(void **state)
 					   sizeof(err)), -ESRCH);
 	assert_non_null(strstr(err, "no such process"));
 	rec_counters_free(c);
+
+	/* A cpu that is not there: named as the cpu list's fault, not as an
+	 * unsupported event. */
+	c = rec_counters_new();
+	pid = 100000;
+	assert_int_equal(rec_counters_add(c, GROUP3, err, sizeof(err)), 0);
+	assert_true(rec_counters_open(c, &pid, 1, NULL, 0, false, err,
+				      sizeof(err)) < 0);
+	assert_non_null(strstr(err, "cpu 100000 is not online"));
+	rec_counters_free(c);
 	rec_counters_free(NULL);
 }
 
