@@ -368,6 +368,8 @@ static const char *loop(struct rec *r)
 		if (ival && next_ctr > now && (next_ctr - now) / 1000000 < (uint64_t)timeout)
 			timeout = (int)((next_ctr - now) / 1000000) + 1;
 		n = epoll_wait(r->ep, evs, 64, timeout);
+		if (n > 0)
+			r->res->wakeups++;
 		for (int k = 0; k < n; k++) {
 			uint32_t tag = evs[k].data.u32;
 

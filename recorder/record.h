@@ -72,6 +72,7 @@ struct rec_record_result {
 	uint64_t bytes_written;   /* file bytes */
 	uint64_t bytes_raw;       /* packet bytes before compression */
 	uint64_t duration_ns;
+	uint64_t wakeups;         /* epoll returns with a ring ready */
 	bool have_workload;
 	int workload_exit;        /* shell-style exit code of the command */
 	char stop_reason[128];

@@ -1,0 +1,759 @@
+/*
+ * test_record.c - `perfrec record` against the real kernel.
+ *
+ * Runs the built perfrec binary (PERFREC_BIN) on known workloads
+ * (tests/kernel/workloads/pingpong.c) and reads the files back with
+ * format/reader.h directly (no analyzer). Needs root or a permissive
+ * perf_event_paranoid; skips with a message only when perf_event_open is
+ * unavailable and CI is unset.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format/reader.h"
+
+static char dir[64];
+static char pingpong[512];
+static const char *perfrec;
+static bool perf_ok;
+
+/* ---- running programs */
+
+/* Starts argv with stdout/stderr into files (NULL = /dev/null). */
+static pid_t spawn(char *const argv[], const char *out, const char *err)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (o < 0 || e < 0)
+			_exit(126);
+		dup2(o, 1);
+		dup2(e, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int wait_code(pid_t pid)
+{
+	int st;
+
+	while (waitpid(pid, &st, 0) < 0)
+		assert_int_equal(errno, EINTR);
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return 128 + WTERMSIG(st);
+}
+
+static int run(char *const argv[], const char *err)
+{
+	return wait_code(spawn(argv, NULL, err));
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[65536];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return strcpy(buf, "");
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void path_in_dir(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", dir, name);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* ---- reading a trace back */
+
+struct ev { char name[64]; uint64_t ids[512]; size_t nids; char *tp_format; };
+struct smp { uint64_t id, time; uint32_t pid, tid, cpu; uint8_t *raw; size_t raw_len;
+	     uint64_t rids[8], rvals[8]; size_t nread; };
+struct sw { uint32_t cpu, pid, tid, other_pid, other_tid; bool out, cpu_wide; uint64_t time; };
+struct task { int kind; uint32_t pid, tid; char comm[32]; bool exec; };
+struct gsnap { uint32_t group; bool final; uint64_t ids[8], vals[8]; size_t n; };
+
+struct trace {
+	bool header;
+	char target[64];
+	char workload0[512];
+	int32_t workload_pid;
+	struct ev ev[16];
+	size_t nev;
+	struct smp *s;
+	size_t ns, cap_s;
+	struct sw *w;
+	size_t nw, cap_w;
+	struct task t[4096];
+	size_t nt;
+	struct gsnap g[256];
+	size_t ng;
+	size_t group_descs, counting_groups;
+	bool end;
+	char stop_reason[64];
+	int32_t exit_status;
+	uint64_t end_samples, end_switches, end_lost;
+	struct prec_reader_stats st;
+};
+
+static void load(const char *path, struct trace *t)
+{
+	struct prec_reader *r = prec_reader_open(path, NULL);
+	struct prec_packet p;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	if (!r)
+		fail_msg("cannot open %s: %s", path, strerror(errno));
+	while ((ret = prec_reader_next_packet(r, &p)) > 0) {
+		const Perfrec__Packet *k = p.pkt;
+
+		switch (k->data_case) {
+		case PERFREC__PACKET__DATA_HEADER:
+			t->header = true;
+			snprintf(t->target, sizeof(t->target), "%s", k->header->target);
+			if (k->header->n_workload)
+				snprintf(t->workload0, sizeof(t->workload0), "%s", k->header->workload[0]);
+			t->workload_pid = k->header->workload_pid;
+			break;
+		case PERFREC__PACKET__DATA_EVENT: {
+			struct ev *e = &t->ev[t->nev++];
+
+			assert_true(t->nev <= 16);
+			snprintf(e->name, sizeof(e->name), "%s", k->event->name);
+			e->nids = k->event->n_ids < 512 ? k->event->n_ids : 512;
+			memcpy(e->ids, k->event->ids, e->nids * sizeof(uint64_t));
+			if (k->event->tracepoint_format && *k->event->tracepoint_format)
+				e->tp_format = strdup(k->event->tracepoint_format);
+			break;
+		}
+		case PERFREC__PACKET__DATA_GROUP_DESC:
+			t->group_descs++;
+			if (k->group_desc->counting)
+				t->counting_groups++;
+			break;
+		case PERFREC__PACKET__DATA_SAMPLE: {
+			struct smp *s;
+
+			if (t->ns == t->cap_s) {
+				t->cap_s = t->cap_s ? t->cap_s * 2 : 1024;
+				t->s = realloc(t->s, t->cap_s * sizeof(*t->s));
+				assert_non_null(t->s);
+			}
+			s = &t->s[t->ns++];
+			memset(s, 0, sizeof(*s));
+			s->id = k->sample->id;
+			s->time = p.time;
+			s->pid = k->sample->pid;
+			s->tid = k->sample->tid;
+			s->cpu = k->sample->cpu;
+			if (k->sample->raw.len) {
+				s->raw = malloc(k->sample->raw.len);
+				memcpy(s->raw, k->sample->raw.data, k->sample->raw.len);
+				s->raw_len = k->sample->raw.len;
+			}
+			if (k->sample->read) {
+				s->nread = k->sample->read->n_ids < 8 ? k->sample->read->n_ids : 8;
+				for (size_t i = 0; i < s->nread; i++) {
+					s->rids[i] = k->sample->read->ids[i];
+					s->rvals[i] = k->sample->read->values[i];
+				}
+			}
+			break;
+		}
+		case PERFREC__PACKET__DATA_CONTEXT_SWITCH: {
+			const Perfrec__ContextSwitch *c = k->context_switch;
+
+			if (t->nw == t->cap_w) {
+				t->cap_w = t->cap_w ? t->cap_w * 2 : 1024;
+				t->w = realloc(t->w, t->cap_w * sizeof(*t->w));
+				assert_non_null(t->w);
+			}
+			t->w[t->nw++] = (struct sw){ c->cpu, c->pid, c->tid, c->other_pid,
+						     c->other_tid, c->out, c->cpu_wide, p.time };
+			break;
+		}
+		case PERFREC__PACKET__DATA_TASK:
+			if (t->nt < 4096) {
+				struct task *x = &t->t[t->nt++];
+				const char *c = prec_frame_string(p.frame, k->task->comm);
+
+				x->kind = k->task->kind;
+				x->pid = k->task->pid;
+				x->tid = k->task->tid;
+				x->exec = k->task->exec;
+				snprintf(x->comm, sizeof(x->comm), "%s", c ? c : "");
+			}
+			break;
+		case PERFREC__PACKET__DATA_GROUP:
+			if (t->ng < 256 && k->group->read) {
+				struct gsnap *g = &t->g[t->ng++];
+
+				g->group = k->group->group;
+				g->final = k->group->final;
+				g->n = k->group->read->n_ids < 8 ? k->group->read->n_ids : 8;
+				for (size_t i = 0; i < g->n; i++) {
+					g->ids[i] = k->group->read->ids[i];
+					g->vals[i] = k->group->read->values[i];
+				}
+			}
+			break;
+		case PERFREC__PACKET__DATA_SESSION_END:
+			t->end = true;
+			snprintf(t->stop_reason, sizeof(t->stop_reason), "%s",
+				 k->session_end->stop_reason);
+			t->exit_status = k->session_end->exit_status;
+			t->end_samples = k->session_end->samples;
+			t->end_switches = k->session_end->switches;
+			t->end_lost = k->session_end->lost;
+			break;
+		default:
+			break;
+		}
+	}
+	assert_int_equal(ret, 0);
+	prec_reader_stats(r, &t->st);
+	prec_reader_free(r);
+}
+
+static void trace_free(struct trace *t)
+{
+	for (size_t i = 0; i < t->ns; i++)
+		free(t->s[i].raw);
+	for (size_t i = 0; i < t->nev; i++)
+		free(t->ev[i].tp_format);
+	free(t->s);
+	free(t->w);
+}
+
+static const struct ev *find_event(const struct trace *t, const char *name)
+{
+	for (size_t i = 0; i < t->nev; i++)
+		if (!strcmp(t->ev[i].name, name))
+			return &t->ev[i];
+	return NULL;
+}
+
+static bool has_id(const struct ev *e, uint64_t id)
+{
+	for (size_t i = 0; i < e->nids; i++)
+		if (e->ids[i] == id)
+			return true;
+	return false;
+}
+
+static const struct task *find_comm(const struct trace *t, const char *comm)
+{
+	for (size_t i = 0; i < t->nt; i++)
+		if (t->t[i].kind == PERFREC__TASK_EVENT__KIND__COMM && !strcmp(t->t[i].comm, comm))
+			return &t->t[i];
+	return NULL;
+}
+
+/* Offset of a field in a tracepoint format text ("field:pid_t next_pid;\toffset:56;"). */
+static int tp_offset(const char *fmt, const char *field)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), " %s;", field);
+	p = strstr(fmt, pat);
+	if (!p)
+		return -1;
+	p = strstr(p, "offset:");
+	return p ? atoi(p + 7) : -1;
+}
+
+/* ---- setup */
+
+static int setup(void **state)
+{
+	struct perf_event_attr a;
+	const char *bd = getenv("PERFREC_BUILD_DIR");
+	int fd;
+
+	(void)state;
+	perfrec = getenv("PERFREC_BIN") ? getenv("PERFREC_BIN") : PERFREC_BIN;
+	snprintf(pingpong, sizeof(pingpong), "%s/tests/pingpong", bd ? bd : PERFREC_BUILD_DIR);
+	strcpy(dir, "/tmp/perfrec-test-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.disabled = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, -1, 0, -1, 0);
+	perf_ok = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	if (!perf_ok && getenv("CI"))
+		fprintf(stderr, "perf_event_open(cpu-clock, cpu 0) failed: %s; CI is set, "
+			"so the kernel tests fail instead of skipping\n", strerror(errno));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		return 0;
+	return 0;
+}
+
+static void need_perf(void)
+{
+	if (perf_ok)
+		return;
+	if (getenv("CI"))
+		fail_msg("perf_event_open is unavailable (not root? perf_event_paranoid?)");
+	fprintf(stderr, "SKIP: perf_event_open unavailable (run as root or lower "
+		"/proc/sys/kernel/perf_event_paranoid); set CI=true to make this fail\n");
+	skip();
+}
+
+/* ---- tests */
+
+#define ROUNDS 5000
+
+/* System-wide while the command runs, with CPU-wide switch records and
+ * the sched_switch tracepoint: every switch-out of the two threads must
+ * name the same next task as the tracepoint saw. */
+static void test_pingpong_system_wide(void **state)
+{
+	char out[256], err[256], rounds[16];
+	struct trace t;
+	const struct task *ping, *pong, *exec_comm = NULL;
+	const struct ev *cpuclk, *tp;
+	uint32_t wpid;
+	size_t own_samples = 0, tp_samples = 0, outs = 0, matched = 0;
+	bool exited = false;
+	int prev_off, next_off;
+
+	(void)state;
+	need_perf();
+	path_in_dir(out, sizeof(out), "pp.prec");
+	path_in_dir(err, sizeof(err), "pp.err");
+	snprintf(rounds, sizeof(rounds), "%d", ROUNDS);
+	{
+		char *argv[] = { (char *)perfrec, "record", "-a", "--switch-events", "-e",
+				 "cpu-clock,sched:sched_switch", "-m", "2048", "-q", "-o", out,
+				 "--", pingpong, rounds, "300", "7", NULL };
+
+		assert_int_equal(run(argv, err), 7);   /* the command's exit status */
+	}
+	load(out, &t);
+	assert_true(t.header);
+	assert_string_equal(t.target, "system-wide");
+	assert_string_equal(t.workload0, pingpong);
+	wpid = (uint32_t)t.workload_pid;
+	assert_true(wpid > 0);
+	assert_true(t.end);
+	assert_string_equal(t.stop_reason, "workload exited");
+	assert_int_equal(t.exit_status, 7);
+	assert_int_equal(t.end_samples, t.ns);
+	assert_int_equal(t.end_switches, t.nw);
+	if (t.end_lost)
+		fail_msg("%llu records lost with 8 MiB rings", (unsigned long long)t.end_lost);
+	assert_int_equal(t.st.damaged_frames, 0);
+	assert_false(t.st.torn);
+	assert_true(t.st.index_present);
+
+	/* comm of the exec and of both threads, exit of the command */
+	for (size_t i = 0; i < t.nt; i++) {
+		if (t.t[i].kind == PERFREC__TASK_EVENT__KIND__COMM && t.t[i].pid == wpid &&
+		    t.t[i].exec && !strcmp(t.t[i].comm, "pingpong"))
+			exec_comm = &t.t[i];
+		if (t.t[i].kind == PERFREC__TASK_EVENT__KIND__EXIT && t.t[i].pid == wpid &&
+		    t.t[i].tid == wpid)
+			exited = true;
+	}
+	assert_non_null(exec_comm);
+	assert_true(exited);
+	ping = find_comm(&t, "pp-ping");
+	pong = find_comm(&t, "pp-pong");
+	assert_non_null(ping);
+	assert_non_null(pong);
+	assert_int_equal(ping->pid, wpid);
+	assert_int_equal(pong->pid, wpid);
+	assert_int_not_equal(ping->tid, pong->tid);
+
+	/* samples of the workload (it spins 300 ms first) */
+	cpuclk = find_event(&t, "cpu-clock");
+	tp = find_event(&t, "sched:sched_switch");
+	assert_non_null(cpuclk);
+	assert_non_null(tp);
+	assert_int_equal(cpuclk->nids, sysconf(_SC_NPROCESSORS_ONLN));
+	for (size_t i = 0; i < t.ns; i++)
+		if (t.s[i].pid == wpid && has_id(cpuclk, t.s[i].id))
+			own_samples++;
+	if (own_samples < 100)
+		fail_msg("only %zu cpu-clock samples of the workload", own_samples);
+
+	/* the tracepoint: described with its format, samples carry payloads */
+	assert_non_null(tp->tp_format);
+	prev_off = tp_offset(tp->tp_format, "prev_pid");
+	next_off = tp_offset(tp->tp_format, "next_pid");
+	assert_true(prev_off > 0 && next_off > 0);
+	for (size_t i = 0; i < t.ns; i++) {
+		if (!has_id(tp, t.s[i].id))
+			continue;
+		tp_samples++;
+		assert_true(t.s[i].raw_len >= (size_t)next_off + 4);
+	}
+	assert_true(tp_samples >= ROUNDS);
+
+	/* >= ROUNDS switch-outs of the two threads, each naming the task the
+	 * kernel switched to, as the tracepoint on that CPU at that moment saw */
+	for (size_t i = 0; i < t.nw; i++) {
+		const struct sw *w = &t.w[i];
+
+		if (!w->out || !w->cpu_wide || (w->tid != ping->tid && w->tid != pong->tid))
+			continue;
+		assert_int_equal(w->pid, wpid);
+		outs++;
+		for (size_t j = 0; j < t.ns; j++) {
+			const struct smp *s = &t.s[j];
+			int32_t prev, next;
+
+			if (s->cpu != w->cpu || !s->raw || !has_id(tp, s->id))
+				continue;
+			if (s->time > w->time + 1000000 || s->time + 1000000 < w->time)
+				continue;
+			memcpy(&prev, s->raw + prev_off, 4);
+			memcpy(&next, s->raw + next_off, 4);
+			if ((uint32_t)prev == w->tid && (uint32_t)next == w->other_tid) {
+				matched++;
+				break;
+			}
+		}
+	}
+	if (outs < ROUNDS)
+		fail_msg("%zu switch-outs of the ping/pong threads, want >= %d", outs, ROUNDS);
+	if (matched != outs)
+		fail_msg("only %zu of %zu switch-outs match a sched_switch with the same "
+			 "next task", matched, outs);
+	trace_free(&t);
+}
+
+/* A command target: per-task events that start at exec. */
+static void test_command_target(void **state)
+{
+	char out[256], err[256];
+	struct trace t;
+	uint32_t wpid;
+	size_t own = 0;
+
+	(void)state;
+	need_perf();
+	path_in_dir(out, sizeof(out), "cmd.prec");
+	path_in_dir(err, sizeof(err), "cmd.err");
+	{
+		char *argv[] = { (char *)perfrec, "record", "-e", "cpu-clock", "-F", "2000", "-g",
+				 "-q", "-o", out, "--", pingpong, "200", "300", "3", NULL };
+
+		assert_int_equal(run(argv, err), 3);
+	}
+	load(out, &t);
+	assert_string_equal(t.target, "command");
+	wpid = (uint32_t)t.workload_pid;
+	for (size_t i = 0; i < t.ns; i++) {
+		/* per-task events: nothing but the workload is sampled */
+		assert_int_equal(t.s[i].pid, wpid);
+		own++;
+	}
+	if (own < 100)
+		fail_msg("only %zu samples of a 300 ms spin at 2000 Hz", own);
+	assert_non_null(find_comm(&t, "pingpong"));
+	assert_true(find_comm(&t, "pingpong")->exec);
+	assert_non_null(find_comm(&t, "pp-ping"));
+	assert_int_equal(t.exit_status, 3);
+	trace_free(&t);
+
+	/* a command that does not exist: clear error, non-zero exit */
+	{
+		char *argv[] = { (char *)perfrec, "record", "-q", "-o", out, "--",
+				 "/nonexistent/cmd", NULL };
+
+		assert_int_not_equal(run(argv, err), 0);
+		assert_non_null(strstr(slurp(err), "cannot run '/nonexistent/cmd'"));
+	}
+}
+
+/* {a,b}:S: every sample of the leader carries both members' values, keyed
+ * by the members' own kernel ids. */
+static void test_leader_sampling(void **state)
+{
+	char out[256], err[256];
+	struct trace t;
+	const struct ev *lead, *pf;
+	size_t with_read = 0;
+	uint64_t last_pf = 0;
+
+	(void)state;
+	need_perf();
+	path_in_dir(out, sizeof(out), "ls.prec");
+	path_in_dir(err, sizeof(err), "ls.err");
+	{
+		char *argv[] = { (char *)perfrec, "record", "-e", "{cpu-clock,page-faults}:S",
+				 "-q", "-o", out, "--", pingpong, "100", "200", "0", NULL };
+
+		assert_int_equal(run(argv, err), 0);
+	}
+	load(out, &t);
+	lead = find_event(&t, "cpu-clock");
+	pf = find_event(&t, "page-faults");
+	assert_non_null(lead);
+	assert_non_null(pf);
+	assert_int_equal(t.group_descs, 1);
+	for (size_t i = 0; i < t.ns; i++) {
+		const struct smp *s = &t.s[i];
+
+		/* members do not sample themselves */
+		assert_true(has_id(lead, s->id));
+		assert_int_equal(s->nread, 2);
+		assert_true(has_id(lead, s->rids[0]));
+		assert_true(has_id(pf, s->rids[1]));
+		with_read++;
+		/* one counter per (thread, cpu) with inherited per-CPU events:
+		 * it only grows */
+		if (s->cpu == t.s[0].cpu && s->tid == t.s[0].tid &&
+		    s->rids[1] == t.s[0].rids[1]) {
+			assert_true(s->rvals[1] >= last_pf);
+			last_pf = s->rvals[1];
+		}
+	}
+	if (with_read < 50)
+		fail_msg("only %zu leader samples", with_read);
+	trace_free(&t);
+}
+
+/* A recorder killed with SIGKILL leaves a file that reads to its last frame. */
+static void test_sigkill_reads_back(void **state)
+{
+	char out[256], err[256];
+	struct trace t;
+	pid_t pid;
+
+	(void)state;
+	need_perf();
+	path_in_dir(out, sizeof(out), "kill.prec");
+	path_in_dir(err, sizeof(err), "kill.err");
+	{
+		char *argv[] = { (char *)perfrec, "record", "-a", "--switch-events", "-q",
+				 "--flush-ms", "100", "-o", out, NULL };
+
+		pid = spawn(argv, NULL, err);
+	}
+	sleep_ms(1500);
+	kill(pid, SIGKILL);
+	assert_int_equal(wait_code(pid), 128 + SIGKILL);
+	load(out, &t);
+	assert_true(t.header);
+	assert_false(t.end);                 /* never got to write it */
+	assert_false(t.st.index_present);
+	assert_true(t.st.frames >= 2);
+	assert_int_equal(t.st.damaged_frames, 0);
+	if (t.ns < 100)
+		fail_msg("only %zu samples before the kill", t.ns);
+	trace_free(&t);
+}
+
+/* SIGINT ends cleanly: session end, index, exit 0. */
+static void test_sigint_clean_stop(void **state)
+{
+	char out[256], err[256];
+	struct trace t;
+	pid_t pid;
+
+	(void)state;
+	need_perf();
+	path_in_dir(out, sizeof(out), "int.prec");
+	path_in_dir(err, sizeof(err), "int.err");
+	{
+		char *argv[] = { (char *)perfrec, "record", "-a", "-o", out, NULL };
+
+		pid = spawn(argv, NULL, err);
+	}
+	sleep_ms(1000);
+	kill(pid, SIGINT);
+	assert_int_equal(wait_code(pid), 0);
+	load(out, &t);
+	assert_true(t.end);
+	assert_string_equal(t.stop_reason, "signal");
+	assert_true(t.st.index_present);
+	assert_false(t.st.torn);
+	assert_int_equal(t.end_samples, t.ns);
+	/* the summary line the user sees */
+	assert_non_null(strstr(slurp(err), " samples, "));
+	assert_non_null(strstr(slurp(err), " switch events, "));
+	assert_non_null(strstr(slurp(err), " lost ("));
+	trace_free(&t);
+}
+
+/* -p: existing process, described from /proc, only its samples. */
+static void test_pid_target(void **state)
+{
+	char out[256], err[256], pidarg[16];
+	struct trace t;
+	pid_t w;
+	bool existing = false;
+
+	(void)state;
+	need_perf();
+	path_in_dir(out, sizeof(out), "pid.prec");
+	path_in_dir(err, sizeof(err), "pid.err");
+	{
+		char *wargv[] = { pingpong, "10", "2000", "0", NULL };
+
+		w = spawn(wargv, NULL, NULL);
+	}
+	sleep_ms(200);
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)w);
+	{
+		char *argv[] = { (char *)perfrec, "record", "-p", pidarg, "-d", "0.5", "-q",
+				 "-o", out, NULL };
+
+		assert_int_equal(run(argv, err), 0);
+	}
+	kill(w, SIGKILL);
+	wait_code(w);
+	load(out, &t);
+	assert_string_equal(t.stop_reason, "duration");
+	for (size_t i = 0; i < t.ns; i++)
+		assert_int_equal(t.s[i].pid, (uint32_t)w);
+	if (t.ns < 100)
+		fail_msg("only %zu samples of a spinning process in 0.5 s", t.ns);
+	for (size_t i = 0; i < t.nt; i++)
+		if (t.t[i].kind == PERFREC__TASK_EVENT__KIND__EXISTING &&
+		    t.t[i].pid == (uint32_t)w && !strcmp(t.t[i].comm, "pingpong"))
+			existing = true;
+	assert_true(existing);
+	trace_free(&t);
+}
+
+/* --counters beside sampling: snapshots every interval and a final one,
+ * each member's value its own. */
+static void test_counters_beside_sampling(void **state)
+{
+	char out[256], err[256];
+	struct trace t;
+	const struct ev *cs;
+	size_t finals = 0;
+	uint64_t last = 0;
+
+	(void)state;
+	need_perf();
+	path_in_dir(out, sizeof(out), "ctr.prec");
+	path_in_dir(err, sizeof(err), "ctr.err");
+	{
+		char *argv[] = { (char *)perfrec, "record", "-e", "cpu-clock", "--counters",
+				 "{task-clock,page-faults,context-switches}", "--interval", "50ms",
+				 "-q", "-o", out, "--", pingpong, "3000", "300", "0", NULL };
+
+		if (run(argv, err) != 0)
+			fail_msg("perfrec failed: %s", slurp(err));
+	}
+	load(out, &t);
+	assert_int_equal(t.counting_groups, 1);
+	cs = find_event(&t, "context-switches");
+	assert_non_null(cs);
+	assert_non_null(find_event(&t, "cpu-clock"));
+	assert_true(t.ng >= 2);
+	for (size_t i = 0; i < t.ng; i++) {
+		for (size_t k = 0; k < t.g[i].n; k++) {
+			if (!has_id(cs, t.g[i].ids[k]))
+				continue;
+			assert_true(t.g[i].vals[k] >= last);
+			last = t.g[i].vals[k];
+		}
+		finals += t.g[i].final;
+	}
+	assert_true(finals >= 1);
+	/* each round blocks both threads once */
+	if (last < 3000)
+		fail_msg("context-switches = %llu, want >= 3000", (unsigned long long)last);
+	trace_free(&t);
+}
+
+static void test_bad_event_string(void **state)
+{
+	char out[256], err[256];
+
+	(void)state;
+	path_in_dir(out, sizeof(out), "bad.prec");
+	path_in_dir(err, sizeof(err), "bad.err");
+	{
+		char *argv[] = { (char *)perfrec, "record", "-e", "cpu-clock,cpu-clok", "-o", out,
+				 "--", "/bin/true", NULL };
+
+		assert_int_not_equal(run(argv, err), 0);
+	}
+	assert_non_null(strstr(slurp(err), "unknown event 'cpu-clok'"));
+	assert_non_null(strstr(slurp(err), "perfrec list"));
+	{
+		char *argv[] = { (char *)perfrec, "record", "-e", "sched:no_such_tracepoint",
+				 "-o", out, "--", "/bin/true", NULL };
+
+		assert_int_not_equal(run(argv, err), 0);
+	}
+	assert_non_null(strstr(slurp(err), "sched:no_such_tracepoint"));
+	{
+		char *argv[] = { (char *)perfrec, "record", "--bogus", NULL };
+
+		assert_int_not_equal(run(argv, err), 0);
+		assert_non_null(strstr(slurp(err), "unknown option '--bogus'"));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_event_string),
+		cmocka_unit_test(test_pingpong_system_wide),
+		cmocka_unit_test(test_command_target),
+		cmocka_unit_test(test_leader_sampling),
+		cmocka_unit_test(test_sigkill_reads_back),
+		cmocka_unit_test(test_sigint_clean_stop),
+		cmocka_unit_test(test_pid_target),
+		cmocka_unit_test(test_counters_beside_sampling),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
