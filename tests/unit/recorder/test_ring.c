@@ -27,7 +27,7 @@ struct fake {
 
 static void fake_init(struct fake *f, uint64_t start)
 {
-	f->mem = aligned_alloc(PAGE, PAGE + DATA);
+	f->mem = aligned_alloc(PAGE, 2 * PAGE);
 	assert_non_null(f->mem);
 	memset(f->mem, 0, PAGE + DATA);
 	f->meta = (struct perf_event_mmap_page *)f->mem;
