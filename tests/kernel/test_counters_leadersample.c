@@ -44,12 +44,22 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Runs on the CPU for ms of this thread's CPU time (not wall time: on a
+ * loaded host a wall-clock burn may get little CPU, hence few samples). */
 static void burn_ms(unsigned ms)
 {
-	uint64_t end = mono_ns() + ms * 1000000ull;
+	uint64_t end = thread_cpu_ns() + ms * 1000000ull;
 	static volatile uint64_t sink;
 
-	while (mono_ns() < end)
+	while (thread_cpu_ns() < end)
 		for (int i = 0; i < 1000; i++)
 			sink = sink + (uint64_t)i;
 }
