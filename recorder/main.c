@@ -488,11 +488,11 @@ static int cmd_record(int argc, char **argv)
 		rec_status_bytes(res.bytes_written, bytes, sizeof(bytes));
 		fprintf(stderr, "perfrec: %s\n", rec_record_summary(&res, sum, sizeof(sum)));
 		fprintf(stderr, "perfrec: %llu records in %.1fs written to %s (%s, %.1fx "
-			"compression), stopped by %s\n",
+			"compression, woken %llu times), stopped by %s\n",
 			(unsigned long long)res.st.records, (double)res.duration_ns / 1e9,
 			o.output, bytes,
 			res.bytes_written ? (double)res.bytes_raw / (double)res.bytes_written : 0.0,
-			res.stop_reason);
+			(unsigned long long)res.wakeups, res.stop_reason);
 		if (res.st.bad || res.st.ring_errors)
 			fprintf(stderr, "perfrec: warning: %llu records did not decode (kept raw), "
 				"%llu ring errors\n", (unsigned long long)res.st.bad,
