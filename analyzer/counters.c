@@ -184,7 +184,7 @@ int ana_counters_run(struct ana_session *s, const struct ana_counters_opts *o,
 				t->multiplexed = 1;
 		}
 	}
-	qsort(tot, ntot, sizeof(*tot), cmp_total);
+	ana_sort(tot, ntot, sizeof(*tot), cmp_total);
 
 	struct ana_table *sum = ana_doc_kv(doc, "summary");
 	ana_kv_str(sum, "file", s->path);
@@ -260,7 +260,7 @@ int ana_counters_run(struct ana_session *s, const struct ana_counters_opts *o,
 			tk[i].k = *(const struct tick_key *)ana_map_key(&st.ticks, i);
 			tk[i].v = *(const struct tick_val *)ana_map_val(&st.ticks, i);
 		}
-		qsort(tk, nt, sizeof(*tk), cmp_tick);
+		ana_sort(tk, nt, sizeof(*tk), cmp_tick);
 		struct ana_table *it = ana_doc_table(doc, "intervals", NULL);
 		ana_table_col(it, "time_s", "Time s", ANA_NUM);
 		ana_table_col(it, "group", "Group", ANA_STR);

@@ -217,7 +217,7 @@ int ana_export_folded(struct ana_session *s, const struct ana_filter *f, FILE *o
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		order[i] = ana_map_key(&st.stacks, i);
-	qsort(order, n, sizeof(*order), cmp_strp);
+	ana_sort(order, n, sizeof(*order), cmp_strp);
 	for (size_t i = 0; i < n; i++) {
 		const struct agg *a = ana_map_find(&st.stacks, order[i]);
 		fprintf(out, "%s %" PRIu64 "\n", *order[i], a->samples);

@@ -27,6 +27,13 @@ void ana_map_release(struct ana_map *m)
 	memset(m, 0, sizeof(*m));
 }
 
+void ana_sort(void *base, size_t n, size_t size,
+	      int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 uint64_t ana_hash_bytes(const void *p, size_t n)
 {
 	/* FNV-1a over 8-byte words then a final avalanche (splitmix64). */

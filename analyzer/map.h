@@ -53,6 +53,11 @@ static inline void *ana_map_val(const struct ana_map *m, size_t i)
 	return m->entries + i * m->entry_size + m->val_off;
 }
 
+/* qsort that accepts a NULL base for n < 2 (plain qsort with NULL is
+ * undefined even for 0 elements). */
+void ana_sort(void *base, size_t n, size_t size,
+	      int (*cmp)(const void *, const void *));
+
 /* 64-bit hash of n bytes (also used for strings). */
 uint64_t ana_hash_bytes(const void *p, size_t n);
 

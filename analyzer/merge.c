@@ -2,8 +2,10 @@
  * merge.c - k-way merge of time-sorted frames with bounded loading.
  */
 #include "analyzer/merge.h"
+#include "analyzer/map.h"
 
 #include <errno.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,7 +102,7 @@ struct ana_merge *ana_merge_new(struct prec_reader *r,
 		goto err_free;
 	if (n)
 		memcpy(m->list, list, n * sizeof(*list));
-	qsort(m->list, n, sizeof(*list), cmp_info);
+	ana_sort(m->list, n, sizeof(*list), cmp_info);
 	m->n = n;
 	struct ana_frames_opts o = { 0 };
 	if (opts)

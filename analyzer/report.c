@@ -267,7 +267,7 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 		order[i] = i;
 	g_sort_map = &st.table;
 	g_sort_children = o->children;
-	qsort(order, n, sizeof(*order), cmp_rows);
+	ana_sort(order, n, sizeof(*order), cmp_rows);
 
 	struct ana_table *sum = ana_doc_kv(doc, "summary");
 	ana_kv_str(sum, "file", s->path);

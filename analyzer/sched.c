@@ -267,7 +267,7 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 	g_sort = o->sort;
 	g_sess = s;
 	g_t1 = st.t1;
-	qsort(order, nsel, sizeof(*order), cmp_tasks);
+	ana_sort(order, nsel, sizeof(*order), cmp_tasks);
 
 	uint64_t window = st.t1 - st.t0;
 	struct ana_table *sum = ana_doc_kv(doc, "summary");

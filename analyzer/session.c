@@ -2,8 +2,10 @@
  * session.c - pass 1: descriptions, task names, symbol inputs, counts.
  */
 #include "analyzer/session.h"
+#include "analyzer/map.h"
 
 #include <errno.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,7 +260,7 @@ static int cmp_comm_pos(const void *a, const void *b)
  * the child its parent's current name. */
 static int build_comms(struct ana_session *s, struct pass1 *st)
 {
-	qsort(st->tev, st->ntev, sizeof(*st->tev), cmp_tev);
+	ana_sort(st->tev, st->ntev, sizeof(*st->tev), cmp_tev);
 	struct ana_map cur;   /* tid -> const char * current comm */
 	ana_map_init(&cur, sizeof(uint32_t), sizeof(const char *));
 	int ret = 0;
@@ -301,7 +303,7 @@ static int build_comms(struct ana_session *s, struct pass1 *st)
 		tmp[i].c = s->comms[i];
 		tmp[i].pos = i;
 	}
-	qsort(tmp, s->ncomms, sizeof(*tmp), cmp_comm_pos);
+	ana_sort(tmp, s->ncomms, sizeof(*tmp), cmp_comm_pos);
 	for (size_t i = 0; i < s->ncomms; i++)
 		s->comms[i] = tmp[i].c;
 	free(tmp);
@@ -397,8 +399,8 @@ int ana_session_open(struct ana_session **out, const char *path,
 		goto err;
 	if (s->syms && (ret = ana_symbols_finish(s->syms)) < 0)
 		goto err;
-	qsort(s->events, s->nevents, sizeof(*s->events), cmp_event);
-	qsort(s->groups, s->ngroups, sizeof(*s->groups), cmp_group);
+	ana_sort(s->events, s->nevents, sizeof(*s->events), cmp_event);
+	ana_sort(s->groups, s->ngroups, sizeof(*s->groups), cmp_group);
 	for (size_t i = 0; i < s->nevents; i++) {
 		for (size_t j = 0; j < s->events[i]->n_ids; j++) {
 			int created;

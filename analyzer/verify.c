@@ -2,8 +2,10 @@
  * verify.c - frame by frame integrity.
  */
 #include "analyzer/verify.h"
+#include "analyzer/map.h"
 
 #include <errno.h>
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,7 +125,7 @@ int ana_verify_run(struct ana_session *s, int jobs, struct ana_doc *doc, int *wh
 	}
 	if (ret < 0)
 		goto out;
-	qsort(pr, npr, sizeof(*pr), cmp_problem);
+	ana_sort(pr, npr, sizeof(*pr), cmp_problem);
 	*whole = npr == 0;
 
 	struct ana_table *kv = ana_doc_kv(doc, "verify");
