@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "recorder/decode.h"
 #include "recorder/elfsym.h"
 #include "recorder/kallsyms.h"
 #include "recorder/perfmap.h"
@@ -170,8 +171,13 @@ struct sc_map {
 
 struct sc_proc {
 	uint32_t pid;
+	int known;                /* maps came from /proc, a fork or an exec */
 	struct sc_map *maps;      /* sorted by start, non-overlapping */
 	size_t n, cap;
+	/* The space before the last exec: rings are drained CPU by CPU, so
+	 * samples taken before an exec can be decoded after it. */
+	struct sc_map *old;
+	size_t nold;
 	struct u64map jit_hits;   /* ips outside ELF mappings */
 	struct u64map jit_done;   /* perf-map symbol starts written */
 };
@@ -230,6 +236,7 @@ static void proc_free(struct sc_proc *p)
 	if (!p)
 		return;
 	free(p->maps);
+	free(p->old);
 	u64map_release(&p->jit_hits);
 	u64map_release(&p->jit_done);
 	free(p);
@@ -305,12 +312,23 @@ static struct sc_proc *find_proc(const struct rec_symcollect *sc, uint32_t pid)
 	return v ? sc->procs[*v] : NULL;
 }
 
-static struct sc_proc *get_proc(struct rec_symcollect *sc, uint32_t pid)
+static int scan_proc_maps(struct rec_symcollect *sc, struct sc_proc *p);
+
+/* scan: a pid met for the first time through a sample or an mmap existed
+ * before: its older mappings come from /proc (see opts.proc_maps). */
+static struct sc_proc *get_proc(struct rec_symcollect *sc, uint32_t pid,
+				int scan)
 {
 	struct sc_proc *p = find_proc(sc, pid);
 
-	if (p)
+	if (p) {
+		if (scan && !p->known) {
+			p->known = 1;
+			if (scan_proc_maps(sc, p) < 0)
+				return NULL;
+		}
 		return p;
+	}
 	if (sc->nprocs == sc->cprocs) {
 		size_t nc = sc->cprocs ? sc->cprocs * 2 : 64;
 		struct sc_proc **np = realloc(sc->procs, nc * sizeof(*np));
@@ -329,6 +347,11 @@ static struct sc_proc *get_proc(struct rec_symcollect *sc, uint32_t pid)
 		return NULL;
 	}
 	sc->procs[sc->nprocs++] = p;
+	if (scan) {
+		p->known = 1;
+		if (scan_proc_maps(sc, p) < 0)
+			return NULL;
+	}
 	return p;
 }
 
@@ -419,6 +442,9 @@ static const struct sc_map *find_map(const struct sc_proc *p, uint64_t ip)
 
 	if (i && ip < p->maps[i - 1].end)
 		return &p->maps[i - 1];
+	for (size_t k = 0; k < p->nold; k++)   /* rarely non-empty */
+		if (ip >= p->old[k].start && ip < p->old[k].end)
+			return &p->old[k];
 	return NULL;
 }
 
@@ -490,17 +516,27 @@ static int proc_insert(struct sc_proc *p, const struct sc_map *nm)
 	return 0;
 }
 
+static int add_map(struct rec_symcollect *sc, struct sc_proc *p,
+		   const struct rec_symcollect_map *m);
+
 int rec_symcollect_add_mmap(struct rec_symcollect *sc,
 			    const struct rec_symcollect_map *m)
 {
-	struct sc_map nm;
 	struct sc_proc *p;
 
 	if (!sc || !m || !m->len || m->start + m->len < m->start)
 		return -EINVAL;
-	p = get_proc(sc, m->pid);
+	p = get_proc(sc, m->pid, 1);
 	if (!p)
 		return -ENOMEM;
+	return add_map(sc, p, m);
+}
+
+static int add_map(struct rec_symcollect *sc, struct sc_proc *p,
+		   const struct rec_symcollect_map *m)
+{
+	struct sc_map nm;
+
 	nm.start = m->start;
 	nm.end = m->start + m->len;
 	nm.pgoff = m->pgoff;
@@ -523,11 +559,13 @@ int rec_symcollect_fork(struct rec_symcollect *sc, uint32_t pid, uint32_t ppid)
 		return -EINVAL;
 	if (pid == ppid)
 		return 0;   /* a thread: same address space */
-	parent = find_proc(sc, ppid);
-	child = get_proc(sc, pid);
-	if (!child)
+	/* a parent we never met existed before: /proc knows its maps */
+	parent = get_proc(sc, ppid, 1);
+	child = get_proc(sc, pid, 0);
+	if (!parent || !child)
 		return -ENOMEM;
 	/* get_proc may have moved sc->procs, not the procs themselves */
+	child->known = 1;
 	child->n = 0;
 	if (!parent || !parent->n)
 		return 0;
@@ -544,24 +582,28 @@ int rec_symcollect_exec(struct rec_symcollect *sc, uint32_t pid)
 
 	if (!sc)
 		return -EINVAL;
-	p = find_proc(sc, pid);
-	if (p)
-		p->n = 0;   /* a fresh address space; MMAP2s follow */
+	p = get_proc(sc, pid, 0);
+	if (!p)
+		return -ENOMEM;
+	p->known = 1;
+	/* a fresh address space; MMAP2s follow. The old one stays
+	 * reachable for late samples, one generation deep. */
+	free(p->old);
+	p->old = p->maps;
+	p->nold = p->n;
+	p->maps = NULL;
+	p->n = p->cap = 0;
 	return 0;
 }
 
 int rec_symcollect_exit(struct rec_symcollect *sc, uint32_t pid)
 {
-	struct sc_proc *p;
-
 	if (!sc)
 		return -EINVAL;
-	p = find_proc(sc, pid);
-	if (p) {
-		free(p->maps);
-		p->maps = NULL;
-		p->n = p->cap = 0;
-	}
+	/* Nothing to drop yet: samples of the process may still sit in
+	 * other CPUs' rings. Its maps are kept until the collector is freed
+	 * (a few KB per process). */
+	(void)pid;
 	return 0;
 }
 
@@ -585,9 +627,15 @@ static int user_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 		    int ret_addr, int last_chance)
 {
 	struct sc_proc *p = find_proc(sc, pid);
-	const struct sc_map *m = p ? find_map(p, ip) : NULL;
+	const struct sc_map *m;
 	int ret;
 
+	if (!p || !p->known) {
+		p = get_proc(sc, pid, 1);
+		if (!p)
+			return -ENOMEM;
+	}
+	m = find_map(p, ip);
 	if (m && m->obj != NO_OBJ) {
 		struct sc_obj *o = sc->objs[m->obj];
 
@@ -602,9 +650,6 @@ static int user_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 		/* anonymous memory, or nothing mapped: JIT code maybe */
 		if (!sc->o.perf_maps)
 			return 1;
-		p = get_proc(sc, pid);
-		if (!p)
-			return -ENOMEM;
 		ret = u64map_put(&p->jit_hits, ip, 0);
 		if (ret >= 0 && ret_addr && ip)
 			ret = u64map_put(&p->jit_hits, ip - 1, 0);
@@ -686,6 +731,125 @@ int rec_symcollect_hit_callchain(struct rec_symcollect *sc, uint32_t pid,
 			return ret;
 	}
 	return 0;
+}
+
+/* Adds the executable file mappings of PROC/PID/maps ("lo-hi perms off
+ * dev ino path"). A process that is gone or unreadable adds nothing. */
+static int scan_proc_maps(struct rec_symcollect *sc, struct sc_proc *p)
+{
+	const char *root = sc->o.proc_maps ? sc->o.proc_maps : "/proc";
+	uint64_t t0;
+	char path[256], line[4352];
+	FILE *f;
+	int ret = 0;
+
+	if (!*root)
+		return 0;
+	t0 = now_ns();
+	snprintf(path, sizeof(path), "%s/%u/maps", root, p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		goto out;
+	sc->st.procs_scanned++;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		char perms[8];
+		int name = 0;
+		struct rec_symcollect_map m = { 0 };
+		size_t n;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms,
+			   &off, &name) < 4 || !name || !strchr(perms, 'x') ||
+		    hi <= lo)
+			continue;
+		n = strlen(line + name);
+		while (n && (line[name + n - 1] == '\n' || line[name + n - 1] == ' '))
+			line[name + --n] = 0;
+		m.pid = p->pid;
+		m.start = lo;
+		m.len = hi - lo;
+		m.pgoff = off;
+		m.path = line + name;
+		ret = add_map(sc, p, &m);
+		if (ret < 0)
+			break;
+	}
+	fclose(f);
+out:
+	sc->st.time_ns += now_ns() - t0;
+	return ret;
+}
+
+#define CPUMODE_MASK 7
+#define CPUMODE_KERNEL 1
+#define CPUMODE_USER 2
+#define MISC_COMM_EXEC (1 << 13)
+
+int rec_symcollect_feed(struct rec_symcollect *sc, const struct rec_record *r)
+{
+	if (!sc || !r)
+		return -EINVAL;
+	switch (r->type) {
+	case PERF_RECORD_SAMPLE: {
+		int mode = r->misc & CPUMODE_MASK, ret = 0;
+		uint64_t buf[64];
+
+		if (mode != CPUMODE_KERNEL && mode != CPUMODE_USER)
+			return 0;   /* hypervisor / guest: not ours to name */
+		if (r->sample.ip)
+			ret = rec_symcollect_hit(sc, r->sid.pid, r->sample.ip,
+						 mode == CPUMODE_KERNEL);
+		/* ips may be unaligned in the ring: copy in slices */
+		for (uint64_t i = 0; !ret && i < r->sample.nr; i += 64) {
+			size_t k = r->sample.nr - i < 64 ? (size_t)(r->sample.nr - i) : 64;
+
+			memcpy(buf, (const uint8_t *)r->sample.ips + i * 8, k * 8);
+			/* the first slice starts in the sample's own mode;
+			 * later ones continue after a marker anyway */
+			ret = rec_symcollect_hit_callchain(sc, r->sid.pid, buf, k,
+							   mode == CPUMODE_KERNEL);
+		}
+		return ret;
+	}
+	case PERF_RECORD_MMAP2: {
+		struct rec_symcollect_map m = { 0 };
+
+		if (!r->mmap2.filename || !r->mmap2.len)
+			return 0;
+		m.pid = r->mmap2.pid;
+		m.start = r->mmap2.addr;
+		m.len = r->mmap2.len;
+		m.pgoff = r->mmap2.pgoff;
+		m.path = r->mmap2.filename;
+		if (r->mmap2.build_id_size) {
+			m.build_id = r->mmap2.build_id;
+			m.build_id_len = r->mmap2.build_id_size;
+		}
+		if (m.pid == UINT32_MAX)
+			return 0;   /* kernel maps: the kernel table covers them */
+		return rec_symcollect_add_mmap(sc, &m);
+	}
+	case PERF_RECORD_FORK:
+		return rec_symcollect_fork(sc, r->task.pid, r->task.ppid);
+	case PERF_RECORD_COMM:
+		if (r->misc & MISC_COMM_EXEC)
+			return rec_symcollect_exec(sc, r->comm.pid);
+		return 0;
+	case PERF_RECORD_EXIT:
+		if (r->task.pid == r->task.tid)
+			return rec_symcollect_exit(sc, r->task.pid);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+void rec_symcollect_observe(void *ctx, const struct rec_record *r)
+{
+	struct rec_symcollect *sc = ctx;
+
+	if (rec_symcollect_feed(sc, r) < 0 && sc)
+		sc->st.feed_errors++;
 }
 
 /* ---- writing */

@@ -27,9 +27,12 @@
  *       rec_symcollect_add_mmap(sc, &map);      // /proc maps at start, MMAP2
  *       rec_symcollect_fork(sc, pid, ppid);     // PERF_RECORD_FORK, pid != ppid
  *       rec_symcollect_exec(sc, pid);           // COMM with exec
- *       rec_symcollect_exit(sc, pid);           // PERF_RECORD_EXIT of a process
+ *       rec_symcollect_exit(sc, pid);           // PERF_RECORD_EXIT (maps kept:
+ *                                               // late samples still match)
  *       rec_symcollect_hit(sc, pid, ip, kernel);            // sample ip
  *       rec_symcollect_hit_callchain(sc, pid, ips, n, k);   // callchain
+ *   or simply, for every decoded ring record:
+ *       rec_symcollect_feed(sc, &record);       // all of the above
  *   now and then for long/streamed recordings, and once at the end:
  *       rec_symcollect_write(sc, writer, stream, now_ns);
  *   rec_symcollect_stats(sc, &st);   // -> SessionEnd.symbol_time_ns/_bytes
@@ -64,10 +67,14 @@ struct rec_symcollect_opts {
 				     * first (containers, deleted files) */
 	size_t chunk;               /* symbols per SymbolTable packet */
 	size_t max_pending;         /* unmatched hits kept for later */
+	/* A pid first met through a sample or mmap (not a fork/exec the
+	 * collector saw) existed before: read its executable mappings from
+	 * PROC/PID/maps then, once. NULL = "/proc"; "" = never. */
+	const char *proc_maps;
 };
 
 #define REC_SYMCOLLECT_OPTS_INIT { sizeof(struct rec_symcollect_opts), \
-	1, NULL, 1, NULL, 0, 1, 4096, 1u << 20 }
+	1, NULL, 1, NULL, 0, 1, 4096, 1u << 20, NULL }
 
 /* One mapping. Strings and bytes are copied. */
 struct rec_symcollect_map {
@@ -88,6 +95,8 @@ struct rec_symcollect_stats {
 	uint64_t unavailable;       /* objects written as UNAVAILABLE */
 	uint64_t symbols;           /* symbols written */
 	uint64_t pending_dropped;   /* hits lost: pending list was full */
+	uint64_t procs_scanned;     /* PROC/PID/maps files read */
+	uint64_t feed_errors;       /* rec_symcollect_observe() failures */
 	int kernel_status;          /* 0, REC_KALLSYMS_HIDDEN or -errno */
 };
 
@@ -101,6 +110,17 @@ int rec_symcollect_add_mmap(struct rec_symcollect *sc,
 int rec_symcollect_fork(struct rec_symcollect *sc, uint32_t pid, uint32_t ppid);
 int rec_symcollect_exec(struct rec_symcollect *sc, uint32_t pid);
 int rec_symcollect_exit(struct rec_symcollect *sc, uint32_t pid);
+
+struct rec_record;
+
+/* Feeds one decoded kernel record (recorder/decode.h): SAMPLE (ip by its
+ * cpumode, callchain), MMAP2, FORK, COMM with exec, EXIT of a process;
+ * other types are ignored. Call it for every record, in decode order,
+ * after its packet was written. Returns 0 or -ENOMEM. */
+int rec_symcollect_feed(struct rec_symcollect *sc, const struct rec_record *r);
+/* The same as an observer callback: ctx is the collector; errors only
+ * leave symbols out (counted in stats.feed_errors). */
+void rec_symcollect_observe(void *ctx, const struct rec_record *r);
 
 /* kernel: the ip is a kernel address (sample cpumode). */
 int rec_symcollect_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,

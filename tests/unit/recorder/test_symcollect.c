@@ -27,6 +27,7 @@
 #include "format/reader.h"
 #include "format/sink.h"
 #include "format/writer.h"
+#include "recorder/decode.h"
 #include "recorder/symcollect.h"
 
 #define KBASE 0xffffffff81000000ull
@@ -158,7 +159,8 @@ static void feed_maps(struct rec_symcollect *sc, struct trace *t, uint32_t pid)
 		m.len = maps[i].end - maps[i].start;
 		m.pgoff = maps[i].pgoff;
 		m.path = maps[i].path;
-		assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+		if (sc)
+			assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
 		if (t)
 			write_mmap(t, pid, &maps[i], 1000);
 	}
@@ -300,6 +302,7 @@ static struct rec_symcollect *new_sc(int full, size_t chunk)
 
 	o.kallsyms_path = kallsyms_path;
 	o.perfmap_dir = tmpdir;
+	o.proc_maps = "";   /* only what the test feeds */
 	o.full_tables = full;
 	if (chunk)
 		o.chunk = chunk;
@@ -539,9 +542,16 @@ static void test_unavailable_perfmap_fork_exec(void **state)
 	assert_int_equal(rec_symcollect_hit(sc, child, 0x10000010, 0), 0);
 	assert_int_equal(rec_symcollect_hit(sc, child, 0x20000000 + (hot - mhot->start), 0), 0);
 	assert_int_equal(rec_symcollect_hit(sc, child, 0x7f0000001010, 0), 0);
-	/* after exec the parent's space is gone: this hit names nothing */
+	/* after exec a new object at the same place wins */
 	assert_int_equal(rec_symcollect_exec(sc, pid), 0);
+	m.pid = pid;
+	m.start = 0x10000000;
+	m.len = 0x1000;
+	m.path = "/nonexistent/libnew.so";
+	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
 	assert_int_equal(rec_symcollect_hit(sc, pid, 0x10000020, 0), 0);
+	/* a late sample from before the exec still finds the old space */
+	assert_int_equal(rec_symcollect_hit(sc, pid, 0x10008000, 0), 0);
 	assert_true(rec_symcollect_write(sc, t.w, 0, 2000) > 0);
 	trace_close(&t);
 	as = read_back(&t);
@@ -549,6 +559,7 @@ static void test_unavailable_perfmap_fork_exec(void **state)
 	rt = rtab_get(4, "/nonexistent/libgone.so", 0);
 	assert_non_null(rt);
 	assert_non_null(strstr(rt->reason, "No such file"));
+	assert_non_null(rtab_get(4, "/nonexistent/libnew.so", 0));
 	rt = rtab_get(4, mhot->path, 0);
 	assert_non_null(rt);
 	assert_non_null(strstr(rt->reason, "build-id mismatch"));
@@ -561,6 +572,91 @@ static void test_unavailable_perfmap_fork_exec(void **state)
 	assert_string_equal(rt->names[0], "jit_hot_fn");
 	/* no kernel hit: no kernel table */
 	assert_null(rtab_get(1, "[kernel.kallsyms]", 0));
+	ana_symbols_free(as);
+	rec_symcollect_free(sc);
+	trace_free(&t);
+}
+
+/* rec_symcollect_feed() with records as the decoder produces them, and
+ * the lazy /proc/PID/maps read for a process met through a sample. */
+static void test_feed_records(void **state)
+{
+	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t hot = (uint64_t)(uintptr_t)&symcollect_hot_target;
+	uint64_t other = (uint64_t)(uintptr_t)&symcollect_other_target;
+	uint64_t qs = libc_sym("qsort");
+	struct rec_symcollect_stats st;
+	struct rec_symcollect *sc;
+	struct ana_symbols *as;
+	struct rec_record r;
+	struct ana_sym out;
+	struct trace t;
+	/* unaligned on purpose, as ring records may be */
+	uint8_t ccbuf[8 * 6 + 1];
+	uint64_t cc[6] = { (uint64_t)-128, KBASE + 0x210, (uint64_t)-512,
+			   other + 3, qs + 1, 0 };
+
+	(void)state;
+	read_self_maps();
+	o.kallsyms_path = kallsyms_path;
+	o.perfmap_dir = tmpdir;
+	sc = rec_symcollect_new(&o);
+	assert_non_null(sc);
+	trace_open(&t);
+	feed_maps(NULL, &t, pid);   /* Mmap packets only, for the analyzer */
+
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_SAMPLE;
+	r.misc = 2;   /* PERF_RECORD_MISC_USER */
+	r.sid.pid = r.sid.tid = pid;
+	r.sample.ip = hot + 1;
+	memcpy(ccbuf + 1, cc, 5 * 8);
+	r.sample.ips = ccbuf + 1;
+	r.sample.nr = 5;
+	assert_int_equal(rec_symcollect_feed(sc, &r), 0);
+	/* a guest sample is not ours */
+	r.misc = 5;
+	r.sample.ip = KBASE + 0x410;
+	r.sample.nr = 0;
+	assert_int_equal(rec_symcollect_feed(sc, &r), 0);
+	/* kernel sample */
+	r.misc = 1;
+	assert_int_equal(rec_symcollect_feed(sc, &r), 0);
+	/* exec of a pid, then its mmap: a fresh space, no /proc read */
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_COMM;
+	r.misc = 1 << 13;
+	r.comm.pid = r.comm.tid = 3999100;
+	r.comm.comm = "x";
+	assert_int_equal(rec_symcollect_feed(sc, &r), 0);
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_MMAP2;
+	r.mmap2.pid = r.mmap2.tid = 3999100;
+	r.mmap2.addr = 0x40000000;
+	r.mmap2.len = 0x1000;
+	r.mmap2.filename = "/nonexistent/exec-target";
+	assert_int_equal(rec_symcollect_feed(sc, &r), 0);
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_SAMPLE;
+	r.misc = 2;
+	r.sid.pid = 3999100;
+	r.sample.ip = 0x40000010;
+	assert_int_equal(rec_symcollect_feed(sc, &r), 0);
+	assert_true(rec_symcollect_write(sc, t.w, 0, 2000) > 0);
+	rec_symcollect_stats(sc, &st);
+	assert_int_equal(st.procs_scanned, 1);   /* ours, once */
+	assert_int_equal(st.unavailable, 1);     /* exec-target */
+	trace_close(&t);
+	as = read_back(&t);
+	assert_true(rtab_has(rtab_get(0, map_of(hot)->path, 0), "symcollect_hot_target"));
+	assert_true(rtab_has(rtab_get(0, map_of(hot)->path, 0), "symcollect_other_target"));
+	assert_true(rtab_has(rtab_get(0, map_of(qs)->path, 0), "qsort"));
+	assert_true(rtab_has(rtab_get(1, "[kernel.kallsyms]", 0), "k_cold"));
+	assert_true(rtab_has(rtab_get(1, "[kernel.kallsyms]", 0), "k_other"));
+	assert_int_equal(rtab_get(1, "[kernel.kallsyms]", 0)->nsyms, 2);
+	assert_int_equal(ana_symbols_resolve(as, pid, other + 3, 0, 3000, &out), 1);
+	assert_string_equal(out.sym, "symcollect_other_target");
 	ana_symbols_free(as);
 	rec_symcollect_free(sc);
 	trace_free(&t);
@@ -643,6 +739,7 @@ int main(void)
 		cmocka_unit_test(test_incremental),
 		cmocka_unit_test(test_full_chunked),
 		cmocka_unit_test(test_unavailable_perfmap_fork_exec),
+		cmocka_unit_test(test_feed_records),
 		cmocka_unit_test(test_kernel_hidden),
 		cmocka_unit_test(test_cost_figure),
 	};
