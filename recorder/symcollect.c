@@ -1104,6 +1104,42 @@ static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
 	return ret;
 }
 
+/* A stripped object (symbols from .dynsym only) with an installed debug
+ * file: take the debug file's symbols, which use the same addresses. The
+ * object's own segments and build-id stay. 1 = replaced. */
+static int use_debug_file(const struct rec_symcollect *sc, struct rec_elfsym *e)
+{
+	const char *dir = sc->o.debug_dir ? sc->o.debug_dir : "/usr/lib/debug";
+	struct rec_elfsym d;
+	char path[4200], *q;
+
+	if (!*dir || !e->from_dynsym || e->build_id_len < 2)
+		return 0;
+	q = path + snprintf(path, sizeof(path) - 200, "%s/.build-id/%02x/", dir,
+			    e->build_id[0]);
+	for (size_t i = 1; i < e->build_id_len; i++)
+		q += sprintf(q, "%02x", e->build_id[i]);
+	strcpy(q, ".debug");
+	if (rec_elfsym_load(path, &d) != 0)
+		return 0;
+	if (d.from_dynsym || !d.nsyms ||
+	    (d.build_id_len && (d.build_id_len != e->build_id_len ||
+				memcmp(d.build_id, e->build_id, d.build_id_len)))) {
+		rec_elfsym_release(&d);
+		return 0;
+	}
+	free(e->syms);
+	free(e->names);
+	e->syms = d.syms;
+	e->nsyms = d.nsyms;
+	e->names = d.names;
+	e->from_dynsym = 0;
+	d.syms = NULL;
+	d.names = NULL;
+	rec_elfsym_release(&d);
+	return 1;
+}
+
 static int cmp_esym(const void *pa, const void *pb)
 {
 	const struct esym *a = pa, *b = pb;
@@ -1146,6 +1182,7 @@ static int write_obj(struct rec_symcollect *sc, struct prec_writer *w,
 		sc->st.unavailable++;
 		return emit_table(sc, w, stream, t, &h, NULL, 0);
 	}
+	use_debug_file(sc, &e);
 	h.kind = PERFREC__SYMBOL_TABLE__KIND__ELF;
 	h.bid = e.build_id_len ? e.build_id : o->bid;
 	h.bid_len = e.build_id_len ? e.build_id_len : o->bid_len;

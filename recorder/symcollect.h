@@ -8,7 +8,8 @@
  * exactly the objects that were hit, each object once per collector:
  *
  *  - ELF objects: symbols read once per file (recorder/elfsym.h), keyed by
- *    build-id and path; by default only the symbols that were hit are
+ *    build-id and path (a stripped object takes the .symtab of its debug
+ *    file when one is installed); by default only the symbols hit are
  *    written (sizes exact, so nothing else is misnamed); objects that
  *    vanished, are not ELF or changed since they were mapped become
  *    UNAVAILABLE tables with the reason;
@@ -71,10 +72,14 @@ struct rec_symcollect_opts {
 	 * collector saw) existed before: read its executable mappings from
 	 * PROC/PID/maps then, once. NULL = "/proc"; "" = never. */
 	const char *proc_maps;
+	/* Debug files of stripped objects (-dbg packages), looked up as
+	 * DIR/.build-id/xx/rest.debug: their .symtab names local functions
+	 * the .dynsym lacks. NULL = "/usr/lib/debug"; "" = never. */
+	const char *debug_dir;
 };
 
 #define REC_SYMCOLLECT_OPTS_INIT { sizeof(struct rec_symcollect_opts), \
-	1, NULL, 1, NULL, 0, 1, 4096, 1u << 20, NULL }
+	1, NULL, 1, NULL, 0, 1, 4096, 1u << 20, NULL, NULL }
 
 /* One mapping. Strings and bytes are copied. */
 struct rec_symcollect_map {

@@ -303,6 +303,7 @@ static struct rec_symcollect *new_sc(int full, size_t chunk)
 	o.kallsyms_path = kallsyms_path;
 	o.perfmap_dir = tmpdir;
 	o.proc_maps = "";   /* only what the test feeds */
+	o.debug_dir = "";   /* the host's -dbg packages must not matter */
 	o.full_tables = full;
 	if (chunk)
 		o.chunk = chunk;
@@ -662,6 +663,75 @@ static void test_feed_records(void **state)
 	trace_free(&t);
 }
 
+/* A stripped library plus its debug file under DIR/.build-id: the local
+ * function the .dynsym lacks is named from the debug file. */
+static void test_debug_dir(void **state)
+{
+	char cmd[1600], lib[400], dbgdir[400], hex[64] = "";
+	unsigned long long hidden = 0;
+	FILE *f;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && printf '%%s\n' "
+		 "'__attribute__((noinline)) static int lib_hidden(int x) { return x * 5; }' "
+		 "'int lib_exported(int x) { return lib_hidden(x) + 1; }' > lib.c && "
+		 "cc -O1 -g -shared -fPIC lib.c -o libfull.so && "
+		 "objcopy --only-keep-debug libfull.so lib.debug && "
+		 "strip -o libstripped.so libfull.so", tmpdir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "nm %s/libfull.so | awk '$3==\"lib_hidden\"{print $1}'",
+		 tmpdir);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%llx", &hidden), 1);
+	pclose(f);
+	snprintf(cmd, sizeof(cmd), "readelf -n %s/libstripped.so | "
+		 "sed -n 's/.*Build ID: //p'", tmpdir);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%63s", hex), 1);
+	pclose(f);
+	snprintf(dbgdir, sizeof(dbgdir), "%s/dbg", tmpdir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/.build-id/%.2s && cp %s/lib.debug "
+		 "%s/.build-id/%.2s/%s.debug", dbgdir, hex, tmpdir, dbgdir, hex,
+		 hex + 2);
+	assert_int_equal(system(cmd), 0);
+	snprintf(lib, sizeof(lib), "%s/libstripped.so", tmpdir);
+
+	for (int with = 0; with < 2; with++) {
+		struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
+		struct rec_symcollect_map m = { 0 };
+		struct rec_symcollect *sc;
+		struct ana_symbols *as;
+		struct trace t;
+		struct rtab *rt;
+
+		o.kernel = 0;
+		o.proc_maps = "";
+		o.debug_dir = with ? dbgdir : "";
+		sc = rec_symcollect_new(&o);
+		assert_non_null(sc);
+		trace_open(&t);
+		/* the whole file mapped at 0x50000000 (offset == vaddr) */
+		m.pid = 3999200;
+		m.start = 0x50000000;
+		m.len = 0x10000;
+		m.path = lib;
+		assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+		assert_int_equal(rec_symcollect_hit(sc, m.pid, m.start + hidden + 1, 0), 0);
+		assert_int_equal(rec_symcollect_write(sc, t.w, 0, 1000), 1);
+		trace_close(&t);
+		as = read_back(&t);
+		rt = rtab_get(0, lib, 0);
+		assert_non_null(rt);
+		assert_int_equal(rtab_has(rt, "lib_hidden"), with);
+		ana_symbols_free(as);
+		rec_symcollect_free(sc);
+		trace_free(&t);
+	}
+}
+
 static void test_kernel_hidden(void **state)
 {
 	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
@@ -740,6 +810,7 @@ int main(void)
 		cmocka_unit_test(test_full_chunked),
 		cmocka_unit_test(test_unavailable_perfmap_fork_exec),
 		cmocka_unit_test(test_feed_records),
+		cmocka_unit_test(test_debug_dir),
 		cmocka_unit_test(test_kernel_hidden),
 		cmocka_unit_test(test_cost_figure),
 	};
