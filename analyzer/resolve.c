@@ -89,7 +89,9 @@ const char *ana_frame_name(struct ana_session *s, const struct ana_frame *f)
 	char buf[512];
 	if (f->sym)
 		return f->sym;
-	if (f->dso)
+	if (f->dso && f->dso[0] == '[')   /* already bracketed: [kernel.kallsyms] */
+		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, f->dso, f->dso_off);
+	else if (f->dso)
 		snprintf(buf, sizeof(buf), "[%s]+0x%" PRIx64, f->dso, f->dso_off);
 	else
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, f->ip);

@@ -47,6 +47,8 @@ struct task {
 
 struct cpu {
 	uint64_t busy, switch_ins;
+	uint32_t cur;        /* tid switched in last on this CPU */
+	int has_cur;
 };
 
 struct sstate {
@@ -94,15 +96,25 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 	struct cpu *c = ana_map_get(&st->cpus, &cs->cpu, NULL);
 	if (!c)
 		return -ENOMEM;
-	if (!cs->out)
+	uint32_t tid = cs->tid;
+	if (!cs->out) {
 		c->switch_ins++;
-	if (cs->tid == 0)
-		return 0;   /* idle: CPU busy comes from the real tasks */
+		c->cur = tid;
+		c->has_cur = tid != UINT32_MAX;
+	} else if (tid == UINT32_MAX && c->has_cur) {
+		/* The kernel reports an exiting task's last switch-out with
+		 * tid -1 (no longer in a pid namespace): it is the task that
+		 * was switched in on this CPU. */
+		tid = c->cur;
+	}
+	if (tid == 0 || tid == UINT32_MAX)
+		return 0;   /* idle (CPU busy comes from real tasks) or unknown */
 	int created;
-	struct task *k = ana_map_get(&st->tasks, &cs->tid, &created);
+	struct task *k = ana_map_get(&st->tasks, &tid, &created);
 	if (!k)
 		return -ENOMEM;
-	k->pid = cs->pid;
+	if (cs->pid != UINT32_MAX)
+		k->pid = cs->pid;
 	if (cs->out) {
 		if (k->on) {
 			uint64_t d = t - k->on_since;

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# test_analyze_e2e.sh - record a known workload with perfrec, check the
+# analyzer's numbers against what the workload did and against perf.
+#
+# Workload: tests/kernel/workloads/pingpong (spins SPIN ms, then threads
+# "pp-ping" and "pp-pong" pass a byte over pipes ROUNDS times, blocking in
+# read(2) each round). Checks:
+#  - sched: each pp- thread has >= ROUNDS switch-ins and switch-outs
+#    (every round blocks it once), and exactly as many switch-outs as perf
+#    saw as sched:sched_switch with that thread as prev (perf recording the
+#    same run system-wide, when perf is installed);
+#  - report --sort comm: "pingpong" (which spun SPIN ms) is among the top 3;
+#  - report --comm pp-ping,pp-pong only has those comms;
+#  - verify: the file is whole; dump is time-ordered;
+#  - counters: a --counters run reports task-clock of the group.
+set -euo pipefail
+build=${PERFREC_BUILD_DIR:?}
+perfrec=${PERFREC_BIN:?}
+ana=${PERFREC_ANALYZE_BIN:?}
+pingpong=$build/tests/pingpong
+rounds=3000
+spin=150
+work=$(mktemp -d)
+perf_pid=
+cleanup() {
+  [ -n "$perf_pid" ] && kill -INT "$perf_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
+[ -x "$perfrec" ] && [ -x "$pingpong" ] || fail "build perfrec and pingpong first"
+
+have_perf=0
+if command -v perf >/dev/null && perf list sw 2>/dev/null | grep -q cpu-clock; then
+  perf record -q -e sched:sched_switch -a -o "$work/perf.data" >/dev/null 2>&1 &
+  perf_pid=$!
+  sleep 1
+  kill -0 "$perf_pid" 2>/dev/null && have_perf=1
+fi
+
+"$perfrec" record -q -a -g --switch-events -F 2000 -o "$work/t.prec" -- \
+  "$pingpong" "$rounds" "$spin" >"$work/pp.out"
+read -r ping pong < <(sed -n 's/.*ping tid \([0-9]*\), pong tid \([0-9]*\).*/\1 \2/p' "$work/pp.out")
+[ -n "$ping" ] && [ -n "$pong" ] || fail "pingpong printed no tids: $(cat "$work/pp.out")"
+
+if [ "$have_perf" = 1 ]; then
+  sleep 0.3
+  kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; perf_pid=
+fi
+
+# ---- verify, dump order
+"$ana" verify "$work/t.prec" >"$work/verify.txt" || fail "verify: $(cat "$work/verify.txt")"
+"$ana" dump "$work/t.prec" | awk '{ if ($1 + 0 < last) { print "out of order: " $0; exit 1 } last = $1 + 0 }' ||
+  fail "dump is not time-ordered"
+
+# ---- sched
+"$ana" sched "$work/t.prec" --csv --tid "$ping,$pong" >"$work/sched.csv"
+# columns: comm,pid,tid,oncpu_ms,offcpu_ms,switch_ins,preempted,voluntary,...
+for tid in "$ping" "$pong"; do
+  line=$(awk -F, -v t="$tid" '$3 == t' "$work/sched.csv")
+  [ -n "$line" ] || fail "sched has no row for tid $tid: $(cat "$work/sched.csv")"
+  IFS=, read -r comm _ _ _ _ ins pre vol _ <<<"$line"
+  case "$comm" in pp-ping|pp-pong) ;; *) fail "tid $tid has comm '$comm', expected pp-ping/pp-pong";; esac
+  outs=$((pre + vol))
+  [ "$ins" -ge "$rounds" ] || fail "$comm: $ins switch-ins < $rounds rounds"
+  [ "$outs" -ge "$rounds" ] || fail "$comm: $outs switch-outs < $rounds rounds"
+  echo "$comm tid $tid: switch-ins $ins, switch-outs $outs (preempted $pre, voluntary $vol)"
+  if [ "$have_perf" = 1 ]; then
+    perf_outs=$(perf script -i "$work/perf.data" -F trace 2>/dev/null |
+                grep -c "prev_pid=$tid " || true)
+    echo "  perf sched:sched_switch prev_pid=$tid: $perf_outs"
+    [ "$perf_outs" = "$outs" ] || fail "$comm: analyzer counts $outs switch-outs, perf $perf_outs"
+  fi
+done
+
+# ---- report
+"$ana" report "$work/t.prec" --sort comm --csv >"$work/report.csv"
+top=$(awk '/^# rows/ { on = 1; getline; next } on && NF' "$work/report.csv" | head -3 | cut -d, -f4)
+echo "$top" | grep -qx pingpong || fail "pingpong not in the top 3 comms: $top"
+"$ana" report "$work/t.prec" --sort comm --comm pp-ping,pp-pong --csv >"$work/pp.csv"
+awk '/^# rows/ { on = 1; getline; next } on && NF' "$work/pp.csv" | cut -d, -f4 | grep -vx 'pp-ping\|pp-pong' &&
+  fail "--comm filter let other comms through"
+
+# ---- counters
+"$perfrec" record -q -a --counters '{task-clock,context-switches}' --interval 50ms \
+  -o "$work/c.prec" -- "$pingpong" 500 100 >/dev/null
+"$ana" counters "$work/c.prec" --csv --interval >"$work/c.csv"
+grep -q '^"{task-clock,context-switches}",task-clock,' "$work/c.csv" || fail "counters: $(cat "$work/c.csv")"
+grep -q '^"{task-clock,context-switches}",context-switches,' "$work/c.csv" || fail "counters: $(cat "$work/c.csv")"
+echo "analyze e2e: ok"
