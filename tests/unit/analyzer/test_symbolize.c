@@ -150,7 +150,7 @@ static struct ana_symbols *load(struct tw *t, const char *symfs)
 	struct prec_reader *r;
 	struct prec_packet p;
 	const void *buf;
-	size_t len;
+	size_t len = 0;
 	int ret;
 
 	assert_non_null(s);
@@ -379,7 +379,7 @@ static void test_symfs(void **state)
 	struct ana_symbols *s;
 	struct ana_sym o;
 	struct tw t;
-	size_t len;
+	size_t len = 0;
 	uint8_t *img = elfimg_build(1, 0, &len);
 
 	(void)state;

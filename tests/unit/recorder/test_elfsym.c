@@ -388,7 +388,7 @@ static uint8_t *slurp(const char *name, size_t *len)
 
 static void test_corrupt(void **state)
 {
-	size_t len, cuts[8];
+	size_t len = 0, cuts[8];
 	uint8_t *b = slurp("pie", &len), *c;
 	struct rec_elfsym e;
 
@@ -437,7 +437,7 @@ static void test_synthetic_images(void **state)
 {
 	(void)state;
 	for (int v = 0; v < 4; v++) {
-		size_t len;
+		size_t len = 0;
 		uint8_t *b = elfimg_build(v < 2, v & 1, &len);
 		struct rec_elfsym e;
 
