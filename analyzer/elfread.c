@@ -72,7 +72,7 @@ static uint64_t rdn(const struct ctx *c, uint64_t off, int n)
 
 struct shdr {
 	uint32_t type, link;
-	uint64_t offset, size, entsize;
+	uint64_t addr, offset, size, entsize;
 };
 
 struct hdr {
@@ -138,11 +138,13 @@ static void read_shdr(const struct ctx *c, const struct hdr *h, uint32_t i,
 
 	s->type = rd32(c, o + 4);
 	if (c->is64) {
+		s->addr = rdn(c, o + 16, 8);
 		s->offset = rdn(c, o + 24, 8);
 		s->size = rdn(c, o + 32, 8);
 		s->link = rd32(c, o + 40);
 		s->entsize = rdn(c, o + 56, 8);
 	} else {
+		s->addr = rd32(c, o + 12);
 		s->offset = rd32(c, o + 16);
 		s->size = rd32(c, o + 20);
 		s->link = rd32(c, o + 24);
@@ -217,6 +219,7 @@ static int read_phdrs(const struct ctx *c, const struct hdr *h,
 
 struct rawsym {
 	uint64_t start, size;
+	uint64_t sec_end;   /* end address of the symbol's section, 0 unknown */
 	uint64_t name;   /* offset into the string table */
 	uint32_t namelen;
 	int bind;
@@ -309,6 +312,14 @@ static int read_syms(const struct ctx *c, const struct hdr *h,
 		r->name = str.offset + name;
 		r->namelen = (uint32_t)(nul - s);
 		r->bind = (int)(info >> 4);
+		r->sec_end = 0;
+		if (shndx < h->shnum) {
+			struct shdr ss;
+
+			read_shdr(c, h, shndx, &ss);
+			if (ss.addr + ss.size >= ss.addr)
+				r->sec_end = ss.addr + ss.size;
+		}
 	}
 	if (nraw > 1)
 		qsort(raw, nraw, sizeof(*raw), cmp_rawsym);
@@ -324,6 +335,17 @@ static int read_syms(const struct ctx *c, const struct hdr *h,
 			continue;
 		}
 		raw[nout++] = raw[i];
+	}
+	/* A zero-size symbol runs to the next one, within its section (the
+	 * recorder's elfsym.c does the same, so both give equal tables). */
+	for (size_t i = 0; i + 1 < nout; i++) {
+		uint64_t end = raw[i + 1].start;
+
+		if (raw[i].size)
+			continue;
+		if (raw[i].sec_end > raw[i].start && raw[i].sec_end < end)
+			end = raw[i].sec_end;
+		raw[i].size = end - raw[i].start;
 	}
 	for (size_t i = 0; i < nout; i++)
 		names_len += raw[i].namelen + 1;

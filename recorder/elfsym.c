@@ -26,6 +26,7 @@
 
 struct rawsym {
 	uint64_t start, size;
+	uint64_t sec_end;   /* end address of the symbol's section, 0 unknown */
 	const char *name;
 	size_t namelen;
 	int bind;
@@ -179,6 +180,15 @@ static int collect(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		(*raw)[*nraw].name = name;
 		(*raw)[*nraw].namelen = strlen(name);
 		(*raw)[*nraw].bind = GELF_ST_BIND(sym.st_info);
+		(*raw)[*nraw].sec_end = 0;
+		if (sym.st_shndx != SHN_ABS && sym.st_shndx != SHN_XINDEX) {
+			GElf_Shdr ss;
+			Elf_Scn *sec = elf_getscn(elf, sym.st_shndx);
+
+			if (sec && gelf_getshdr(sec, &ss) &&
+			    ss.sh_addr + ss.sh_size >= ss.sh_addr)
+				(*raw)[*nraw].sec_end = ss.sh_addr + ss.sh_size;
+		}
 		(*nraw)++;
 	}
 	return 0;
@@ -204,9 +214,16 @@ static int finish_syms(struct rawsym *raw, size_t nraw, struct rec_elfsym *out)
 		}
 		raw[nout++] = raw[i];
 	}
+	/* A zero-size symbol (assembly, _init) runs to the next symbol, but
+	 * not past its own section: _init must not swallow the PLT. */
 	for (size_t i = 0; i < nout; i++) {
-		if (raw[i].size == 0 && i + 1 < nout)
-			raw[i].size = raw[i + 1].start - raw[i].start;
+		if (raw[i].size == 0 && i + 1 < nout) {
+			uint64_t end = raw[i + 1].start;
+
+			if (raw[i].sec_end > raw[i].start && raw[i].sec_end < end)
+				end = raw[i].sec_end;
+			raw[i].size = end - raw[i].start;
+		}
 		bytes += raw[i].namelen + 1;
 	}
 	out->syms = nout ? calloc(nout, sizeof(*out->syms)) : NULL;

@@ -197,6 +197,18 @@ static void check_against_nm(const char *file)
 	/* sorted, one entry per start */
 	for (size_t i = 1; i < e.nsyms; i++)
 		assert_true(e.syms[i - 1].start < e.syms[i].start);
+	/* _init has no size: it gets its section's end, not the PLT after */
+	{
+		const struct rec_elfsym_sym *s = by_name(&e, "_init");
+		char *out = capture("objdump -h %s/%s | awk '$2==\".init\"{print $3}'",
+				    dir, file);
+		unsigned long long init_size = 0;
+
+		assert_int_equal(sscanf(out, "%llx", &init_size), 1);
+		free(out);
+		assert_non_null(s);
+		assert_int_equal(s->size, init_size);
+	}
 	rec_elfsym_release(&e);
 }
 
