@@ -97,12 +97,14 @@ static void usage_record(FILE *f)
 		"      --frame-size BYTES packet bytes per compressed frame (default %u;\n"
 		"                         suffixes k, m)\n"
 		"      --flush-ms MS      flush frames at least this often (default %u)\n"
+		"      --zstd-level N     compression level 1..19 (default %d; 1 is cheapest)\n"
 		"  -q, --quiet            no live status line and no summary\n"
 		"  -h, --help             this text\n"
 		"\n"
 		"Stop with Ctrl-C (SIGINT) or SIGTERM: the file is completed cleanly.\n",
 		DEFAULT_FREQ, DEFAULT_OUTPUT, DEFAULT_PAGES,
-		(unsigned)PREC_DEFAULT_FRAME_SIZE, (unsigned)PREC_DEFAULT_FLUSH_MS);
+		(unsigned)PREC_DEFAULT_FRAME_SIZE, (unsigned)PREC_DEFAULT_FLUSH_MS,
+		PREC_DEFAULT_ZSTD_LEVEL);
 }
 
 /* ---- argument parsing helpers */
@@ -240,6 +242,7 @@ enum {
 	OPT_FLUSH_MS,
 	OPT_COUNTERS,
 	OPT_INTERVAL,
+	OPT_ZSTD_LEVEL,
 };
 
 static int cmd_record(int argc, char **argv)
@@ -261,6 +264,7 @@ static int cmd_record(int argc, char **argv)
 		{ "flush-ms", required_argument, NULL, OPT_FLUSH_MS },
 		{ "counters", required_argument, NULL, OPT_COUNTERS },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "zstd-level", required_argument, NULL, OPT_ZSTD_LEVEL },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -401,6 +405,13 @@ static int cmd_record(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case OPT_ZSTD_LEVEL:
+			if (parse_uint(optarg, 19, &v) < 0 || !v) {
+				fprintf(stderr, "perfrec: bad --zstd-level '%s' (1..19)\n", optarg);
+				goto out;
+			}
+			o.zstd_level = (int)v;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -493,6 +504,14 @@ static int cmd_record(int argc, char **argv)
 			o.output, bytes,
 			res.bytes_written ? (double)res.bytes_raw / (double)res.bytes_written : 0.0,
 			(unsigned long long)res.wakeups, res.stop_reason);
+		if (res.st.lost && res.spool_full)
+			fprintf(stderr, "perfrec: warning: the encoder fell behind the kernel "
+				"(%llu times the spool was full); losses may shrink with a "
+				"cheaper --zstd-level 1, fewer events, or more CPU for perfrec\n",
+				(unsigned long long)res.spool_full);
+		else if (res.st.lost)
+			fprintf(stderr, "perfrec: warning: the kernel rings overflowed; a larger "
+				"-m PAGES gives more room\n");
 		if (res.st.bad || res.st.ring_errors)
 			fprintf(stderr, "perfrec: warning: %llu records did not decode (kept raw), "
 				"%llu ring errors\n", (unsigned long long)res.st.bad,

@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "format/error.h"
@@ -21,6 +24,7 @@
 #include "recorder/cpumap.h"
 #include "recorder/hostinfo.h"
 #include "recorder/session.h"
+#include "recorder/spool.h"
 #include "recorder/status.h"
 #include "recorder/synth.h"
 #include "recorder/workload.h"
@@ -31,7 +35,23 @@
 
 #define LOOP_TIMEOUT_MS 100
 #define STATUS_NS 1000000000ull
-#define WORKLOAD_TAG UINT32_MAX
+#define SPOOL_MIN (8u << 20)            /* per CPU */
+#define SPOOL_TOTAL_MAX (1ull << 30)    /* all CPUs together */
+#define TURN_RECORDS 65536              /* per ring per consumer turn */
+
+/* The drain thread: moves records from the kernel rings into the spools
+ * (memcpy only) and wakes the encoding thread through an eventfd. See
+ * spool.h for why. Flags are accessed with __atomic builtins. */
+struct drain {
+	pthread_t th;
+	bool started;
+	int ep;            /* epoll over the ring fds */
+	int efd;           /* eventfd: data moved / thread done */
+	int stop;          /* 1: final move, then exit; 2: exit now */
+	int done;
+	int *ring_err;     /* [nrings]: the ring stopped on corruption */
+	uint64_t wakeups;
+};
 
 struct rec {
 	const struct rec_record_opts *o;
@@ -52,7 +72,8 @@ struct rec {
 	struct rec_emit e;
 	bool emit_ok;
 	bool *ring_reported;
-	int ep;
+	struct rec_spool *spools;   /* [s.nrings] */
+	struct drain d;
 	uint64_t start_ns;
 	int write_err;
 };
@@ -211,45 +232,114 @@ static int write_note(struct rec *r, Perfrec__Note__Level lvl, const char *text)
 	return prec_writer_append(r->w, 0, &p, 0);
 }
 
-/* Drains one ring into its stream. Returns 0 or the writer's error. */
-static int drain_ring(struct rec *r, size_t i)
+static void *drain_main(void *arg)
 {
-	struct rec_ring *ring = &r->s.rings[i];
+	struct rec *r = arg;
+	struct drain *d = &r->d;
+	struct epoll_event evs[64];
+	bool pending = false;
+
+	for (;;) {
+		int stop = __atomic_load_n(&d->stop, __ATOMIC_ACQUIRE);
+		bool moved = false;
+		int n;
+
+		if (stop == 2)
+			break;
+		/* A spool that was full is retried soon; otherwise the ring's
+		 * wakeup watermark (or the timeout) wakes us. */
+		n = epoll_wait(d->ep, evs, 64, stop ? 0 : pending ? 2 : LOOP_TIMEOUT_MS);
+		if (n > 0)
+			d->wakeups++;
+		for (int k = 0; k < n; k++)
+			if (evs[k].events & (EPOLLHUP | EPOLLERR))
+				epoll_ctl(d->ep, EPOLL_CTL_DEL,
+					  r->s.rings[evs[k].data.u32].fd, NULL);
+		pending = false;
+		for (size_t i = 0; i < r->s.nrings; i++) {
+			struct rec_ring *k = &r->s.rings[i];
+			long ret;
+
+			if (!k->meta || __atomic_load_n(&d->ring_err[i], __ATOMIC_RELAXED))
+				continue;
+			ret = rec_spool_fill(&r->spools[i], k);
+			if (ret < 0) {
+				__atomic_store_n(&d->ring_err[i], 1, __ATOMIC_RELEASE);
+				moved = true;
+				continue;
+			}
+			moved |= ret > 0;
+			if (rec_spool_pending(k))
+				pending = true;
+		}
+		if (moved) {
+			uint64_t one = 1;
+
+			if (write(d->efd, &one, sizeof(one)) < 0) {
+				/* the counter cannot overflow at our rate */
+			}
+		}
+		if (stop && !pending)
+			break;
+		if (stop)
+			usleep(1000);   /* wait for the consumer to make room */
+	}
+	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+	{
+		uint64_t one = 1;
+
+		if (write(d->efd, &one, sizeof(one)) < 0) {
+			/* nothing to do: the consumer also polls with a timeout */
+		}
+	}
+	return NULL;
+}
+
+/* Encodes what the spool of ring i holds (at most TURN_RECORDS). Returns 0
+ * or the writer's error. */
+static int consume_ring(struct rec *r, size_t i)
+{
+	struct rec_ring *sp = &r->spools[i].reader;
 	int cpu = r->s.ring_cpu[i];
 	uint32_t stream = 1 + (uint32_t)cpu;
 	const struct perf_event_header *h;
-	int ret = 0, n;
+	int ret = 0, n = 0;
+	size_t count = 0;
 
-	if (!ring->meta)
+	if (!r->s.rings[i].meta)
 		return 0;
-	rec_ring_read_begin(ring);
-	while ((n = rec_ring_next(ring, &h)) > 0) {
+	rec_ring_read_begin(sp);
+	while (count++ < TURN_RECORDS && (n = rec_ring_next(sp, &h)) > 0) {
 		ret = rec_emit_record(&r->e, stream, cpu, h);
 		if (ret < 0)
 			break;
 	}
-	if (n < 0 && n != -ENOMEM && !r->ring_reported[i]) {
+	rec_ring_read_done(sp);
+	if (!ret && !r->ring_reported[i] &&
+	    (n < 0 || __atomic_load_n(&r->d.ring_err[i], __ATOMIC_ACQUIRE))) {
 		char why[160];
 
 		r->ring_reported[i] = true;
 		snprintf(why, sizeof(why),
-			 "ring of cpu %d stopped: corrupt record header at ring offset %llu",
-			 cpu, (unsigned long long)ring->pos);
+			 "ring of cpu %d stopped: corrupt record header (size < 8, larger "
+			 "than the ring, or past data_head)", cpu);
 		logf_(r, REC_LOG_ERROR, "%s; its later records are lost", why);
-		if (!ret)
-			ret = rec_emit_ring_error(&r->e, stream, cpu, rec_now_ns(), why);
+		ret = rec_emit_ring_error(&r->e, stream, cpu, rec_now_ns(), why);
 	}
-	rec_ring_read_done(ring);
 	return ret;
 }
 
-static int drain_all(struct rec *r)
+static int consume_all(struct rec *r, bool *more)
 {
+	*more = false;
 	for (size_t i = 0; i < r->s.nrings; i++) {
-		int ret = drain_ring(r, i);
+		int ret = consume_ring(r, i);
 
 		if (ret < 0)
 			return ret;
+		if (r->spools[i].reader.head != r->spools[i].reader.pos ||
+		    rec_ring_read_begin(&r->spools[i].reader))
+			*more = true;
 	}
 	return 0;
 }
@@ -324,12 +414,33 @@ static void emit_status(struct rec *r, uint64_t now, uint64_t *prev_t,
 	*prev_rec = r->e.st.records;
 }
 
-static int setup_epoll(struct rec *r)
+/* Spools, eventfd, epoll over the rings, then the drain thread. */
+static int setup_drain(struct rec *r)
 {
+	struct drain *d = &r->d;
+	uint64_t ring = (uint64_t)r->o->mmap_pages * r->s.page_size;
+	uint64_t spool = ring * 16;
 	struct epoll_event ev;
+	int ret;
 
-	r->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (r->ep < 0)
+	if (spool < SPOOL_MIN)
+		spool = SPOOL_MIN;
+	while (spool > 2 * ring && spool * r->s.nrings > SPOOL_TOTAL_MAX)
+		spool /= 2;
+	r->spools = calloc(r->s.nrings + 1, sizeof(*r->spools));
+	d->ring_err = calloc(r->s.nrings + 1, sizeof(*d->ring_err));
+	if (!r->spools || !d->ring_err)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->s.nrings; i++) {
+		ret = rec_spool_init(&r->spools[i], spool);
+		if (ret < 0)
+			return ret;
+	}
+	d->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->efd < 0)
+		return -errno;
+	d->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (d->ep < 0)
 		return -errno;
 	for (size_t i = 0; i < r->s.nrings; i++) {
 		if (r->s.rings[i].fd < 0)
@@ -337,17 +448,63 @@ static int setup_epoll(struct rec *r)
 		memset(&ev, 0, sizeof(ev));
 		ev.events = EPOLLIN;
 		ev.data.u32 = (uint32_t)i;
-		if (epoll_ctl(r->ep, EPOLL_CTL_ADD, r->s.rings[i].fd, &ev) < 0)
+		if (epoll_ctl(d->ep, EPOLL_CTL_ADD, r->s.rings[i].fd, &ev) < 0)
 			return -errno;
 	}
-	if (r->have_wl && r->wl.pidfd >= 0) {
-		memset(&ev, 0, sizeof(ev));
-		ev.events = EPOLLIN;
-		ev.data.u32 = WORKLOAD_TAG;
-		if (epoll_ctl(r->ep, EPOLL_CTL_ADD, r->wl.pidfd, &ev) < 0)
-			return -errno;
-	}
+	ret = pthread_create(&d->th, NULL, drain_main, r);
+	if (ret)
+		return -ret;
+	d->started = true;
 	return 0;
+}
+
+/* Stops the drain thread: final (move everything) or abort. While a final
+ * move waits for spool room, keep consuming. Returns the writer's error. */
+static int stop_drain(struct rec *r, bool final)
+{
+	struct drain *d = &r->d;
+	int ret = 0;
+	bool more;
+
+	if (!d->started)
+		return 0;
+	__atomic_store_n(&d->stop, final ? 1 : 2, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&d->done, __ATOMIC_ACQUIRE)) {
+		struct pollfd pfd = { d->efd, POLLIN, 0 };
+		uint64_t v;
+
+		if (final && !ret) {
+			ret = consume_all(r, &more);
+			if (ret < 0)
+				__atomic_store_n(&d->stop, 2, __ATOMIC_RELEASE);
+		}
+		if (poll(&pfd, 1, 10) > 0 && read(d->efd, &v, sizeof(v)) < 0) {
+			/* spurious: poll again */
+		}
+	}
+	pthread_join(d->th, NULL);
+	d->started = false;
+	/* everything moved is in the spools now */
+	if (final && !ret) {
+		do {
+			ret = consume_all(r, &more);
+		} while (!ret && more);
+	}
+	return ret;
+}
+
+static void release_drain(struct rec *r)
+{
+	if (r->d.started)
+		stop_drain(r, false);
+	if (r->d.ep > 0)
+		close(r->d.ep);
+	if (r->d.efd > 0)
+		close(r->d.efd);
+	for (size_t i = 0; r->spools && i < r->s.nrings; i++)
+		rec_spool_release(&r->spools[i]);
+	free(r->spools);
+	free(r->d.ring_err);
 }
 
 /* The main loop. Returns the stop reason (static string) and sets
@@ -355,30 +512,26 @@ static int setup_epoll(struct rec *r)
 static const char *loop(struct rec *r)
 {
 	const struct rec_record_opts *o = r->o;
-	struct epoll_event evs[64];
 	uint64_t ival = r->ctr ? rec_counters_interval_ns(r->ctr) : 0;
 	uint64_t next_ctr = r->start_ns + ival, next_status = r->start_ns + STATUS_NS;
 	uint64_t prev_t = r->start_ns, prev_rec = 0;
 	bool task_target = o->target == REC_TARGET_PIDS || o->target == REC_TARGET_TIDS;
+	bool more = false;
 
 	for (;;) {
-		int timeout = LOOP_TIMEOUT_MS, n, ret;
-		uint64_t now = rec_now_ns();
+		struct pollfd pfd[2] = { { r->d.efd, POLLIN, 0 }, { -1, POLLIN, 0 } };
+		int timeout = more ? 0 : LOOP_TIMEOUT_MS, ret;
+		uint64_t now = rec_now_ns(), v;
 
+		if (r->have_wl && r->wl.pidfd >= 0 && !r->wl.exited)
+			pfd[1].fd = r->wl.pidfd;
 		if (ival && next_ctr > now && (next_ctr - now) / 1000000 < (uint64_t)timeout)
 			timeout = (int)((next_ctr - now) / 1000000) + 1;
-		n = epoll_wait(r->ep, evs, 64, timeout);
-		if (n > 0)
-			r->res->wakeups++;
-		for (int k = 0; k < n; k++) {
-			uint32_t tag = evs[k].data.u32;
-
-			if (tag == WORKLOAD_TAG)
-				continue;
-			if ((evs[k].events & (EPOLLHUP | EPOLLERR)) && tag < r->s.nrings)
-				epoll_ctl(r->ep, EPOLL_CTL_DEL, r->s.rings[tag].fd, NULL);
+		if (poll(pfd, 2, timeout) > 0 && (pfd[0].revents & POLLIN) &&
+		    read(r->d.efd, &v, sizeof(v)) < 0) {
+			/* EAGAIN: another turn already took it */
 		}
-		ret = drain_all(r);
+		ret = consume_all(r, &more);
 		now = rec_now_ns();
 		if (!ret)
 			ret = prec_writer_flush_due(r->w, now);
@@ -432,6 +585,8 @@ static int open_output(struct rec *r, char *err, size_t errlen)
 	if (o->frame_size)
 		wo.frame_size = o->frame_size;
 	wo.flush_ms = o->flush_ms;
+	if (o->zstd_level)
+		wo.zstd_level = o->zstd_level;
 	r->w = prec_writer_new(r->sink, &wo);
 	if (!r->w) {
 		int e = errno ? -errno : -ENOMEM;
@@ -500,7 +655,8 @@ int rec_record_run(const struct rec_record_opts *o,
 	res->workload_exit = -1;
 	r.o = o;
 	r.res = res;
-	r.ep = -1;
+	r.d.ep = -1;
+	r.d.efd = -1;
 	r.evlist = o->evlist;
 	err[0] = '\0';
 
@@ -603,9 +759,9 @@ int rec_record_run(const struct rec_record_opts *o,
 		explain_write_error(&r, ret, err, errlen);
 		goto out;
 	}
-	ret = setup_epoll(&r);
+	ret = setup_drain(&r);
 	if (ret < 0) {
-		snprintf(err, errlen, "epoll setup failed: %s", strerror(-ret));
+		snprintf(err, errlen, "cannot set up the drain thread: %s", strerror(-ret));
 		goto out;
 	}
 
@@ -654,8 +810,12 @@ int rec_record_run(const struct rec_record_opts *o,
 		rec_workload_wait(&r.wl);
 	}
 	ret = r.write_err;
-	if (!ret)
-		ret = drain_all(&r);
+	{
+		int dret = stop_drain(&r, !ret);
+
+		if (!ret)
+			ret = dret;
+	}
 	if (!ret && r.ctr)
 		ret = rec_counters_snapshot(r.ctr, r.w, rec_now_ns(), true);
 	if (!ret)
@@ -689,8 +849,10 @@ out:
 		res->workload_exit = rec_workload_exit_code(&r.wl);
 		rec_workload_release(&r.wl);
 	}
-	if (r.ep >= 0)
-		close(r.ep);
+	res->wakeups = r.d.wakeups;
+	for (size_t i = 0; r.spools && i < r.s.nrings; i++)
+		res->spool_full += r.spools[i].full;
+	release_drain(&r);
 	if (r.emit_ok)
 		rec_emit_release(&r.e);
 	prec_writer_free(r.w);

@@ -56,6 +56,7 @@ struct rec_record_opts {
 	struct prec_sink *sink;            /* borrowed; overrides output */
 	size_t frame_size;
 	uint32_t flush_ms;
+	int zstd_level;                    /* 0 = the format's default */
 	const char *const *counters;       /* --counters specs */
 	size_t ncounters;
 	uint64_t interval_ns;
@@ -73,6 +74,8 @@ struct rec_record_result {
 	uint64_t bytes_raw;       /* packet bytes before compression */
 	uint64_t duration_ns;
 	uint64_t wakeups;         /* epoll returns with a ring ready */
+	uint64_t spool_full;      /* drains that found the spool full: the
+				   * encoder fell behind the kernel */
 	bool have_workload;
 	int workload_exit;        /* shell-style exit code of the command */
 	char stop_reason[128];

@@ -1,0 +1,133 @@
+/*
+ * spool.c - whole records from a kernel ring into a user ring; see spool.h.
+ */
+#include "recorder/spool.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int rec_spool_init(struct rec_spool *s, size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct perf_event_mmap_page *meta;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	if (size < 65536 || (size & (size - 1)))
+		return -EINVAL;
+	/* malloc'd pages are only touched when records reach them */
+	s->block = aligned_alloc(page, page + size);
+	if (!s->block)
+		return -ENOMEM;
+	meta = s->block;
+	memset(meta, 0, page);
+	meta->data_offset = page;
+	meta->data_size = size;
+	s->size = size;
+	ret = rec_ring_init_mem(&s->reader, s->block, page, size);
+	if (ret < 0) {
+		free(s->block);
+		s->block = NULL;
+	}
+	return ret;
+}
+
+void rec_spool_release(struct rec_spool *s)
+{
+	if (!s)
+		return;
+	rec_ring_release(&s->reader);
+	free(s->block);
+	s->block = NULL;
+}
+
+uint64_t rec_spool_pending(const struct rec_ring *k)
+{
+	if (!k->meta || k->error)
+		return 0;
+	return __atomic_load_n(&k->meta->data_head, __ATOMIC_ACQUIRE) - k->pos;
+}
+
+/* Copies n bytes at ring position pos of src into dst, splitting at the
+ * end of src. */
+static void copy_from(const unsigned char *src, uint64_t src_size, uint64_t pos,
+		      unsigned char *dst, uint64_t n)
+{
+	uint64_t off = pos & (src_size - 1), first = n;
+
+	if (off + n > src_size)
+		first = src_size - off;
+	memcpy(dst, src + off, first);
+	if (first < n)
+		memcpy(dst + first, src, n - first);
+}
+
+/* Copies n bytes from k (at k position kpos) to the spool at spool
+ * position spos, splitting at the end of either ring. */
+static void move_bytes(struct rec_spool *s, const struct rec_ring *k,
+		       uint64_t kpos, uint64_t spos, uint64_t n)
+{
+	unsigned char *sdata = s->reader.data;
+	uint64_t soff = spos & (s->size - 1), first = n;
+
+	if (soff + n > s->size)
+		first = s->size - soff;
+	copy_from(k->data, k->size, kpos, sdata + soff, first);
+	if (first < n)
+		copy_from(k->data, k->size, kpos + first, sdata, n - first);
+}
+
+long rec_spool_fill(struct rec_spool *s, struct rec_ring *k)
+{
+	struct perf_event_mmap_page *sm = s->reader.meta;
+	uint64_t head, start = k->pos, pos = k->pos, shead, stail, room;
+	int bad = 0;
+
+	if (k->error)
+		return k->error;
+	/* kernel's head: acquire pairs with its release after writing */
+	head = __atomic_load_n(&k->meta->data_head, __ATOMIC_ACQUIRE);
+	if (head - start > k->size) {
+		k->error = -EBADMSG;
+		return k->error;
+	}
+	shead = sm->data_head;   /* only this thread writes it */
+	stail = __atomic_load_n(&sm->data_tail, __ATOMIC_ACQUIRE);
+	room = s->size - (shead - stail);
+	/* walk headers: whole, valid records that fit */
+	while (pos < head) {
+		struct perf_event_header h;
+
+		if (head - pos < sizeof(h)) {
+			bad = 1;
+			break;
+		}
+		copy_from(k->data, k->size, pos, (unsigned char *)&h, sizeof(h));
+		if (h.size < sizeof(h) || h.size > k->size || h.size > head - pos) {
+			bad = 1;
+			break;
+		}
+		if (pos - start + h.size > room) {
+			s->full++;
+			break;
+		}
+		pos += h.size;
+	}
+	if (pos > start) {
+		move_bytes(s, k, start, shead, pos - start);
+		/* the copy is visible before the consumer sees the new head */
+		__atomic_store_n(&sm->data_head, shead + (pos - start), __ATOMIC_RELEASE);
+		/* and we are done reading the kernel's bytes before it reuses them */
+		k->pos = pos;
+		k->bytes += pos - start;
+		__atomic_store_n(&k->meta->data_tail, pos, __ATOMIC_RELEASE);
+		s->moved += pos - start;
+	}
+	if (bad) {
+		k->error = -EBADMSG;
+		return k->error;
+	}
+	return (long)(pos - start);
+}
