@@ -748,31 +748,52 @@ static int symfs_load(struct ana_symbols *s, const char *path,
 	return got;
 }
 
-/* For every object a mapping names, look in symfs; a hit overrides the
- * embedded table (or creates one for an object the trace lacks). */
+static int cmp_map_obj(const void *pa, const void *pb)
+{
+	const struct map *a = *(struct map *const *)pa;
+	const struct map *b = *(struct map *const *)pb;
+	int c = strcmp(a->path, b->path);
+
+	return c ? c : cmp_bid(a->bid, a->bid_len, b->bid, b->bid_len);
+}
+
+/* For every object a mapping names (once per path and build-id), look in
+ * symfs; a hit overrides the embedded table (or creates one for an object
+ * the trace lacks). */
 static int apply_symfs(struct ana_symbols *s)
 {
+	struct map **order;
 	int ret = 0;
 
+	if (!s->nmaps)
+		return 0;
+	order = malloc(s->nmaps * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nmaps; i++)
+		order[i] = &s->maps[i];
+	sort(order, s->nmaps, sizeof(*order), cmp_map_obj);
 	for (size_t i = 0; i < s->nmaps; i++) {
-		struct map *m = &s->maps[i];
+		struct map *m = order[i];
 		struct ana_elf e;
 		struct obj *o;
 		int got;
 
 		if (m->path[0] != '/')
 			continue;
+		if (i && cmp_map_obj(&order[i - 1], &order[i]) == 0)
+			continue;
 		o = find_obj(s, m->path, m->bid, m->bid_len);
 		if (o && o->from_symfs)
 			continue;
-		/* the same file mapped again: one attempt per path */
-		if (i && strcmp(s->maps[i - 1].path, m->path) == 0 &&
-		    bid_eq(s->maps[i - 1].bid, s->maps[i - 1].bid_len,
-			   m->bid, m->bid_len))
-			continue;
-		got = symfs_load(s, m->path, m->bid, m->bid_len, &e);
-		if (got < 0)
-			return got;
+		/* the mapping may lack a build-id the object's table has */
+		got = o && !m->bid_len && o->bid_len ?
+		      symfs_load(s, m->path, o->bid, o->bid_len, &e) :
+		      symfs_load(s, m->path, m->bid, m->bid_len, &e);
+		if (got < 0) {
+			ret = got;
+			break;
+		}
 		if (!got)
 			continue;
 		if (!o) {
@@ -781,7 +802,8 @@ static int apply_symfs(struct ana_symbols *s)
 			o = ret ? NULL : calloc(1, sizeof(*o));
 			if (!o) {
 				ana_elf_release(&e);
-				return -ENOMEM;
+				ret = -ENOMEM;
+				break;
 			}
 			s->objs[s->nobjs++] = o;
 			o->path = m->path;
@@ -791,13 +813,14 @@ static int apply_symfs(struct ana_symbols *s)
 		ret = obj_take_elf(s, o, &e);
 		ana_elf_release(&e);
 		if (ret)
-			return ret;
+			break;
 		sort(o->syms, o->nsyms, sizeof(*o->syms), cmp_sym);
 		ret = build_obj_index(s);
 		if (ret)
-			return ret;
+			break;
 	}
-	return 0;
+	free(order);
+	return ret;
 }
 
 int ana_symbols_finish(struct ana_symbols *s)

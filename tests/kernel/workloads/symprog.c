@@ -25,12 +25,23 @@ __attribute__((noinline)) int symprog_compare(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+__attribute__((noinline)) void symprog_touch(int *v)
+{
+	sink += (unsigned long)v[0];
+}
+
+/* Not a leaf (it calls symprog_touch), so it sets up its frame pointer
+ * even where the compiler omits it in leaf functions: samples in its loop
+ * unwind as symprog_fill <- symprog_hot_loop <- main. */
 __attribute__((noinline)) void symprog_fill(int *v, unsigned *seed)
 {
-	for (int i = 0; i < N; i++) {
-		*seed = *seed * 1103515245u + 12345u;
-		v[i] = (int)(*seed >> 8);
+	for (int r = 0; r < 4; r++) {
+		for (int i = 0; i < N; i++) {
+			*seed = *seed * 1103515245u + 12345u;
+			v[i] = (int)(*seed >> 8);
+		}
 	}
+	symprog_touch(v);
 }
 
 __attribute__((noinline)) unsigned long symprog_hot_loop(int *v, char *text,

@@ -407,6 +407,11 @@ static void test_symfs(void **state)
 			 bid, 20, 1);
 		mmap_pkt(&t, 5, 0x8000000, 0x1000, 0x1000, "/opt/x/libpath.so",
 			 NULL, 0, 1);
+		/* no build-id in the Mmap (the usual case), but in the table */
+		symtab_pkt(&t, PERFREC__SYMBOL_TABLE__KIND__ELF, "/usr/bin/nobid-map",
+			   &ob, NULL, 0);
+		mmap_pkt(&t, 6, 0x9000000, 0x1000, 0x1000, "/usr/bin/nobid-map",
+			 NULL, 0, 1);
 		s = load(&t, with_symfs ? dir : NULL);
 		ana_symbols_resolve(s, 5, 0x7000104, 0, 2, &o);
 		assert_non_null(o.sym);
@@ -418,6 +423,10 @@ static void test_symfs(void **state)
 			assert_string_equal(o.sym, "beta");
 			assert_int_equal(o.dso_off, ELFIMG_VADDR + 0x201);
 		}
+		assert_int_equal(ana_symbols_resolve(s, 6, 0x9000101, 0, 2, &o),
+				 with_symfs);
+		if (with_symfs)
+			assert_string_equal(o.sym, "alpha");
 		ana_symbols_free(s);
 		tw_free(&t);
 	}
