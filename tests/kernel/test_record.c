@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -351,6 +353,8 @@ static int teardown(void **state)
 	char cmd[128];
 
 	(void)state;
+	snprintf(cmd, sizeof(cmd), "%s/tiny", dir);
+	umount2(cmd, MNT_DETACH);   /* left mounted if test_disk_full failed */
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		return 0;
@@ -765,6 +769,70 @@ static void test_bad_event_string(void **state)
 	}
 }
 
+/* A full disk ends the recording with a clear error; the file still reads
+ * up to its last complete frame. */
+static void test_disk_full(void **state)
+{
+	char mnt[200], out[256], err[256];
+	struct trace t;
+	int code;
+
+	(void)state;
+	need_perf();
+	path_in_dir(mnt, sizeof(mnt), "tiny");
+	assert_int_equal(mkdir(mnt, 0755), 0);
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=256k") < 0) {
+		if (getenv("CI"))
+			fail_msg("cannot mount a small tmpfs: %s", strerror(errno));
+		fprintf(stderr, "SKIP: mounting a tmpfs needs root\n");
+		skip();
+	}
+	snprintf(out, sizeof(out), "%s/full.prec", mnt);
+	path_in_dir(err, sizeof(err), "full.err");
+	{
+		char *argv[] = { (char *)perfrec, "record", "-a", "-g", "--switch-events",
+				 "--flush-ms", "50", "-o", out, "-d", "20", NULL };
+
+		code = run(argv, err);
+	}
+	assert_int_not_equal(code, 0);
+	assert_non_null(strstr(slurp(err), "disk full while writing"));
+	assert_non_null(strstr(slurp(err), "No space left on device"));
+	load(out, &t);
+	assert_true(t.header);
+	assert_true(t.ns > 0);
+	assert_int_equal(t.st.damaged_frames, 0);
+	trace_free(&t);
+	assert_int_equal(umount(mnt), 0);
+}
+
+static void test_list(void **state)
+{
+	char out[256];
+	pid_t pid;
+
+	(void)state;
+	path_in_dir(out, sizeof(out), "list.out");
+	{
+		char *argv[] = { (char *)perfrec, "list", NULL };
+
+		pid = spawn(argv, out, NULL);
+		assert_int_equal(wait_code(pid), 0);
+	}
+	assert_non_null(strstr(slurp(out), "cpu-clock"));
+	assert_non_null(strstr(slurp(out), "context-switches"));
+	assert_non_null(strstr(slurp(out), "software"));
+	need_perf();   /* tracefs: root */
+	{
+		char *argv[] = { (char *)perfrec, "list", "sched_switch", NULL };
+
+		pid = spawn(argv, out, NULL);
+		assert_int_equal(wait_code(pid), 0);
+	}
+	assert_non_null(strstr(slurp(out), "sched:sched_switch"));
+	assert_null(strstr(slurp(out), "cpu-clock"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -776,6 +844,8 @@ int main(void)
 		cmocka_unit_test(test_sigint_clean_stop),
 		cmocka_unit_test(test_pid_target),
 		cmocka_unit_test(test_counters_beside_sampling),
+		cmocka_unit_test(test_disk_full),
+		cmocka_unit_test(test_list),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
