@@ -14,9 +14,13 @@
 #include "analyzer/session.h"
 #include "format/scale.h"
 
-struct inst_key {     /* one member of one instance */
-	uint32_t group, member;
+/* Keys hold kernel ids: ids are mapped to member events after the pass,
+ * so snapshots met before their EventDesc (single pass) still count. */
+struct inst_key {     /* one counter (id) of one instance */
+	uint32_t group;
 	int32_t cpu, pid;
+	uint32_t pad;
+	uint64_t id;
 };
 
 struct inst_val {
@@ -26,7 +30,8 @@ struct inst_val {
 
 struct tick_key {
 	uint64_t time;
-	uint32_t group, member;
+	uint64_t id;      /* kernel id during the pass; event position after */
+	uint32_t group, pad;
 };
 
 struct tick_val {
@@ -36,15 +41,18 @@ struct tick_val {
 struct cstate {
 	struct ana_session *s;
 	struct ana_map inst;    /* inst_key -> inst_val */
-	struct ana_map ticks;   /* tick_key -> tick_val */
+	struct ana_map ticks;   /* tick_key (by id) -> tick_val */
 	uint64_t snapshots, unmatched;
 };
 
-/* Position of member event within its group: EventDesc.member. The
- * member index stored in keys is the event's position in s->events. */
 static int on_packet(void *ctx, const struct prec_packet *p)
 {
 	struct cstate *st = ctx;
+	if (st->s->opts.single_pass) {
+		int ret = ana_session_feed(st->s, p);
+		if (ret < 0)
+			return ret;
+	}
 	if (p->pkt->data_case != PERFREC__PACKET__DATA_GROUP)
 		return 0;
 	const Perfrec__GroupSnapshot *g = p->pkt->group;
@@ -54,18 +62,10 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	st->snapshots++;
 	size_t n = r->n_ids < r->n_values ? r->n_ids : r->n_values;
 	for (size_t i = 0; i < n; i++) {
-		int ev = -1;
-		const int *pe = ana_map_find(&st->s->id2event, &r->ids[i]);
-		if (pe)
-			ev = *pe;
-		if (ev < 0) {
-			st->unmatched++;
-			continue;
-		}
 		struct inst_key ik;
 		memset(&ik, 0, sizeof(ik));
 		ik.group = g->group;
-		ik.member = (uint32_t)ev;
+		ik.id = r->ids[i];
 		ik.cpu = g->cpu;
 		ik.pid = g->pid;
 		struct inst_val *iv = ana_map_get(&st->inst, &ik, NULL);
@@ -83,7 +83,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 		memset(&tk, 0, sizeof(tk));
 		tk.time = p->time;
 		tk.group = g->group;
-		tk.member = (uint32_t)ev;
+		tk.id = r->ids[i];
 		struct tick_val *tv = ana_map_get(&st->ticks, &tk, NULL);
 		if (!tv)
 			return -ENOMEM;
@@ -92,6 +92,12 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 		tv->running += r->time_running;
 	}
 	return 0;
+}
+
+static int event_of_id(const struct ana_session *s, uint64_t id)
+{
+	const int *ev = ana_map_find(&s->id2event, &id);
+	return ev ? *ev : -1;
 }
 
 static const char *group_name(const struct ana_session *s, uint32_t g)
@@ -123,7 +129,7 @@ static int cmp_tick(const void *a, const void *b)
 		return x->group < y->group ? -1 : 1;
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
-	return x->member < y->member ? -1 : x->member > y->member;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 static int find_total(const struct total *t, size_t n, const char *name,
@@ -147,9 +153,29 @@ int ana_counters_run(struct ana_session *s, const struct ana_counters_opts *o,
 	size_t ntot = 0;
 	struct { struct tick_key k; struct tick_val v; } *tk = NULL;
 	char *ra = NULL;
+	struct ana_map evticks;   /* tick_key (by event) -> tick_val */
+	ana_map_init(&evticks, sizeof(struct tick_key), sizeof(struct tick_val));
 	int ret = ana_session_scan(s, "counters", on_packet, &st);
 	if (ret < 0)
 		goto out;
+	if (s->opts.single_pass && (ret = ana_session_finish(s)) < 0)
+		goto out;
+	/* Ticks: sum the ids of one member. */
+	for (size_t i = 0; i < ana_map_count(&st.ticks); i++) {
+		struct tick_key k = *(const struct tick_key *)ana_map_key(&st.ticks, i);
+		const struct tick_val *v = ana_map_val(&st.ticks, i);
+		int ev = event_of_id(s, k.id);
+		if (ev < 0)
+			continue;
+		k.id = (uint64_t)ev;
+		struct tick_val *e = ana_map_get(&evticks, &k, NULL);
+		ret = -ENOMEM;
+		if (!e)
+			goto out;
+		e->raw += v->raw;
+		e->enabled += v->enabled;
+		e->running += v->running;
+	}
 
 	/* Totals per (group, member) over instances. */
 	size_t ni = ana_map_count(&st.inst);
@@ -160,13 +186,18 @@ int ana_counters_run(struct ana_session *s, const struct ana_counters_opts *o,
 	for (size_t i = 0; i < ni; i++) {
 		const struct inst_key *k = ana_map_key(&st.inst, i);
 		const struct inst_val *v = ana_map_val(&st.inst, i);
+		int ev = event_of_id(s, k->id);
+		if (ev < 0) {
+			st.unmatched++;
+			continue;
+		}
 		size_t j;
 		for (j = 0; j < ntot; j++)
-			if (tot[j].group == k->group && tot[j].member == k->member)
+			if (tot[j].group == k->group && tot[j].member == (uint32_t)ev)
 				break;
 		if (j == ntot) {
 			tot[ntot].group = k->group;
-			tot[ntot].member = k->member;
+			tot[ntot].member = (uint32_t)ev;
 			ntot++;
 		}
 		struct total *t = &tot[j];
@@ -251,14 +282,14 @@ int ana_counters_run(struct ana_session *s, const struct ana_counters_opts *o,
 	}
 
 	if (o->interval) {
-		size_t nt = ana_map_count(&st.ticks);
+		size_t nt = ana_map_count(&evticks);
 		tk = malloc((nt ? nt : 1) * sizeof(*tk));
 		ret = -ENOMEM;
 		if (!tk)
 			goto out;
 		for (size_t i = 0; i < nt; i++) {
-			tk[i].k = *(const struct tick_key *)ana_map_key(&st.ticks, i);
-			tk[i].v = *(const struct tick_val *)ana_map_val(&st.ticks, i);
+			tk[i].k = *(const struct tick_key *)ana_map_key(&evticks, i);
+			tk[i].v = *(const struct tick_val *)ana_map_val(&evticks, i);
 		}
 		ana_sort(tk, nt, sizeof(*tk), cmp_tick);
 		struct ana_table *it = ana_doc_table(doc, "intervals", NULL);
@@ -275,7 +306,7 @@ int ana_counters_run(struct ana_session *s, const struct ana_counters_opts *o,
 			for (size_t j = i; j-- > 0;) {
 				if (tk[j].k.group != tk[i].k.group)
 					break;
-				if (tk[j].k.member == tk[i].k.member) {
+				if (tk[j].k.id == tk[i].k.id) {
 					prev = &tk[j].v;
 					prev_time = tk[j].k.time;
 					break;
@@ -290,7 +321,7 @@ int ana_counters_run(struct ana_session *s, const struct ana_counters_opts *o,
 			ana_table_row(it);
 			ana_cell_num(it, "%.6f", (double)(int64_t)(tk[i].k.time - s->start) / 1e9);
 			ana_cell_str(it, group_name(s, tk[i].k.group));
-			ana_cell_str(it, ana_session_event_name(s, (int)tk[i].k.member));
+			ana_cell_str(it, ana_session_event_name(s, (int)tk[i].k.id));
 			struct prec_scaled sc;
 			int status = prec_scale(draw, den, drun, &sc);
 			if (status == PREC_SCALE_NOT_COUNTED) {
@@ -316,5 +347,6 @@ out:
 	free(tot);
 	ana_map_release(&st.inst);
 	ana_map_release(&st.ticks);
+	ana_map_release(&evticks);
 	return ret;
 }

@@ -358,6 +358,11 @@ static int dump_one(void *ctx, const struct prec_packet *p)
 	struct ana_session *s = c[0];
 	const struct ana_dump_opts *o = c[1];
 	FILE *out = c[2];
+	if (s->opts.single_pass) {
+		int ret = ana_session_feed(s, p);   /* event names, as met */
+		if (ret < 0)
+			return ret;
+	}
 	if (pass(o->filter, p))
 		line(s, p, out, o->fmt == ANA_FMT_JSON);
 	return ferror(out) ? -EIO : 0;
@@ -371,8 +376,12 @@ static void merge_damage(void *ctx, const struct prec_frame_info *fi, int err)
 int ana_dump_run(struct ana_session *s, const struct ana_dump_opts *o, FILE *out)
 {
 	void *ctx[3] = { s, (void *)o, out };
-	if (o->file_order)
-		return ana_session_scan(s, "dump", dump_one, ctx);
+	if (o->file_order) {
+		int ret = ana_session_scan(s, "dump", dump_one, ctx);
+		if (!ret && s->opts.single_pass)
+			ret = ana_session_finish(s);
+		return ret;
+	}
 	struct ana_frames_opts fo = { .jobs = o->jobs };
 	struct ana_merge *m = ana_merge_new(s->reader, s->frames, s->nframes, &fo);
 	if (!m)
@@ -393,6 +402,8 @@ int ana_dump_run(struct ana_session *s, const struct ana_dump_opts *o, FILE *out
 		}
 	}
 	ana_merge_free(m);
+	if (!ret && s->opts.single_pass)
+		ret = ana_session_finish(s);
 	fflush(out);
 	if (!ret && ferror(out))
 		ret = -EIO;

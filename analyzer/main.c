@@ -369,6 +369,9 @@ static int run(struct cli *c)
 	    ana_sched_parse_sort(&sco, c->sort, err, sizeof(err)))
 		return fail_usage(c->cmd, "%s", err);
 
+	/* Reports that need names only at the end read the file once. */
+	so.single_pass = !strcmp(which, "sched") || !strcmp(which, "counters") ||
+			 !strcmp(which, "dump") || !strcmp(which, "verify");
 	struct ana_session *s;
 	int ret = ana_session_open(&s, c->file, &so);
 	progress_end(&prog);

@@ -235,6 +235,8 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 	const struct prec_packet *p;
 	size_t done = 0, total = 0, last = 0;
 	while ((ret = ana_merge_next(m, &p)) > 0) {
+		if (s->opts.single_pass && (ret = ana_session_feed(s, p)) < 0)
+			break;
 		if (p->pkt->data_case == PERFREC__PACKET__DATA_CONTEXT_SWITCH &&
 		    (ret = on_switch(&st, p)) < 0)
 			break;
@@ -247,6 +249,8 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 		}
 	}
 	if (ret < 0)
+		goto out;
+	if (s->opts.single_pass && (ret = ana_session_finish(s)) < 0)
 		goto out;
 	/* Close on-CPU intervals still open at the window end. */
 	for (size_t i = 0; i < ana_map_count(&st.tasks); i++) {

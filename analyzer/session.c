@@ -52,7 +52,6 @@ struct task_ev {
 };
 
 struct pass1 {
-	struct ana_session *s;
 	struct task_ev *tev;
 	size_t ntev, captev;
 	int err;
@@ -110,7 +109,18 @@ static int add_event(struct ana_session *s, const Perfrec__EventDesc *e)
 		return -ENOMEM;
 	}
 	s->events = a;
-	a[s->nevents++] = c;
+	a[s->nevents] = c;
+	/* Usable at once by single-pass consumers (dump); re-made in
+	 * finish once the events are sorted by index. */
+	for (size_t j = 0; j < c->n_ids; j++) {
+		int created;
+		int *ev = ana_map_get(&s->id2event, &c->ids[j], &created);
+		if (!ev)
+			return -ENOMEM;
+		if (created)
+			*ev = (int)s->nevents;
+	}
+	s->nevents++;
 	return 0;
 }
 
@@ -131,8 +141,8 @@ static int add_group(struct ana_session *s, const Perfrec__GroupDesc *g)
 
 static int pass1_packet(void *ctx, const struct prec_packet *p)
 {
-	struct pass1 *st = ctx;
-	struct ana_session *s = st->s;
+	struct ana_session *s = ctx;
+	struct pass1 *st = s->p1;
 	const Perfrec__Packet *pkt = p->pkt;
 	int kind = (int)pkt->data_case;
 	if (kind <= 0 || kind >= ANA_NKINDS)
@@ -342,6 +352,40 @@ static void reader_damage(void *ctx, uint64_t offset, int err)
 	s->ndamage++;
 }
 
+static void take_reader_stats(struct ana_session *s)
+{
+	struct prec_reader_stats rs;
+	prec_reader_stats(s->reader, &rs);
+	s->torn = rs.torn;
+	s->torn_offset = rs.torn_offset;
+	s->index_present = rs.index_present;
+	s->index_rebuilt = rs.index_rebuilt;
+	s->unknown_packets = rs.unknown_packets;
+}
+
+/* Single-pass mode: the header (for the trace start that relative --time
+ * filters need) from the first frame in file order. */
+static int peek_header(struct ana_session *s)
+{
+	if (!s->nframes)
+		return 0;
+	struct prec_frame *f = prec_frame_new();
+	if (!f)
+		return -ENOMEM;
+	int ret = prec_reader_load_frame(s->reader, &s->frames[0], f);
+	struct prec_packet p;
+	while (ret == 0 && prec_frame_next(f, &p) > 0) {
+		if (p.pkt->data_case == PERFREC__PACKET__DATA_HEADER) {
+			s->header = copy_msg(&p.pkt->header->base);
+			break;
+		}
+	}
+	prec_frame_free(f);
+	if (ret == -ENOMEM)
+		return ret;
+	return 0;   /* a damaged first frame is reported by the main pass */
+}
+
 int ana_session_open(struct ana_session **out, const char *path,
 		     const struct ana_session_opts *opts)
 {
@@ -350,7 +394,11 @@ int ana_session_open(struct ana_session **out, const char *path,
 	if (!s)
 		return -ENOMEM;
 	int ret;
-	struct pass1 st = { .s = s };
+	s->p1 = calloc(1, sizeof(*s->p1));
+	if (!s->p1) {
+		free(s);
+		return -ENOMEM;
+	}
 	s->path = path;
 	if (opts)
 		s->opts = *opts;
@@ -391,37 +439,66 @@ int ana_session_open(struct ana_session **out, const char *path,
 				goto err;
 		}
 	}
-	ret = ana_session_scan(s, "reading", pass1_packet, &st);
+	if (s->opts.single_pass) {
+		ret = peek_header(s);
+		if (ret < 0)
+			goto err;
+		take_reader_stats(s);
+		s->start = s->header && s->header->start_time ? s->header->start_time : 0;
+		for (size_t i = 0; !s->start && i < s->nframes; i++)
+			if (s->frames[i].t_min && (!s->start || s->frames[i].t_min < s->start))
+				s->start = s->frames[i].t_min;
+		*out = s;
+		return 0;
+	}
+	ret = ana_session_scan(s, "reading", pass1_packet, s);
 	if (ret < 0)
 		goto err;
-	ret = build_comms(s, &st);
+	ret = ana_session_finish(s);
 	if (ret < 0)
 		goto err;
+	*out = s;
+	return 0;
+
+err:
+	ana_session_free(s);
+	return ret;
+}
+
+int ana_session_feed(struct ana_session *s, const struct prec_packet *p)
+{
+	return pass1_packet(s, p);
+}
+
+int ana_session_finish(struct ana_session *s)
+{
+	int ret = build_comms(s, s->p1);
+	if (ret < 0)
+		return ret;
+	free(s->p1->tev);
+	s->p1->tev = NULL;
+	s->p1->ntev = s->p1->captev = 0;
 	if (s->syms && (ret = ana_symbols_finish(s->syms)) < 0)
-		goto err;
+		return ret;
 	ana_sort(s->events, s->nevents, sizeof(*s->events), cmp_event);
 	ana_sort(s->groups, s->ngroups, sizeof(*s->groups), cmp_group);
+	ana_map_release(&s->id2event);
+	ana_map_init(&s->id2event, sizeof(uint64_t), sizeof(int));
 	for (size_t i = 0; i < s->nevents; i++) {
 		for (size_t j = 0; j < s->events[i]->n_ids; j++) {
 			int created;
 			int *ev = ana_map_get(&s->id2event, &s->events[i]->ids[j], &created);
-			if (!ev) {
-				ret = -ENOMEM;
-				goto err;
-			}
+			if (!ev)
+				return -ENOMEM;
 			if (created)
 				*ev = (int)i;
 		}
 	}
-	s->start = s->header && s->header->start_time ? s->header->start_time : s->t_min;
+	if (!s->opts.single_pass || !s->start)
+		s->start = s->header && s->header->start_time ? s->header->start_time : s->t_min;
 
-	struct prec_reader_stats rs;
-	prec_reader_stats(s->reader, &rs);
-	s->torn = rs.torn;
-	s->torn_offset = rs.torn_offset;
-	s->index_present = rs.index_present;
-	s->index_rebuilt = rs.index_rebuilt;
-	s->unknown_packets = rs.unknown_packets;
+	take_reader_stats(s);
+	s->good_frames = s->bytes_compressed = s->bytes_raw = 0;
 	for (size_t i = 0; i < s->nframes; i++) {
 		int bad = 0;
 		for (size_t j = 0; j < s->ndamage; j++)
@@ -433,20 +510,16 @@ int ana_session_open(struct ana_session **out, const char *path,
 		s->bytes_compressed += s->frames[i].compressed_size;
 		s->bytes_raw += s->frames[i].raw_size;
 	}
-	free(st.tev);
-	*out = s;
 	return 0;
-
-err:
-	free(st.tev);
-	ana_session_free(s);
-	return ret;
 }
 
 void ana_session_free(struct ana_session *s)
 {
 	if (!s)
 		return;
+	if (s->p1)
+		free(s->p1->tev);
+	free(s->p1);
 	ana_symbols_free(s->syms);
 	if (s->header)
 		perfrec__file_header__free_unpacked(s->header, NULL);

@@ -31,12 +31,18 @@
 #include "perfrec.pb-c.h"
 
 struct ana_symbols;
+struct pass1;
 
 #define ANA_NKINDS 17   /* Packet.data oneof cases 0..16 */
 
 struct ana_session_opts {
 	int jobs;            /* decode threads; <= 1 serial */
 	int symbols;         /* feed the symbolizer (report/export need it) */
+	/* Skip pass 1: the caller feeds every packet of its own (single)
+	 * pass to ana_session_feed() and calls ana_session_finish() before
+	 * asking for comms or event order. For reports that need names only
+	 * at the end (sched, counters, dump, verify). */
+	int single_pass;
 	const char *symfs;   /* optional --symfs */
 	/* Progress of a pass: frames done / total. May be NULL. */
 	void (*progress)(void *ctx, const char *what, size_t done, size_t total);
@@ -92,6 +98,7 @@ struct ana_session {
 	int index_present, index_rebuilt;
 
 	struct ana_symbols *syms;        /* NULL unless opts.symbols */
+	struct pass1 *p1;                /* pass-1 state until finish */
 	struct ana_session_opts opts;
 };
 
@@ -100,6 +107,13 @@ struct ana_session {
 int ana_session_open(struct ana_session **out, const char *path,
 		     const struct ana_session_opts *opts);
 void ana_session_free(struct ana_session *s);   /* NULL is fine */
+
+/* Single-pass mode (see opts.single_pass): feed every packet, in any
+ * order, then finish once. Finish is also what ana_session_open() runs
+ * after its own pass 1. Event positions handed out before finish refer
+ * to arrival order; after finish to index order. */
+int ana_session_feed(struct ana_session *s, const struct prec_packet *p);
+int ana_session_finish(struct ana_session *s);
 
 /* Records a damaged frame found in pass 2 (deduplicated by offset). */
 void ana_session_note_damage(struct ana_session *s, uint64_t offset, int err);

@@ -79,6 +79,40 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* Compressed sizes depend on the zstd version and level, not on the
+ * analyzer: in lines naming them, every number becomes '#'. */
+static void mask_sizes(char *buf, size_t *len)
+{
+	static const char *const keys[] = { "file_size", "bytes_compressed",
+					    "compression_ratio" };
+	char *out = buf, *line = buf, *end = buf + *len;
+	while (line < end) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		char *le = nl ? nl + 1 : end;
+		int hit = 0;
+		for (size_t k = 0; k < 3; k++) {
+			size_t kl = strlen(keys[k]);
+			for (char *p = line; p + kl <= le; p++)
+				if (!memcmp(p, keys[k], kl))
+					hit = 1;
+		}
+		for (char *p = line; p < le;) {
+			if (hit && ((*p >= '0' && *p <= '9') || (*p == '.' && p > line &&
+				    p[-1] >= '0' && p[-1] <= '9'))) {
+				/* skip the run first: out may point at p */
+				while (p < le && ((*p >= '0' && *p <= '9') || *p == '.'))
+					p++;
+				*out++ = '#';
+			} else {
+				*out++ = *p++;
+			}
+		}
+		line = le;
+	}
+	*len = (size_t)(out - buf);
+	*out = '\0';
+}
+
 static void test_case(void **state)
 {
 	const struct gcase *c = *state;
@@ -89,6 +123,8 @@ static void test_case(void **state)
 	if (st != c->status)
 		fprintf(stderr, "%s: stderr: %s\n", c->name, err ? err : "");
 	assert_int_equal(st, c->status);
+	if (!strncmp(c->name, "info", 4))
+		mask_sizes(out, &len);
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/tests/golden/%s.out", PERFREC_SOURCE_DIR, c->name);
 	if (getenv("PERFREC_GOLDEN_UPDATE")) {
