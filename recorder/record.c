@@ -26,6 +26,7 @@
 #include "recorder/session.h"
 #include "recorder/spool.h"
 #include "recorder/status.h"
+#include "recorder/symcollect.h"   /* symbols (issue 6) */
 #include "recorder/synth.h"
 #include "recorder/workload.h"
 
@@ -71,6 +72,7 @@ struct rec {
 	struct prec_writer *w;
 	struct rec_emit e;
 	bool emit_ok;
+	struct rec_symcollect *syms;   /* symbols (issue 6): what samples hit */
 	bool *ring_reported;
 	struct rec_spool *spools;   /* [s.nrings] */
 	struct drain d;
@@ -368,6 +370,13 @@ static int write_session_end(struct rec *r, uint64_t now, const char *reason)
 	se.bytes_raw = ws.bytes_raw;
 	se.bytes_written = ws.bytes_written;
 	se.throttles = r->e.st.throttles;
+	if (r->syms) {   /* symbols (issue 6) */
+		struct rec_symcollect_stats ss;
+
+		rec_symcollect_stats(r->syms, &ss);
+		se.symbol_bytes = ss.bytes;
+		se.symbol_time_ns = ss.time_ns;
+	}
 	for (size_t i = 0; i < r->s.nrings; i++) {
 		int cpu = r->s.ring_cpu[i];
 		const struct rec_emit_cpu *c = &r->e.cpu[cpu];
@@ -662,6 +671,20 @@ int rec_record_run(const struct rec_record_opts *o,
 
 	/* -- targets */
 	if (o->target == REC_TARGET_CPUS) {
+		struct rec_cpumap online = REC_CPUMAP_INIT;
+
+		ret = rec_cpumap_online(&online);
+		for (size_t i = 0; !ret && i < o->ncpus; i++) {
+			if (rec_cpumap_index(&online, o->cpus[i]) < 0) {
+				snprintf(err, errlen, "cpu %d is not online (online CPUs: "
+					 "/sys/devices/system/cpu/online, %zu of them)",
+					 o->cpus[i], online.n);
+				ret = -ENODEV;
+			}
+		}
+		rec_cpumap_release(&online);
+		if (ret < 0)
+			return ret;
 		r.cpus.cpu = malloc((o->ncpus ? o->ncpus : 1) * sizeof(int));
 		if (!r.cpus.cpu)
 			return -ENOMEM;
@@ -743,6 +766,15 @@ int rec_record_run(const struct rec_record_opts *o,
 	if (ret < 0)
 		goto out;
 	r.emit_ok = true;
+	/* symbols (issue 6): kallsyms now, hit objects' tables at the end */
+	r.syms = rec_symcollect_new(NULL);
+	if (r.syms) {
+		r.e.observe = rec_symcollect_observe;
+		r.e.observe_ctx = r.syms;
+	} else {
+		logf_(&r, REC_LOG_WARN, "no symbols will be recorded: %s",
+		      strerror(errno));
+	}
 	r.start_ns = rec_now_ns();
 	ret = write_header(&r);
 	if (!ret)
@@ -818,6 +850,12 @@ int rec_record_run(const struct rec_record_opts *o,
 	}
 	if (!ret && r.ctr)
 		ret = rec_counters_snapshot(r.ctr, r.w, rec_now_ns(), true);
+	if (!ret && r.syms) {   /* symbols (issue 6) */
+		int sret = rec_symcollect_write(r.syms, r.w, 0, rec_now_ns());
+
+		if (sret < 0)
+			ret = sret;
+	}
 	if (!ret)
 		ret = write_session_end(&r, rec_now_ns(), reason);
 	if (!ret)
@@ -855,6 +893,7 @@ out:
 	release_drain(&r);
 	if (r.emit_ok)
 		rec_emit_release(&r.e);
+	rec_symcollect_free(r.syms);   /* symbols (issue 6) */
 	prec_writer_free(r.w);
 	if (r.own_sink)
 		prec_sink_free(r.sink);

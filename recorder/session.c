@@ -256,6 +256,18 @@ int rec_session_open(struct rec_session *s, const int *cpus, size_t ncpus,
 						 "events; new threads are not followed", ev->name);
 					fd = rec_groupopen_event(&e->attr, pids[pi], cpu, gfd);
 				}
+				if ((fd == -EACCES || fd == -EPERM) && !e->attr.exclude_kernel &&
+				    !ev->tracepoint && pids[pi] >= 0) {
+					/* perf_event_paranoid 2 still allows user-space
+					 * samples of one's own tasks, as perf falls back. */
+					e->attr.exclude_kernel = 1;
+					e->attr.exclude_hv = 1;
+					snprintf(s->note, sizeof(s->note),
+						 "%s: kernel samples excluded: perf_event_paranoid "
+						 "forbids them (run as root or lower it to 1)",
+						 ev->name);
+					fd = rec_groupopen_event(&e->attr, pids[pi], cpu, gfd);
+				}
 				if (fd == -ESRCH && pids[pi] >= 0) {
 					/* the task exited since we listed it */
 					gone = true;
