@@ -277,6 +277,8 @@ int rec_emit_record(struct rec_emit *e, uint32_t stream, int ring_cpu,
 	}
 	if (!r.sid.has_cpu && ring_cpu >= 0)
 		r.sid.cpu = (uint32_t)ring_cpu;
+	if (e->observe)   /* symbols (issue 6): the collector sees it too */
+		e->observe(e->observe_ctx, &r);
 	switch (r.type) {
 	case PERF_RECORD_SAMPLE:
 		e->st.samples++;

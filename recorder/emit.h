@@ -53,6 +53,10 @@ struct rec_emit {
 	int ncpu;
 	uint64_t *ips;              /* aligned copy of a callchain */
 	size_t ips_cap;
+	/* symbols (issue 6): optional observer of every decoded record,
+	 * e.g. rec_symcollect_observe (recorder/symcollect.h). */
+	void (*observe)(void *ctx, const struct rec_record *r);
+	void *observe_ctx;
 };
 
 int rec_emit_init(struct rec_emit *e, struct prec_writer *w,
