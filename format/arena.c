@@ -94,3 +94,21 @@ void *prec_arena_alloc(struct prec_arena *a, size_t n)
 	a->total += n;
 	return p;
 }
+
+void prec_arena_shrink_last(struct prec_arena *a, void *p, size_t n)
+{
+	size_t off, keep;
+
+	if (!a->head || !p)
+		return;
+	off = (size_t)((unsigned char *)p - a->head->data);
+	if (off > a->used)
+		return;   /* not in the head chunk: keep it whole */
+	keep = (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+	if (keep == 0)
+		keep = ALIGN;
+	if (off + keep >= a->used)
+		return;
+	a->total -= a->used - (off + keep);
+	a->used = off + keep;
+}

@@ -33,5 +33,8 @@ void prec_arena_release(struct prec_arena *a);
 void prec_arena_reset(struct prec_arena *a);
 /* 16-byte aligned; NULL when out of memory or past the limit. */
 void *prec_arena_alloc(struct prec_arena *a, size_t n);
+/* Gives back the tail of the LAST allocation p, keeping its first n bytes
+ * (for arrays allocated at an upper bound and filled to their real size). */
+void prec_arena_shrink_last(struct prec_arena *a, void *p, size_t n);
 
 #endif

@@ -20,6 +20,7 @@
 #include "format/error.h"
 #include "format/frame_int.h"
 #include "format/layout.h"
+#include "format/packet.h"
 
 struct prec_frame *prec_frame_new(void)
 {
@@ -36,6 +37,7 @@ struct prec_frame *prec_frame_new(void)
 		return NULL;
 	}
 	prec_arena_init(&f->arena, 0);
+	f->fast = prec_packet_fast_ok();
 	return f;
 }
 
@@ -304,8 +306,10 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p)
 		}
 		if (get_varint(q + 1, avail - 1, &len, &n) < 0 || len > avail - 1 - n)
 			return frame_fail(f, PREC_E_DECODE);
-		pkt = (Perfrec__Packet *)protobuf_c_message_unpack(&perfrec__packet__descriptor,
-						&f->arena.pc, (size_t)len, q + 1 + n);
+		pkt = f->fast ? prec_packet_fast_unpack(q + 1 + n, (size_t)len, &f->arena) : NULL;
+		if (!pkt)
+			pkt = (Perfrec__Packet *)protobuf_c_message_unpack(
+				&perfrec__packet__descriptor, &f->arena.pc, (size_t)len, q + 1 + n);
 		if (!pkt)
 			return frame_fail(f, PREC_E_DECODE);
 		f->pos += 1 + n + (size_t)len;

@@ -36,6 +36,7 @@ struct prec_frame {
 	uint64_t time;             /* time of the last packet decoded */
 	int err;                   /* sticky decode error of this frame */
 	int loaded;
+	int fast;                  /* prec_packet_fast_ok() */
 
 	/* filled by prec_reader_load_frame(); 0 after a bare prec_frame_load() */
 	uint32_t stream;

@@ -22,6 +22,7 @@
 #include "format/error.h"
 #include "format/intern.h"
 #include "format/layout.h"
+#include "format/packet.h"
 #include "format/writer.h"
 
 #define MAX_STREAMS (1u << 20)
@@ -61,13 +62,10 @@ struct prec_writer {
 	struct windex *idx;
 	size_t nidx, idxcap;
 
+	int fast;                    /* prec_packet_fast_ok() */
 	/* scratch for InternedData packets */
-	Perfrec__InternedString *istr;
-	Perfrec__InternedString **istrp;
-	size_t istr_cap;
-	Perfrec__Callchain *ichain;
-	Perfrec__Callchain **ichainp;
-	size_t ichain_cap;
+	struct prec_interned_ref *iref;
+	size_t iref_cap;
 
 	struct prec_writer_stats st;
 };
@@ -118,6 +116,7 @@ struct prec_writer *prec_writer_new(struct prec_sink *sink,
 	}
 	w->sink = sink;
 	w->opts = o;
+	w->fast = prec_packet_fast_ok();
 	w->base = sink->written;
 	w->cctx = ZSTD_createCCtx();
 	if (!w->cctx) {
@@ -243,10 +242,13 @@ static size_t put_varint(unsigned char *p, uint64_t v)
 	return n;
 }
 
-/* Appends `Trace.packet` field bytes for pkt to the stream's buffer. */
-static int encode(struct wstream *s, const Perfrec__Packet *pkt)
+/* Appends `Trace.packet` field bytes for pkt to the stream's buffer:
+ * samples through the fast encoder, everything else through protobuf-c
+ * (same bytes either way, see packet.h). */
+static int encode(struct prec_writer *w, struct wstream *s, const Perfrec__Packet *pkt)
 {
-	size_t sz = protobuf_c_message_get_packed_size(&pkt->base);
+	size_t fast = w->fast ? prec_packet_fast_size(pkt) : 0;
+	size_t sz = fast ? fast : protobuf_c_message_get_packed_size(&pkt->base);
 	int ret;
 
 	if (sz > PREC_MAX_PACKET_SIZE)
@@ -256,69 +258,55 @@ static int encode(struct wstream *s, const Perfrec__Packet *pkt)
 		return ret;
 	s->buf[s->len++] = 0x0A;
 	s->len += put_varint(s->buf + s->len, sz);
-	s->len += protobuf_c_message_pack(&pkt->base, s->buf + s->len);
+	if (fast)
+		s->len += prec_packet_fast_pack(pkt, s->buf + s->len);
+	else
+		s->len += protobuf_c_message_pack(&pkt->base, s->buf + s->len);
 	s->packets++;
 	return 0;
 }
 
-/* Encodes one InternedData packet with every pending entry of the stream. */
+/* Encodes one InternedData packet with every pending entry of the stream
+ * (dt = 0: it inherits the time of the packet before it). */
 static int emit_interned(struct prec_writer *w, struct wstream *s)
 {
-	Perfrec__InternedData id = PERFREC__INTERNED_DATA__INIT;
-	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
 	size_t ns = prec_intern_pending(&s->strings);
 	size_t nc = prec_intern_pending(&s->chains);
+	struct prec_interned_ref *sr, *cr;
+	size_t sz;
 	int ret;
 
-	if (ns > w->istr_cap) {
-		free(w->istr);
-		free(w->istrp);
-		w->istr = malloc(ns * sizeof(*w->istr));
-		w->istrp = malloc(ns * sizeof(*w->istrp));
-		w->istr_cap = ns;
-		if (!w->istr || !w->istrp) {
-			w->istr_cap = 0;
+	if (ns + nc > w->iref_cap) {
+		struct prec_interned_ref *nr = realloc(w->iref, (ns + nc) * sizeof(*nr));
+		if (!nr)
 			return -ENOMEM;
-		}
+		w->iref = nr;
+		w->iref_cap = ns + nc;
 	}
-	if (nc > w->ichain_cap) {
-		free(w->ichain);
-		free(w->ichainp);
-		w->ichain = malloc(nc * sizeof(*w->ichain));
-		w->ichainp = malloc(nc * sizeof(*w->ichainp));
-		w->ichain_cap = nc;
-		if (!w->ichain || !w->ichainp) {
-			w->ichain_cap = 0;
-			return -ENOMEM;
-		}
-	}
+	sr = w->iref;
+	cr = w->iref + ns;
 	for (size_t i = 0; i < ns; i++) {
 		size_t e = s->strings.emitted + i;
-		Perfrec__InternedString *is = &w->istr[i];
-		perfrec__interned_string__init(is);
-		is->iid = s->strings.ents[e].iid;
-		is->str = (char *)prec_intern_key(&s->strings, e);
-		w->istrp[i] = is;
+		sr[i].iid = s->strings.ents[e].iid;
+		sr[i].data = prec_intern_key(&s->strings, e);
+		sr[i].n = s->strings.ents[e].len;
 	}
 	for (size_t i = 0; i < nc; i++) {
 		size_t e = s->chains.emitted + i;
-		Perfrec__Callchain *cc = &w->ichain[i];
-		perfrec__callchain__init(cc);
-		cc->iid = s->chains.ents[e].iid;
-		cc->n_ips = s->chains.ents[e].len / sizeof(uint64_t);
-		cc->ips = (uint64_t *)prec_intern_key(&s->chains, e);
-		w->ichainp[i] = cc;
+		cr[i].iid = s->chains.ents[e].iid;
+		cr[i].data = prec_intern_key(&s->chains, e);
+		cr[i].n = s->chains.ents[e].len / sizeof(uint64_t);
 	}
-	id.n_strings = ns;
-	id.strings = w->istrp;
-	id.n_callchains = nc;
-	id.callchains = w->ichainp;
-	pkt.dt = 0;
-	pkt.data_case = PERFREC__PACKET__DATA_INTERNED;
-	pkt.interned = &id;
-	ret = encode(s, &pkt);
+	sz = prec_interned_size(sr, ns, cr, nc);
+	if (sz > PREC_MAX_PACKET_SIZE)
+		return PREC_E_TOO_BIG;
+	ret = reserve(s, 1 + 10 + sz);
 	if (ret < 0)
 		return ret;
+	s->buf[s->len++] = 0x0A;
+	s->len += put_varint(s->buf + s->len, sz);
+	s->len += prec_interned_pack(sr, ns, cr, nc, s->buf + s->len);
+	s->packets++;
 	w->st.packets++;
 	prec_intern_emitted(&s->strings);
 	prec_intern_emitted(&s->chains);
@@ -433,7 +421,7 @@ int prec_writer_append(struct prec_writer *w, uint32_t stream,
 	} else {
 		pkt->dt = 0;
 	}
-	ret = encode(s, pkt);
+	ret = encode(w, s, pkt);
 	if (ret == PREC_E_TOO_BIG)
 		return ret;   /* this packet is refused; the writer goes on */
 	if (ret < 0)
@@ -579,10 +567,7 @@ void prec_writer_free(struct prec_writer *w)
 	ZSTD_freeCCtx(w->cctx);
 	free(w->zbuf);
 	free(w->idx);
-	free(w->istr);
-	free(w->istrp);
-	free(w->ichain);
-	free(w->ichainp);
+	free(w->iref);
 	free(w);
 }
 

@@ -2,12 +2,49 @@
  * fuzz_reader.c - libFuzzer target for the .prec reader: any bytes as a
  * file (open, index or rebuild, damage list, every packet, iid lookups,
  * each indexed frame decoded on its own) and as a lone zstd data frame.
- * Seeds: tests/fuzz/corpus/fuzz_reader/ (small valid, unindexed, torn files).
+ * The input is also fed, as one Packet, to the hand-written packet decoder
+ * and to protobuf-c, which must agree.
+ * Seeds: tests/fuzz/corpus/fuzz_reader/ (small valid, unindexed, torn files,
+ * a lone frame, sample and interned packets).
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "format/arena.h"
+#include "format/packet.h"
 #include "format/reader.h"
+
+/* Differential check of the hand-written packet decoder: whatever it
+ * accepts, protobuf-c must accept and both must re-encode identically. */
+static void check_fast_decoder(const uint8_t *data, size_t size)
+{
+	struct prec_arena a;
+	Perfrec__Packet *f, *s;
+
+	prec_arena_init(&a, 1u << 24);
+	f = prec_packet_fast_unpack(data, size, &a);
+	if (f) {
+		s = (Perfrec__Packet *)protobuf_c_message_unpack(
+			&perfrec__packet__descriptor, NULL, size, data);
+		if (!s)
+			__builtin_trap();
+		size_t nf = protobuf_c_message_get_packed_size(&f->base);
+		size_t ns = protobuf_c_message_get_packed_size(&s->base);
+		uint8_t *bf = malloc(nf + 1), *bs = malloc(ns + 1);
+		if (!bf || !bs || nf != ns)
+			__builtin_trap();
+		protobuf_c_message_pack(&f->base, bf);
+		protobuf_c_message_pack(&s->base, bs);
+		if (memcmp(bf, bs, nf) != 0)
+			__builtin_trap();
+		free(bf);
+		free(bs);
+		protobuf_c_message_free_unpacked(&s->base, NULL);
+	}
+	prec_arena_release(&a);
+}
 
 static void use_packet(const struct prec_packet *p, uint64_t *sink)
 {
@@ -59,6 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* keep decoded sizes small so the fuzzer explores, not allocates */
 	o.max_frame_raw = 1u << 20;
 
+	check_fast_decoder(data, size);
 	f = prec_frame_new();
 	if (!f)
 		return 0;

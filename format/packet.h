@@ -1,0 +1,56 @@
+/*
+ * packet.h - hand-written encode/decode of the hot packet kinds (internal
+ * to format/).
+ *
+ * Samples and InternedData make up nearly every packet of a trace, and
+ * protobuf-c's generic, descriptor-driven pack/unpack cost several times
+ * the work of a direct encoding. These fast paths produce and accept the
+ * exact protobuf wire format (fields in number order, proto3 zero fields
+ * omitted), and give up - returning "not handled" - on anything they do
+ * not know (other fields, unknown or repeated submessages, non-canonical
+ * varints), so the caller falls back to protobuf-c and behaviour never
+ * differs, only speed. tests/unit/format/test_packet.c and the fuzz target
+ * compare both paths byte for byte.
+ *
+ * The fast paths are only used while the generated descriptors have the
+ * field counts this file was written for (prec_packet_fast_ok()): a field
+ * added to perfrec.proto silently routes everything to protobuf-c until
+ * this file learns it.
+ */
+#ifndef PREC_PACKET_H
+#define PREC_PACKET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfrec.pb-c.h"
+#include "format/arena.h"
+
+int prec_packet_fast_ok(void);
+
+/* Encoded size of pkt when the fast encoder handles it, else 0. */
+size_t prec_packet_fast_size(const Perfrec__Packet *pkt);
+/* Writes the bytes measured by prec_packet_fast_size(); returns the count. */
+size_t prec_packet_fast_pack(const Perfrec__Packet *pkt, uint8_t *out);
+
+/* One string or callchain entry of an InternedData packet to encode. */
+struct prec_interned_ref {
+	uint64_t iid;
+	const void *data;   /* chars of the string, or the ips */
+	size_t n;           /* string length, or number of ips */
+};
+
+/* Size and bytes of Packet { interned: InternedData { strings, callchains } }
+ * with dt = 0. */
+size_t prec_interned_size(const struct prec_interned_ref *s, size_t ns,
+			  const struct prec_interned_ref *c, size_t nc);
+size_t prec_interned_pack(const struct prec_interned_ref *s, size_t ns,
+			  const struct prec_interned_ref *c, size_t nc, uint8_t *out);
+
+/* Decodes Packet bytes of a Sample or InternedData packet into arena
+ * memory. NULL when the bytes are outside the fast path (use protobuf-c).
+ * Byte fields (Sample.raw) point into buf, which must outlive the packet. */
+Perfrec__Packet *prec_packet_fast_unpack(const uint8_t *buf, size_t len,
+					 struct prec_arena *arena);
+
+#endif

@@ -1,0 +1,266 @@
+/*
+ * test_packet.c - the hand-written Sample/InternedData encoder and decoder
+ * (format/packet.c) agree with protobuf-c byte for byte, and on any
+ * mutated input they either give up or decode exactly what protobuf-c
+ * decodes.
+ */
+#include "fmt_helpers.h"
+
+#include "format/arena.h"
+#include "format/packet.h"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* A value of random magnitude: zero often, else 1 to 64 bits. */
+static uint64_t rval(void)
+{
+	unsigned bits = (unsigned)(rnd() % 66);
+	if (bits == 0 || bits == 65)
+		return 0;
+	return rnd() >> (64 - bits);
+}
+
+static size_t pack_pc(const Perfrec__Packet *pkt, uint8_t **out)
+{
+	size_t n = protobuf_c_message_get_packed_size(&pkt->base);
+	*out = malloc(n + 1);
+	assert_int_equal(protobuf_c_message_pack(&pkt->base, *out), n);
+	return n;
+}
+
+/* Fast decode of buf must equal protobuf-c's decode, or give up. Returns
+ * 1 when the fast path decoded it. */
+static int same_decode(const uint8_t *buf, size_t len, struct prec_arena *a)
+{
+	Perfrec__Packet *f = prec_packet_fast_unpack(buf, len, a);
+	Perfrec__Packet *s = (Perfrec__Packet *)protobuf_c_message_unpack(
+		&perfrec__packet__descriptor, NULL, len, buf);
+
+	if (!f) {
+		if (s)
+			protobuf_c_message_free_unpacked(&s->base, NULL);
+		return 0;
+	}
+	assert_non_null(s);   /* fast never accepts what protobuf-c refuses */
+	uint8_t *bf, *bs;
+	size_t nf = pack_pc(f, &bf), ns = pack_pc(s, &bs);
+	assert_int_equal(nf, ns);
+	assert_memory_equal(bf, bs, nf);
+	assert_int_equal(f->dt, s->dt);
+	assert_int_equal(f->data_case, s->data_case);
+	if (f->data_case == PERFREC__PACKET__DATA_INTERNED) {
+		for (size_t i = 0; i < f->interned->n_strings; i++)
+			assert_string_equal(f->interned->strings[i]->str,
+					    s->interned->strings[i]->str);
+	}
+	free(bf);
+	free(bs);
+	protobuf_c_message_free_unpacked(&s->base, NULL);
+	return 1;
+}
+
+static void test_sample_encode_decode(void **state)
+{
+	struct prec_arena a;
+	(void)state;
+
+	assert_true(prec_packet_fast_ok());
+	prec_arena_init(&a, 0);
+	for (int it = 0; it < 20000; it++) {
+		Perfrec__Packet pkt;
+		Perfrec__Sample s;
+		uint8_t raw[40];
+		fmt_sample(&pkt, &s, (uint32_t)rval(), (uint32_t)rval(), rval(), rval());
+		pkt.dt = (int64_t)rval() * ((rnd() & 1) ? -1 : 1);
+		s.id = rval();
+		s.tid = (uint32_t)rval();
+		s.period = rval();
+		s.addr = rval();
+		s.misc = (uint32_t)rval();
+		s.stream_id = rval();
+		if (rnd() % 3 == 0) {
+			s.raw.len = rnd() % sizeof(raw);
+			for (size_t i = 0; i < s.raw.len; i++)
+				raw[i] = (uint8_t)rnd();
+			s.raw.data = raw;
+		}
+		uint8_t *ref, fast[256];
+		size_t n = pack_pc(&pkt, &ref);
+		assert_int_equal(prec_packet_fast_size(&pkt), n);
+		assert_int_equal(prec_packet_fast_pack(&pkt, fast), n);
+		assert_memory_equal(fast, ref, n);
+		assert_true(same_decode(ref, n, &a));
+		/* mutations: flip, truncate, extend */
+		for (int m = 0; m < 4 && n; m++) {
+			uint8_t mut[300];
+			size_t ml = n;
+			memcpy(mut, ref, n);
+			switch (rnd() % 3) {
+			case 0: mut[rnd() % n] ^= (uint8_t)(1 + rnd() % 255); break;
+			case 1: ml = rnd() % n; break;
+			default:
+				mut[ml++] = (uint8_t)rnd();
+				mut[ml++] = (uint8_t)rnd();
+				break;
+			}
+			same_decode(mut, ml, &a);
+		}
+		free(ref);
+		prec_arena_reset(&a);
+	}
+	prec_arena_release(&a);
+}
+
+/* Packets the fast encoder leaves to protobuf-c. */
+static void test_sample_fallbacks(void **state)
+{
+	Perfrec__Packet pkt;
+	Perfrec__Sample s;
+	Perfrec__GroupRead gr = PERFREC__GROUP_READ__INIT;
+	Perfrec__Note note = PERFREC__NOTE__INIT;
+	struct prec_arena a;
+	(void)state;
+
+	prec_arena_init(&a, 0);
+	fmt_sample(&pkt, &s, 1, 2, 3, 4);
+	s.read = &gr;
+	assert_int_equal(prec_packet_fast_size(&pkt), 0);
+	perfrec__packet__init(&pkt);
+	pkt.data_case = PERFREC__PACKET__DATA_NOTE;
+	pkt.note = &note;
+	assert_int_equal(prec_packet_fast_size(&pkt), 0);
+	/* a sample with a read: decoded by protobuf-c only */
+	fmt_sample(&pkt, &s, 1, 2, 3, 4);
+	s.read = &gr;
+	gr.time_enabled = 5;
+	uint8_t *b;
+	size_t n = pack_pc(&pkt, &b);
+	assert_null(prec_packet_fast_unpack(b, n, &a));
+	free(b);
+	/* an unknown Sample field (number 20): protobuf-c keeps it */
+	uint8_t unk[] = { 0x22, 0x04, 0x08, 0x01, 0xA0, 0x01 };   /* truncated */
+	assert_null(prec_packet_fast_unpack(unk, sizeof(unk), &a));
+	uint8_t unk2[] = { 0x22, 0x05, 0x08, 0x01, 0xA0, 0x01, 0x07 };
+	assert_null(prec_packet_fast_unpack(unk2, sizeof(unk2), &a));
+	assert_int_equal(same_decode(unk2, sizeof(unk2), &a), 0);
+	/* strings that are not UTF-8 decode as protobuf-c decodes them */
+	uint8_t bad[] = { 0x5A, 0x08, 0x0A, 0x06, 0x08, 0x01, 0x12, 0x02, 0xFF, 0xFE };
+	same_decode(bad, sizeof(bad), &a);
+	/* embedded NUL: left to protobuf-c */
+	uint8_t nul[] = { 0x5A, 0x08, 0x0A, 0x06, 0x08, 0x01, 0x12, 0x02, 'a', 0x00 };
+	assert_null(prec_packet_fast_unpack(nul, sizeof(nul), &a));
+	/* an empty packet is not a fast-path kind */
+	assert_null(prec_packet_fast_unpack((const uint8_t *)"", 0, &a));
+	prec_arena_release(&a);
+}
+
+static void test_interned_encode_decode(void **state)
+{
+	struct prec_arena a;
+	(void)state;
+
+	prec_arena_init(&a, 0);
+	for (int it = 0; it < 3000; it++) {
+		struct prec_interned_ref sr[4], cr[4];
+		Perfrec__InternedString is[4], *isp[4];
+		Perfrec__Callchain cc[4], *ccp[4];
+		char strs[4][24];
+		uint64_t ips[4][12];
+		size_t ns = rnd() % 4, nc = rnd() % 4;
+		for (size_t i = 0; i < ns; i++) {
+			size_t l = rnd() % 23;
+			for (size_t k = 0; k < l; k++)
+				strs[i][k] = (char)(' ' + rnd() % 90);
+			strs[i][l] = '\0';
+			perfrec__interned_string__init(&is[i]);
+			is[i].iid = rval();
+			is[i].str = strs[i];
+			isp[i] = &is[i];
+			sr[i] = (struct prec_interned_ref){ is[i].iid, strs[i], l };
+		}
+		for (size_t i = 0; i < nc; i++) {
+			size_t d = rnd() % 12;
+			for (size_t k = 0; k < d; k++)
+				ips[i][k] = rval();
+			perfrec__callchain__init(&cc[i]);
+			cc[i].iid = rval();
+			cc[i].n_ips = d;
+			cc[i].ips = ips[i];
+			ccp[i] = &cc[i];
+			cr[i] = (struct prec_interned_ref){ cc[i].iid, ips[i], d };
+		}
+		Perfrec__InternedData id = PERFREC__INTERNED_DATA__INIT;
+		Perfrec__Packet pkt = PERFREC__PACKET__INIT;
+		id.n_strings = ns;
+		id.strings = isp;
+		id.n_callchains = nc;
+		id.callchains = ccp;
+		pkt.data_case = PERFREC__PACKET__DATA_INTERNED;
+		pkt.interned = &id;
+		uint8_t *ref, fast[1024];
+		size_t n = pack_pc(&pkt, &ref);
+		assert_int_equal(prec_interned_size(sr, ns, cr, nc), n);
+		assert_int_equal(prec_interned_pack(sr, ns, cr, nc, fast), n);
+		assert_memory_equal(fast, ref, n);
+		assert_true(same_decode(ref, n, &a));
+		for (int m = 0; m < 8; m++) {
+			uint8_t mut[1100];
+			size_t ml = n;
+			memcpy(mut, ref, n);
+			switch (rnd() % 3) {
+			case 0: mut[rnd() % n] ^= (uint8_t)(1 + rnd() % 255); break;
+			case 1: ml = rnd() % n; break;
+			default:
+				mut[ml++] = (uint8_t)rnd();
+				mut[ml++] = (uint8_t)rnd();
+				break;
+			}
+			same_decode(mut, ml, &a);
+		}
+		free(ref);
+		prec_arena_reset(&a);
+	}
+	prec_arena_release(&a);
+}
+
+/* Arena: alignment, limit, shrinking the last allocation. */
+static void test_arena(void **state)
+{
+	struct prec_arena a;
+	(void)state;
+
+	prec_arena_init(&a, 4096);
+	char *p = prec_arena_alloc(&a, 3);
+	char *q = prec_arena_alloc(&a, 100);
+	assert_non_null(p);
+	assert_non_null(q);
+	assert_int_equal((uintptr_t)p % 16, 0);
+	assert_int_equal((uintptr_t)q % 16, 0);
+	assert_true(q >= p + 16);
+	prec_arena_shrink_last(&a, q, 10);
+	char *r = prec_arena_alloc(&a, 1);
+	assert_ptr_equal(r, q + 16);
+	assert_null(prec_arena_alloc(&a, 5000));   /* over the limit */
+	prec_arena_reset(&a);
+	assert_non_null(prec_arena_alloc(&a, 4000));
+	prec_arena_release(&a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sample_encode_decode),
+		cmocka_unit_test(test_sample_fallbacks),
+		cmocka_unit_test(test_interned_encode_decode),
+		cmocka_unit_test(test_arena),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
