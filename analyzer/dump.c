@@ -6,52 +6,161 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyzer/merge.h"
 #include "analyzer/session.h"
 
+/* Output goes through a private buffer flushed with fwrite: a dump is
+ * millions of lines and stdio's formatted output was most of its cost. */
 struct em {
 	FILE *f;
 	int json;
 	int n;   /* fields written on this line */
+	char *buf;
+	size_t len, cap;
+	int err;
 };
+
+#define EM_FLUSH_AT (64u * 1024u)
+
+static void em_flush(struct em *e)
+{
+	if (e->len && fwrite(e->buf, 1, e->len, e->f) != e->len)
+		e->err = -EIO;
+	e->len = 0;
+}
+
+static void put(struct em *e, const char *s, size_t n)
+{
+	if (e->len + n > e->cap) {
+		em_flush(e);
+		if (n > e->cap) {
+			if (fwrite(s, 1, n, e->f) != n)
+				e->err = -EIO;
+			return;
+		}
+	}
+	memcpy(e->buf + e->len, s, n);
+	e->len += n;
+}
+
+static void puts_(struct em *e, const char *s)
+{
+	put(e, s, strlen(s));
+}
+
+static void putc_(struct em *e, char ch)
+{
+	if (e->len == e->cap)
+		em_flush(e);
+	e->buf[e->len++] = ch;
+}
+
+static void putu(struct em *e, uint64_t v)
+{
+	char t[24];
+	int i = sizeof(t);
+	do {
+		t[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put(e, t + i, sizeof(t) - (size_t)i);
+}
+
+static void puti(struct em *e, int64_t v)
+{
+	if (v < 0) {
+		putc_(e, '-');
+		putu(e, (uint64_t)0 - (uint64_t)v);
+	} else {
+		putu(e, (uint64_t)v);
+	}
+}
+
+static void putx(struct em *e, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char t[20];
+	int i = sizeof(t);
+	do {
+		t[--i] = digits[v & 15];
+		v >>= 4;
+	} while (v);
+	t[--i] = 'x';
+	t[--i] = '0';
+	put(e, t + i, sizeof(t) - (size_t)i);
+}
+
+static void put_quoted(struct em *e, const char *s)
+{
+	static const char hexd[] = "0123456789abcdef";
+	putc_(e, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': put(e, "\\\"", 2); break;
+		case '\\': put(e, "\\\\", 2); break;
+		case '\n': put(e, "\\n", 2); break;
+		case '\r': put(e, "\\r", 2); break;
+		case '\t': put(e, "\\t", 2); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f) {
+				char u[6] = { '\\', 'u', '0', '0', hexd[*p >> 4], hexd[*p & 15] };
+				put(e, u, 6);
+			} else {
+				putc_(e, (char)*p);
+			}
+		}
+	}
+	putc_(e, '"');
+}
 
 static void key(struct em *e, const char *k)
 {
 	if (e->json) {
-		fputs(e->n++ ? ",\"" : "\"", e->f);
-		fputs(k, e->f);
-		fputs("\":", e->f);
+		if (e->n++)
+			put(e, ",\"", 2);
+		else
+			putc_(e, '"');
+		puts_(e, k);
+		put(e, "\":", 2);
 	} else {
-		fputc(' ', e->f);
-		fputs(k, e->f);
-		fputc('=', e->f);
+		putc_(e, ' ');
+		puts_(e, k);
+		putc_(e, '=');
 	}
 }
 
 static void u64(struct em *e, const char *k, uint64_t v)
 {
 	key(e, k);
-	fprintf(e->f, "%" PRIu64, v);
+	putu(e, v);
 }
 
 static void i64(struct em *e, const char *k, int64_t v)
 {
 	key(e, k);
-	fprintf(e->f, "%" PRId64, v);
+	puti(e, v);
 }
 
 static void hex(struct em *e, const char *k, uint64_t v)
 {
 	key(e, k);
-	fprintf(e->f, e->json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, v);
+	if (e->json)
+		putc_(e, '"');
+	putx(e, v);
+	if (e->json)
+		putc_(e, '"');
 }
 
 static void boolean(struct em *e, const char *k, int v)
 {
 	key(e, k);
-	fputs(e->json ? (v ? "true" : "false") : (v ? "1" : "0"), e->f);
+	if (e->json)
+		puts_(e, v ? "true" : "false");
+	else
+		putc_(e, v ? '1' : '0');
 }
 
 /* Text: quoted only when the value has spaces, quotes or is empty. */
@@ -60,14 +169,10 @@ static void str(struct em *e, const char *k, const char *v)
 	key(e, k);
 	if (!v)
 		v = "";
-	if (e->json) {
-		ana_json_str(e->f, v);
-		return;
-	}
-	if (*v && !strpbrk(v, " \t\n\"=\\"))
-		fputs(v, e->f);
+	if (!e->json && *v && !strpbrk(v, " \t\n\"=\\"))
+		puts_(e, v);
 	else
-		ana_json_str(e->f, v);
+		put_quoted(e, v);
 }
 
 static void bytes_len(struct em *e, const char *k, size_t n)
@@ -78,16 +183,22 @@ static void bytes_len(struct em *e, const char *k, size_t n)
 static void ulist(struct em *e, const char *k, const uint64_t *v, size_t n, int as_hex)
 {
 	key(e, k);
-	fputs(e->json ? "[" : "", e->f);
+	if (e->json)
+		putc_(e, '[');
 	for (size_t i = 0; i < n; i++) {
 		if (i)
-			fputc(',', e->f);
+			putc_(e, ',');
+		if (as_hex && e->json)
+			putc_(e, '"');
 		if (as_hex)
-			fprintf(e->f, e->json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, v[i]);
+			putx(e, v[i]);
 		else
-			fprintf(e->f, "%" PRIu64, v[i]);
+			putu(e, v[i]);
+		if (as_hex && e->json)
+			putc_(e, '"');
 	}
-	fputs(e->json ? "]" : "", e->f);
+	if (e->json)
+		putc_(e, ']');
 }
 
 static void interned(struct em *e, const char *k, const struct prec_packet *p, uint64_t iid)
@@ -262,10 +373,15 @@ static void fields(struct em *e, struct ana_session *s, const struct prec_packet
 		u64(e, "index", g->index);
 		str(e, "name", g->name);
 		key(e, "events");
-		fputs(e->json ? "[" : "", e->f);
-		for (size_t i = 0; i < g->n_events; i++)
-			fprintf(e->f, "%s%" PRIu32, i ? "," : "", g->events[i]);
-		fputs(e->json ? "]" : "", e->f);
+		if (e->json)
+			putc_(e, '[');
+		for (size_t i = 0; i < g->n_events; i++) {
+			if (i)
+				putc_(e, ',');
+			putu(e, g->events[i]);
+		}
+		if (e->json)
+			putc_(e, ']');
 		u64(e, "interval_ns", g->interval_ns);
 		break;
 	}
@@ -333,39 +449,61 @@ static int pass(const struct ana_filter *f, const struct prec_packet *p)
 	return 1;
 }
 
-static void line(struct ana_session *s, const struct prec_packet *p, FILE *out, int json)
+static void line(struct em *e, struct ana_session *s, const struct prec_packet *p)
 {
-	struct em e = { out, json, 0 };
 	int kind = (int)p->pkt->data_case;
-	if (json) {
-		fprintf(out, "{\"time\":%" PRIu64 ",\"stream\":%" PRIu32 ",\"kind\":\"%s\"",
-			p->time, p->stream, ana_kind_name(kind));
-		e.n = 1;
-		fields(&e, s, p);
-		fputs("}\n", out);
+	e->n = 0;
+	if (e->json) {
+		put(e, "{\"time\":", 8);
+		putu(e, p->time);
+		put(e, ",\"stream\":", 10);
+		putu(e, p->stream);
+		put(e, ",\"kind\":\"", 9);
+		puts_(e, ana_kind_name(kind));
+		putc_(e, '"');
+		e->n = 1;
+		fields(e, s, p);
+		put(e, "}\n", 2);
 	} else {
-		fprintf(out, "%" PRIu64 ".%09" PRIu64 " s%" PRIu32 " %s",
-			p->time / 1000000000u, p->time % 1000000000u, p->stream,
-			ana_kind_name(kind));
-		fields(&e, s, p);
-		fputc('\n', out);
+		char frac[10];
+		uint64_t ns = p->time % 1000000000u;
+		for (int i = 8; i >= 0; i--) {
+			frac[i] = (char)('0' + ns % 10);
+			ns /= 10;
+		}
+		frac[9] = ' ';
+		putu(e, p->time / 1000000000u);
+		putc_(e, '.');
+		put(e, frac, 10);
+		putc_(e, 's');
+		putu(e, p->stream);
+		putc_(e, ' ');
+		puts_(e, ana_kind_name(kind));
+		fields(e, s, p);
+		putc_(e, '\n');
 	}
+	if (e->len >= EM_FLUSH_AT)
+		em_flush(e);
 }
+
+struct dctx {
+	struct ana_session *s;
+	const struct ana_dump_opts *o;
+	struct em e;
+};
 
 static int dump_one(void *ctx, const struct prec_packet *p)
 {
-	void **c = ctx;
-	struct ana_session *s = c[0];
-	const struct ana_dump_opts *o = c[1];
-	FILE *out = c[2];
+	struct dctx *d = ctx;
+	struct ana_session *s = d->s;
 	if (s->opts.single_pass) {
 		int ret = ana_session_feed(s, p);   /* event names, as met */
 		if (ret < 0)
 			return ret;
 	}
-	if (pass(o->filter, p))
-		line(s, p, out, o->fmt == ANA_FMT_JSON);
-	return ferror(out) ? -EIO : 0;
+	if (pass(d->o->filter, p))
+		line(&d->e, s, p);
+	return d->e.err;
 }
 
 static void merge_damage(void *ctx, const struct prec_frame_info *fi, int err)
@@ -375,37 +513,47 @@ static void merge_damage(void *ctx, const struct prec_frame_info *fi, int err)
 
 int ana_dump_run(struct ana_session *s, const struct ana_dump_opts *o, FILE *out)
 {
-	void *ctx[3] = { s, (void *)o, out };
-	if (o->file_order) {
-		int ret = ana_session_scan(s, "dump", dump_one, ctx);
-		if (!ret && s->opts.single_pass)
-			ret = ana_session_finish(s);
-		return ret;
-	}
-	struct ana_frames_opts fo = { .jobs = o->jobs };
-	struct ana_merge *m = ana_merge_new(s->reader, s->frames, s->nframes, &fo);
-	if (!m)
+	struct dctx d;
+	memset(&d, 0, sizeof(d));
+	d.s = s;
+	d.o = o;
+	d.e.f = out;
+	d.e.json = o->fmt == ANA_FMT_JSON;
+	d.e.cap = 2 * EM_FLUSH_AT;
+	d.e.buf = malloc(d.e.cap);
+	if (!d.e.buf)
 		return -ENOMEM;
-	ana_merge_on_damage(m, merge_damage, s);
-	const struct prec_packet *p;
-	int ret;
-	size_t done = 0, total = 0, last = 0;
-	while ((ret = ana_merge_next(m, &p)) > 0) {
-		if ((ret = dump_one(ctx, p)) < 0)
-			break;
-		if (s->opts.progress) {
-			ana_merge_progress(m, &done, &total);
-			if (done != last) {
-				last = done;
-				s->opts.progress(s->opts.ctx, "dump", done, total);
+	int ret = 0;
+	if (o->file_order) {
+		ret = ana_session_scan(s, "dump", dump_one, &d);
+	} else {
+		struct ana_frames_opts fo = { .jobs = o->jobs };
+		struct ana_merge *m = ana_merge_new(s->reader, s->frames, s->nframes, &fo);
+		if (!m) {
+			free(d.e.buf);
+			return -ENOMEM;
+		}
+		ana_merge_on_damage(m, merge_damage, s);
+		const struct prec_packet *p;
+		size_t done = 0, total = 0, last = 0;
+		while ((ret = ana_merge_next(m, &p)) > 0) {
+			if ((ret = dump_one(&d, p)) < 0)
+				break;
+			if (s->opts.progress) {
+				ana_merge_progress(m, &done, &total);
+				if (done != last) {
+					last = done;
+					s->opts.progress(s->opts.ctx, "dump", done, total);
+				}
 			}
 		}
+		ana_merge_free(m);
 	}
-	ana_merge_free(m);
 	if (!ret && s->opts.single_pass)
 		ret = ana_session_finish(s);
-	fflush(out);
-	if (!ret && ferror(out))
-		ret = -EIO;
-	return ret;
+	em_flush(&d.e);
+	free(d.e.buf);
+	if (fflush(out) || ferror(out))
+		ret = ret ? ret : -EIO;
+	return ret ? ret : d.e.err;
 }
