@@ -848,6 +848,8 @@ int rec_record_run(const struct rec_record_opts *o,
 		if (!ret)
 			ret = dret;
 	}
+	if (!ret)
+		ret = rec_session_write_lost(&r.s, r.w, rec_now_ns(), &res->event_lost);
 	if (!ret && r.ctr)
 		ret = rec_counters_snapshot(r.ctr, r.w, rec_now_ns(), true);
 	if (!ret && r.syms) {   /* symbols (issue 6) */

@@ -74,6 +74,7 @@ struct rec_record_result {
 	uint64_t bytes_raw;       /* packet bytes before compression */
 	uint64_t duration_ns;
 	uint64_t wakeups;         /* epoll returns with a ring ready */
+	uint64_t event_lost;      /* sum of per-event lost counts (LOST) */
 	uint64_t spool_full;      /* drains that found the spool full: the
 				   * encoder fell behind the kernel */
 	bool have_workload;

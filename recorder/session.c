@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "recorder/groupopen.h"
+#include "recorder/groupread.h"
 
 #define PERF_IOC_SET_OUTPUT PERF_EVENT_IOC_SET_OUTPUT
 
@@ -44,11 +45,13 @@ static void build_attr(struct rec_session *s, size_t i)
 	if (ev->tracepoint)
 		a->sample_type |= PERF_SAMPLE_RAW;
 	a->read_format = PERF_FORMAT_ID;
+	if (s->have_lost)
+		a->read_format |= PERF_FORMAT_LOST;
 	if (ls) {
 		a->sample_type |= PERF_SAMPLE_READ;
-		a->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID |
-				 PERF_FORMAT_TOTAL_TIME_ENABLED |
-				 PERF_FORMAT_TOTAL_TIME_RUNNING;
+		a->read_format |= PERF_FORMAT_GROUP | PERF_FORMAT_ID |
+				  PERF_FORMAT_TOTAL_TIME_ENABLED |
+				  PERF_FORMAT_TOTAL_TIME_RUNNING;
 	}
 	if (ls && ev->member > 0) {
 		/* Members of a {..}:S group only count; the leader's samples
@@ -112,6 +115,8 @@ int rec_session_init(struct rec_session *s, const struct rec_evlist *l,
 	s->sel = calloc(l->n, sizeof(*s->sel));
 	if (!s->sel)
 		return -ENOMEM;
+	/* per-event lost counts (Linux >= 6.0), read at the end */
+	s->have_lost = rec_groupopen_have_lost();
 	s->nsel = l->n;
 	for (size_t i = 0; i < l->n; i++) {
 		s->sel[i].ev = &l->ev[i];
@@ -436,6 +441,43 @@ int rec_session_describe(struct rec_session *s, struct prec_writer *w)
 		p.group_desc = &d;
 		ret = prec_writer_append(w, 0, &p, 0);
 		free(ev);
+	}
+	return ret;
+}
+
+int rec_session_write_lost(struct rec_session *s, struct prec_writer *w,
+			   uint64_t now_ns, uint64_t *total)
+{
+	unsigned char buf[8 * (3 + 3 * REC_GROUP_MAX)];
+	int ret = 0;
+
+	*total = 0;
+	if (!s->have_lost)
+		return 0;
+	for (size_t i = 0; i < s->nsel && !ret; i++) {
+		struct rec_evsel *e = &s->sel[i];
+
+		for (size_t j = 0; j < e->nfds && !ret; j++) {
+			Perfrec__Packet p = PERFREC__PACKET__INIT;
+			Perfrec__Loss l = PERFREC__LOSS__INIT;
+			struct rec_group_read gr;
+			ssize_t n = read(e->fds[j].fd, buf, sizeof(buf));
+			int k;
+
+			if (n <= 0 || rec_group_read_parse(buf, (size_t)n, e->attr.read_format, &gr) < 0)
+				continue;
+			k = gr.has_id ? rec_group_read_find(&gr, e->fds[j].id) : 0;
+			if (k < 0 || !gr.has_lost || !gr.lost[k])
+				continue;
+			l.kind = PERFREC__LOSS__KIND__EVENT_LOST;
+			l.id = e->fds[j].id;
+			l.cpu = e->fds[j].cpu < 0 ? 0 : (uint32_t)e->fds[j].cpu;
+			l.count = gr.lost[k];
+			*total += gr.lost[k];
+			p.data_case = PERFREC__PACKET__DATA_LOSS;
+			p.loss = &l;
+			ret = prec_writer_append(w, 0, &p, now_ns);
+		}
 	}
 	return ret;
 }

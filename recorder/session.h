@@ -77,6 +77,7 @@ struct rec_session {
 	size_t nids;
 	struct rec_decode_ctx dctx;
 	size_t page_size;
+	bool have_lost;                 /* read_format LOST is accepted */
 	char note[256];                 /* a non-fatal remark from open, or "" */
 };
 
@@ -90,6 +91,13 @@ int rec_session_describe(struct rec_session *s, struct prec_writer *w);
 int rec_session_enable(struct rec_session *s);
 int rec_session_disable(struct rec_session *s);
 void rec_session_release(struct rec_session *s);
+
+/* After the final drain: reads every fd's per-event lost count
+ * (PERF_FORMAT_LOST, Linux >= 6.0) and writes a Loss EVENT_LOST packet on
+ * stream 0 for each non-zero one. *total = their sum. Returns 0 or the
+ * writer's error. */
+int rec_session_write_lost(struct rec_session *s, struct prec_writer *w,
+			   uint64_t now_ns, uint64_t *total);
 
 /* The evsel index of kernel id, or -1. */
 int rec_session_find_id(const struct rec_session *s, uint64_t id);
