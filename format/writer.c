@@ -409,8 +409,15 @@ int prec_writer_append(struct prec_writer *w, uint32_t stream,
 		if (ret < 0)
 			return fail(w, ret);
 	}
+	/* the stream's clock moves only once the packet is stored: a refused
+	 * packet must not shift the dt of the next one */
+	pkt->dt = time_ns ? (int64_t)(time_ns - s->last_time) : 0;
+	ret = encode(w, s, pkt);
+	if (ret == PREC_E_TOO_BIG)
+		return ret;   /* this packet is refused; the writer goes on */
+	if (ret < 0)
+		return fail(w, ret);
 	if (time_ns) {
-		pkt->dt = (int64_t)(time_ns - s->last_time);
 		s->last_time = time_ns;
 		if (!s->t_min || time_ns < s->t_min)
 			s->t_min = time_ns;
@@ -418,14 +425,7 @@ int prec_writer_append(struct prec_writer *w, uint32_t stream,
 			s->t_max = time_ns;
 		if (!s->opened_ns)
 			s->opened_ns = time_ns;
-	} else {
-		pkt->dt = 0;
 	}
-	ret = encode(w, s, pkt);
-	if (ret == PREC_E_TOO_BIG)
-		return ret;   /* this packet is refused; the writer goes on */
-	if (ret < 0)
-		return fail(w, ret);
 	w->st.packets++;
 	if (s->len >= w->opts.frame_size)
 		return cut_frame(w, stream, s);

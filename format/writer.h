@@ -35,7 +35,13 @@
  *
  * Errors. After a sink error (e.g. -ENOSPC) the writer is failed: every
  * further call returns that error; everything written before it is a valid
- * file that reads to its last frame.
+ * file that reads to its last frame. One exception is not sticky: a single
+ * packet larger than 16 MiB encoded is refused with PREC_E_TOO_BIG and the
+ * writer goes on (the packet is not stored, the stream's clock unchanged).
+ * After a clean close every call returns PREC_E_CLOSED.
+ *
+ * Counting. stats.packets and the per-frame packet counts include the
+ * InternedData packets the writer adds.
  *
  * Threads: one writer is used by one thread at a time.
  */

@@ -402,12 +402,52 @@ static void test_unknown_kind(void **state)
 	prec_sink_free(sink);
 }
 
+/* A packet over the 16 MiB limit is refused without failing the writer
+ * or shifting the next packet's time; after close, calls say "closed". */
+static void test_too_big_and_closed(void **state)
+{
+	struct prec_sink *sink = prec_sink_mem_new();
+	struct prec_writer *w = prec_writer_new(sink, NULL);
+	Perfrec__Packet pkt;
+	Perfrec__Sample s;
+	size_t big = 17u << 20;
+	uint8_t *raw = calloc(1, big);
+	(void)state;
+
+	fmt_sample(&pkt, &s, 0, 1, 2, 0);
+	assert_int_equal(prec_writer_append(w, 1, &pkt, 100), 0);
+	s.raw.len = big;
+	s.raw.data = raw;
+	assert_int_equal(prec_writer_append(w, 1, &pkt, 5000), PREC_E_TOO_BIG);
+	assert_int_equal(prec_writer_error(w), 0);
+	s.raw.len = 0;
+	assert_int_equal(prec_writer_append(w, 1, &pkt, 200), 0);
+	assert_int_equal(prec_writer_close(w), 0);
+	assert_int_equal(prec_writer_append(w, 1, &pkt, 300), PREC_E_CLOSED);
+	assert_int_equal(prec_writer_flush(w), PREC_E_CLOSED);
+
+	size_t len;
+	const void *data = prec_sink_mem_data(sink, &len);
+	struct prec_reader *r = prec_reader_open_mem(data, len, NULL);
+	struct prec_packet p;
+	assert_int_equal(prec_reader_next_packet(r, &p), 1);
+	assert_int_equal(p.time, 100);
+	assert_int_equal(prec_reader_next_packet(r, &p), 1);
+	assert_int_equal(p.time, 200);
+	assert_int_equal(prec_reader_next_packet(r, &p), 0);
+	prec_reader_free(r);
+	prec_writer_free(w);
+	prec_sink_free(sink);
+	free(raw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_kind),
 		cmocka_unit_test(test_fd_source),
 		cmocka_unit_test(test_unknown_kind),
+		cmocka_unit_test(test_too_big_and_closed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
