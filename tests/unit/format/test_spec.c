@@ -1,0 +1,211 @@
+/*
+ * test_spec.c - format/SPEC.md matches the bytes the writer produces.
+ *
+ * An independent walker written from SPEC.md only (its own bitwise CRC,
+ * offsets spelled out as numbers, not format/layout.h) parses a written
+ * file: header, every frame-info record + zstd frame, index, trailer; it
+ * decompresses each frame with plain zstd, splits the Trace.packet fields
+ * and recomputes packet counts and time ranges from the dt fields.
+ */
+#include <zstd.h>
+
+#include "fmt_helpers.h"
+
+static uint32_t crc_bitwise(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xFFFFFFFFu;
+
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
+	}
+	return ~c;
+}
+
+static uint32_t u32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint64_t u64(const uint8_t *p) { return u32(p) | (uint64_t)u32(p + 4) << 32; }
+
+static uint64_t varint(const uint8_t **p)
+{
+	uint64_t v = 0;
+	for (int s = 0;; s += 7) {
+		uint8_t b = *(*p)++;
+		v |= (uint64_t)(b & 0x7F) << s;
+		if (!(b & 0x80))
+			return v;
+	}
+}
+
+struct spec_frame {
+	uint64_t off, data_off;
+	uint32_t stream, packets, csize, rsize;
+	uint64_t t_min, t_max, seq;
+};
+
+static void check_file(const uint8_t *b, size_t len, int closed, size_t *nframes_out)
+{
+	struct spec_frame fr[4096];
+	size_t nf = 0, pos;
+
+	/* section 3: file header */
+	assert_true(len >= 28);
+	assert_int_equal(u32(b), 0x184D2A50);
+	assert_int_equal(u32(b + 4), 20);
+	assert_memory_equal(b + 8, "PERFREC\0", 8);
+	assert_int_equal(b[16] | b[17] << 8, 1);
+	assert_int_equal(b[18] | b[19] << 8, 0);
+	assert_int_equal(u32(b + 20), 0);
+	assert_int_equal(u32(b + 24), crc_bitwise(b + 8, 16));
+	pos = 28;
+
+	/* sections 4, 5: info + data pairs until the index (or the end) */
+	while (pos < len && u32(b + pos) == 0x184D2A51) {
+		const uint8_t *p = b + pos + 8;
+		struct spec_frame *f = &fr[nf];
+		assert_true(nf < 4096);
+		assert_int_equal(u32(b + pos + 4), 44);
+		assert_int_equal(u32(p + 40), crc_bitwise(p, 40));
+		f->off = pos;
+		f->data_off = pos + 52;
+		f->stream = u32(p);
+		f->packets = u32(p + 4);
+		f->t_min = u64(p + 8);
+		f->t_max = u64(p + 16);
+		f->csize = u32(p + 24);
+		f->rsize = u32(p + 28);
+		f->seq = u64(p + 32);
+		assert_int_equal(f->seq, nf);
+		const uint8_t *z = b + f->data_off;
+		assert_int_equal(u32(z), 0xFD2FB528);
+		assert_true(z[4] & 0x04);   /* content checksum flag */
+		assert_int_equal(ZSTD_findFrameCompressedSize(z, f->csize), f->csize);
+		assert_int_equal(ZSTD_getFrameContentSize(z, f->csize), f->rsize);
+		uint8_t *raw = malloc(f->rsize);
+		assert_int_equal(ZSTD_decompress(raw, f->rsize, z, f->csize), f->rsize);
+		/* section 6: 0x0A len Packet..., dt zigzag deltas */
+		const uint8_t *q = raw, *e = raw + f->rsize;
+		uint32_t n = 0;
+		uint64_t t = 0, tmin = 0, tmax = 0;
+		while (q < e) {
+			assert_int_equal(*q++, 0x0A);
+			uint64_t l = varint(&q);
+			const uint8_t *pk = q;
+			q += l;
+			assert_true(q <= e);
+			if (l && pk[0] == 0x08) {
+				pk++;
+				uint64_t zz = varint(&pk);
+				int64_t dt = (int64_t)(zz >> 1) ^ -(int64_t)(zz & 1);
+				if (dt) {
+					t += (uint64_t)dt;
+					if (!tmin || t < tmin)
+						tmin = t;
+					if (t > tmax)
+						tmax = t;
+				}
+			}
+			n++;
+		}
+		assert_int_equal(n, f->packets);
+		assert_int_equal(tmin, f->t_min);
+		assert_int_equal(tmax, f->t_max);
+		free(raw);
+		pos = f->data_off + f->csize;
+		nf++;
+	}
+
+	/* section 7: index + trailer */
+	if (closed) {
+		const uint8_t *ix = b + pos;
+		assert_int_equal(u32(ix), 0x184D2A52);
+		uint32_t size = u32(ix + 4);
+		assert_int_equal(pos + 8 + size, len);
+		const uint8_t *p = ix + 8;
+		assert_int_equal(u32(p), nf);
+		assert_int_equal(u32(p + 4), 56);
+		assert_int_equal(size, 8 + nf * 56 + 4 + 16);
+		assert_int_equal(u32(p + 8 + nf * 56), crc_bitwise(p, 8 + nf * 56));
+		for (size_t i = 0; i < nf; i++) {
+			const uint8_t *en = p + 8 + i * 56;
+			assert_int_equal(u64(en), fr[i].off);
+			assert_int_equal(u64(en + 8), fr[i].data_off);
+			assert_int_equal(u32(en + 16), fr[i].stream);
+			assert_int_equal(u32(en + 20), fr[i].packets);
+			assert_int_equal(u64(en + 24), fr[i].t_min);
+			assert_int_equal(u64(en + 32), fr[i].t_max);
+			assert_int_equal(u32(en + 40), fr[i].csize);
+			assert_int_equal(u32(en + 44), fr[i].rsize);
+			assert_int_equal(u64(en + 48), fr[i].seq);
+		}
+		assert_int_equal(u64(b + len - 16), pos);
+		assert_memory_equal(b + len - 8, "PRECIDX\0", 8);
+	} else {
+		assert_int_equal(pos, len);
+	}
+
+	/* the library's view is the same */
+	struct prec_reader *r = prec_reader_open_mem(b, len, NULL);
+	const struct prec_frame_info *fi;
+	size_t n;
+	assert_int_equal(prec_reader_index(r, &fi, &n), 0);
+	assert_int_equal(n, nf);
+	for (size_t i = 0; i < nf; i++) {
+		assert_int_equal(fi[i].offset, fr[i].off);
+		assert_int_equal(fi[i].data_offset, fr[i].data_off);
+		assert_int_equal(fi[i].packets, fr[i].packets);
+		assert_int_equal(fi[i].t_min, fr[i].t_min);
+		assert_int_equal(fi[i].t_max, fr[i].t_max);
+	}
+	prec_reader_free(r);
+	*nframes_out = nf;
+}
+
+static void test_spec_closed(void **state)
+{
+	size_t len, nf;
+	unsigned char *b = fmt_build(900, 3, 4000, 1, &len);
+	(void)state;
+
+	check_file(b, len, 1, &nf);
+	assert_true(nf > 10);
+	free(b);
+}
+
+static void test_spec_unclosed(void **state)
+{
+	size_t len, nf;
+	unsigned char *b = fmt_build(900, 2, 1000, 0, &len);
+	(void)state;
+
+	check_file(b, len, 0, &nf);
+	assert_true(nf > 3);
+	free(b);
+}
+
+/* An empty but closed file: header + index of zero frames. */
+static void test_spec_empty(void **state)
+{
+	struct prec_sink *sink = prec_sink_mem_new();
+	struct prec_writer *w = prec_writer_new(sink, NULL);
+	size_t len, nf;
+	(void)state;
+
+	assert_int_equal(prec_writer_close(w), 0);
+	const uint8_t *b = prec_sink_mem_data(sink, &len);
+	assert_int_equal(len, 28 + 8 + 8 + 4 + 16);
+	check_file(b, len, 1, &nf);
+	assert_int_equal(nf, 0);
+	prec_writer_free(w);
+	prec_sink_free(sink);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_spec_closed),
+		cmocka_unit_test(test_spec_unclosed),
+		cmocka_unit_test(test_spec_empty),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
