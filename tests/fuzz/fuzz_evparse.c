@@ -1,0 +1,36 @@
+/*
+ * fuzz_evparse.c - arbitrary event strings (a command line is untrusted):
+ * parsing returns an error or a list, never crashes, and a failed parse
+ * leaves the list as it was.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder/evparse.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct rec_evlist l = REC_EVLIST_INIT;
+	char err[256], *s;
+
+	if (size > 4096)
+		return 0;
+	s = malloc(size + 1);
+	if (!s)
+		return 0;
+	memcpy(s, data, size);
+	s[size] = '\0';
+	if (rec_evlist_parse(&l, "cpu-clock", err, sizeof(err)) == 0) {
+		size_t n = l.n;
+
+		if (rec_evlist_parse(&l, s, err, sizeof(err)) < 0 && l.n != n)
+			abort();
+		for (size_t i = 0; i < l.n; i++)
+			if (!l.ev[i].name)
+				abort();
+	}
+	rec_evlist_release(&l);
+	free(s);
+	return 0;
+}

@@ -1,0 +1,96 @@
+/*
+ * fuzz_record_decode.c - arbitrary bytes as a kernel ring: the ring reader,
+ * the spool, the record decoder and the packet emitter must never crash,
+ * hang or read out of bounds, whatever the headers and counts claim.
+ *
+ * Input: byte 0 picks the sample_type variant of event id 1; the rest is
+ * the ring's data area (zero-padded to a power of two) with data_head at
+ * the end of the input.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/sink.h"
+#include "format/writer.h"
+#include "recorder/decode.h"
+#include "recorder/emit.h"
+#include "recorder/ring.h"
+#include "recorder/spool.h"
+
+#define SID (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
+
+static struct rec_sample_fmt fmt;
+
+static const struct rec_sample_fmt *lookup(void *arg, uint64_t id)
+{
+	(void)arg;
+	return id == 1 ? &fmt : NULL;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const uint64_t extra[] = {
+		PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD,
+		PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN,
+		PERF_SAMPLE_RAW,
+		PERF_SAMPLE_READ,
+		PERF_SAMPLE_IP | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+			PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN |
+			PERF_SAMPLE_RAW,
+	};
+	struct rec_decode_ctx ctx = { SID, lookup, NULL };
+	size_t page = 4096, dsize = 4096;
+	unsigned char *block;
+	struct rec_ring k;
+	struct rec_spool sp;
+	struct prec_sink *sink;
+	struct prec_writer *w;
+	struct rec_emit e;
+	const struct perf_event_header *h;
+
+	if (size < 1 || size > 65536 + 1)
+		return 0;
+	fmt.sample_type = SID | extra[data[0] % 5];
+	fmt.read_format = PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
+			  (data[0] & 0x80 ? PERF_FORMAT_GROUP : 0) |
+			  (data[0] & 0x40 ? (1u << 4) /* LOST */ : 0);
+	data++;
+	size--;
+	while (dsize < size)
+		dsize *= 2;
+	block = aligned_alloc(page, page + dsize);
+	if (!block)
+		return 0;
+	memset(block, 0, page + dsize);
+	memcpy(block + page, data, size);
+	((struct perf_event_mmap_page *)block)->data_head = size;
+	if (rec_ring_init_mem(&k, block, page, dsize) < 0 ||
+	    rec_spool_init(&sp, 65536 > dsize ? 65536 : dsize) < 0) {
+		free(block);
+		return 0;
+	}
+	sink = prec_sink_mem_new();
+	w = sink ? prec_writer_new(sink, NULL) : NULL;
+	if (w && rec_emit_init(&e, w, &ctx, 4) == 0) {
+		/* bounded: every turn consumes bytes or stops the ring */
+		for (int turn = 0; turn < 4; turn++) {
+			long moved = rec_spool_fill(&sp, &k);
+
+			rec_ring_read_begin(&sp.reader);
+			while (rec_ring_next(&sp.reader, &h) > 0)
+				rec_emit_record(&e, 1, 0, h);
+			rec_ring_read_done(&sp.reader);
+			if (moved <= 0)
+				break;
+		}
+		rec_emit_release(&e);
+		prec_writer_close(w);
+	}
+	prec_writer_free(w);
+	prec_sink_free(sink);
+	rec_spool_release(&sp);
+	rec_ring_release(&k);
+	free(block);
+	return 0;
+}
