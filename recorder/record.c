@@ -822,6 +822,13 @@ int rec_record_run(const struct rec_record_opts *o,
 			}
 		}
 	}
+	/* Cut the metadata frame now: a recorder killed early still leaves a
+	 * file that says what it was recording. */
+	ret = prec_writer_flush(r.w);
+	if (ret < 0) {
+		explain_write_error(&r, ret, err, errlen);
+		goto out;
+	}
 	if (r.have_wl) {
 		ret = rec_workload_start(&r.wl);
 		r.wl_started = true;
