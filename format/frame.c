@@ -307,9 +307,12 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p)
 		if (get_varint(q + 1, avail - 1, &len, &n) < 0 || len > avail - 1 - n)
 			return frame_fail(f, PREC_E_DECODE);
 		pkt = f->fast ? prec_packet_fast_unpack(q + 1 + n, (size_t)len, &f->arena) : NULL;
-		if (!pkt)
+		if (!pkt) {
 			pkt = (Perfrec__Packet *)protobuf_c_message_unpack(
 				&perfrec__packet__descriptor, &f->arena.pc, (size_t)len, q + 1 + n);
+			if (pkt && prec_packet_normalize(pkt, &f->arena) < 0)
+				pkt = NULL;
+		}
 		if (!pkt)
 			return frame_fail(f, PREC_E_DECODE);
 		f->pos += 1 + n + (size_t)len;

@@ -8,7 +8,8 @@
  * 4 tid, 5 ip, 6 period, 7 callchain, 8 raw (bytes), 9 read (message,
  * not handled), 10 addr, 11 misc, 12 stream_id. InternedData: 1 strings
  * (InternedString: 1 iid, 2 str), 2 callchains (Callchain: 1 iid,
- * 2 ips packed).
+ * 2 ips packed, 3 ips_delta packed sint64). The writer always uses
+ * ips_delta; decoders turn either form into ips (prec_packet_normalize()).
  */
 #include <string.h>
 
@@ -20,7 +21,7 @@ int prec_packet_fast_ok(void)
 	       perfrec__sample__descriptor.n_fields == 12 &&
 	       perfrec__interned_data__descriptor.n_fields == 2 &&
 	       perfrec__interned_string__descriptor.n_fields == 2 &&
-	       perfrec__callchain__descriptor.n_fields == 2;
+	       perfrec__callchain__descriptor.n_fields == 3;
 }
 
 /* ---------------------------------------------------------------- encode */
@@ -118,13 +119,17 @@ static size_t istr_size(const struct prec_interned_ref *r)
 	return VF(r->iid) + (r->n ? 1 + vsize(r->n) + r->n : 0);
 }
 
+/* bytes of the packed zigzag deltas of the ips */
 static size_t ips_size(const struct prec_interned_ref *r)
 {
 	const uint64_t *ips = r->data;
+	uint64_t prev = 0;
 	size_t n = 0;
 
-	for (size_t i = 0; i < r->n; i++)
-		n += vsize(ips[i]);
+	for (size_t i = 0; i < r->n; i++) {
+		n += vsize(zigzag((int64_t)(ips[i] - prev)));
+		prev = ips[i];
+	}
 	return n;
 }
 
@@ -182,10 +187,13 @@ size_t prec_interned_pack(const struct prec_interned_ref *s, size_t ns,
 		p = vput(p, chain_size(&c[i], ipsz));
 		PUTV(0x08, c[i].iid);
 		if (c[i].n) {
-			*p++ = 0x12;
+			uint64_t prev = 0;
+			*p++ = 0x1A;   /* field 3, ips_delta */
 			p = vput(p, ipsz);
-			for (size_t k = 0; k < c[i].n; k++)
-				p = vput(p, ips[k]);
+			for (size_t k = 0; k < c[i].n; k++) {
+				p = vput(p, zigzag((int64_t)(ips[k] - prev)));
+				prev = ips[k];
+			}
 		}
 	}
 	return (size_t)(p - out);
@@ -275,10 +283,11 @@ static int interned_count(const uint8_t *p, const uint8_t *end, size_t *ns, size
 	return 0;
 }
 
-/* Packed varints into an array allocated at its upper bound (one ip per
- * byte) and shrunk to the real count. */
-static int unpack_ips(const uint8_t *q, size_t dlen, struct prec_arena *a,
-		      Perfrec__Callchain *c)
+/* Packed varints (plain ips, or zigzag deltas when `delta`) into an array
+ * allocated at its upper bound (one ip per byte) and shrunk to the real
+ * count. */
+static int unpack_ips(const uint8_t *q, size_t dlen, int delta,
+		      struct prec_arena *a, Perfrec__Callchain *c)
 {
 	const uint8_t *qe = q + dlen;
 	uint64_t *ips;
@@ -303,6 +312,14 @@ static int unpack_ips(const uint8_t *q, size_t dlen, struct prec_arena *a,
 		q += n;
 	}
 	prec_arena_shrink_last(a, ips, cnt * sizeof(*ips));
+	if (delta) {
+		uint64_t prev = 0;
+		for (size_t i = 0; i < cnt; i++) {
+			uint64_t z = ips[i];
+			prev += (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
+			ips[i] = prev;
+		}
+	}
 	c->n_ips = cnt;
 	c->ips = ips;
 	return 0;
@@ -327,7 +344,7 @@ static int interned_unpack(const uint8_t *p, const uint8_t *end,
 		uint64_t iid = 0;
 		const uint8_t *data = NULL;
 		size_t dlen = 0;
-		int have_data = 0;
+		int have_data = 0, delta = 0;
 		while (q < qe) {
 			uint64_t k2, v;
 			n = vget(q, qe, &k2);
@@ -340,11 +357,12 @@ static int interned_unpack(const uint8_t *p, const uint8_t *end,
 			q += n;
 			if (k2 == 0x08) {
 				iid = v;
-			} else if (k2 == 0x12 && !have_data &&
-				   v <= (uint64_t)(qe - q)) {
+			} else if ((k2 == 0x12 || (k2 == 0x1A && key == 0x12)) &&
+				   !have_data && v <= (uint64_t)(qe - q)) {
 				data = q;
 				dlen = (size_t)v;
 				have_data = 1;
+				delta = k2 == 0x1A;
 				q += v;
 			} else {
 				return -1;   /* unknown, unpacked or repeated: protobuf-c */
@@ -372,7 +390,7 @@ static int interned_unpack(const uint8_t *p, const uint8_t *end,
 				return -1;
 			perfrec__callchain__init(c);
 			c->iid = iid;
-			if (unpack_ips(data, dlen, a, c) < 0)
+			if (unpack_ips(data, dlen, delta, a, c) < 0)
 				return -1;
 			id->callchains[id->n_callchains++] = c;
 		}
@@ -445,4 +463,33 @@ Perfrec__Packet *prec_packet_fast_unpack(const uint8_t *buf, size_t len,
 	pkt->data_case = PERFREC__PACKET__DATA_INTERNED;
 	pkt->interned = id;
 	return pkt;
+}
+
+int prec_packet_normalize(Perfrec__Packet *pkt, struct prec_arena *a)
+{
+	Perfrec__InternedData *id;
+
+	if (pkt->data_case != PERFREC__PACKET__DATA_INTERNED || !pkt->interned)
+		return 0;
+	id = pkt->interned;
+	for (size_t i = 0; i < id->n_callchains; i++) {
+		Perfrec__Callchain *c = id->callchains[i];
+		uint64_t *ips, prev = 0;
+		if (!c || c->n_ips_delta == 0)
+			continue;
+		if (c->n_ips_delta > SIZE_MAX / sizeof(*ips))
+			return -1;
+		ips = prec_arena_alloc(a, c->n_ips_delta * sizeof(*ips));
+		if (!ips)
+			return -1;
+		for (size_t k = 0; k < c->n_ips_delta; k++) {
+			prev += (uint64_t)c->ips_delta[k];
+			ips[k] = prev;
+		}
+		c->ips = ips;
+		c->n_ips = c->n_ips_delta;
+		c->ips_delta = NULL;
+		c->n_ips_delta = 0;
+	}
+	return 0;
 }

@@ -47,6 +47,12 @@ size_t prec_interned_size(const struct prec_interned_ref *s, size_t ns,
 size_t prec_interned_pack(const struct prec_interned_ref *s, size_t ns,
 			  const struct prec_interned_ref *c, size_t nc, uint8_t *out);
 
+/* Callchains in delta form (ips_delta) become plain ips, in arena memory;
+ * ips_delta is cleared. Applied to every packet protobuf-c decodes (the
+ * fast decoder does it on the fly), so consumers only ever see ips.
+ * 0, or -1 when the arena is exhausted. */
+int prec_packet_normalize(Perfrec__Packet *pkt, struct prec_arena *a);
+
 /* Decodes Packet bytes of a Sample or InternedData packet into arena
  * memory. NULL when the bytes are outside the fast path (use protobuf-c).
  * Byte fields (Sample.raw) point into buf, which must outlive the packet. */

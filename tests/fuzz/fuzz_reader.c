@@ -20,15 +20,16 @@
  * accepts, protobuf-c must accept and both must re-encode identically. */
 static void check_fast_decoder(const uint8_t *data, size_t size)
 {
-	struct prec_arena a;
+	struct prec_arena a, b;
 	Perfrec__Packet *f, *s;
 
 	prec_arena_init(&a, 1u << 24);
+	prec_arena_init(&b, 1u << 24);
 	f = prec_packet_fast_unpack(data, size, &a);
 	if (f) {
 		s = (Perfrec__Packet *)protobuf_c_message_unpack(
-			&perfrec__packet__descriptor, NULL, size, data);
-		if (!s)
+			&perfrec__packet__descriptor, &b.pc, size, data);
+		if (!s || prec_packet_normalize(s, &b) < 0)
 			__builtin_trap();
 		size_t nf = protobuf_c_message_get_packed_size(&f->base);
 		size_t ns = protobuf_c_message_get_packed_size(&s->base);
@@ -41,9 +42,9 @@ static void check_fast_decoder(const uint8_t *data, size_t size)
 			__builtin_trap();
 		free(bf);
 		free(bs);
-		protobuf_c_message_free_unpacked(&s->base, NULL);
 	}
 	prec_arena_release(&a);
+	prec_arena_release(&b);
 }
 
 static void use_packet(const struct prec_packet *p, uint64_t *sink)

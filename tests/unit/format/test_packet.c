@@ -36,20 +36,24 @@ static size_t pack_pc(const Perfrec__Packet *pkt, uint8_t **out)
 	return n;
 }
 
-/* Fast decode of buf must equal protobuf-c's decode, or give up. Returns
- * 1 when the fast path decoded it. */
+/* Fast decode of buf must equal protobuf-c's decode (delta callchains
+ * normalized, as frame.c does), or give up. Returns 1 when the fast path
+ * decoded it. */
 static int same_decode(const uint8_t *buf, size_t len, struct prec_arena *a)
 {
+	struct prec_arena b;
 	Perfrec__Packet *f = prec_packet_fast_unpack(buf, len, a);
-	Perfrec__Packet *s = (Perfrec__Packet *)protobuf_c_message_unpack(
-		&perfrec__packet__descriptor, NULL, len, buf);
+	Perfrec__Packet *s;
 
+	prec_arena_init(&b, 0);
+	s = (Perfrec__Packet *)protobuf_c_message_unpack(&perfrec__packet__descriptor,
+							 &b.pc, len, buf);
 	if (!f) {
-		if (s)
-			protobuf_c_message_free_unpacked(&s->base, NULL);
+		prec_arena_release(&b);
 		return 0;
 	}
 	assert_non_null(s);   /* fast never accepts what protobuf-c refuses */
+	assert_int_equal(prec_packet_normalize(s, &b), 0);
 	uint8_t *bf, *bs;
 	size_t nf = pack_pc(f, &bf), ns = pack_pc(s, &bs);
 	assert_int_equal(nf, ns);
@@ -60,10 +64,12 @@ static int same_decode(const uint8_t *buf, size_t len, struct prec_arena *a)
 		for (size_t i = 0; i < f->interned->n_strings; i++)
 			assert_string_equal(f->interned->strings[i]->str,
 					    s->interned->strings[i]->str);
+		for (size_t i = 0; i < f->interned->n_callchains; i++)
+			assert_int_equal(f->interned->callchains[i]->n_ips_delta, 0);
 	}
 	free(bf);
 	free(bs);
-	protobuf_c_message_free_unpacked(&s->base, NULL);
+	prec_arena_release(&b);
 	return 1;
 }
 
@@ -186,14 +192,21 @@ static void test_interned_encode_decode(void **state)
 			isp[i] = &is[i];
 			sr[i] = (struct prec_interned_ref){ is[i].iid, strs[i], l };
 		}
+		int64_t deltas[4][12];
 		for (size_t i = 0; i < nc; i++) {
 			size_t d = rnd() % 12;
-			for (size_t k = 0; k < d; k++)
-				ips[i][k] = rval();
+			uint64_t prev = 0;
+			for (size_t k = 0; k < d; k++) {
+				/* kernel-like, user-like and random values */
+				uint64_t v = rval();
+				ips[i][k] = (rnd() & 1) ? 0xffffffff81000000ull + (v & 0xffffff) : v;
+				deltas[i][k] = (int64_t)(ips[i][k] - prev);
+				prev = ips[i][k];
+			}
 			perfrec__callchain__init(&cc[i]);
 			cc[i].iid = rval();
-			cc[i].n_ips = d;
-			cc[i].ips = ips[i];
+			cc[i].n_ips_delta = d;   /* the writer's form */
+			cc[i].ips_delta = deltas[i];
 			ccp[i] = &cc[i];
 			cr[i] = (struct prec_interned_ref){ cc[i].iid, ips[i], d };
 		}
@@ -211,6 +224,26 @@ static void test_interned_encode_decode(void **state)
 		assert_int_equal(prec_interned_pack(sr, ns, cr, nc, fast), n);
 		assert_memory_equal(fast, ref, n);
 		assert_true(same_decode(ref, n, &a));
+		/* the decoded callchains are the original ips */
+		Perfrec__Packet *dp = prec_packet_fast_unpack(ref, n, &a);
+		assert_non_null(dp);
+		assert_int_equal(dp->interned->n_callchains, nc);
+		for (size_t i = 0; i < nc; i++) {
+			assert_int_equal(dp->interned->callchains[i]->n_ips, cc[i].n_ips_delta);
+			if (cc[i].n_ips_delta)
+				assert_memory_equal(dp->interned->callchains[i]->ips, ips[i],
+						    cc[i].n_ips_delta * sizeof(uint64_t));
+		}
+		/* the plain form (field 2) decodes too */
+		for (size_t i = 0; i < nc; i++) {
+			cc[i].n_ips = cc[i].n_ips_delta;
+			cc[i].ips = ips[i];
+			cc[i].n_ips_delta = 0;
+		}
+		uint8_t *plain;
+		size_t pn = pack_pc(&pkt, &plain);
+		assert_true(same_decode(plain, pn, &a));
+		free(plain);
 		for (int m = 0; m < 8; m++) {
 			uint8_t mut[1100];
 			size_t ml = n;

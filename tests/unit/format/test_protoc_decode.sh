@@ -31,7 +31,11 @@ expect '^  sample {' 3
 expect '^  task {' 1
 expect 'str: "tiny-worker"' 1
 expect 'ip: 4198656' 1           # 0x401100
-expect 'ips: 18446744071578849844' 1   # 0xffffffff81001234, interned once
+# the callchain {0xffffffff81001234, 0x401100, 0x401200}, interned once,
+# delta-coded: (int64)0xffffffff81001234, 0x401100 - that, 0x100
+expect 'ips_delta: -2130701772$' 1
+expect 'ips_delta: 2134900428$' 1
+expect 'ips_delta: 256$' 1
 expect '^packet {' 7             # header, 2 x interned, task, 3 samples
 # dt: the task at 1000000 ns, then +1000 per sample (zigzag decoded by protoc)
 expect '^  dt: 1000000$' 1
