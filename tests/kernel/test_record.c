@@ -833,6 +833,44 @@ static void test_list(void **state)
 	assert_null(strstr(slurp(out), "cpu-clock"));
 }
 
+/* -C: only that CPU's ring, only its samples. */
+static void test_cpu_list(void **state)
+{
+	char out[256], err[256];
+	struct trace t;
+	const struct ev *e;
+
+	(void)state;
+	need_perf();
+	path_in_dir(out, sizeof(out), "cpu.prec");
+	path_in_dir(err, sizeof(err), "cpu.err");
+	{
+		char *argv[] = { (char *)perfrec, "record", "-C", "0", "-F", "1000", "-q", "-o",
+				 out, "--", pingpong, "100", "300", "0", NULL };
+
+		if (run(argv, err) != 0)
+			fail_msg("perfrec failed: %s", slurp(err));
+	}
+	load(out, &t);
+	assert_string_equal(t.target, "cpus 0");
+	e = find_event(&t, "cpu-clock");
+	assert_non_null(e);
+	assert_int_equal(e->nids, 1);
+	/* 300 ms at 1000 Hz; the workload may run on another CPU, so only
+	 * ask for a few */
+	assert_true(t.ns >= 20);
+	for (size_t i = 0; i < t.ns; i++)
+		assert_int_equal(t.s[i].cpu, 0);
+	trace_free(&t);
+	{
+		char *argv[] = { (char *)perfrec, "record", "-C", "4096", "-q", "-o", out,
+				 "-d", "0.1", NULL };
+
+		assert_int_not_equal(run(argv, err), 0);
+		assert_non_null(strstr(slurp(err), "cpu 4096 is not online"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -846,6 +884,7 @@ int main(void)
 		cmocka_unit_test(test_counters_beside_sampling),
 		cmocka_unit_test(test_disk_full),
 		cmocka_unit_test(test_list),
+		cmocka_unit_test(test_cpu_list),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
