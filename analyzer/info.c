@@ -70,6 +70,11 @@ int ana_info_run(struct ana_session *s, struct ana_doc *doc)
 	ana_kv_num(kv, "samples", "%" PRIu64, s->samples);
 	ana_kv_num(kv, "switches", "%" PRIu64, s->switches);
 	ana_kv_num(kv, "throttles", "%" PRIu64, s->throttles);
+	/* symbols (issue 6): what embedding symbol tables cost the recorder */
+	if (s->end && (s->end->symbol_bytes || s->end->symbol_time_ns)) {
+		ana_kv_num(kv, "symbol_bytes", "%" PRIu64, s->end->symbol_bytes);
+		ana_kv_num(kv, "symbol_time_ms", "%.1f", s->end->symbol_time_ns / 1e6);
+	}
 	ana_kv_num(kv, "frames", "%zu", s->nframes);
 	ana_kv_num(kv, "good_frames", "%" PRIu64, s->good_frames);
 	ana_kv_num(kv, "damaged_frames", "%zu", s->ndamage);
