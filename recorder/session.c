@@ -58,8 +58,9 @@ static void build_attr(struct rec_session *s, size_t i)
 		 * carry their values. */
 		a->freq = 0;
 		a->sample_period = 0;
-	} else if (ev->tracepoint) {
-		/* every hit of a tracepoint, unless -c says otherwise */
+	} else if (ev->tracepoint || a->type == PERF_TYPE_BREAKPOINT) {
+		/* every hit of a tracepoint or breakpoint, unless -c says
+		 * otherwise: a frequency means nothing for them */
 		a->freq = 0;
 		a->sample_period = cfg->period ? cfg->period : 1;
 	} else if (ev->attr.sample_period) {
