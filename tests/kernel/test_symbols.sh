@@ -12,8 +12,9 @@
 #  - kernel functions through the kernel table ([kernel.kallsyms] rows with
 #    a name, not an address);
 # the folded export has the frame-pointer chain symprog_hot_loop;symprog_fill;
-# and a stripped copy of symprog (only .dynsym: its static functions have
-# no names in the trace) gets them back with --symfs DIR/.build-id/...
+# a stripped copy of symprog (only .dynsym: its static functions have no
+# names in the trace) gets them back with --symfs DIR/.build-id/...; and
+# `info` reports the symbol cost (a system-wide run prints the figure).
 set -euo pipefail
 build=${PERFREC_BUILD_DIR:?}
 perfrec=${PERFREC_BIN:?}
@@ -77,4 +78,13 @@ cp "$build/tests/symprog" "$work/symfs/.build-id/${bid:0:2}/${bid:2}.debug"
 rows >"$work/rows-symfs.txt"
 grep -qP '\t(symprog_compare|symprog_fill)$' "$work/rows-symfs.txt" ||
   fail "--symfs did not restore the stripped binary's names"
+# ---- cost: info reports it; a system-wide recording prints the figure
+"$ana" info "$work/laptop/t.prec" >"$work/info.txt"
+sb=$(awk '$1 == "symbol_bytes" { print $2 }' "$work/info.txt")
+[ "${sb:-0}" -gt 0 ] || fail "info shows no symbol_bytes"
+"$perfrec" record -q -a -g -F 1000 -o "$work/sw.prec" -- sleep 2 >/dev/null ||
+  fail "system-wide record failed"
+"$ana" info "$work/sw.prec" >"$work/info-sw.txt"
+echo "system-wide 2 s cost: $(awk '$1 ~ /^(symbol_bytes|symbol_time_ms|file_size|samples)$/ { printf "%s=%s ", $1, $2 }' "$work/info-sw.txt")"
+grep -q '^symbol_bytes' "$work/info-sw.txt" || fail "system-wide trace has no symbols"
 echo "PASS: test_symbols"
