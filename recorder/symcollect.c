@@ -38,6 +38,7 @@
 #define CTX_KERNEL ((uint64_t)-128)
 #define CTX_USER ((uint64_t)-512)
 #define KERNEL_PATH "[kernel.kallsyms]"
+#define VDSO_PATH "[vdso]"
 /* Approximate bytes an interned name adds besides its text: iid varint,
  * field tags and length prefixes of the InternedString entry. */
 #define NAME_OVERHEAD 4
@@ -361,8 +362,10 @@ static int is_elf_candidate(const char *path)
 	static const char *const skip[] = { "//anon", "/dev/", "/memfd:",
 		"/SYSV", "anon_inode:", "/anon_hugepage", NULL };
 
+	if (path && strcmp(path, VDSO_PATH) == 0)
+		return 1;   /* read from our own memory, see load_vdso() */
 	if (!path || path[0] != '/')
-		return 0;   /* "", "[heap]", "[stack]", "[vdso]", "[anon:x]" */
+		return 0;   /* "", "[heap]", "[stack]", "[anon:x]" */
 	for (int i = 0; skip[i]; i++)
 		if (strncmp(path, skip[i], strlen(skip[i])) == 0)
 			return 0;
@@ -1064,6 +1067,31 @@ static void strip_deleted(char *path)
  * survives deletion, /proc/PID/root sees its mount namespace), then the
  * plain path. A file whose build-id differs from the mapping's is someone
  * else's. Returns 0, or < 0 with *why set. */
+/* The vDSO is the kernel's: every native process of this host maps the
+ * same image, so ours stands for theirs (32-bit processes have another
+ * one; a build-id from the MMAP2 record tells them apart). */
+static int load_vdso(struct rec_elfsym *e)
+{
+	unsigned long long lo = 0, hi = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, " [vdso]"))
+			continue;
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && hi > lo)
+			ret = 0;
+		break;
+	}
+	fclose(f);
+	if (ret)
+		return ret;
+	return rec_elfsym_read_mem((const void *)(uintptr_t)lo, (size_t)(hi - lo), e);
+}
+
 static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
 		    struct rec_elfsym *e, const char **why)
 {
@@ -1073,6 +1101,18 @@ static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
 	*why = NULL;
 	if (!path)
 		return -ENOMEM;
+	if (strcmp(path, VDSO_PATH) == 0) {
+		free(path);
+		ret = load_vdso(e);
+		if (!ret && o->bid_len &&
+		    (e->build_id_len != o->bid_len ||
+		     memcmp(e->build_id, o->bid, o->bid_len) != 0)) {
+			rec_elfsym_release(e);
+			*why = "another vDSO (e.g. of a 32-bit process)";
+			return -ESTALE;
+		}
+		return ret;
+	}
 	strip_deleted(path);
 	if (sc->o.proc_root && o->pid) {
 		snprintf(cand[nc++], sizeof(cand[0]), "/proc/%u/map_files/%lx-%lx",

@@ -28,6 +28,7 @@
 #include "format/sink.h"
 #include "format/writer.h"
 #include "recorder/decode.h"
+#include "recorder/elfsym.h"
 #include "recorder/symcollect.h"
 
 #define KBASE 0xffffffff81000000ull
@@ -732,6 +733,55 @@ static void test_debug_dir(void **state)
 	}
 }
 
+/* [vdso] hits are named from the collector's own vDSO image. */
+static void test_vdso(void **state)
+{
+	uint32_t pid = 3999300;
+	const struct map *v = NULL;
+	struct rec_symcollect *sc;
+	struct rec_symcollect_map m = { 0 };
+	struct rec_elfsym e;
+	const struct rec_elfsym_sym *cg = NULL;
+	struct ana_symbols *as;
+	struct ana_sym out;
+	struct trace t;
+
+	(void)state;
+	read_self_maps();
+	for (size_t i = 0; i < nmaps; i++)
+		if (strcmp(maps[i].path, "[vdso]") == 0)
+			v = &maps[i];
+	if (!v)
+		skip();   /* a kernel without a vDSO */
+	assert_int_equal(rec_elfsym_read_mem((const void *)(uintptr_t)v->start,
+					     v->end - v->start, &e), 0);
+	for (size_t i = 0; i < e.nsyms; i++)
+		if (strstr(e.syms[i].name, "clock_gettime"))
+			cg = &e.syms[i];
+	assert_non_null(cg);
+	sc = new_sc(0, 0);
+	trace_open(&t);
+	m.pid = pid;
+	m.start = 0x7ffff0000000ull;
+	m.len = v->end - v->start;
+	m.path = "[vdso]";
+	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	write_mmap(&t, pid, &(struct map){ m.start, m.start + m.len, 0, "[vdso]" }, 1000);
+	assert_int_equal(rec_symcollect_hit(sc, pid, m.start + cg->start + 1, 0), 0);
+	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 2000), 1);
+	trace_close(&t);
+	as = read_back(&t);
+	assert_true(rtab_has(rtab_get(0, "[vdso]", 0), cg->name));
+	assert_int_equal(ana_symbols_resolve(as, pid, m.start + cg->start + 1, 0,
+					     3000, &out), 1);
+	assert_string_equal(out.sym, cg->name);
+	assert_string_equal(out.dso, "[vdso]");
+	ana_symbols_free(as);
+	rec_elfsym_release(&e);
+	rec_symcollect_free(sc);
+	trace_free(&t);
+}
+
 static void test_kernel_hidden(void **state)
 {
 	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
@@ -811,6 +861,7 @@ int main(void)
 		cmocka_unit_test(test_unavailable_perfmap_fork_exec),
 		cmocka_unit_test(test_feed_records),
 		cmocka_unit_test(test_debug_dir),
+		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_kernel_hidden),
 		cmocka_unit_test(test_cost_figure),
 	};
