@@ -58,11 +58,31 @@ struct sstate {
 	struct ana_map cpus;    /* uint32 cpu -> struct cpu */
 	uint64_t t0, t1, records;
 	int started;
+	/* cpu -> entry, valid while the map has cache_gen entries (an
+	 * insertion may move the entries) */
+	struct cpu *cache[256];
+	size_t cache_gen;
 };
+
+static struct cpu *cpu_get(struct sstate *st, uint32_t cpu)
+{
+	if (cpu < 256 && st->cache_gen == ana_map_count(&st->cpus) && st->cache[cpu])
+		return st->cache[cpu];
+	struct cpu *c = ana_map_get(&st->cpus, &cpu, NULL);
+	if (!c)
+		return NULL;
+	if (st->cache_gen != ana_map_count(&st->cpus)) {
+		memset(st->cache, 0, sizeof(st->cache));
+		st->cache_gen = ana_map_count(&st->cpus);
+	}
+	if (cpu < 256)
+		st->cache[cpu] = c;
+	return c;
+}
 
 static int add_busy(struct sstate *st, uint32_t cpu, uint64_t d)
 {
-	struct cpu *c = ana_map_get(&st->cpus, &cpu, NULL);
+	struct cpu *c = cpu_get(st, cpu);
 	if (!c)
 		return -ENOMEM;
 	c->busy += d;
@@ -93,7 +113,7 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 	}
 	st->t1 = t;
 	st->records++;
-	struct cpu *c = ana_map_get(&st->cpus, &cs->cpu, NULL);
+	struct cpu *c = cpu_get(st, cs->cpu);
 	if (!c)
 		return -ENOMEM;
 	uint32_t tid = cs->tid;

@@ -274,6 +274,9 @@ static int build_comms(struct ana_session *s, struct pass1 *st)
 	struct ana_map cur;   /* tid -> const char * current comm */
 	ana_map_init(&cur, sizeof(uint32_t), sizeof(const char *));
 	int ret = 0;
+	/* Finish may run again after more packets were fed: rebuild. */
+	free(s->comms);
+	s->ncomms = 0;
 	s->comms = malloc((st->ntev ? st->ntev : 1) * sizeof(*s->comms));
 	if (!s->comms) {
 		ret = -ENOMEM;
@@ -410,7 +413,11 @@ int ana_session_open(struct ana_session **out, const char *path,
 	ro.on_damage = reader_damage;
 	ro.ctx = s;
 	ret = 0;
-	s->reader = prec_reader_open_err(path, &ro, &ret);
+	if (s->opts.mem) {
+		s->reader = prec_reader_open_mem_err(s->opts.mem, s->opts.mem_len, &ro, &ret);
+	} else {
+		s->reader = prec_reader_open_err(path, &ro, &ret);
+	}
 	if (!s->reader) {
 		if (!ret)
 			ret = errno ? -errno : PREC_E_CORRUPT;
@@ -475,9 +482,6 @@ int ana_session_finish(struct ana_session *s)
 	int ret = build_comms(s, s->p1);
 	if (ret < 0)
 		return ret;
-	free(s->p1->tev);
-	s->p1->tev = NULL;
-	s->p1->ntev = s->p1->captev = 0;
 	if (s->syms && (ret = ana_symbols_finish(s->syms)) < 0)
 		return ret;
 	ana_sort(s->events, s->nevents, sizeof(*s->events), cmp_event);

@@ -47,6 +47,10 @@ struct ana_session_opts {
 	/* Progress of a pass: frames done / total. May be NULL. */
 	void (*progress)(void *ctx, const char *what, size_t done, size_t total);
 	void *ctx;
+	/* Read from memory instead of path (tests, fuzzing): borrowed, must
+	 * outlive the session. path is then only a display name. */
+	const void *mem;
+	size_t mem_len;
 };
 
 struct ana_damage {
