@@ -378,6 +378,13 @@ static void timeline(struct gen *g)
 	for (unsigned d = 0; d <= 700 && !g->err; d++) {
 		uint64_t t = T + (uint64_t)d * (MS / 10);
 		unsigned ms = d / 10, frac = d % 10;
+		if (d && d % 100 == 0 && !g->err) {
+			/* every 10 ms: cut all frames (layout independent
+			 * of the encoder's sizes) */
+			int ret = prec_writer_flush(g->w);
+			if (ret < 0)
+				g->err = ret;
+		}
 		if (frac == 0) {
 			for (; si < nsw && switches[si].ms == ms; si++) {
 				const struct sw *s = &switches[si];
@@ -440,7 +447,7 @@ int tracegen_write(const char *path, const struct tracegen_opts *o)
 		return -ENOMEM;
 	}
 	struct prec_writer_opts wo = PREC_WRITER_OPTS_INIT;
-	wo.frame_size = o->frame_size;
+	wo.frame_size = o->frame_size ? o->frame_size : 1024 * 1024;
 	wo.flush_ms = 0;
 	wo.write_index = o->write_index;
 	struct gen g = { 0 };

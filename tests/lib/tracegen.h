@@ -16,13 +16,16 @@
 #include <stddef.h>
 
 struct tracegen_opts {
-	size_t frame_size;   /* packet bytes per frame (small = many frames) */
+	size_t frame_size;   /* packet bytes per frame (small = many frames);
+			      * 0 = no size cuts. Frames are always cut at
+			      * every 10 ms of the timeline, so the default
+			      * layout does not depend on encoded sizes. */
 	int write_index;     /* 0 = leave the trailing index out */
 	int repeat;          /* copies of the 70 ms timeline, each shifted by
 			      * 100 ms (1 = the golden trace; more for load) */
 };
 
-#define TRACEGEN_OPTS_INIT { 600, 1, 1 }
+#define TRACEGEN_OPTS_INIT { 0, 1, 1 }
 
 /* Writes the trace to path. 0 or a negative errno / PREC_E_* code. */
 int tracegen_write(const char *path, const struct tracegen_opts *o);

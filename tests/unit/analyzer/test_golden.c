@@ -79,23 +79,36 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-/* Compressed sizes depend on the zstd version and level, not on the
- * analyzer: in lines naming them, every number becomes '#'. */
-static void mask_sizes(char *buf, size_t *len)
+/* What the format library's encoder decides (compressed and raw sizes,
+ * how many InternedData packets it emits) is not the analyzer's output
+ * under test and changes with every encoder improvement: in lines naming
+ * those, numbers become '#'; dump lines of interned packets are dropped. */
+static int has(const char *line, const char *end, const char *key)
+{
+	size_t kl = strlen(key);
+	for (const char *p = line; p + kl <= end; p++)
+		if (!memcmp(p, key, kl))
+			return 1;
+	return 0;
+}
+
+static void normalize(const char *name, char *buf, size_t *len)
 {
 	static const char *const keys[] = { "file_size", "bytes_compressed",
-					    "compression_ratio" };
+		"compression_ratio", "bytes_raw", "\"interned\"", "interned ",
+		"packets  ", "\"packets\":" };
+	int is_dump = !strncmp(name, "dump", 4);
 	char *out = buf, *line = buf, *end = buf + *len;
 	while (line < end) {
 		char *nl = memchr(line, '\n', (size_t)(end - line));
 		char *le = nl ? nl + 1 : end;
-		int hit = 0;
-		for (size_t k = 0; k < 3; k++) {
-			size_t kl = strlen(keys[k]);
-			for (char *p = line; p + kl <= le; p++)
-				if (!memcmp(p, keys[k], kl))
-					hit = 1;
+		if (is_dump && (has(line, le, " interned ") || has(line, le, "\"kind\":\"interned\""))) {
+			line = le;
+			continue;
 		}
+		int hit = 0;
+		for (size_t k = 0; !is_dump && k < sizeof(keys) / sizeof(keys[0]); k++)
+			hit |= has(line, le, keys[k]);
 		for (char *p = line; p < le;) {
 			if (hit && ((*p >= '0' && *p <= '9') || (*p == '.' && p > line &&
 				    p[-1] >= '0' && p[-1] <= '9'))) {
@@ -123,8 +136,7 @@ static void test_case(void **state)
 	if (st != c->status)
 		fprintf(stderr, "%s: stderr: %s\n", c->name, err ? err : "");
 	assert_int_equal(st, c->status);
-	if (!strncmp(c->name, "info", 4))
-		mask_sizes(out, &len);
+	normalize(c->name, out, &len);
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/tests/golden/%s.out", PERFREC_SOURCE_DIR, c->name);
 	if (getenv("PERFREC_GOLDEN_UPDATE")) {
