@@ -384,6 +384,9 @@ static int run(struct cli *c)
 		ana_session_free(s);
 		return fail_usage(c->cmd, "%s", err);
 	}
+	/* Sample passes seek to the --time window (pass 1 read it all). */
+	if (c->filter.has_time && !so.single_pass)
+		ana_session_set_window(s, c->filter.tmin, c->filter.tmax);
 	/* Damage is reported, and the rest analyzed. */
 	for (size_t i = 0; i < s->ndamage && strcmp(c->cmd, "verify"); i++)
 		fprintf(stderr, "%s: warning: damaged frame at offset %llu skipped: %s\n",

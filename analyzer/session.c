@@ -72,13 +72,41 @@ void ana_session_note_damage(struct ana_session *s, uint64_t offset, int err)
 	prec_reader_note_damage(s->reader, offset, err);
 }
 
+void ana_session_set_window(struct ana_session *s, uint64_t lo, uint64_t hi)
+{
+	s->windowed = 1;
+	s->win_lo = lo;
+	s->win_hi = hi;
+}
+
 int ana_session_scan(struct ana_session *s, const char *what,
 		     int (*cb)(void *ctx, const struct prec_packet *p), void *ctx)
 {
 	struct ana_frames_opts fo = { .jobs = s->opts.jobs };
-	struct ana_frames *af = ana_frames_new(s->reader, s->frames, s->nframes, &fo);
-	if (!af)
+	const struct prec_frame_info *list = s->frames;
+	size_t n = s->nframes;
+	struct prec_frame_info *sel = NULL;
+	if (s->windowed) {
+		/* Seek with the index: only frames that can hold packets of
+		 * the window are decoded. */
+		sel = malloc((n ? n : 1) * sizeof(*sel));
+		if (!sel)
+			return -ENOMEM;
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			const struct prec_frame_info *fi = &s->frames[i];
+			if ((!fi->t_min && !fi->t_max) ||
+			    (fi->t_max >= s->win_lo && fi->t_min <= s->win_hi))
+				sel[k++] = *fi;
+		}
+		list = sel;
+		n = k;
+	}
+	struct ana_frames *af = ana_frames_new(s->reader, list, n, &fo);
+	if (!af) {
+		free(sel);
 		return -ENOMEM;
+	}
 	int ret = 0;
 	struct ana_loaded *lf;
 	size_t done = 0;
@@ -92,9 +120,10 @@ int ana_session_scan(struct ana_session *s, const char *what,
 			break;
 		done++;
 		if (s->opts.progress)
-			s->opts.progress(s->opts.ctx, what, done, s->nframes);
+			s->opts.progress(s->opts.ctx, what, done, n);
 	}
 	ana_frames_free(af);
+	free(sel);
 	return ret < 0 ? ret : 0;
 }
 

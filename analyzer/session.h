@@ -103,6 +103,8 @@ struct ana_session {
 
 	struct ana_symbols *syms;        /* NULL unless opts.symbols */
 	struct pass1 *p1;                /* pass-1 state until finish */
+	int windowed;
+	uint64_t win_lo, win_hi;
 	struct ana_session_opts opts;
 };
 
@@ -136,6 +138,11 @@ uint32_t ana_session_pid_of(const struct ana_session *s, uint32_t tid);
 /* Name of a Packet oneof case ("sample", "context_switch", ...). */
 const char *ana_kind_name(int kind);
 const char *ana_loss_kind_name(int kind);
+
+/* Restricts later ana_session_scan() passes to frames whose indexed time
+ * range meets [lo, hi] (frames without timed packets always pass). Pass 1
+ * always reads everything: names and maps from before the window count. */
+void ana_session_set_window(struct ana_session *s, uint64_t lo, uint64_t hi);
 
 /* Runs one frame pass in file order: cb for every packet of every good
  * frame (damaged frames are noted in s->damage and skipped after their
