@@ -145,13 +145,14 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 				   st->o->children ? MAX_FRAMES : 1);
 	if (n < 0)
 		return n;
-	/* Self: the leaf. Children: each distinct (dso, sym) once. */
+	/* Self: the leaf. Children: each distinct (dso, sym) once. Names
+	 * are kept in frames[].sym for the duplicate check. */
 	for (int i = 0; i < n; i++) {
-		const struct ana_frame *fr = &st->frames[i];
+		struct ana_frame *fr = &st->frames[i];
 		struct rkey fk = k;
 		if (st->use[ANA_KEY_DSO])
 			fk.dso = fr->dso;
-		if (st->use[ANA_KEY_SYM] && !(fk.sym = ana_frame_name(s, fr)))
+		if (st->use[ANA_KEY_SYM] && !(fk.sym = fr->sym = ana_frame_name(s, fr)))
 			return -ENOMEM;
 		if (i == 0) {
 			int ret = add(st, &fk, w, 0);
@@ -163,9 +164,8 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 		int dup = 0;
 		for (int j = 0; j < i && !dup; j++) {
 			const struct ana_frame *pr = &st->frames[j];
-			const char *pn = st->use[ANA_KEY_SYM] ? ana_frame_name(s, pr) : NULL;
 			dup = (!st->use[ANA_KEY_DSO] || pr->dso == fr->dso) &&
-			      (!st->use[ANA_KEY_SYM] || pn == fk.sym);
+			      (!st->use[ANA_KEY_SYM] || pr->sym == fk.sym);
 		}
 		if (!dup) {
 			int ret = add(st, &fk, w, 1);

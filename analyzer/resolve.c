@@ -38,10 +38,18 @@ int ana_resolve_ip(struct ana_session *s, uint32_t pid, uint64_t ip,
 	struct ana_sym r;
 	memset(&r, 0, sizeof(r));
 	ana_symbols_resolve(s->syms, pid, ip, kernel, time, &r);
-	if (r.dso && !(out->dso = ana_strpool_intern(&s->pool, base_name(r.dso))))
+	/* The symbolizer's strings are stable per object and symbol: intern
+	 * each pair once. */
+	const char *key[2] = { r.dso, r.sym };
+	const char **names = ana_map_get(&s->name_cache, key, NULL);
+	if (!names)
 		return -ENOMEM;
-	if (r.sym && !(out->sym = ana_strpool_intern(&s->pool, r.sym)))
+	if (r.dso && !names[0] && !(names[0] = ana_strpool_intern(&s->pool, base_name(r.dso))))
 		return -ENOMEM;
+	if (r.sym && !names[1] && !(names[1] = ana_strpool_intern(&s->pool, r.sym)))
+		return -ENOMEM;
+	out->dso = names[0];
+	out->sym = names[1];
 	out->dso_off = r.dso_off;
 	out->kernel = r.kernel || kernel;
 	return 0;
@@ -89,11 +97,23 @@ const char *ana_frame_name(struct ana_session *s, const struct ana_frame *f)
 	char buf[512];
 	if (f->sym)
 		return f->sym;
+	struct {
+		const char *dso;
+		uint64_t off;
+	} k;
+	memset(&k, 0, sizeof(k));
+	k.dso = f->dso;
+	k.off = f->dso ? f->dso_off : f->ip;
+	const char **name = ana_map_get(&s->unknown_cache, &k, NULL);
+	if (!name)
+		return NULL;
+	if (*name)
+		return *name;
 	if (f->dso && f->dso[0] == '[')   /* already bracketed: [kernel.kallsyms] */
 		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, f->dso, f->dso_off);
 	else if (f->dso)
 		snprintf(buf, sizeof(buf), "[%s]+0x%" PRIx64, f->dso, f->dso_off);
 	else
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, f->ip);
-	return ana_strpool_intern(&s->pool, buf);
+	return *name = ana_strpool_intern(&s->pool, buf);
 }

@@ -437,6 +437,9 @@ int ana_session_open(struct ana_session **out, const char *path,
 	ana_strpool_init(&s->pool);
 	ana_map_init(&s->id2event, sizeof(uint64_t), sizeof(int));
 	ana_map_init(&s->tid2pid, sizeof(uint32_t), sizeof(uint32_t));
+	ana_map_init(&s->name_cache, 2 * sizeof(const char *), 2 * sizeof(const char *));
+	ana_map_init(&s->unknown_cache, sizeof(const char *) + sizeof(uint64_t),
+		     sizeof(const char *));
 
 	struct prec_reader_opts ro = PREC_READER_OPTS_INIT;
 	ro.on_damage = reader_damage;
@@ -569,6 +572,8 @@ void ana_session_free(struct ana_session *s)
 	free(s->damage);
 	ana_map_release(&s->id2event);
 	ana_map_release(&s->tid2pid);
+	ana_map_release(&s->name_cache);
+	ana_map_release(&s->unknown_cache);
 	ana_strpool_release(&s->pool);
 	prec_reader_free(s->reader);
 	free(s);

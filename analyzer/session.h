@@ -105,6 +105,9 @@ struct ana_session {
 	struct pass1 *p1;                /* pass-1 state until finish */
 	int windowed;
 	uint64_t win_lo, win_hi;
+	/* resolve.c caches: symbolizer strings -> interned names, and names
+	 * of unresolved frames */
+	struct ana_map name_cache, unknown_cache;
 	struct ana_session_opts opts;
 };
 
