@@ -263,6 +263,14 @@ void ana_frames_release(struct ana_frames *af, struct ana_loaded *lf)
 	pthread_mutex_unlock(&af->mu);
 }
 
+size_t ana_frames_buffers(struct ana_frames *af)
+{
+	pthread_mutex_lock(&af->mu);
+	size_t n = af->nall;
+	pthread_mutex_unlock(&af->mu);
+	return n;
+}
+
 void ana_frames_free(struct ana_frames *af)
 {
 	if (!af)

@@ -59,6 +59,10 @@ int ana_frames_next(struct ana_frames *af, struct ana_loaded **out);
 void ana_frames_release(struct ana_frames *af, struct ana_loaded *lf);
 void ana_frames_free(struct ana_frames *af);   /* NULL is fine; joins workers */
 
+/* Frame buffers allocated so far: the most frames ever held at once
+ * (decoded ahead plus held by the consumer). Tests check it stays small. */
+size_t ana_frames_buffers(struct ana_frames *af);
+
 /* Number of online CPUs (>= 1), for a default --jobs. */
 int ana_cpu_count(void);
 

@@ -181,6 +181,11 @@ int ana_merge_next(struct ana_merge *m, const struct prec_packet **p)
 	}
 }
 
+size_t ana_merge_buffers(struct ana_merge *m)
+{
+	return ana_frames_buffers(m->af);
+}
+
 void ana_merge_free(struct ana_merge *m)
 {
 	if (!m)

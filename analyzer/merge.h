@@ -42,6 +42,8 @@ void ana_merge_on_damage(struct ana_merge *m,
 			 void *ctx);
 /* Frames delivered so far / in total (for progress). */
 void ana_merge_progress(const struct ana_merge *m, size_t *done, size_t *total);
+/* Most frames held at once so far (see ana_frames_buffers()). */
+size_t ana_merge_buffers(struct ana_merge *m);
 void ana_merge_free(struct ana_merge *m);
 
 #endif
