@@ -152,6 +152,9 @@ struct obj {
 struct map {
 	uint32_t pid;
 	uint64_t start, end, pgoff, time, seq;
+	/* largest end among this pid's maps up to this one (in sorted
+	 * order): a backward scan for ip stops where max_end <= ip */
+	uint64_t max_end;
 	const char *path;
 	const uint8_t *bid;
 	size_t bid_len;
@@ -832,6 +835,14 @@ int ana_symbols_finish(struct ana_symbols *s)
 	if (s->finished)
 		return 0;
 	sort(s->maps, s->nmaps, sizeof(*s->maps), cmp_map);
+	for (size_t i = 0; i < s->nmaps; i++) {
+		struct map *m = &s->maps[i];
+
+		m->max_end = m->end;
+		if (i && s->maps[i - 1].pid == m->pid &&
+		    s->maps[i - 1].max_end > m->max_end)
+			m->max_end = s->maps[i - 1].max_end;
+	}
 	sort(s->evs, s->nevs, sizeof(*s->evs), cmp_ev);
 	for (size_t i = 0; i < s->nobjs; i++)
 		sort(s->objs[i]->syms, s->objs[i]->nsyms,
@@ -906,8 +917,8 @@ static const struct map *find_map(const struct ana_symbols *s, uint32_t pid,
 	while (lo-- > 0) {
 		const struct map *m = &s->maps[lo];
 
-		if (m->pid != pid)
-			break;
+		if (m->pid != pid || m->max_end <= ip)
+			break;   /* nothing at or before m reaches ip */
 		if (ip >= m->end || m->time < g0 || m->time >= g1)
 			continue;
 		if (m->time <= t) {
