@@ -270,7 +270,17 @@ static void *drain_main(void *arg)
 				moved = true;
 				continue;
 			}
-			moved |= ret > 0;
+			/* Wake the encoder only for a worthwhile batch: it polls
+			 * every LOOP_TIMEOUT_MS anyway, and each wakeup costs
+			 * two context switches. */
+			if (ret > 0) {
+				struct perf_event_mmap_page *sm = r->spools[i].reader.meta;
+				uint64_t fill = sm->data_head -
+					__atomic_load_n(&sm->data_tail, __ATOMIC_ACQUIRE);
+
+				if (fill >= r->spools[i].size / 16 || stop)
+					moved = true;
+			}
 			if (rec_spool_pending(k))
 				pending = true;
 		}
