@@ -221,6 +221,9 @@ int ana_counters_run(struct ana_session *s, const struct ana_counters_opts *o,
 	ana_kv_str(sum, "file", s->path);
 	ana_kv_num(sum, "groups", "%zu", s->ngroups);
 	ana_kv_num(sum, "snapshots", "%" PRIu64, st.snapshots);
+	if (!st.snapshots)
+		ana_kv_str(sum, "note", "no counter snapshots in this trace: record "
+			   "with --counters '{task-clock,page-faults}' (and --interval)");
 	if (st.unmatched)
 		ana_kv_num(sum, "unmatched_values", "%" PRIu64, st.unmatched);
 

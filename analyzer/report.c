@@ -273,6 +273,11 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 	ana_kv_str(sum, "file", s->path);
 	ana_kv_num(sum, "samples", "%" PRIu64, s->samples);
 	ana_kv_num(sum, "samples_shown", "%" PRIu64, st.samples);
+	if (!s->samples)
+		ana_kv_str(sum, "note", "no samples in this trace: record with a "
+			   "sampling event (perfrec record -e cpu-clock -F 4000)");
+	else if (!st.samples)
+		ana_kv_str(sum, "note", "no sample passed the filters");
 	ana_kv_num(sum, "total_period", "%" PRIu64, st.period);
 	{
 		char evs[1024];

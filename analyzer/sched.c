@@ -309,6 +309,10 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 	struct ana_table *sum = ana_doc_kv(doc, "summary");
 	ana_kv_str(sum, "file", s->path);
 	ana_kv_num(sum, "switch_records", "%" PRIu64, st.records);
+	if (!st.records)
+		ana_kv_str(sum, "note", s->switches ? "no context-switch record in the "
+			   "--cpu/--time window" : "no context-switch records in this "
+			   "trace: record with --switch-events");
 	ana_kv_num(sum, "window_ms", "%.3f", ms(window));
 	ana_kv_num(sum, "tasks", "%zu", nsel);
 	if (s->ndamage || s->torn)
