@@ -906,6 +906,8 @@ out:
 		res->workload_exit = rec_workload_exit_code(&r.wl);
 		rec_workload_release(&r.wl);
 	}
+	if (r.d.started)
+		stop_drain(&r, false);   /* join before reading its counters */
 	res->wakeups = r.d.wakeups;
 	for (size_t i = 0; r.spools && i < r.s.nrings; i++)
 		res->spool_full += r.spools[i].full;
