@@ -506,8 +506,8 @@ static int cmd_record(int argc, char **argv)
 			(unsigned long long)res.wakeups, res.stop_reason);
 		if (res.st.lost && res.spool_full)
 			fprintf(stderr, "perfrec: warning: the encoder fell behind the kernel "
-				"(%llu times the spool was full); losses may shrink with a "
-				"cheaper --zstd-level 1, fewer events, or more CPU for perfrec\n",
+				"(%llu times the spool was full); losses shrink with fewer "
+				"events, a lower -F, or more CPU for perfrec\n",
 				(unsigned long long)res.spool_full);
 		else if (res.st.lost)
 			fprintf(stderr, "perfrec: warning: the kernel rings overflowed; a larger "
