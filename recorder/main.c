@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "recorder/cpumap.h"
@@ -482,6 +483,15 @@ static int cmd_record(int argc, char **argv)
 		sigaction(SIGHUP, &sa, NULL);
 	}
 
+	{
+		/* like perf: keep the previous recording as FILE.old */
+		struct stat st;
+		char old[4096];
+
+		if (stat(o.output, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+		    (size_t)snprintf(old, sizeof(old), "%s.old", o.output) < sizeof(old))
+			rename(o.output, old);
+	}
 	ret = rec_record_run(&o, &res, err, sizeof(err));
 	if (status_on_line)
 		fputc('\n', stderr);
