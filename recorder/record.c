@@ -36,6 +36,9 @@
 
 #define LOOP_TIMEOUT_MS 100
 #define STATUS_NS 1000000000ull
+/* symbols (issue 6): tables of newly hit objects every 30 s, so long or
+ * streamed recordings (and killed ones) carry them before the end */
+#define SYMBOLS_NS (30ull * 1000000000ull)
 #define SPOOL_MIN (8u << 20)            /* per CPU */
 #define SPOOL_TOTAL_MAX (1ull << 30)    /* all CPUs together */
 #define TURN_RECORDS 65536              /* per ring per consumer turn */
@@ -534,6 +537,7 @@ static const char *loop(struct rec *r)
 	uint64_t ival = r->ctr ? rec_counters_interval_ns(r->ctr) : 0;
 	uint64_t next_ctr = r->start_ns + ival, next_status = r->start_ns + STATUS_NS;
 	uint64_t prev_t = r->start_ns, prev_rec = 0;
+	uint64_t next_syms = r->start_ns + SYMBOLS_NS;   /* symbols (issue 6) */
 	bool task_target = o->target == REC_TARGET_PIDS || o->target == REC_TARGET_TIDS;
 	bool more = false;
 
@@ -554,6 +558,13 @@ static const char *loop(struct rec *r)
 		now = rec_now_ns();
 		if (!ret)
 			ret = prec_writer_flush_due(r->w, now);
+		if (!ret && r->syms && now >= next_syms) {   /* symbols (issue 6) */
+			int sret = rec_symcollect_write(r->syms, r->w, 0, now);
+
+			if (sret < 0)
+				ret = sret;
+			next_syms = now + SYMBOLS_NS;
+		}
 		if (!ret && r->ctr && ival && now >= next_ctr) {
 			ret = rec_counters_snapshot(r->ctr, r->w, now, false);
 			while (next_ctr <= now)
@@ -736,6 +747,17 @@ int rec_record_run(const struct rec_record_opts *o,
 	}
 
 	/* -- events */
+	if (!o->period) {
+		int max = rec_read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 0);
+
+		if (max > 0 && o->freq > (uint64_t)max) {
+			snprintf(err, errlen, "-F %llu is above this kernel's limit of %d Hz "
+				 "(/proc/sys/kernel/perf_event_max_sample_rate): use -F %d or "
+				 "lower, or raise the limit", (unsigned long long)o->freq, max, max);
+			ret = -EINVAL;
+			goto out;
+		}
+	}
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.freq = o->freq;
 	cfg.period = o->period;

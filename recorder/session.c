@@ -279,6 +279,17 @@ int rec_session_open(struct rec_session *s, const int *cpus, size_t ncpus,
 					gone = true;
 					break;
 				}
+				if (fd == -EINVAL && ev->group < 0) {
+					snprintf(err, errlen,
+						 "%s (cpu %d): the kernel refused to sample it (EINVAL): "
+						 "its PMU may not support sampling (count it with "
+						 "--counters or 'perfrec stat' instead), or a setting is "
+						 "out of range (-F above "
+						 "/proc/sys/kernel/perf_event_max_sample_rate, :p "
+						 "precision)", ev->name, cpu);
+					ret = fd;
+					goto out;
+				}
 				if (fd < 0) {
 					rec_groupopen_explain(&e->attr, ev->name, pids[pi], cpu,
 							      fd, err, errlen);

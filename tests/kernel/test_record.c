@@ -762,6 +762,13 @@ static void test_bad_event_string(void **state)
 	}
 	assert_non_null(strstr(slurp(err), "sched:no_such_tracepoint"));
 	{
+		char *argv[] = { (char *)perfrec, "record", "-F", "9000000", "-o", out,
+				 "--", "/bin/true", NULL };
+
+		assert_int_not_equal(run(argv, err), 0);
+		assert_non_null(strstr(slurp(err), "perf_event_max_sample_rate"));
+	}
+	{
 		char *argv[] = { (char *)perfrec, "record", "--bogus", NULL };
 
 		assert_int_not_equal(run(argv, err), 0);
