@@ -289,12 +289,13 @@ static int interned_count(const uint8_t *p, const uint8_t *end, size_t *ns, size
 static int unpack_ips(const uint8_t *q, size_t dlen, int delta,
 		      struct prec_arena *a, Perfrec__Callchain *c)
 {
-	const uint8_t *qe = q + dlen;
+	const uint8_t *qe;
 	uint64_t *ips;
 	size_t cnt = 0;
 
 	if (!dlen)
-		return 0;
+		return 0;   /* q may be NULL: no ips field at all */
+	qe = q + dlen;
 	ips = prec_arena_alloc(a, dlen * sizeof(*ips));
 	if (!ips)
 		return -1;
