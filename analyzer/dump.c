@@ -394,8 +394,9 @@ static void fields(struct em *e, struct ana_session *s, const struct prec_packet
 	}
 }
 
-/* Filters apply to the fields a packet has. */
-static int pass(const struct ana_filter *f, const struct prec_packet *p)
+/* Filters apply to the fields a packet has (--event to samples). */
+static int pass(struct ana_session *s, const struct ana_filter *f,
+		const struct prec_packet *p)
 {
 	if (!f || !f->active)
 		return 1;
@@ -406,6 +407,9 @@ static int pass(const struct ana_filter *f, const struct prec_packet *p)
 	switch (k->data_case) {
 	case PERFREC__PACKET__DATA_SAMPLE:
 		cpu = k->sample->cpu, pid = k->sample->pid, tid = k->sample->tid;
+		if (f->nevents && !ana_filter_event(f, ana_session_event_name(s,
+				ana_session_event_of(s, k->sample->id))))
+			return 0;
 		break;
 	case PERFREC__PACKET__DATA_CONTEXT_SWITCH:
 		cpu = k->context_switch->cpu, pid = k->context_switch->pid;
@@ -501,7 +505,7 @@ static int dump_one(void *ctx, const struct prec_packet *p)
 		if (ret < 0)
 			return ret;
 	}
-	if (pass(d->o->filter, p))
+	if (pass(s, d->o->filter, p))
 		line(&d->e, s, p);
 	return d->e.err;
 }

@@ -239,8 +239,8 @@ static int allowed(const char *cmd, int opt)
 		return 1;
 	if (!strcmp(cmd, "report"))
 		return filt || opt == 's' || opt == 'n' || opt == O_CHILDREN || opt == O_SYMFS;
-	if (!strcmp(cmd, "sched"))
-		return filt || opt == 's' || opt == 'n' || opt == O_HIST;
+	if (!strcmp(cmd, "sched"))   /* switch records belong to no event */
+		return (filt && opt != O_EVENT) || opt == 's' || opt == 'n' || opt == O_HIST;
 	if (!strcmp(cmd, "counters"))
 		return opt == 'I' || opt == O_RATIO;
 	if (!strcmp(cmd, "dump"))
@@ -265,9 +265,15 @@ static int parse_args(struct cli *c, int argc, char **argv)
 				return fail_usage(c->cmd, "option '%s' needs a value", bad);
 			return fail_usage(c->cmd, "unknown option '%s'", bad);
 		}
-		if (!allowed(c->cmd, opt))
+		if (!allowed(c->cmd, opt)) {
+			char name[64];
+			snprintf(name, sizeof(name), "-%c", opt < 256 ? opt : '?');
+			for (const struct option *lo = long_opts; lo->name; lo++)
+				if (lo->val == opt)
+					snprintf(name, sizeof(name), "--%s", lo->name);
 			return fail_usage(c->cmd, "option '%s' does not apply to this command",
-					  argv[optind - 1]);
+					  name);
+		}
 		switch (opt) {
 		case 'h':
 			print_help(stdout, c->cmd);
@@ -371,7 +377,8 @@ static int run(struct cli *c)
 
 	/* Reports that need names only at the end read the file once. */
 	so.single_pass = !strcmp(which, "sched") || !strcmp(which, "counters") ||
-			 !strcmp(which, "dump") || !strcmp(which, "verify");
+			 (!strcmp(which, "dump") && !c->filter.nevents) ||
+			 !strcmp(which, "verify");   /* --event names must be known first */
 	struct ana_session *s;
 	int ret = ana_session_open(&s, c->file, &so);
 	progress_end(&prog);
