@@ -336,6 +336,20 @@ static int load_trailer_index(struct prec_reader *r)
 	if (prec_get32(h) != (PREC_SKIP_MAGIC_BASE | PREC_KIND_INDEX) ||
 	    ioff + PREC_SKIP_HDR + len != r->size)
 		return 0;
+	/* check the counts before allocating: every frame takes at least an
+	 * info record and a minimal zstd frame, so count is bounded by the
+	 * bytes before the index */
+	ret = read_at(r, ioff + PREC_SKIP_HDR, tr, PREC_IDX_HEAD);
+	if (ret < 0)
+		return ret;
+	count = prec_get32(tr);
+	esize = prec_get32(tr + 4);
+	if (esize < PREC_IDX_ENTRY_SIZE || esize > 4096)
+		return 0;
+	body = PREC_IDX_HEAD + count * esize;   /* count, esize < 2^32: no overflow */
+	if (body + 4 + PREC_TRAILER_SIZE != len ||
+	    count * (PREC_SKIP_HDR + PREC_INFO_SIZE + 9) > ioff - r->data_start)
+		return 0;
 	buf = malloc(len);
 	if (!buf)
 		return -ENOMEM;
@@ -343,13 +357,6 @@ static int load_trailer_index(struct prec_reader *r)
 	if (ret < 0)
 		goto out;
 	ret = 0;
-	count = prec_get32(buf);
-	esize = prec_get32(buf + 4);
-	if (esize < PREC_IDX_ENTRY_SIZE || esize > 4096)
-		goto out;
-	body = PREC_IDX_HEAD + count * esize;   /* count, esize < 2^32: no overflow */
-	if (body + 4 + PREC_TRAILER_SIZE != len)
-		goto out;
 	if (prec_crc32(buf, body) != prec_get32(buf + body))
 		goto out;
 	prev_end = r->data_start;

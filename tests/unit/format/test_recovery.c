@@ -215,6 +215,51 @@ static void test_flip_info(void **state)
 	ref_free(&rf);
 }
 
+/* The fd source (pread) sees the same damage as the memory source: a
+ * file without index, one flipped data byte, a torn tail. */
+static void test_fd_source_damage(void **state)
+{
+	struct ref rf;
+	char path[] = "/tmp/prec_dmg_XXXXXX";
+	int fd = mkstemp(path);
+	(void)state;
+
+	ref_build(&rf, 0);
+	const struct prec_frame_info *d = &rf.fi[3];
+	rf.buf[d->data_offset + d->compressed_size / 2] ^= 0x10;
+	size_t cut = rf.len - 5;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, rf.buf, cut), (ssize_t)cut);
+	close(fd);
+
+	struct fmt_damage_log log = { 0 };
+	struct prec_reader_opts o = PREC_READER_OPTS_INIT;
+	struct prec_reader_stats st;
+	struct prec_packet p;
+	uint64_t n = 0;
+	int ret, err;
+	o.on_damage = fmt_on_damage;
+	o.ctx = &log;
+	struct prec_reader *r = prec_reader_open_err(path, &o, &err);
+	assert_non_null(r);
+	assert_int_equal(err, 0);
+	while ((ret = prec_reader_next_packet(r, &p)) > 0)
+		n++;
+	assert_int_equal(ret, 0);
+	prec_reader_stats(r, &st);
+	assert_int_equal(n, rf.packets - d->packets - rf.fi[rf.nf - 1].packets);
+	assert_int_equal(log.n, 2);
+	assert_int_equal(log.off[0], d->offset);
+	assert_int_equal(log.off[1], rf.fi[rf.nf - 1].offset);
+	assert_int_equal(log.err[1], PREC_E_TRUNCATED);
+	assert_true(st.torn);
+	assert_int_equal(st.damaged_frames, 1);
+	assert_int_equal(st.frames, rf.nf - 2);
+	prec_reader_free(r);
+	unlink(path);
+	ref_free(&rf);
+}
+
 /* Damaged index or trailer: the reader falls back to walking, all reads. */
 static void test_damaged_index(void **state)
 {
@@ -473,6 +518,7 @@ int main(void)
 		cmocka_unit_test(test_flip_data_indexed),
 		cmocka_unit_test(test_flip_data_walked),
 		cmocka_unit_test(test_flip_info),
+		cmocka_unit_test(test_fd_source_damage),
 		cmocka_unit_test(test_damaged_index),
 		cmocka_unit_test(test_sink_error),
 		cmocka_unit_test(test_headers),
