@@ -12,10 +12,17 @@
  *   // prec_reader_stats(); the next good frame follows.
  *   prec_reader_free(r);
  *
- * Parallel decoding: take the frame list from prec_reader_index(), hand
- * frames to workers; each worker owns a struct prec_frame and calls
+ * Parallel decoding: take the frame list from prec_reader_index() (call
+ * it before starting threads: building the index is not thread-safe),
+ * hand frames to workers; each worker owns a struct prec_frame and calls
  * prec_reader_load_frame() (thread-safe: positional reads only) and then
- * prec_frame_next(). Frames never depend on each other.
+ * prec_frame_next(). Frames never depend on each other. Such callers
+ * report load errors with prec_reader_note_damage() and take the walk's
+ * structural damage from prec_reader_damage() and stats.torn.
+ *
+ * Stats: frames/bytes_* count successful loads (any path); packets and
+ * unknown_packets are added when a frame is read to its end (or to a
+ * damaged packet) with prec_frame_next().
  *
  * Nothing read from the file is trusted: every size is checked against the
  * file size and opts.max_frame_raw before anything is allocated, and bad
@@ -123,7 +130,11 @@ void prec_reader_set_window(struct prec_reader *r, uint64_t t0, uint64_t t1);
 void prec_reader_rewind(struct prec_reader *r);
 
 /* Sequential frame walk in file order: 1 and *fi filled, 0 at the end.
- * Damage is reported (on_damage, stats) and skipped, never returned. */
+ * Damage is reported (on_damage, stats) and skipped, never returned:
+ * structural damage found by the index walk as the walk passes its offset,
+ * the torn tail after the last frame. Damage inside a frame's bytes shows
+ * only when the frame is loaded (prec_reader_next_packet() reports it).
+ * Each damage is reported once per reader, also across rewinds. */
 int prec_reader_next_frame(struct prec_reader *r, struct prec_frame_info *fi);
 
 /* Reads and decompresses the frame fi into f (thread-safe). Returns 0 or
