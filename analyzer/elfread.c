@@ -427,7 +427,8 @@ int ana_elf_load(const char *path, struct ana_elf *out)
 	int fd, ret;
 
 	memset(out, 0, sizeof(*out));
-	fd = open(path, O_RDONLY);
+	/* O_NONBLOCK: a FIFO in the symfs tree must not hang the analyzer */
+	fd = open(path, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0) {

@@ -385,7 +385,9 @@ int rec_elfsym_load(const char *path, struct rec_elfsym *out)
 	int fd, ret;
 
 	memset(out, 0, sizeof(*out));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO put where a binary was must not hang us (the
+	 * fstat in read_fd then refuses anything but a regular file) */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	ret = rec_elfsym_read_fd(fd, out);

@@ -128,7 +128,10 @@ int rec_perfmap_load_pid(pid_t pid, const char *dir, size_t max_bytes,
 	if (snprintf(path, sizeof(path), "%s/perf-%d.map", dir ? dir : "/tmp",
 		     (int)pid) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* /tmp is everyone's: no symlinks (perf-1.map -> /etc/shadow would
+	 * put that file in the trace), no FIFOs, and the file must belong
+	 * to root or to the process's owner */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0) {
@@ -138,6 +141,16 @@ int rec_perfmap_load_pid(pid_t pid, const char *dir, size_t max_bytes,
 	if (!S_ISREG(st.st_mode)) {
 		ret = -EINVAL;
 		goto err_close;
+	}
+	if (st.st_uid != 0 && !dir) {
+		struct stat pst;
+		char ppath[64];
+
+		snprintf(ppath, sizeof(ppath), "/proc/%d", (int)pid);
+		if (stat(ppath, &pst) == 0 && pst.st_uid != st.st_uid) {
+			ret = -EPERM;
+			goto err_close;
+		}
 	}
 	if ((uint64_t)st.st_size > max_bytes) {
 		ret = -EFBIG;

@@ -42,7 +42,9 @@ struct rec_perfmap {
 /* Parses len bytes of text. 0 or -ENOMEM. */
 int rec_perfmap_parse(const char *text, size_t len, struct rec_perfmap *out);
 /* Reads DIR/perf-PID.map (dir NULL = "/tmp"). -errno of open/read. Files
- * larger than max_bytes (0 = 256 MiB) are refused with -EFBIG. */
+ * larger than max_bytes (0 = 256 MiB) are refused with -EFBIG; symlinks
+ * (-ELOOP), non-regular files (-EINVAL) and, in /tmp, files owned by
+ * someone else than root or the owner of /proc/PID (-EPERM) too. */
 int rec_perfmap_load_pid(pid_t pid, const char *dir, size_t max_bytes,
 			 struct rec_perfmap *out);
 void rec_perfmap_release(struct rec_perfmap *m);

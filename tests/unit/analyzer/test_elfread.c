@@ -436,6 +436,15 @@ static void test_corrupt(void **state)
 	assert_int_equal(ana_elf_parse("hello world, not an elf", 23, &e),
 			 -EINVAL);
 	assert_true(ana_elf_load("/nonexistent/file", &e) == -ENOENT);
+	{
+		/* a FIFO where a binary was: refused at once, never a hang */
+		char fifo[300];
+
+		path_of(fifo, sizeof(fifo), "fifo");
+		assert_int_equal(mkfifo(fifo, 0600), 0);
+		assert_int_equal(ana_elf_load(fifo, &e), -EINVAL);
+		unlink(fifo);
+	}
 	assert_int_equal(ana_elf_parse(NULL, 0, &e), -EINVAL);
 	/* random byte flips: anything but a crash (ASan/UBSan watch) */
 	c = malloc(len);

@@ -424,6 +424,15 @@ static void test_corrupt(void **state)
 	assert_int_equal(rec_elfsym_read_mem("hello world, not an elf", 23, &e),
 			 -EINVAL);
 	assert_true(rec_elfsym_load("/nonexistent/file", &e) == -ENOENT);
+	{
+		/* a FIFO where a binary was: refused at once, never a hang */
+		char fifo[300];
+
+		path_of(fifo, sizeof(fifo), "fifo");
+		assert_int_equal(mkfifo(fifo, 0600), 0);
+		assert_int_equal(rec_elfsym_load(fifo, &e), -EINVAL);
+		unlink(fifo);
+	}
 	/* random byte flips: anything but a crash (ASan/UBSan watch) */
 	c = malloc(len);
 	assert_non_null(c);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -70,8 +71,47 @@ static void test_load(void **state)
 	/* absent */
 	assert_int_equal(rec_perfmap_load_pid(4243, dir, 0, &m), -ENOENT);
 	rec_perfmap_release(&m);
+	/* a symlink or a FIFO is refused, without hanging */
+	{
+		char other[300];
+
+		snprintf(other, sizeof(other), "%s/perf-4244.map", dir);
+		assert_int_equal(symlink(path, other), 0);
+		assert_int_equal(rec_perfmap_load_pid(4244, dir, 0, &m), -ELOOP);
+		rec_perfmap_release(&m);
+		unlink(other);
+		assert_int_equal(mkfifo(other, 0600), 0);
+		assert_int_equal(rec_perfmap_load_pid(4244, dir, 0, &m), -EINVAL);
+		rec_perfmap_release(&m);
+		unlink(other);
+	}
 	unlink(path);
 	rmdir(dir);
+}
+
+/* In /tmp the map must belong to root or to the process's owner. */
+static void test_owner(void **state)
+{
+	char path[64];
+	struct rec_perfmap m;
+	FILE *f;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();   /* chown needs root */
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("1000 10 mine\n", f);
+	fclose(f);
+	assert_int_equal(rec_perfmap_load_pid(getpid(), NULL, 0, &m), 0);
+	assert_int_equal(m.nsyms, 1);
+	rec_perfmap_release(&m);
+	/* /proc/self belongs to root (this test runs as root) */
+	assert_int_equal(chown(path, 12345, 12345), 0);
+	assert_int_equal(rec_perfmap_load_pid(getpid(), NULL, 0, &m), -EPERM);
+	rec_perfmap_release(&m);
+	unlink(path);
 }
 
 int main(void)
@@ -79,6 +119,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_owner),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
