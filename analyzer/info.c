@@ -170,10 +170,16 @@ int ana_info_run(struct ana_session *s, struct ana_doc *doc)
 		struct ana_table *dt = ana_doc_table(doc, "damage", "Damaged frames");
 		ana_table_col(dt, "offset", "Offset", ANA_NUM);
 		ana_table_col(dt, "error", "Error", ANA_STR);
+		ana_table_col(dt, "packets", "Packets lost", ANA_NUM);
 		for (size_t i = 0; i < s->ndamage; i++) {
+			int64_t k = ana_session_damage_packets(s, i);
 			ana_table_row(dt);
 			ana_cell_num(dt, "%" PRIu64, s->damage[i].offset);
 			ana_cell_str(dt, prec_strerror(s->damage[i].err));
+			if (k >= 0)
+				ana_cell_num(dt, "%" PRId64, k);
+			else
+				ana_cell_null(dt, "unknown");
 		}
 	}
 	if (s->nnotes) {

@@ -333,6 +333,17 @@ static const char *open_hint(int err)
 	}
 }
 
+static void warn_damage(const struct ana_session *s, size_t i)
+{
+	int64_t k = ana_session_damage_packets(s, i);
+	char lost[64] = "";
+	if (k >= 0)
+		snprintf(lost, sizeof(lost), " (%lld packets lost)", (long long)k);
+	fprintf(stderr, "%s: warning: damaged frame at offset %llu skipped%s: %s\n",
+		PROG, (unsigned long long)s->damage[i].offset, lost,
+		prec_strerror(s->damage[i].err));
+}
+
 static int run(struct cli *c)
 {
 	char err[512] = "";
@@ -396,9 +407,7 @@ static int run(struct cli *c)
 		ana_session_set_window(s, c->filter.tmin, c->filter.tmax);
 	/* Damage is reported, and the rest analyzed. */
 	for (size_t i = 0; i < s->ndamage && strcmp(c->cmd, "verify"); i++)
-		fprintf(stderr, "%s: warning: damaged frame at offset %llu skipped: %s\n",
-			PROG, (unsigned long long)s->damage[i].offset,
-			prec_strerror(s->damage[i].err));
+		warn_damage(s, i);
 	if (s->torn && strcmp(c->cmd, "verify"))
 		fprintf(stderr, "%s: warning: torn tail at offset %llu (recording was cut "
 			"short); analyzing the frames before it\n", PROG,
@@ -455,9 +464,7 @@ static int run(struct cli *c)
 	}
 	progress_end(&prog);
 	for (size_t i = damage_before; i < s->ndamage && strcmp(c->cmd, "verify"); i++)
-		fprintf(stderr, "%s: warning: damaged frame at offset %llu skipped: %s\n",
-			PROG, (unsigned long long)s->damage[i].offset,
-			prec_strerror(s->damage[i].err));
+		warn_damage(s, i);
 	if (ret < 0) {
 		fprintf(stderr, "%s %s: %s failed: %s\n", PROG, c->cmd, c->file,
 			ret == -EIO ? "write error (disk full or closed pipe?)" : prec_strerror(ret));

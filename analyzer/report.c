@@ -294,6 +294,9 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 		   s->loss_count[0] + s->loss_count[1] + s->loss_count[2]);
 	if (s->ndamage || s->torn)
 		ana_kv_num(sum, "damaged_frames", "%zu", s->ndamage);
+	if (s->ndamage)
+		ana_kv_num(sum, "packets_lost_in_damage", "%" PRIu64,
+			   ana_session_lost_packets(s));
 
 	struct ana_table *t = ana_doc_table(doc, "rows", NULL);
 	if (o->children)

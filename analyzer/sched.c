@@ -317,6 +317,9 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 	ana_kv_num(sum, "tasks", "%zu", nsel);
 	if (s->ndamage || s->torn)
 		ana_kv_num(sum, "damaged_frames", "%zu", s->ndamage);
+	if (s->ndamage)
+		ana_kv_num(sum, "packets_lost_in_damage", "%" PRIu64,
+			   ana_session_lost_packets(s));
 
 	struct ana_table *t = ana_doc_table(doc, "tasks", NULL);
 	ana_table_col(t, "comm", "Command", ANA_STR);

@@ -57,6 +57,28 @@ struct pass1 {
 	int err;
 };
 
+int64_t ana_session_damage_packets(const struct ana_session *s, size_t i)
+{
+	if (i >= s->ndamage)
+		return -1;
+	for (size_t j = 0; j < s->nframes; j++)
+		if (s->frames[j].offset == s->damage[i].offset &&
+		    s->frames[j].seq != PREC_SEQ_UNKNOWN)
+			return s->frames[j].packets;
+	return -1;
+}
+
+uint64_t ana_session_lost_packets(const struct ana_session *s)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < s->ndamage; i++) {
+		int64_t k = ana_session_damage_packets(s, i);
+		if (k > 0)
+			n += (uint64_t)k;
+	}
+	return n;
+}
+
 void ana_session_note_damage(struct ana_session *s, uint64_t offset, int err)
 {
 	for (size_t i = 0; i < s->ndamage; i++)

@@ -124,6 +124,12 @@ void ana_session_free(struct ana_session *s);   /* NULL is fine */
 int ana_session_feed(struct ana_session *s, const struct prec_packet *p);
 int ana_session_finish(struct ana_session *s);
 
+/* Packets lost with damaged frame number i of s->damage, as the index
+ * counted them when it was written; -1 when unknown (no index entry). */
+int64_t ana_session_damage_packets(const struct ana_session *s, size_t i);
+/* Sum over all damage with a known count. */
+uint64_t ana_session_lost_packets(const struct ana_session *s);
+
 /* Records a damaged frame found in pass 2 (deduplicated by offset). */
 void ana_session_note_damage(struct ana_session *s, uint64_t offset, int err);
 
