@@ -28,13 +28,8 @@ int prec_packet_fast_ok(void)
 
 static inline size_t vsize(uint64_t v)
 {
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
+	/* bits needed / 7, rounded up; v | 1 keeps clz defined for 0 */
+	return (size_t)(((64 - __builtin_clzll(v | 1)) * 9 + 64) / 64);
 }
 
 static inline uint8_t *vput(uint8_t *p, uint64_t v)
@@ -138,24 +133,42 @@ static size_t chain_size(const struct prec_interned_ref *r, size_t ipsz)
 	return VF(r->iid) + (r->n ? 1 + vsize(ipsz) + ipsz : 0);
 }
 
-static size_t interned_body_size(const struct prec_interned_ref *s, size_t ns,
-				 const struct prec_interned_ref *c, size_t nc)
+/* Sizes every entry once (cached in ->enc: the entry's message bytes for
+ * strings, the packed ips bytes for callchains) and returns the body. */
+static size_t interned_body_size(struct prec_interned_ref *s, size_t ns,
+				 struct prec_interned_ref *c, size_t nc)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < ns; i++) {
 		size_t b = istr_size(&s[i]);
+		s[i].enc = b;
 		n += 1 + vsize(b) + b;
 	}
 	for (size_t i = 0; i < nc; i++) {
-		size_t b = chain_size(&c[i], ips_size(&c[i]));
+		c[i].enc = ips_size(&c[i]);
+		size_t b = chain_size(&c[i], c[i].enc);
 		n += 1 + vsize(b) + b;
 	}
 	return n;
 }
 
-size_t prec_interned_size(const struct prec_interned_ref *s, size_t ns,
-			  const struct prec_interned_ref *c, size_t nc)
+static size_t cached_body_size(const struct prec_interned_ref *s, size_t ns,
+			       const struct prec_interned_ref *c, size_t nc)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ns; i++)
+		n += 1 + vsize(s[i].enc) + s[i].enc;
+	for (size_t i = 0; i < nc; i++) {
+		size_t b = chain_size(&c[i], c[i].enc);
+		n += 1 + vsize(b) + b;
+	}
+	return n;
+}
+
+size_t prec_interned_size(struct prec_interned_ref *s, size_t ns,
+			  struct prec_interned_ref *c, size_t nc)
 {
 	size_t body = interned_body_size(s, ns, c, nc);
 
@@ -168,10 +181,10 @@ size_t prec_interned_pack(const struct prec_interned_ref *s, size_t ns,
 	uint8_t *p = out;
 
 	*p++ = 0x5A;   /* field 11, length-delimited */
-	p = vput(p, interned_body_size(s, ns, c, nc));
+	p = vput(p, cached_body_size(s, ns, c, nc));
 	for (size_t i = 0; i < ns; i++) {
 		*p++ = 0x0A;
-		p = vput(p, istr_size(&s[i]));
+		p = vput(p, s[i].enc);
 		PUTV(0x08, s[i].iid);
 		if (s[i].n) {
 			*p++ = 0x12;
@@ -182,14 +195,13 @@ size_t prec_interned_pack(const struct prec_interned_ref *s, size_t ns,
 	}
 	for (size_t i = 0; i < nc; i++) {
 		const uint64_t *ips = c[i].data;
-		size_t ipsz = ips_size(&c[i]);
 		*p++ = 0x12;
-		p = vput(p, chain_size(&c[i], ipsz));
+		p = vput(p, chain_size(&c[i], c[i].enc));
 		PUTV(0x08, c[i].iid);
 		if (c[i].n) {
 			uint64_t prev = 0;
 			*p++ = 0x1A;   /* field 3, ips_delta */
-			p = vput(p, ipsz);
+			p = vput(p, c[i].enc);
 			for (size_t k = 0; k < c[i].n; k++) {
 				p = vput(p, zigzag((int64_t)(ips[k] - prev)));
 				prev = ips[k];

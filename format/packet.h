@@ -38,12 +38,14 @@ struct prec_interned_ref {
 	uint64_t iid;
 	const void *data;   /* chars of the string, or the ips */
 	size_t n;           /* string length, or number of ips */
+	size_t enc;         /* set by prec_interned_size(): payload bytes */
 };
 
 /* Size and bytes of Packet { interned: InternedData { strings, callchains } }
- * with dt = 0. */
-size_t prec_interned_size(const struct prec_interned_ref *s, size_t ns,
-			  const struct prec_interned_ref *c, size_t nc);
+ * with dt = 0. Call order: prec_interned_size() (which caches per-entry
+ * sizes in the refs), then prec_interned_pack() on the same refs. */
+size_t prec_interned_size(struct prec_interned_ref *s, size_t ns,
+			  struct prec_interned_ref *c, size_t nc);
 size_t prec_interned_pack(const struct prec_interned_ref *s, size_t ns,
 			  const struct prec_interned_ref *c, size_t nc, uint8_t *out);
 
