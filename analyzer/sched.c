@@ -108,8 +108,14 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 	if (f && (!ana_filter_cpu(f, cs->cpu) || !ana_filter_time(f, t)))
 		return 0;
 	if (!st->started) {
+		/* The window opens at the --time start, else at the trace
+		 * start: a task first seen switching out ran since then. */
 		st->started = 1;
 		st->t0 = t;
+		if (f && f->has_time && !f->t0_open && f->tmin <= t)
+			st->t0 = f->tmin;
+		else if (st->s->start && st->s->start <= t)
+			st->t0 = st->s->start;
 	}
 	st->t1 = t;
 	st->records++;
@@ -272,6 +278,17 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 		goto out;
 	if (s->opts.single_pass && (ret = ana_session_finish(s)) < 0)
 		goto out;
+	/* The window closes at the --time end, else at the session's end
+	 * (never before the last record). */
+	{
+		const struct ana_filter *f = o->filter;
+		uint64_t end = s->end && s->end->end_time ? s->end->end_time : 0;
+		if (f && f->has_time && !f->t1_open && f->tmax != UINT64_MAX)
+			end = f->tmax;
+		if (st.started && end > st.t1 && (!f || !f->has_time || f->t1_open ||
+						  end <= f->tmax))
+			st.t1 = end;
+	}
 	/* Close on-CPU intervals still open at the window end. */
 	for (size_t i = 0; i < ana_map_count(&st.tasks); i++) {
 		struct task *k = ana_map_val(&st.tasks, i);
