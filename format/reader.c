@@ -733,9 +733,10 @@ void prec_reader_note_damage(struct prec_reader *r, uint64_t offset, int err)
 		;   /* the torn tail is a state, not a damaged frame */
 	else
 		r->st.damaged_frames++;
+	pthread_mutex_unlock(&r->lock);
+	/* outside the lock: the callback may call prec_reader_stats() */
 	if (r->opts.on_damage)
 		r->opts.on_damage(r->opts.ctx, offset, err);
-	pthread_mutex_unlock(&r->lock);
 }
 
 static int in_window(const struct prec_reader *r, const struct prec_frame_info *fi)
