@@ -77,7 +77,8 @@ static const struct cmd_help helps[] = {
 	  "compressed and raw bytes, damaged frames and notes.\n", 0 },
 	{ "report", "usage: " PROG " report FILE [options]\n\n"
 	  "Samples aggregated by keys, heaviest first. Overhead is the share of the\n"
-	  "total sample period (sample count when the event has no period).\n\n"
+	  "total sample period (sample count when the event has no period); with\n"
+	  "several sampling events, add `event` to --sort or pick one with --event.\n\n"
 	  "  -s, --sort KEYS    comma-separated keys from comm, pid, tid, cpu, dso,\n"
 	  "                     sym, event (default: comm,dso,sym)\n"
 	  "  -n, --top N        only the first N rows\n"
