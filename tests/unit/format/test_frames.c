@@ -309,6 +309,33 @@ static void test_window(void **state)
 	free(buf);
 }
 
+/* Two closed files concatenated read as the frames of both (SPEC 8). */
+static void test_concatenated(void **state)
+{
+	size_t la, lb, nf;
+	unsigned char *a = fmt_build(800, 2, 700, 1, &la);
+	unsigned char *b = fmt_build(800, 3, 900, 1, &lb);
+	unsigned char *ab = malloc(la + lb);
+	struct fmt_damage_log log = { 0 };
+	struct prec_reader_stats st;
+	(void)state;
+
+	memcpy(ab, a, la);
+	memcpy(ab + la, b, lb);
+	assert_int_equal(fmt_count(ab, la + lb, &log, &st), 700 + 900);
+	assert_int_equal(log.n, 0);
+	assert_true(st.index_rebuilt);
+	struct prec_reader *r = prec_reader_open_mem(ab, la + lb, NULL);
+	const struct prec_frame_info *fi;
+	assert_int_equal(prec_reader_index(r, &fi, &nf), 0);
+	assert_int_equal(fi[0].seq, 0);
+	assert_true(fi[nf - 1].offset > la);
+	prec_reader_free(r);
+	free(a);
+	free(b);
+	free(ab);
+}
+
 /* Workers decode frames in parallel with their own prec_frame. */
 struct worker {
 	struct prec_reader *r;
@@ -391,6 +418,7 @@ int main(void)
 		cmocka_unit_test(test_rebuilt_index_equals_written),
 		cmocka_unit_test(test_no_index_option),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_concatenated),
 		cmocka_unit_test(test_parallel),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
