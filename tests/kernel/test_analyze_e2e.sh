@@ -9,7 +9,8 @@
 #    (every round blocks it once), and exactly as many switch-outs as perf
 #    saw as sched:sched_switch with that thread as prev (perf recording the
 #    same run system-wide, when perf is installed);
-#  - report --sort comm: "pingpong" (which spun SPIN ms) is among the top 3;
+#  - report --sort comm: "pingpong" (which spun SPIN ms) has hundreds of
+#    samples and is the top comm of its process;
 #  - report --comm pp-ping,pp-pong only has those comms;
 #  - verify: the file is whole; dump is time-ordered;
 #  - counters: a --counters run reports task-clock of the group.
@@ -67,19 +68,37 @@ for tid in "$ping" "$pong"; do
   [ "$outs" -ge "$rounds" ] || fail "$comm: $outs switch-outs < $rounds rounds"
   echo "$comm tid $tid: switch-ins $ins, switch-outs $outs (preempted $pre, voluntary $vol)"
   if [ "$have_perf" = 1 ]; then
-    perf_outs=$(perf script -i "$work/perf.data" -F trace 2>/dev/null |
+    perf_outs=$(perf script -i "$work/perf.data" -F trace 2>"$work/perf.err" |
                 grep -c "prev_pid=$tid " || true)
     echo "  perf sched:sched_switch prev_pid=$tid: $perf_outs"
-    [ "$perf_outs" = "$outs" ] || fail "$comm: analyzer counts $outs switch-outs, perf $perf_outs"
+    if [ "$perf_outs" != "$outs" ]; then
+      # Exact agreement is expected unless either tool dropped records.
+      lost=$("$ana" info "$work/t.prec" --csv | awk -F, '/^# losses/ { on = 1; next }
+             /^#/ { on = 0 } on && $3 ~ /^[0-9]+$/ { s += $3 } END { print s + 0 }')
+      if [ "$lost" -gt 0 ] || grep -qi lost "$work/perf.err"; then
+        echo "  (counts differ but records were lost: perfrec lost $lost; $(grep -i lost "$work/perf.err" | head -1))"
+      else
+        fail "$comm: analyzer counts $outs switch-outs, perf $perf_outs"
+      fi
+    fi
   fi
 done
 
 # ---- report
+# Other work on the host may outweigh the workload system-wide, so the
+# ranking is checked within the workload's process, and its share overall
+# must still be real: ~SPIN ms of spinning at 2000 Hz is hundreds of samples.
+wpid=$(sed -n 's/.*, pid \([0-9]*\),.*/\1/p' "$work/pp.out")
 "$ana" report "$work/t.prec" --sort comm --csv >"$work/report.csv"
-top=$(awk '/^# rows/ { on = 1; getline; next } on && NF' "$work/report.csv" | head -3 | cut -d, -f4)
-echo "$top" | grep -qx pingpong || fail "pingpong not in the top 3 comms: $top"
+rows() { awk '/^# rows/ { on = 1; getline; next } on && NF' "$1"; }
+n=$(rows "$work/report.csv" | awk -F, '$4 == "pingpong" { print $2 }')
+[ "${n:-0}" -ge 50 ] || fail "pingpong has ${n:-0} samples, expected >= 50 for a ${spin} ms spin"
+"$ana" report "$work/t.prec" --sort comm --pid "$wpid" --csv >"$work/wp.csv"
+top=$(rows "$work/wp.csv" | head -1 | cut -d, -f4)
+[ "$top" = pingpong ] || fail "top comm of pid $wpid is '$top', expected pingpong"
+echo "report: pingpong $n samples overall, top of its process"
 "$ana" report "$work/t.prec" --sort comm --comm pp-ping,pp-pong --csv >"$work/pp.csv"
-awk '/^# rows/ { on = 1; getline; next } on && NF' "$work/pp.csv" | cut -d, -f4 | grep -vx 'pp-ping\|pp-pong' &&
+rows "$work/pp.csv" | cut -d, -f4 | grep -vx 'pp-ping\|pp-pong' &&
   fail "--comm filter let other comms through"
 
 # ---- counters
