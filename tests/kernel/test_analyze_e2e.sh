@@ -5,8 +5,8 @@
 # Workload: tests/kernel/workloads/pingpong (spins SPIN ms, then threads
 # "pp-ping" and "pp-pong" pass a byte over pipes ROUNDS times, blocking in
 # read(2) each round). Checks:
-#  - sched: each pp- thread has >= ROUNDS switch-ins and switch-outs
-#    (every round blocks it once), and exactly as many switch-outs as perf
+#  - sched: each pp- thread has about ROUNDS switch-ins and switch-outs
+#    (every round blocks it about once), and exactly as many switch-outs as perf
 #    saw as sched:sched_switch with that thread as prev (perf recording the
 #    same run system-wide, when perf is installed);
 #  - report --sort comm: "pingpong" (which spun SPIN ms) has hundreds of
@@ -64,8 +64,11 @@ for tid in "$ping" "$pong"; do
   IFS=, read -r comm _ _ _ _ ins pre vol _ <<<"$line"
   case "$comm" in pp-ping|pp-pong) ;; *) fail "tid $tid has comm '$comm', expected pp-ping/pp-pong";; esac
   outs=$((pre + vol))
-  [ "$ins" -ge "$rounds" ] || fail "$comm: $ins switch-ins < $rounds rounds"
-  [ "$outs" -ge "$rounds" ] || fail "$comm: $outs switch-outs < $rounds rounds"
+  # A thread blocks in read(2) about once per round; it can skip a block
+  # when its partner, on the other CPU, answers before it reads again.
+  # The exact check is the comparison with perf below.
+  [ "$ins" -ge $((rounds / 2)) ] || fail "$comm: $ins switch-ins for $rounds rounds"
+  [ "$outs" -ge $((rounds / 2)) ] || fail "$comm: $outs switch-outs for $rounds rounds"
   echo "$comm tid $tid: switch-ins $ins, switch-outs $outs (preempted $pre, voluntary $vol)"
   if [ "$have_perf" = 1 ]; then
     perf_outs=$(perf script -i "$work/perf.data" -F trace 2>"$work/perf.err" |
