@@ -5,7 +5,9 @@
  * host (DESIGN.md principle 8). The recorder feeds this collector the
  * address spaces (mappings, forks, execs) and every address a sample or
  * callchain hit; rec_symcollect_write() then emits SymbolTable packets for
- * exactly the objects that were hit, each object once per collector:
+ * exactly the objects that were hit. Each symbol goes out once per
+ * collector: a later write adds only symbols hit since (more chunks of the
+ * same table, which readers merge by kind/path/build-id/pid):
  *
  *  - ELF objects: symbols read once per file (recorder/elfsym.h), keyed by
  *    build-id and path (a stripped object takes the .symtab of its debug
@@ -18,7 +20,13 @@
  *    per module hit; addresses hidden by kptr_restrict give an UNAVAILABLE
  *    "[kernel.kallsyms]" table and a WARNING Note instead;
  *  - JIT code: DIR/perf-PID.map of every pid that hit memory no ELF mapping
- *    covers (PERF_MAP tables, absolute addresses).
+ *    covers (PERF_MAP tables, absolute addresses);
+ *  - [vdso]: named from the recorder's own vDSO image (same kernel).
+ *
+ * Processes that existed before the recording are not announced by the
+ * kernel: the first sample or mmap of an unknown pid reads PROC/PID/maps
+ * (opts.proc_maps); forks copy the parent's maps, execs start afresh
+ * (keeping one generation back for samples decoded late).
  *
  * How to use (one thread, the recorder's writer thread):
  *
