@@ -162,6 +162,8 @@ struct sc_obj {
 	struct u64map done;       /* symbol starts written */
 	int written;              /* the table header went out */
 	int full_done;            /* full table / UNAVAILABLE: nothing more */
+	uint8_t file_bid[64];     /* build-id of the file first read */
+	size_t file_bid_len;
 	uint32_t next;            /* hash chain */
 };
 
@@ -1222,6 +1224,17 @@ static int write_obj(struct rec_symcollect *sc, struct prec_writer *w,
 		sc->st.unavailable++;
 		return emit_table(sc, w, stream, t, &h, NULL, 0);
 	}
+	/* A later pass must read the same file as the first: a package
+	 * upgrade may have replaced it meanwhile (new hits are then lost
+	 * rather than named from the wrong binary). */
+	if (o->written && (e.build_id_len != o->file_bid_len ||
+			   memcmp(e.build_id, o->file_bid, e.build_id_len) != 0)) {
+		u64map_clear(&o->hits);
+		ret = 0;
+		goto out;
+	}
+	memcpy(o->file_bid, e.build_id, e.build_id_len);
+	o->file_bid_len = e.build_id_len;
 	use_debug_file(sc, &e);
 	h.kind = PERFREC__SYMBOL_TABLE__KIND__ELF;
 	h.bid = e.build_id_len ? e.build_id : o->bid;

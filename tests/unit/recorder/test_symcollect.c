@@ -782,6 +782,57 @@ static void test_vdso(void **state)
 	trace_free(&t);
 }
 
+static uint64_t nm_addr(const char *file, const char *sym)
+{
+	char cmd[600];
+	unsigned long long a = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3==\"%s\"{print $1}'", file, sym);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%llx", &a), 1);
+	pclose(f);
+	return a;
+}
+
+/* A file replaced between two writes (package upgrade): the second write
+ * must not name new hits from the other binary. */
+static void test_replaced_file(void **state)
+{
+	char cmd[1200], lib[400];
+	struct rec_symcollect_map m = { 0 };
+	struct rec_symcollect *sc;
+	struct trace t;
+
+	(void)state;
+	snprintf(lib, sizeof(lib), "%s/libswap.so", tmpdir);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && printf '%%s\n' 'int f1(int x) { return x + 1; }' "
+		 "'int f2(int x) { return x * 3; }' > swap.c && "
+		 "cc -O1 -shared -fPIC swap.c -o libswap.so && "
+		 "cc -O2 -shared -fPIC -DOTHER swap.c -Wl,--build-id=sha1 -o libother.so",
+		 tmpdir);
+	assert_int_equal(system(cmd), 0);
+	sc = new_sc(0, 0);
+	trace_open(&t);
+	m.pid = 3999400;
+	m.start = 0x60000000;
+	m.len = 0x10000;
+	m.path = lib;
+	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symcollect_hit(sc, m.pid, m.start + nm_addr(lib, "f1"), 0), 0);
+	assert_true(rec_symcollect_write(sc, t.w, 0, 1000) == 1);
+	/* the file is replaced by another build; a hit in its f2 */
+	snprintf(cmd, sizeof(cmd), "cp %s/libother.so %s", tmpdir, lib);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(rec_symcollect_hit(sc, m.pid, m.start + nm_addr(lib, "f2"), 0), 0);
+	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 2000), 0);
+	trace_close(&t);
+	rec_symcollect_free(sc);
+	trace_free(&t);
+}
+
 static void test_kernel_hidden(void **state)
 {
 	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
@@ -862,6 +913,7 @@ int main(void)
 		cmocka_unit_test(test_feed_records),
 		cmocka_unit_test(test_debug_dir),
 		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_replaced_file),
 		cmocka_unit_test(test_kernel_hidden),
 		cmocka_unit_test(test_cost_figure),
 	};
