@@ -106,6 +106,9 @@ static void usage_record(FILE *f)
 		"                         suffixes k, m)\n"
 		"      --flush-ms MS      flush frames at least this often (default %u)\n"
 		"      --zstd-level N     compression level 1..19 (default %d; 1 is cheapest)\n"
+		"      --spool BYTES      per-CPU buffer between the rings and the encoder\n"
+		"                         (default 32m, rounded down to a power of two):\n"
+		"                         absorbs bursts the encoder cannot keep up with\n"
 		"  -q, --quiet            no live status line and no summary\n"
 		"  -h, --help             this text\n"
 		"\n"
@@ -251,6 +254,7 @@ enum {
 	OPT_COUNTERS,
 	OPT_INTERVAL,
 	OPT_ZSTD_LEVEL,
+	OPT_SPOOL,
 };
 
 static int cmd_record(int argc, char **argv)
@@ -273,6 +277,7 @@ static int cmd_record(int argc, char **argv)
 		{ "counters", required_argument, NULL, OPT_COUNTERS },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "zstd-level", required_argument, NULL, OPT_ZSTD_LEVEL },
+		{ "spool", required_argument, NULL, OPT_SPOOL },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -421,6 +426,14 @@ static int cmd_record(int argc, char **argv)
 				goto out;
 			}
 			o.zstd_level = (int)v;
+			break;
+		case OPT_SPOOL:
+			if (parse_size(optarg, &v) < 0 || v < 65536 || v > (4ull << 30)) {
+				fprintf(stderr, "perfrec: bad --spool '%s' (bytes per CPU, "
+					"64k..4096m, e.g. 64m)\n", optarg);
+				goto out;
+			}
+			o.spool_bytes = v;
 			break;
 		case 'q':
 			quiet = true;

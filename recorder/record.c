@@ -39,7 +39,9 @@
 /* symbols (issue 6): tables of newly hit objects every 30 s, so long or
  * streamed recordings (and killed ones) carry them before the end */
 #define SYMBOLS_NS (30ull * 1000000000ull)
-#define SPOOL_MIN (8u << 20)            /* per CPU */
+/* Spool per CPU: deep enough to ride out seconds of an encoder that falls
+ * behind (untouched pages cost nothing), bounded for many-CPU hosts. */
+#define SPOOL_DEFAULT (32u << 20)       /* per CPU */
 #define SPOOL_TOTAL_MAX (1ull << 30)    /* all CPUs together */
 #define TURN_RECORDS 65536              /* per ring per consumer turn */
 
@@ -441,13 +443,19 @@ static int setup_drain(struct rec *r)
 {
 	struct drain *d = &r->d;
 	uint64_t ring = (uint64_t)r->o->mmap_pages * r->s.page_size;
-	uint64_t spool = ring * 16;
+	uint64_t spool = r->o->spool_bytes ? r->o->spool_bytes : SPOOL_DEFAULT;
 	struct epoll_event ev;
 	int ret;
 
-	if (spool < SPOOL_MIN)
-		spool = SPOOL_MIN;
-	while (spool > 2 * ring && spool * r->s.nrings > SPOOL_TOTAL_MAX)
+	/* a power of two, at least two rings' worth */
+	while (spool & (spool - 1))
+		spool &= spool - 1;
+	if (spool < 2 * ring)
+		spool = 2 * ring;
+	if (spool < 65536)
+		spool = 65536;
+	while (!r->o->spool_bytes && spool > 2 * ring &&
+	       spool * r->s.nrings > SPOOL_TOTAL_MAX)
 		spool /= 2;
 	r->spools = calloc(r->s.nrings + 1, sizeof(*r->spools));
 	d->ring_err = calloc(r->s.nrings + 1, sizeof(*d->ring_err));

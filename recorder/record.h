@@ -51,6 +51,7 @@ struct rec_record_opts {
 	uint64_t freq, period;
 	bool callchain, switch_events;
 	size_t mmap_pages;
+	uint64_t spool_bytes;              /* per-CPU spool, 0 = default */
 	uint64_t duration_ns;              /* 0 = until stopped */
 	const char *output;                /* file path, unless sink is set */
 	struct prec_sink *sink;            /* borrowed; overrides output */
