@@ -30,7 +30,8 @@
  *
  * Counting group 0 "{task-clock,context-switches}" on both CPUs,
  * snapshots at 20, 40, 60 ms and a final one at 70 ms; CPU1 ran half the
- * enabled time (multiplexed, scale x2). A KERNEL_LOST of 5 records on CPU1
+ * enabled time (multiplexed, scale x2). Group 1 "{cycles}" was enabled but
+ * never ran (time_running 0: "not counted", as on a VM without a PMU). A KERNEL_LOST of 5 records on CPU1
  * at 36 ms. SessionEnd at 70 ms.
  *
  * With repeat > 1 the timeline is written again shifted by 100 ms per
@@ -134,8 +135,9 @@ static void header(struct gen *g, int repeat)
 	append(g, 0, &p, 0);
 }
 
-static void event(struct gen *g, uint32_t index, const char *name, int sampling,
-		  uint64_t period, int32_t group, uint32_t member, uint64_t id0)
+static void event(struct gen *g, uint32_t index, const char *name, uint32_t type,
+		  uint64_t config, int sampling, uint64_t period, int32_t group,
+		  uint32_t member, uint64_t id0)
 {
 	Perfrec__Packet p = PERFREC__PACKET__INIT;
 	Perfrec__EventDesc e = PERFREC__EVENT_DESC__INIT;
@@ -143,8 +145,8 @@ static void event(struct gen *g, uint32_t index, const char *name, int sampling,
 	int32_t cpus[2] = { 0, 1 }, pids[2] = { -1, -1 };
 	e.index = index;
 	e.name = (char *)name;
-	e.type = 1;   /* PERF_TYPE_SOFTWARE */
-	e.config = index == 0 ? 0 : index == 1 ? 2 : index == 2 ? 1 : 3;
+	e.type = type;
+	e.config = config;
 	e.sample_period = period;
 	e.sampling = sampling;
 	e.group = group;
@@ -163,22 +165,28 @@ static void event(struct gen *g, uint32_t index, const char *name, int sampling,
 
 static void metadata(struct gen *g)
 {
-	event(g, 0, "cpu-clock", 1, 1000000, -1, 0, 101);
-	event(g, 1, "page-faults", 1, 1, -1, 0, 111);
-	event(g, 2, "task-clock", 0, 0, 0, 0, 201);
-	event(g, 3, "context-switches", 0, 0, 0, 1, 301);
-	Perfrec__Packet p = PERFREC__PACKET__INIT;
-	Perfrec__GroupDesc gd = PERFREC__GROUP_DESC__INIT;
-	uint32_t members[2] = { 2, 3 };
-	gd.index = 0;
-	gd.name = "{task-clock,context-switches}";
-	gd.n_events = 2;
-	gd.events = members;
-	gd.counting = 1;
-	gd.interval_ns = 20 * MS;
-	p.data_case = PERFREC__PACKET__DATA_GROUP_DESC;
-	p.group_desc = &gd;
-	append(g, 0, &p, 0);
+	/* software events: type 1, configs as in perf_event.h */
+	event(g, 0, "cpu-clock", 1, 0, 1, 1000000, -1, 0, 101);
+	event(g, 1, "page-faults", 1, 2, 1, 1, -1, 0, 111);
+	event(g, 2, "task-clock", 1, 1, 0, 0, 0, 0, 201);
+	event(g, 3, "context-switches", 1, 3, 0, 0, 0, 1, 301);
+	/* a hardware counter the (virtual) PMU never scheduled */
+	event(g, 4, "cycles", 0, 0, 0, 0, 1, 0, 401);
+	static const uint32_t m0[2] = { 2, 3 }, m1[1] = { 4 };
+	static const char *const names[2] = { "{task-clock,context-switches}", "{cycles}" };
+	for (uint32_t i = 0; i < 2; i++) {
+		Perfrec__Packet p = PERFREC__PACKET__INIT;
+		Perfrec__GroupDesc gd = PERFREC__GROUP_DESC__INIT;
+		gd.index = i;
+		gd.name = (char *)names[i];
+		gd.n_events = i ? 1 : 2;
+		gd.events = (uint32_t *)(i ? m1 : m0);
+		gd.counting = 1;
+		gd.interval_ns = 20 * MS;
+		p.data_case = PERFREC__PACKET__DATA_GROUP_DESC;
+		p.group_desc = &gd;
+		append(g, 0, &p, 0);
+	}
 
 	Perfrec__Packet np = PERFREC__PACKET__INIT;
 	Perfrec__Note note = PERFREC__NOTE__INIT;
@@ -324,8 +332,9 @@ static void tick_sample(struct gen *g, uint64_t t, uint32_t cpu, uint32_t task, 
 	}
 }
 
-static void snapshot(struct gen *g, uint64_t t, int cpu, uint64_t tc, uint64_t cs,
-		     int final)
+/* group 0: CPU1 ran half the enabled time; group 1 never ran */
+static void snapshot(struct gen *g, uint64_t t, int cpu, uint32_t group,
+		     uint64_t tc, uint64_t cs, int final)
 {
 	Perfrec__Packet p = PERFREC__PACKET__INIT;
 	Perfrec__GroupSnapshot s = PERFREC__GROUP_SNAPSHOT__INIT;
@@ -334,12 +343,16 @@ static void snapshot(struct gen *g, uint64_t t, int cpu, uint64_t tc, uint64_t c
 	uint64_t vals[2] = { tc, cs };
 	uint64_t en = t - g->base - TRACEGEN_START_NS;
 	r.time_enabled = en;
-	r.time_running = cpu ? en / 2 : en;
-	r.n_ids = 2;
+	r.time_running = group ? 0 : cpu ? en / 2 : en;
+	r.n_ids = group ? 1 : 2;
 	r.ids = ids;
-	r.n_values = 2;
+	r.n_values = r.n_ids;
 	r.values = vals;
-	s.group = 0;
+	if (group) {
+		ids[0] = 401 + (uint64_t)cpu;
+		vals[0] = 0;
+	}
+	s.group = group;
 	s.cpu = cpu;
 	s.pid = -1;
 	s.read = &r;
@@ -404,7 +417,9 @@ static void timeline(struct gen *g)
 				if (ms == 70)
 					i = 3;
 				for (int cpu = 0; cpu < 2; cpu++)
-					snapshot(g, t, cpu, tc[cpu][i], cs[cpu][i], ms == 70);
+					snapshot(g, t, cpu, 0, tc[cpu][i], cs[cpu][i], ms == 70);
+				for (int cpu = 0; cpu < 2; cpu++)
+					snapshot(g, t, cpu, 1, 0, 0, ms == 70);
 			}
 			if (ms == 36) {
 				Perfrec__Packet p = PERFREC__PACKET__INIT;

@@ -61,6 +61,7 @@ static const struct gcase cases[] = {
 	{ "verify_json", "verify golden.prec --json", 0 },
 	{ "export_folded", "export golden.prec --format folded", 0 },
 	{ "export_json", "export golden.prec --format json --report sched", 0 },
+	{ "export_csv", "export golden.prec --format csv --report counters --interval", 0 },
 };
 
 static int setup(void **state)
