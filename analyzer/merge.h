@@ -19,9 +19,9 @@
  *   while ((ret = ana_merge_next(m, &p)) > 0) ...   // p valid until next call
  *   ana_merge_free(m);
  *
- * Damaged frames are passed to opts->on_damage... no: they are counted by
- * the merger and reported with ana_merge_damage(), in frame order of
- * discovery.
+ * Damaged frames are skipped after the packets that decoded; each is
+ * reported once through the ana_merge_on_damage() callback, in the order
+ * the merge loads them.
  */
 #ifndef ANA_MERGE_H
 #define ANA_MERGE_H
