@@ -191,17 +191,21 @@ static int cmp_str(const char *a, const char *b)
 	return strcmp(a, b);
 }
 
-/* Sort context for qsort (no qsort_r in C11): set before sorting. */
-static const struct ana_map *g_sort_map;
-static int g_sort_children;
+/* One row to sort: C11 qsort has no context argument, so each element
+ * carries what the comparison needs. */
+struct row {
+	const struct rkey *k;
+	const struct rval *v;
+	int children;
+};
 
 static int cmp_rows(const void *pa, const void *pb)
 {
-	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-	const struct rval *x = ana_map_val(g_sort_map, a), *y = ana_map_val(g_sort_map, b);
-	const struct rkey *kx = ana_map_key(g_sort_map, a), *ky = ana_map_key(g_sort_map, b);
-	uint64_t px = g_sort_children ? x->child_period : x->period;
-	uint64_t py = g_sort_children ? y->child_period : y->period;
+	const struct row *ra = pa, *rb = pb;
+	const struct rval *x = ra->v, *y = rb->v;
+	const struct rkey *kx = ra->k, *ky = rb->k;
+	uint64_t px = ra->children ? x->child_period : x->period;
+	uint64_t py = ra->children ? y->child_period : y->period;
 	if (px != py)
 		return px > py ? -1 : 1;
 	if (x->period != y->period)
@@ -250,7 +254,7 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 	st.need_frames = st.use[ANA_KEY_DSO] || st.use[ANA_KEY_SYM] || o->children;
 	ana_map_init(&st.table, sizeof(struct rkey), sizeof(struct rval));
 	st.frames = calloc(MAX_FRAMES, sizeof(*st.frames));
-	size_t *order = NULL;
+	struct row *order = NULL;
 	int ret = -ENOMEM;
 	if (!st.frames)
 		goto out;
@@ -263,10 +267,11 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 	ret = -ENOMEM;
 	if (!order)
 		goto out;
-	for (size_t i = 0; i < n; i++)
-		order[i] = i;
-	g_sort_map = &st.table;
-	g_sort_children = o->children;
+	for (size_t i = 0; i < n; i++) {
+		order[i].k = ana_map_key(&st.table, i);
+		order[i].v = ana_map_val(&st.table, i);
+		order[i].children = o->children;
+	}
 	ana_sort(order, n, sizeof(*order), cmp_rows);
 
 	struct ana_table *sum = ana_doc_kv(doc, "summary");
@@ -310,8 +315,8 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 			      o->keys[i] == ANA_KEY_CPU ? ANA_NUM : ANA_STR);
 	size_t rows = o->top && o->top < n ? o->top : n;
 	for (size_t r = 0; r < rows; r++) {
-		const struct rkey *k = ana_map_key(&st.table, order[r]);
-		const struct rval *v = ana_map_val(&st.table, order[r]);
+		const struct rkey *k = order[r].k;
+		const struct rval *v = order[r].v;
 		ana_table_row(t);
 		if (o->children)
 			ana_cell_num(t, "%.2f", pct(v->child_period, st.period));

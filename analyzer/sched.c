@@ -186,10 +186,14 @@ static void merge_damage(void *ctx, const struct prec_frame_info *fi, int err)
 	ana_session_note_damage(ctx, fi->offset, err);
 }
 
-static const struct ana_map *g_map;
-static int g_sort;
-static struct ana_session *g_sess;
-static uint64_t g_t1;
+/* One task to sort: C11 qsort has no context argument, so each element
+ * carries what the comparison needs (the comm is looked up once). */
+struct trow {
+	uint32_t tid;
+	int sort;
+	const struct task *k;
+	const char *comm;
+};
 
 static int cmp_u64_desc(uint64_t a, uint64_t b)
 {
@@ -198,24 +202,20 @@ static int cmp_u64_desc(uint64_t a, uint64_t b)
 
 static int cmp_tasks(const void *pa, const void *pb)
 {
-	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-	const struct task *x = ana_map_val(g_map, a), *y = ana_map_val(g_map, b);
-	uint32_t tx = *(const uint32_t *)ana_map_key(g_map, a);
-	uint32_t ty = *(const uint32_t *)ana_map_key(g_map, b);
+	const struct trow *ra = pa, *rb = pb;
+	const struct task *x = ra->k, *y = rb->k;
+	uint32_t tx = ra->tid, ty = rb->tid;
 	int c = 0;
-	switch (g_sort) {
+	switch (ra->sort) {
 	case ANA_SS_ONCPU: c = cmp_u64_desc(x->on_total, y->on_total); break;
 	case ANA_SS_OFFCPU: c = cmp_u64_desc(x->off_total, y->off_total); break;
 	case ANA_SS_SWITCHES: c = cmp_u64_desc(x->switch_ins, y->switch_ins); break;
 	case ANA_SS_PREEMPT: c = cmp_u64_desc(x->preempted, y->preempted); break;
 	case ANA_SS_VOLUNTARY: c = cmp_u64_desc(x->voluntary, y->voluntary); break;
 	case ANA_SS_MAXGAP: c = cmp_u64_desc(x->max_gap, y->max_gap); break;
-	case ANA_SS_COMM: {
-		const char *cx = ana_session_comm(g_sess, tx, g_t1);
-		const char *cy = ana_session_comm(g_sess, ty, g_t1);
-		c = strcmp(cx ? cx : "", cy ? cy : "");
+	case ANA_SS_COMM:
+		c = strcmp(ra->comm ? ra->comm : "", rb->comm ? rb->comm : "");
 		break;
-	}
 	default: break;
 	}
 	if (c)
@@ -249,7 +249,7 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 	st.o = o;
 	ana_map_init(&st.tasks, sizeof(uint32_t), sizeof(struct task));
 	ana_map_init(&st.cpus, sizeof(uint32_t), sizeof(struct cpu));
-	size_t *order = NULL;
+	struct trow *order = NULL;
 	int ret;
 	struct ana_frames_opts fo = { .jobs = o->jobs };
 	struct ana_merge *m = ana_merge_new(s->reader, s->frames, s->nframes, &fo);
@@ -314,12 +314,12 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 		if (f && (!ana_filter_pid(f, k->pid) || !ana_filter_tid(f, tid) ||
 			  !ana_filter_comm(f, ana_session_comm(s, tid, st.t1))))
 			continue;
-		order[nsel++] = i;
+		order[nsel].tid = tid;
+		order[nsel].sort = o->sort;
+		order[nsel].k = k;
+		order[nsel].comm = ana_session_comm(s, tid, st.t1);
+		nsel++;
 	}
-	g_map = &st.tasks;
-	g_sort = o->sort;
-	g_sess = s;
-	g_t1 = st.t1;
 	ana_sort(order, nsel, sizeof(*order), cmp_tasks);
 
 	uint64_t window = st.t1 - st.t0;
@@ -351,8 +351,8 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 	ana_table_col(t, "max_gap_at_s", "Max off at s", ANA_NUM);
 	size_t rows = o->top && o->top < nsel ? o->top : nsel;
 	for (size_t r = 0; r < rows; r++) {
-		uint32_t tid = *(const uint32_t *)ana_map_key(&st.tasks, order[r]);
-		const struct task *k = ana_map_val(&st.tasks, order[r]);
+		uint32_t tid = order[r].tid;
+		const struct task *k = order[r].k;
 		ana_table_row(t);
 		task_cells(t, s, tid, st.t1);
 		ana_cell_num(t, "%" PRIu32, k->pid);
@@ -409,8 +409,8 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 		ana_table_col(ht, "to_us", "To us", ANA_NUM);
 		ana_table_col(ht, "count", "Count", ANA_NUM);
 		for (size_t r = 0; r < rows; r++) {
-			uint32_t tid = *(const uint32_t *)ana_map_key(&st.tasks, order[r]);
-			const struct task *k = ana_map_val(&st.tasks, order[r]);
+			uint32_t tid = order[r].tid;
+			const struct task *k = order[r].k;
 			for (int b = 0; b < NBUCKETS; b++) {
 				if (!k->hist[b])
 					continue;
