@@ -46,3 +46,21 @@ grep -qx 'pingpong;main;ping;write;do_syscall_64;schedule 18' "$work/f.txt" ||
 "$ana" export "$work/g.prec" --format folded --comm bash >"$work/b.txt"
 [ "$(cat "$work/b.txt")" = 'bash;[bash]+0x123 15' ] || fail "folded --comm bash: $(cat "$work/b.txt")"
 echo "export: pprof ($nsamples stacks) and folded ($lines lines) read back"
+
+# ---- JSON outputs are valid JSON (JSON Lines for dump)
+if command -v python3 >/dev/null; then
+  for cmd in "info" "report --children" "sched --hist" "counters --interval" "verify"; do
+    # shellcheck disable=SC2086
+    "$ana" $cmd "$work/g.prec" --json >"$work/j.json"
+    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/j.json" ||
+      fail "$cmd --json is not valid JSON"
+  done
+  "$ana" dump "$work/g.prec" --json >"$work/d.jsonl"
+  python3 -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    json.loads(line); n += 1
+assert n > 100, n' "$work/d.jsonl" || fail "dump --json lines are not valid JSON"
+  echo "json: every report parses"
+fi
