@@ -35,7 +35,10 @@ int prec_sink_write(struct prec_sink *sink, const void *buf, size_t n);
 int prec_sink_sync(struct prec_sink *sink);
 void prec_sink_free(struct prec_sink *sink);   /* NULL is fine */
 
-/* A sink writing to fd. With own_fd the fd is closed by prec_sink_free(). */
+/* A sink writing to fd (file, pipe or socket: partial writes and EINTR are
+ * retried; sync is fsync, a no-op success where fsync does not apply).
+ * With own_fd the fd is closed by prec_sink_free(). A socket writer should
+ * ignore SIGPIPE so a dropped peer is -EPIPE, not a signal. */
 struct prec_sink *prec_sink_fd_new(int fd, int own_fd);
 
 /* A growing memory buffer. The buffer stays owned by the sink; it is valid
