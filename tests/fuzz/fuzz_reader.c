@@ -15,6 +15,7 @@
 #include "format/arena.h"
 #include "format/packet.h"
 #include "format/reader.h"
+#include "format/record.h"
 
 /* Differential check of the hand-written packet decoder: whatever it
  * accepts, protobuf-c must accept and both must re-encode identically. */
@@ -98,6 +99,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.max_frame_raw = 1u << 20;
 
 	check_fast_decoder(data, size);
+
+	/* the stream splitter: records must lie within the input */
+	for (size_t pos = 0; pos < size;) {
+		struct prec_record rec;
+		int ret = prec_record_scan(data + pos, size - pos, 1u << 20, &rec);
+		if (ret == 0)
+			break;
+		if (ret > 0 && (rec.len == 0 || rec.len > size - pos))
+			__builtin_trap();
+		pos += ret > 0 ? rec.len : 1;
+	}
 	f = prec_frame_new();
 	if (!f)
 		return 0;
