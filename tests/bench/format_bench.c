@@ -6,6 +6,7 @@
  *       (monotonic times, 4000 distinct callchains of depth 5-30, 300 pids,
  *       K streams, default 4) and reads them back; prints packets/s for
  *       encode and decode, compressed bytes per packet and peak RSS.
+ *       Times are thread CPU time. BENCH_LEVEL=N overrides the zstd level.
  *   format_bench --write FILE
  *       writes a tiny sample file (header, comm, samples with callchains)
  *       for tests/unit/format/test_protoc_decode.sh.
