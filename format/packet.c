@@ -220,6 +220,21 @@ static inline size_t vget(const uint8_t *p, const uint8_t *end, uint64_t *v)
 	uint64_t x = 0;
 	size_t i;
 
+	if (end - p >= 10) {
+		/* no bounds check per byte when a longest varint fits */
+		for (i = 0; i < 10; i++) {
+			uint8_t b = p[i];
+			x |= (uint64_t)(b & 0x7F) << (7 * i);
+			if (!(b & 0x80)) {
+				if (i == 9 && b > 1)
+					return 0;
+				*v = x;
+				return i + 1;
+			}
+		}
+		return 0;
+	}
+
 	for (i = 0; i < 10 && p + i < end; i++) {
 		uint8_t b = p[i];
 		x |= (uint64_t)(b & 0x7F) << (7 * i);
