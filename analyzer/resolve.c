@@ -84,9 +84,21 @@ int ana_resolve_sample(struct ana_session *s, const struct prec_packet *p,
 			if (ip == smp->ip)
 				continue;   /* the chain repeats the leaf */
 		}
-		ret = ana_resolve_ip(s, smp->pid, ip, kernel, p->time, &frames[n]);
+		/* Every entry after the leaf is a return address: the
+		 * instruction after a call. When the call is the last
+		 * instruction of its function, that address is already the
+		 * next function's first byte, so the caller is looked up at
+		 * ip - 1 (as perf, gdb and pprof do); the frame keeps the
+		 * real address and offset. */
+		ret = ana_resolve_ip(s, smp->pid, ip ? ip - 1 : ip, kernel, p->time,
+				     &frames[n]);
 		if (ret < 0)
 			return ret;
+		if (ip) {
+			frames[n].ip = ip;
+			if (frames[n].dso)
+				frames[n].dso_off++;
+		}
 		n++;
 	}
 	return (int)n;
