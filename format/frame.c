@@ -38,6 +38,7 @@ struct prec_frame *prec_frame_new(void)
 	}
 	prec_arena_init(&f->arena, 0);
 	f->fast = prec_packet_fast_ok();
+	f->kinds = PREC_KINDS_ALL;
 	return f;
 }
 
@@ -275,6 +276,62 @@ static void account(struct prec_frame *f)
 	}
 }
 
+void prec_frame_set_kinds(struct prec_frame *f, uint64_t mask)
+{
+	if (f)
+		f->kinds = mask;
+}
+
+/* Reads only what a filtered reader needs of Packet bytes: dt (field 1)
+ * and the oneof field's number. 0 and *dt, *kind filled (kind 0: no oneof
+ * field) when the packet is plain - each of dt and the oneof at most once,
+ * with their proper wire types, and no other field. Anything else returns
+ * -1 and the caller unpacks the packet in full, so how odd bytes decode
+ * (repeated fields, unknown fields, wrong wire types) stays protobuf-c's
+ * decision, exactly as in the unfiltered pass. */
+/* get_varint() restricted to the canonical (shortest) encoding, so what
+ * peek_kind() accepts is exactly what protobuf-c reads the same way. */
+static int get_cvarint(const unsigned char *p, size_t avail, uint64_t *v, size_t *used)
+{
+	if (get_varint(p, avail, v, used) < 0)
+		return -1;
+	if (*used > 1 && (p[*used - 1] == 0 || (*used == 10 && p[9] > 1)))
+		return -1;
+	return 0;
+}
+
+static int peek_kind(const unsigned char *p, size_t len, int64_t *dt, int *kind)
+{
+	const unsigned char *end = p + len;
+	uint64_t key, v, zz = 0;
+	size_t n;
+	int have_dt = 0;
+
+	*kind = 0;
+	while (p < end) {
+		if (get_cvarint(p, (size_t)(end - p), &key, &n) < 0)
+			return -1;
+		p += n;
+		if (key == 0x08 && !have_dt) {
+			if (get_cvarint(p, (size_t)(end - p), &zz, &n) < 0)
+				return -1;
+			p += n;
+			have_dt = 1;
+		} else if ((key & 7) == 2 && key >> 3 >= PERFREC__PACKET__DATA_HEADER &&
+			   key >> 3 <= PERFREC__PACKET__DATA_NOTE && !*kind) {
+			if (get_cvarint(p, (size_t)(end - p), &v, &n) < 0 ||
+			    v > (uint64_t)(end - p) - n)
+				return -1;
+			p += n + (size_t)v;
+			*kind = (int)(key >> 3);
+		} else {
+			return -1;
+		}
+	}
+	*dt = (int64_t)(zz >> 1) ^ -(int64_t)(zz & 1);
+	return 0;
+}
+
 /* A damaged packet ends the frame: what was returned so far still counts. */
 static int frame_fail(struct prec_frame *f, int err)
 {
@@ -306,6 +363,22 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p)
 		}
 		if (get_varint(q + 1, avail - 1, &len, &n) < 0 || len > avail - 1 - n)
 			return frame_fail(f, PREC_E_DECODE);
+		if (f->kinds != PREC_KINDS_ALL) {
+			int64_t dt;
+			int kind;
+			if (peek_kind(q + 1 + n, (size_t)len, &dt, &kind) == 0 &&
+			    kind != PERFREC__PACKET__DATA_INTERNED &&
+			    (kind == 0 || !(f->kinds & PREC_KIND(kind)))) {
+				/* skipped unseen: only its time and its count remain */
+				f->pos += 1 + n + (size_t)len;
+				f->time += (uint64_t)dt;
+				if (kind == 0)
+					f->unknown++;
+				else
+					f->packets++;
+				continue;
+			}
+		}
 		pkt = f->fast ? prec_packet_fast_unpack(q + 1 + n, (size_t)len, &f->arena) : NULL;
 		if (!pkt) {
 			pkt = (Perfrec__Packet *)protobuf_c_message_unpack(
@@ -327,6 +400,9 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p)
 				return frame_fail(f, ret);
 		}
 		f->packets++;
+		if ((unsigned)pkt->data_case >= 64 ||
+		    !(f->kinds & PREC_KIND(pkt->data_case)))
+			continue;   /* filtered out after a full unpack (odd bytes) */
 		p->pkt = pkt;
 		p->time = f->time;
 		p->stream = f->stream;

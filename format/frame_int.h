@@ -37,6 +37,7 @@ struct prec_frame {
 	int err;                   /* sticky decode error of this frame */
 	int loaded;
 	int fast;                  /* prec_packet_fast_ok() */
+	uint64_t kinds;            /* prec_frame_set_kinds(); kept across loads */
 
 	/* filled by prec_reader_load_frame(); 0 after a bare prec_frame_load() */
 	uint32_t stream;

@@ -53,6 +53,7 @@ struct prec_reader {
 	uint64_t t0, t1;
 	int windowed;
 	struct prec_frame *cur;
+	uint64_t kinds;              /* prec_reader_set_kinds(), for cur */
 
 	pthread_mutex_t lock;
 	struct prec_reader_stats st;
@@ -144,6 +145,7 @@ static struct prec_reader *reader_alloc(const struct prec_reader_opts *opts)
 		o.max_frame_raw = PREC_DEFAULT_MAX_FRAME_RAW;
 	r->opts = o;
 	r->fd = -1;
+	r->kinds = PREC_KINDS_ALL;
 	if (pthread_mutex_init(&r->lock, NULL) != 0) {
 		free(r);
 		return NULL;
@@ -846,6 +848,7 @@ int prec_reader_next_packet(struct prec_reader *r, struct prec_packet *p)
 		r->cur = prec_frame_new();
 		if (!r->cur)
 			return -ENOMEM;
+		prec_frame_set_kinds(r->cur, r->kinds);
 	}
 	for (;;) {
 		if (r->cur->loaded) {
@@ -865,6 +868,14 @@ int prec_reader_next_packet(struct prec_reader *r, struct prec_packet *p)
 		if (ret < 0)
 			report_seq(r, fi.offset, ret);
 	}
+}
+
+void prec_reader_set_kinds(struct prec_reader *r, uint64_t mask)
+{
+	if (!r)
+		return;
+	r->kinds = mask;
+	prec_frame_set_kinds(r->cur, mask);
 }
 
 void prec_reader_stats(const struct prec_reader *r, struct prec_reader_stats *st)
