@@ -7,6 +7,12 @@
  *       K streams, default 4) and reads them back; prints packets/s for
  *       encode and decode, compressed bytes per packet and peak RSS.
  *       Times are thread CPU time. BENCH_LEVEL=N overrides the zstd level.
+ *   format_bench [MILLIONS] --mix switch
+ *       a --switch-events recording instead: 75% ContextSwitch, 20% Sample
+ *       (callchains as above), 3% TaskEvent (interned comms), 2% Mmap
+ *       (interned file names). Decode is also timed with a kinds mask that
+ *       keeps only samples (prec_reader_set_kinds()); packets/s count every
+ *       packet of the trace.
  *   format_bench --write FILE
  *       writes a tiny sample file (header, comm, samples with callchains)
  *       for tests/unit/format/test_protoc_decode.sh.
@@ -111,6 +117,8 @@ static int write_tiny(const char *path)
 
 struct bench {
 	uint64_t n;
+	uint64_t samples;   /* of n, set by encode_once() */
+	int mix;            /* --mix switch */
 	unsigned streams;
 	struct prec_writer_opts wo;
 	uint64_t *chains[NCHAINS];
@@ -119,7 +127,7 @@ struct bench {
 
 /* Writes b->n samples into a new memory sink; returns it (NULL on error)
  * with the CPU seconds spent in *secs and the writer's stats in *ws. */
-static struct prec_sink *encode_once(const struct bench *b, double *secs,
+static struct prec_sink *encode_once(struct bench *b, double *secs,
 				     struct prec_writer_stats *ws)
 {
 	struct prec_sink *sink = prec_sink_mem_new();
@@ -134,10 +142,14 @@ static struct prec_sink *encode_once(const struct bench *b, double *secs,
 		return NULL;
 	}
 	rng_state = 0x853c49e6748fea9bull ^ 0x5555;   /* same data every round */
+	b->samples = 0;
 	t0 = now_s();
 	for (uint64_t i = 0; i < b->n && !ret; i++) {
 		Perfrec__Packet pkt = PERFREC__PACKET__INIT;
 		Perfrec__Sample s = PERFREC__SAMPLE__INIT;
+		Perfrec__ContextSwitch cs = PERFREC__CONTEXT_SWITCH__INIT;
+		Perfrec__TaskEvent te = PERFREC__TASK_EVENT__INIT;
+		Perfrec__Mmap mm = PERFREC__MMAP__INIT;
 		uint32_t st = (uint32_t)(i % b->streams);
 		/* skewed like real profiles: u^3 puts half the samples on
 		 * the hottest ~12% of callchains, the rest on a long tail */
@@ -149,6 +161,59 @@ static struct prec_sink *encode_once(const struct bench *b, double *secs,
 		if (t <= last_t[st])
 			t = last_t[st] + 1;
 		last_t[st] = t;
+		unsigned kind = b->mix ? (unsigned)((r >> 8) % 100) : 99;
+		if (kind < 75) {
+			/* a CPU-wide switch, as --switch-events records them */
+			cs.id = 100 + st;
+			cs.cpu = st;
+			cs.pid = pid;
+			cs.tid = pid + (uint32_t)((r >> 40) & 3);
+			cs.out = (r >> 20) & 1;
+			cs.preempt = cs.out && ((r >> 21) & 1);
+			cs.cpu_wide = 1;
+			cs.other_pid = 1000 + (uint32_t)((r >> 22) % NPIDS);
+			cs.other_tid = cs.other_pid + (uint32_t)((r >> 44) & 3);
+			pkt.data_case = PERFREC__PACKET__DATA_CONTEXT_SWITCH;
+			pkt.context_switch = &cs;
+			ret = prec_writer_append(w, st + 1, &pkt, t);
+			continue;
+		}
+		if (kind < 78) {
+			char comm[32];
+			snprintf(comm, sizeof(comm), "worker-%u", pid % 97);
+			te.kind = (r >> 20) % 3;
+			te.pid = pid;
+			te.tid = pid + (uint32_t)((r >> 40) & 3);
+			te.ppid = te.ptid = 1;
+			te.comm = prec_writer_intern_string(w, st + 1, comm);
+			te.exec = te.kind == PERFREC__TASK_EVENT__KIND__COMM;
+			te.cpu = st;
+			pkt.data_case = PERFREC__PACKET__DATA_TASK;
+			pkt.task = &te;
+			ret = prec_writer_append(w, st + 1, &pkt, t);
+			continue;
+		}
+		if (kind < 80) {
+			char path[64];
+			snprintf(path, sizeof(path), "/usr/lib/x86_64-linux-gnu/libfoo%u.so.1", pid % 53);
+			mm.pid = mm.tid = pid;
+			mm.start = 0x7f0000000000ull + ((r >> 16) & 0xFFFFF) * 4096;
+			mm.len = 0x21000;
+			mm.pgoff = 0x1000;
+			mm.maj = 8;
+			mm.min = 1;
+			mm.ino = 1000000 + pid % 53;
+			mm.ino_generation = 7;
+			mm.prot = 5;
+			mm.flags = 2;
+			mm.filename = prec_writer_intern_string(w, st + 1, path);
+			mm.cpu = st;
+			pkt.data_case = PERFREC__PACKET__DATA_MMAP;
+			pkt.mmap = &mm;
+			ret = prec_writer_append(w, st + 1, &pkt, t);
+			continue;
+		}
+		b->samples++;
 		s.id = 100 + st;
 		s.cpu = st;
 		s.pid = pid;
@@ -175,7 +240,8 @@ static struct prec_sink *encode_once(const struct bench *b, double *secs,
 
 /* Reads every packet back, resolving each sample's callchain. Returns the
  * number of samples, or -1 on error; CPU seconds in *secs. */
-static int64_t decode_once(const void *data, size_t len, double *secs, uint64_t *check)
+static int64_t decode_once(const void *data, size_t len, uint64_t kinds,
+			   double *secs, uint64_t *check)
 {
 	struct prec_reader *rd = prec_reader_open_mem(data, len, NULL);
 	struct prec_reader_stats rs;
@@ -189,9 +255,26 @@ static int64_t decode_once(const void *data, size_t len, double *secs, uint64_t 
 		return -1;
 	}
 	*check = 0;
+	prec_reader_set_kinds(rd, kinds);
 	t0 = now_s();
 	while ((ret = prec_reader_next_packet(rd, &p)) > 0) {
-		if (p.pkt->data_case != PERFREC__PACKET__DATA_SAMPLE)
+		const Perfrec__Packet *k = p.pkt;
+		/* touch what an analyzer would, so unpacking is not for free */
+		if (k->data_case == PERFREC__PACKET__DATA_CONTEXT_SWITCH) {
+			*check += k->context_switch->other_tid ^ p.time;
+			continue;
+		}
+		if (k->data_case == PERFREC__PACKET__DATA_TASK) {
+			const char *c = prec_frame_string(p.frame, k->task->comm);
+			*check += c ? (uint8_t)c[0] : 1;
+			continue;
+		}
+		if (k->data_case == PERFREC__PACKET__DATA_MMAP) {
+			const char *c = prec_frame_string(p.frame, k->mmap->filename);
+			*check += c ? (uint8_t)c[0] : 1;
+			continue;
+		}
+		if (k->data_case != PERFREC__PACKET__DATA_SAMPLE)
 			continue;
 		size_t nips;
 		const uint64_t *ips = prec_frame_callchain(p.frame, p.pkt->sample->callchain, &nips);
@@ -216,7 +299,7 @@ static int64_t decode_once(const void *data, size_t len, double *secs, uint64_t 
 int main(int argc, char **argv)
 {
 	static struct bench b;
-	double millions = 2, enc = 1e30, dec = 1e30;
+	double millions = 2, enc = 1e30, dec = 1e30, decs = 1e30;
 	int rounds = 3;
 	struct prec_writer_opts wo = PREC_WRITER_OPTS_INIT;
 	struct prec_writer_stats ws;
@@ -235,11 +318,15 @@ int main(int argc, char **argv)
 			b.wo.frame_size = (size_t)atol(argv[++i]);
 		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
 			rounds = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--mix") && i + 1 < argc && !strcmp(argv[i + 1], "switch"))
+			b.mix = 1, i++;
+		else if (!strcmp(argv[i], "--mix") && i + 1 < argc && !strcmp(argv[i + 1], "samples"))
+			b.mix = 0, i++;
 		else
 			millions = atof(argv[i]);
 	}
 	if (millions <= 0 || b.streams < 1 || b.streams > 64 || rounds < 1) {
-		fprintf(stderr, "usage: format_bench [MILLIONS] [--streams 1-64] [--frame-size N] [--rounds N] | --write FILE\n");
+		fprintf(stderr, "usage: format_bench [MILLIONS] [--streams 1-64] [--frame-size N] [--rounds N] [--mix samples|switch] | --write FILE\n");
 		return 2;
 	}
 	if (getenv("BENCH_LEVEL"))
@@ -266,24 +353,35 @@ int main(int argc, char **argv)
 		if (!sink)
 			return 1;
 		const void *data = prec_sink_mem_data(sink, &len);
-		int64_t got = decode_once(data, len, &d, &check);
+		int64_t got = decode_once(data, len, PREC_KINDS_ALL, &d, &check);
+		uint64_t check_s;
+		double ds = 0;
+		int64_t got_s = b.mix ? decode_once(data, len,
+						   PREC_KIND(PERFREC__PACKET__DATA_SAMPLE),
+						   &ds, &check_s) : got;
 		prec_sink_free(sink);
-		if (got != (int64_t)b.n) {
-			fprintf(stderr, "format_bench: %lld of %llu samples read back\n",
-				(long long)got, (unsigned long long)b.n);
+		if (got != (int64_t)b.samples || got_s != got) {
+			fprintf(stderr, "format_bench: %lld (%lld with a mask) of %llu samples read back\n",
+				(long long)got, (long long)got_s, (unsigned long long)b.samples);
 			return 1;
 		}
 		if (e < enc)
 			enc = e;
 		if (d < dec)
 			dec = d;
+		if (ds < decs)
+			decs = ds;
 	}
 	getrusage(RUSAGE_SELF, &ru);
-	printf("packets          %llu samples (+%llu interned) on %u streams, %llu frames\n",
-	       (unsigned long long)b.n, (unsigned long long)(ws.packets - b.n), b.streams,
+	printf("packets          %llu (%llu samples, +%llu interned) on %u streams, %llu frames\n",
+	       (unsigned long long)b.n, (unsigned long long)b.samples,
+	       (unsigned long long)(ws.packets - b.n), b.streams,
 	       (unsigned long long)ws.frames);
 	printf("encode           %.2f M packets/s (%.3f s CPU, best of %d)\n", b.n / enc / 1e6, enc, rounds);
 	printf("decode           %.2f M packets/s (%.3f s CPU, best of %d)\n", b.n / dec / 1e6, dec, rounds);
+	if (b.mix)
+		printf("decode samples   %.2f M packets/s (%.3f s CPU, kinds mask = samples only)\n",
+		       b.n / decs / 1e6, decs);
 	printf("raw bytes/packet %.2f\n", (double)ws.bytes_raw / b.n);
 	printf("file bytes/packet %.2f (%zu bytes)\n", (double)len / b.n, len);
 	printf("peak RSS         %.1f MiB\n", ru.ru_maxrss / 1024.0);
