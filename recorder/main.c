@@ -29,7 +29,6 @@
 
 #define DEFAULT_EVENT "cpu-clock"
 #define DEFAULT_FREQ 4000
-#define DEFAULT_PAGES 128
 #define DEFAULT_OUTPUT "perfrec.prec"
 /* Recording defaults for the file: zstd level 3 and 1 MiB frames keep a
  * switch-heavy trace under half the bytes of `perf record -z`
@@ -101,7 +100,8 @@ static void usage_record(FILE *f)
 		"  -o, --output FILE      output file (default %s)\n"
 		"  -d, --duration SECS    stop after SECS seconds (decimals allowed)\n"
 		"  -m, --mmap-pages N     ring size in pages per CPU, a power of two\n"
-		"                         (default %d)\n"
+		"                         (default: 4 MiB per CPU with CAP_IPC_LOCK, e.g.\n"
+		"                         root, at most 256 MiB in all; else 128 like perf)\n"
 		"      --frame-size BYTES packet bytes per compressed frame (default %u;\n"
 		"                         suffixes k, m)\n"
 		"      --flush-ms MS      flush frames at least this often (default %u)\n"
@@ -109,11 +109,16 @@ static void usage_record(FILE *f)
 		"      --spool BYTES      per-CPU buffer between the rings and the encoder\n"
 		"                         (default 32m, rounded down to a power of two):\n"
 		"                         absorbs bursts the encoder cannot keep up with\n"
+		"      --no-symbols       record no symbol tables (kallsyms, ELF symbols of\n"
+		"                         the objects hit, perf-PID.map); the file then\n"
+		"                         needs the host's binaries to be symbolized\n"
+		"      --symbols-interval TIME  write the symbols hit so far this often\n"
+		"                         (default 30s; e.g. 5s), and always at the end\n"
 		"  -q, --quiet            no live status line and no summary\n"
 		"  -h, --help             this text\n"
 		"\n"
 		"Stop with Ctrl-C (SIGINT) or SIGTERM: the file is completed cleanly.\n",
-		DEFAULT_FREQ, DEFAULT_OUTPUT, DEFAULT_PAGES,
+		DEFAULT_FREQ, DEFAULT_OUTPUT,
 		(unsigned)DEFAULT_FRAME_SIZE, (unsigned)PREC_DEFAULT_FLUSH_MS,
 		DEFAULT_ZSTD_LEVEL);
 }
@@ -255,6 +260,8 @@ enum {
 	OPT_INTERVAL,
 	OPT_ZSTD_LEVEL,
 	OPT_SPOOL,
+	OPT_NO_SYMBOLS,
+	OPT_SYMBOLS_INTERVAL,
 };
 
 static int cmd_record(int argc, char **argv)
@@ -278,6 +285,8 @@ static int cmd_record(int argc, char **argv)
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "zstd-level", required_argument, NULL, OPT_ZSTD_LEVEL },
 		{ "spool", required_argument, NULL, OPT_SPOOL },
+		{ "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
+		{ "symbols-interval", required_argument, NULL, OPT_SYMBOLS_INTERVAL },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -297,7 +306,7 @@ static int cmd_record(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	o.freq = DEFAULT_FREQ;
-	o.mmap_pages = DEFAULT_PAGES;
+	o.mmap_pages = 0;   /* auto, see record.h */
 	o.output = DEFAULT_OUTPUT;
 	o.flush_ms = PREC_DEFAULT_FLUSH_MS;
 	o.zstd_level = DEFAULT_ZSTD_LEVEL;
@@ -434,6 +443,17 @@ static int cmd_record(int argc, char **argv)
 				goto out;
 			}
 			o.spool_bytes = v;
+			break;
+		case OPT_NO_SYMBOLS:
+			o.no_symbols = true;
+			break;
+		case OPT_SYMBOLS_INTERVAL:
+			if (parse_duration_ns(optarg, &o.symbols_interval_ns) < 0 ||
+			    o.symbols_interval_ns < 1000000) {
+				fprintf(stderr, "perfrec: bad --symbols-interval '%s' (e.g. 30s, "
+					"500ms; at least 1ms)\n", optarg);
+				goto out;
+			}
 			break;
 		case 'q':
 			quiet = true;

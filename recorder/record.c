@@ -44,6 +44,14 @@
 #define SPOOL_DEFAULT (32u << 20)       /* per CPU */
 #define SPOOL_TOTAL_MAX (1ull << 30)    /* all CPUs together */
 #define TURN_RECORDS 65536              /* per ring per consumer turn */
+/* Ring size when -m is not given. Losses come from a ring filling while
+ * the recorder is descheduled: at -F 10000 -g with switch events a CPU
+ * writes ~16 MB/s, so perf's 512 KiB lasts ~30 ms and 4 MiB ~250 ms. Rings
+ * are locked memory: above perf_event_mlock_kb only CAP_IPC_LOCK may map
+ * them, so without it we stay at perf's size. */
+#define RING_PAGES_SMALL 128            /* 512 KiB, perf's default */
+#define RING_BYTES_BIG (4u << 20)       /* per CPU, with CAP_IPC_LOCK */
+#define RING_TOTAL_MAX (256ull << 20)   /* all CPUs together */
 
 /* The drain thread: moves records from the kernel rings into the spools
  * (memcpy only) and wakes the encoding thread through an eventfd. See
@@ -118,6 +126,41 @@ static int push_tid(struct rec *r, int tid, size_t *cap)
 	}
 	r->tids[r->ntids++] = tid;
 	return 0;
+}
+
+/* CAP_IPC_LOCK in the effective set (/proc/self/status CapEff). */
+static bool can_lock_memory(void)
+{
+	char line[256];
+	bool yes = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long caps;
+
+		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
+			yes = (caps >> 14) & 1;   /* CAP_IPC_LOCK = 14 */
+			break;
+		}
+	}
+	fclose(f);
+	return yes;
+}
+
+/* -m not given: data pages per ring (a power of two). */
+static size_t auto_ring_pages(size_t ncpus)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), pages;
+
+	if (!can_lock_memory() || !page)
+		return RING_PAGES_SMALL;
+	pages = RING_BYTES_BIG / page;
+	while (pages > RING_PAGES_SMALL &&
+	       (uint64_t)pages * page * (ncpus ? ncpus : 1) > RING_TOTAL_MAX)
+		pages /= 2;
+	return pages > RING_PAGES_SMALL ? pages : RING_PAGES_SMALL;
 }
 
 /* -p PID: every thread of PID (from /proc/PID/task); -t TID as given. */
@@ -442,7 +485,7 @@ static void emit_status(struct rec *r, uint64_t now, uint64_t *prev_t,
 static int setup_drain(struct rec *r)
 {
 	struct drain *d = &r->d;
-	uint64_t ring = (uint64_t)r->o->mmap_pages * r->s.page_size;
+	uint64_t ring = (uint64_t)r->s.cfg.mmap_pages * r->s.page_size;
 	uint64_t spool = r->o->spool_bytes ? r->o->spool_bytes : SPOOL_DEFAULT;
 	struct epoll_event ev;
 	int ret;
@@ -545,7 +588,8 @@ static const char *loop(struct rec *r)
 	uint64_t ival = r->ctr ? rec_counters_interval_ns(r->ctr) : 0;
 	uint64_t next_ctr = r->start_ns + ival, next_status = r->start_ns + STATUS_NS;
 	uint64_t prev_t = r->start_ns, prev_rec = 0;
-	uint64_t next_syms = r->start_ns + SYMBOLS_NS;   /* symbols (issue 6) */
+	uint64_t syms_ival = o->symbols_interval_ns ? o->symbols_interval_ns : SYMBOLS_NS;
+	uint64_t next_syms = r->start_ns + syms_ival;   /* symbols (issue 6) */
 	bool task_target = o->target == REC_TARGET_PIDS || o->target == REC_TARGET_TIDS;
 	bool more = false;
 
@@ -571,7 +615,7 @@ static const char *loop(struct rec *r)
 
 			if (sret < 0)
 				ret = sret;
-			next_syms = now + SYMBOLS_NS;
+			next_syms = now + syms_ival;
 		}
 		if (!ret && r->ctr && ival && now >= next_ctr) {
 			ret = rec_counters_snapshot(r->ctr, r->w, now, false);
@@ -773,7 +817,8 @@ int rec_record_run(const struct rec_record_opts *o,
 	cfg.switch_events = o->switch_events;
 	cfg.inherit = o->target == REC_TARGET_PIDS || o->target == REC_TARGET_COMMAND;
 	cfg.enable_on_exec = o->target == REC_TARGET_COMMAND;
-	cfg.mmap_pages = o->mmap_pages;
+	cfg.mmap_pages = o->mmap_pages ? o->mmap_pages : auto_ring_pages(r.cpus.n);
+	res->mmap_pages = cfg.mmap_pages;
 	ret = rec_session_init(&r.s, r.evlist, &cfg);
 	if (ret < 0) {
 		snprintf(err, errlen, "bad session settings (-m must be a power of two): %s",
@@ -807,8 +852,10 @@ int rec_record_run(const struct rec_record_opts *o,
 		goto out;
 	r.emit_ok = true;
 	/* symbols (issue 6): kallsyms now, hit objects' tables at the end */
-	r.syms = rec_symcollect_new(NULL);
-	if (r.syms) {
+	r.syms = o->no_symbols ? NULL : rec_symcollect_new(NULL);
+	if (o->no_symbols) {
+		/* asked for: nothing to say */
+	} else if (r.syms) {
 		r.e.observe = rec_symcollect_observe;
 		r.e.observe_ctx = r.syms;
 	} else {

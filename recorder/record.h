@@ -50,8 +50,13 @@ struct rec_record_opts {
 	char *const *argv;                 /* REC_TARGET_COMMAND, NULL-ended */
 	uint64_t freq, period;
 	bool callchain, switch_events;
-	size_t mmap_pages;
+	size_t mmap_pages;                 /* per ring; 0 = auto: 4 MiB with
+					    * CAP_IPC_LOCK (256 MiB at most in
+					    * all), else 128 pages like perf */
 	uint64_t spool_bytes;              /* per-CPU spool, 0 = default */
+	bool no_symbols;                   /* no symbol collection (issue 6) */
+	uint64_t symbols_interval_ns;      /* symbol writes while recording,
+					    * 0 = every 30 s */
 	uint64_t duration_ns;              /* 0 = until stopped */
 	const char *output;                /* file path, unless sink is set */
 	struct prec_sink *sink;            /* borrowed; overrides output */
@@ -75,6 +80,7 @@ struct rec_record_result {
 	uint64_t bytes_raw;       /* packet bytes before compression */
 	uint64_t duration_ns;
 	uint64_t wakeups;         /* epoll returns with a ring ready */
+	size_t mmap_pages;        /* data pages per ring used */
 	uint64_t event_lost;      /* sum of per-event lost counts (LOST) */
 	uint64_t spool_full;      /* drains that found the spool full: the
 				   * encoder fell behind the kernel */

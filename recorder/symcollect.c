@@ -191,6 +191,15 @@ struct pending {
 	uint64_t ip;
 };
 
+#define HCACHE_BITS 12
+#define HCACHE_SIZE (1u << HCACHE_BITS)
+/* tag = gen << 2 | kernel << 1 | ret_addr; gen 0 never matches (empty) */
+struct hit_slot {
+	uint64_t ip;
+	uint32_t pid;
+	uint32_t tag;
+};
+
 struct rec_symcollect {
 	struct rec_symcollect_opts o;
 
@@ -204,6 +213,14 @@ struct rec_symcollect {
 
 	struct pending *pend;
 	size_t npend, cpend;
+
+	/* Hits already recorded, so the hot path skips the map and symbol
+	 * searches for the addresses callchains repeat (nearly all of them).
+	 * Direct-mapped, no eviction order: a collision only costs the slow
+	 * path once more. A user entry is valid for one `gen` of the address
+	 * spaces: any mapping change (mmap, fork, exec) bumps gen. */
+	struct hit_slot *hcache;  /* [HCACHE_SIZE] */
+	uint32_t gen;
 
 	struct rec_kallsyms ksyms;
 	uint8_t *kstate;          /* per kernel symbol: 0, 1 hit, 2 written */
@@ -260,6 +277,7 @@ void rec_symcollect_free(struct rec_symcollect *sc)
 	u64map_release(&sc->proc_index);
 	rec_kallsyms_release(&sc->ksyms);
 	free(sc->kstate);
+	free(sc->hcache);
 	free(sc);
 }
 
@@ -289,6 +307,13 @@ struct rec_symcollect *rec_symcollect_new(const struct rec_symcollect_opts *o)
 		sc->o.chunk = def.chunk;
 	sc->obj_index.with_vals = 1;
 	sc->proc_index.with_vals = 1;
+	sc->hcache = calloc(HCACHE_SIZE, sizeof(*sc->hcache));
+	if (!sc->hcache) {
+		free(sc);
+		errno = ENOMEM;
+		return NULL;
+	}
+	sc->gen = 1;
 	if (sc->o.kernel) {
 		int ret = rec_kallsyms_load(sc->o.kallsyms_path, &sc->ksyms);
 
@@ -537,10 +562,21 @@ int rec_symcollect_add_mmap(struct rec_symcollect *sc,
 	return add_map(sc, p, m);
 }
 
+/* Address spaces changed: cached user hits may now name other objects. */
+static void new_gen(struct rec_symcollect *sc)
+{
+	if (++sc->gen >= (1u << 30)) {   /* tag room used up: start over */
+		memset(sc->hcache, 0, HCACHE_SIZE * sizeof(*sc->hcache));
+		sc->gen = 1;
+	}
+}
+
 static int add_map(struct rec_symcollect *sc, struct sc_proc *p,
 		   const struct rec_symcollect_map *m)
 {
 	struct sc_map nm;
+
+	new_gen(sc);
 
 	nm.start = m->start;
 	nm.end = m->start + m->len;
@@ -570,6 +606,7 @@ int rec_symcollect_fork(struct rec_symcollect *sc, uint32_t pid, uint32_t ppid)
 	if (!parent || !child)
 		return -ENOMEM;
 	/* get_proc may have moved sc->procs, not the procs themselves */
+	new_gen(sc);
 	child->known = 1;
 	child->n = 0;
 	if (!parent || !parent->n)
@@ -591,6 +628,7 @@ int rec_symcollect_exec(struct rec_symcollect *sc, uint32_t pid)
 	if (!p)
 		return -ENOMEM;
 	p->known = 1;
+	new_gen(sc);
 	/* a fresh address space; MMAP2s follow. The old one stays
 	 * reachable for late samples, one generation deep. */
 	free(p->old);
@@ -625,7 +663,9 @@ static void kernel_hit(struct rec_symcollect *sc, uint64_t ip)
 	}
 }
 
-/* 1 = matched a mapping (or the hit needs no mapping), 0 = not yet.
+/* 2 = recorded in an ELF object (cacheable: the same ip would add
+ * nothing until the mappings change), 1 = handled otherwise (JIT hits
+ * are cleared at every write, so they are not cached), 0 = not yet.
  * ret_addr: a callchain return address; the call it returns from may be
  * the last instruction of its function, so the byte before counts too. */
 static int user_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
@@ -645,11 +685,11 @@ static int user_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 		struct sc_obj *o = sc->objs[m->obj];
 
 		if (o->full_done)
-			return 1;
+			return 2;
 		ret = u64map_put(&o->hits, ip - m->start + m->pgoff, 0);
 		if (ret >= 0 && ret_addr && ip > m->start)
 			ret = u64map_put(&o->hits, ip - 1 - m->start + m->pgoff, 0);
-		return ret < 0 ? ret : 1;
+		return ret < 0 ? ret : 2;
 	}
 	if (m || last_chance) {
 		/* anonymous memory, or nothing mapped: JIT code maybe */
@@ -666,15 +706,30 @@ static int user_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 static int hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 	       int kernel, int ret_addr)
 {
+	uint32_t tag = (kernel ? 2u : sc->gen << 2) | (ret_addr ? 1u : 0u);
+	struct hit_slot *c;
 	int ret;
 
+	if (kernel)
+		pid = 0;   /* one kernel address space */
+	c = &sc->hcache[mix(ip ^ ((uint64_t)pid << 40)) >> (64 - HCACHE_BITS)];
+	if (c->ip == ip && c->pid == pid && c->tag == tag)
+		return 0;
 	if (kernel) {
 		kernel_hit(sc, ip);
 		if (ret_addr)
 			kernel_hit(sc, ip - 1);
+		c->ip = ip;
+		c->pid = pid;
+		c->tag = tag;
 		return 0;
 	}
 	ret = user_hit(sc, pid, ip, ret_addr, 0);
+	if (ret == 2) {
+		c->ip = ip;
+		c->pid = pid;
+		c->tag = tag;
+	}
 	if (ret != 0)
 		return ret < 0 ? ret : 0;
 	/* the mapping may still be in another CPU's ring: retry at write */
