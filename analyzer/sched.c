@@ -37,7 +37,10 @@ struct task {
 	int on;              /* currently on a CPU */
 	int off;             /* off since off_since (a gap is open) */
 	int seen;
+	int exited;          /* EXIT seen while on a CPU: on-CPU time and the
+			      * last switch-out were counted at exit_at */
 	uint32_t cpu;
+	uint64_t exit_at;
 	uint64_t on_since, off_since;
 	uint64_t on_total, off_total;
 	uint64_t switch_ins, preempted, voluntary;
@@ -127,11 +130,18 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 		c->switch_ins++;
 		c->cur = tid;
 		c->has_cur = tid != UINT32_MAX;
-	} else if (tid == UINT32_MAX && c->has_cur) {
+	} else if (tid == UINT32_MAX) {
 		/* The kernel reports an exiting task's last switch-out with
-		 * tid -1 (no longer in a pid namespace): it is the task that
-		 * was switched in on this CPU. */
+		 * pid/tid -1 (the task is already unhashed): it is the task
+		 * that was switched in on this CPU. Without one (the switch-in
+		 * was before the window, or this CPU's current task already
+		 * switched out) the record names nobody. */
+		if (!c->has_cur)
+			return 0;
 		tid = c->cur;
+		c->has_cur = 0;
+	} else if (c->has_cur && c->cur == tid) {
+		c->has_cur = 0;
 	}
 	if (tid == 0 || tid == UINT32_MAX)
 		return 0;   /* idle (CPU busy comes from real tasks) or unknown */
@@ -139,8 +149,18 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 	struct task *k = ana_map_get(&st->tasks, &tid, &created);
 	if (!k)
 		return -ENOMEM;
-	if (cs->pid != UINT32_MAX)
+	if (cs->pid != UINT32_MAX && cs->tid != UINT32_MAX)
 		k->pid = cs->pid;
+	if (cs->out && k->exited) {
+		/* The final switch-out after EXIT (CPU-wide records): the
+		 * task ran its exit path until now; its switch-out was
+		 * already counted at the exit. */
+		uint64_t d = t - k->exit_at;
+		k->on_total += d;
+		k->exited = 0;
+		return add_busy(st, cs->cpu, d);
+	}
+	k->exited = 0;
 	if (cs->out) {
 		if (k->on) {
 			uint64_t d = t - k->on_since;
@@ -179,6 +199,39 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 	}
 	k->seen = 1;
 	return 0;
+}
+
+/* TaskEvent EXIT: a task that exits is on a CPU, and it never runs again.
+ * Per-task recordings get no switch-out for it at all (the kernel detaches
+ * the task's events before its final schedule), so its on-CPU interval
+ * ends here, with its last (voluntary) switch-out; a CPU-wide recording
+ * still delivers that switch-out (tid -1) afterwards and on_switch() adds
+ * the time in between. */
+static int on_exit_task(struct sstate *st, const struct prec_packet *p)
+{
+	const Perfrec__TaskEvent *te = p->pkt->task;
+	const struct ana_filter *f = st->o->filter;
+	uint64_t t = p->time;
+	if (te->kind != PERFREC__TASK_EVENT__KIND__EXIT || !st->started)
+		return 0;
+	if (f && !ana_filter_time(f, t))
+		return 0;
+	uint32_t tid = te->tid;
+	struct task *k = ana_map_find(&st->tasks, &tid);
+	if (!k || !k->on || t < k->on_since)
+		return 0;
+	if (f && !ana_filter_cpu(f, k->cpu))
+		return 0;
+	uint64_t d = t - k->on_since;
+	k->on_total += d;
+	k->on = 0;
+	k->off = 0;   /* a dead task has no off-CPU gap */
+	k->voluntary++;
+	k->exited = 1;
+	k->exit_at = t;
+	if (t > st->t1)
+		st->t1 = t;
+	return add_busy(st, k->cpu, d);
 }
 
 static void merge_damage(void *ctx, const struct prec_frame_info *fi, int err)
@@ -265,6 +318,9 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 			break;
 		if (p->pkt->data_case == PERFREC__PACKET__DATA_CONTEXT_SWITCH &&
 		    (ret = on_switch(&st, p)) < 0)
+			break;
+		if (p->pkt->data_case == PERFREC__PACKET__DATA_TASK &&
+		    (ret = on_exit_task(&st, p)) < 0)
 			break;
 		if (s->opts.progress) {
 			ana_merge_progress(m, &done, &total);

@@ -9,6 +9,13 @@
  *   switch-in of T at t: T's off-CPU gap [out, t] ends (longest gap and
  *     the off-CPU histogram come from these gaps), a new on-CPU interval
  *     starts, switch-ins + 1.
+ * Exiting tasks: CPU-wide records give a task's last switch-out pid/tid
+ * -1; it is charged to the task last switched in on that CPU (if that task
+ * has not switched out since). A task EXIT event ends the task's on-CPU
+ * interval and counts as its last (voluntary) switch-out; a -1 switch-out
+ * that follows adds the exit path's time, nothing else. Per-task
+ * recordings carry no last switch-out, so without this an exited task
+ * would be on a CPU until the end of the recording.
  * The analysis window is [first, last] switch record processed. A task
  * whose first record is a switch-out was running since the window start; a
  * task still on a CPU at the end runs until the window end. Off-CPU time
