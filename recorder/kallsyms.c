@@ -41,6 +41,31 @@ static int cmp_ksym(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
+/* /proc/kallsyms lists symbols by address already (only aliases come in
+ * another order), so a check and a sort of the alias runs replace the
+ * full sort of ~100k entries in the common case. */
+static void sort_syms(struct rec_ksym *s, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		if (s[i - 1].start > s[i].start ||
+		    (s[i - 1].start == s[i].start && s[i - 1].module > s[i].module)) {
+			qsort(s, n, sizeof(*s), cmp_ksym);
+			return;
+		}
+	}
+	/* insertion sort: runs of equal starts are a few entries long */
+	for (size_t i = 1; i < n; i++) {
+		struct rec_ksym x = s[i];
+		size_t j = i;
+
+		while (j > 0 && cmp_ksym(&s[j - 1], &x) > 0) {
+			s[j] = s[j - 1];
+			j--;
+		}
+		s[j] = x;
+	}
+}
+
 /* Module names repeat on thousands of lines, in runs: remember the last. */
 static long module_index(struct rec_kallsyms *k, const char *m, size_t n,
 			 char **q)
@@ -159,7 +184,7 @@ int rec_kallsyms_parse(const char *text, size_t len, struct rec_kallsyms *out)
 		out->nsyms = 0;
 		return REC_KALLSYMS_HIDDEN;
 	}
-	qsort(out->syms, out->nsyms, sizeof(*out->syms), cmp_ksym);
+	sort_syms(out->syms, out->nsyms);
 	/* size = distance to the next distinct start; aliases share it */
 	{
 		uint64_t next = 0;

@@ -191,7 +191,7 @@ struct pending {
 	uint64_t ip;
 };
 
-#define HCACHE_BITS 12
+#define HCACHE_BITS 14
 #define HCACHE_SIZE (1u << HCACHE_BITS)
 /* tag = gen << 2 | kernel << 1 | ret_addr; gen 0 never matches (empty) */
 struct hit_slot {
@@ -650,7 +650,8 @@ int rec_symcollect_exit(struct rec_symcollect *sc, uint32_t pid)
 	return 0;
 }
 
-static void kernel_hit(struct rec_symcollect *sc, uint64_t ip)
+/* ret_addr: the byte before ip counts too (see user_hit()). */
+static void kernel_hit(struct rec_symcollect *sc, uint64_t ip, int ret_addr)
 {
 	long i;
 
@@ -661,6 +662,9 @@ static void kernel_hit(struct rec_symcollect *sc, uint64_t ip)
 		sc->kstate[i] = 1;
 		sc->kernel_hits = 1;
 	}
+	/* ip - 1 is in the same symbol unless ip is its first byte */
+	if (ret_addr && (i < 0 || ip == sc->ksyms.syms[i].start))
+		kernel_hit(sc, ip - 1, 0);
 }
 
 /* 2 = recorded in an ELF object (cacheable: the same ip would add
@@ -716,9 +720,7 @@ static int hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 	if (c->ip == ip && c->pid == pid && c->tag == tag)
 		return 0;
 	if (kernel) {
-		kernel_hit(sc, ip);
-		if (ret_addr)
-			kernel_hit(sc, ip - 1);
+		kernel_hit(sc, ip, ret_addr);
 		c->ip = ip;
 		c->pid = pid;
 		c->tag = tag;
