@@ -19,6 +19,13 @@ int prec_packet_fast_ok(void)
 {
 	return perfrec__packet__descriptor.n_fields == 16 &&
 	       perfrec__sample__descriptor.n_fields == 12 &&
+	       perfrec__group_read__descriptor.n_fields == 5 &&
+	       perfrec__context_switch__descriptor.n_fields == 9 &&
+	       perfrec__task_event__descriptor.n_fields == 8 &&
+	       perfrec__mmap__descriptor.n_fields == 16 &&
+	       perfrec__loss__descriptor.n_fields == 5 &&
+	       perfrec__throttle__descriptor.n_fields == 4 &&
+	       perfrec__group_snapshot__descriptor.n_fields == 5 &&
 	       perfrec__interned_data__descriptor.n_fields == 2 &&
 	       perfrec__interned_string__descriptor.n_fields == 2 &&
 	       perfrec__callchain__descriptor.n_fields == 3;
@@ -50,62 +57,336 @@ static inline uint64_t zigzag(int64_t v)
 /* a varint field with a one-byte key, omitted when zero (proto3) */
 #define VF(v) ((v) ? 1 + vsize(v) : 0)
 
+/* an int32 or enum field: negative values take 10 bytes, sign-extended.
+ * Through int32_t: the compiler may give an enum an unsigned type. */
+#define SX(v) ((uint64_t)(int64_t)(int32_t)(v))
+#define IF(v) ((v) ? 1 + vsize(SX(v)) : 0)
+/* a bool field: protobuf-c writes any non-zero value as 1 */
+#define BF(v) ((v) ? 2 : 0)
+
+static int packed_ok(size_t n, const uint64_t *v)
+{
+	return n == 0 || v;
+}
+
+/* bytes of the varints of v[0..n) */
+static size_t packed_size(size_t n, const uint64_t *v)
+{
+	size_t s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += vsize(v[i]);
+	return s;
+}
+
+/* a packed repeated field with a one-byte key, omitted when empty */
+static size_t packed_field_size(size_t n, const uint64_t *v)
+{
+	size_t b;
+
+	if (!n)
+		return 0;
+	b = packed_size(n, v);
+	return 1 + vsize(b) + b;
+}
+
+static int read_fast(const Perfrec__GroupRead *r)
+{
+	return r->base.n_unknown_fields == 0 && packed_ok(r->n_ids, r->ids) &&
+	       packed_ok(r->n_values, r->values) && packed_ok(r->n_lost, r->lost);
+}
+
+static size_t read_body_size(const Perfrec__GroupRead *r)
+{
+	return VF(r->time_enabled) + VF(r->time_running) +
+	       packed_field_size(r->n_ids, r->ids) +
+	       packed_field_size(r->n_values, r->values) +
+	       packed_field_size(r->n_lost, r->lost);
+}
+
 static size_t sample_body_size(const Perfrec__Sample *s)
 {
+	size_t rd = s->read ? read_body_size(s->read) : 0;
+
 	return VF(s->id) + VF(s->cpu) + VF(s->pid) + VF(s->tid) + VF(s->ip) +
 	       VF(s->period) + VF(s->callchain) +
 	       (s->raw.len ? 1 + vsize(s->raw.len) + s->raw.len : 0) +
+	       (s->read ? 1 + vsize(rd) + rd : 0) +
 	       VF(s->addr) + VF(s->misc) + VF(s->stream_id);
 }
 
-static int sample_fast(const Perfrec__Packet *pkt)
+static size_t switch_body_size(const Perfrec__ContextSwitch *c)
 {
-	const Perfrec__Sample *s = pkt->sample;
+	return VF(c->id) + VF(c->cpu) + VF(c->pid) + VF(c->tid) + BF(c->out) +
+	       BF(c->preempt) + BF(c->cpu_wide) + VF(c->other_pid) + VF(c->other_tid);
+}
 
-	return pkt->data_case == PERFREC__PACKET__DATA_SAMPLE && s &&
-	       pkt->base.n_unknown_fields == 0 && s->base.n_unknown_fields == 0 &&
-	       !s->read && (s->raw.len == 0 || s->raw.data);
+static size_t task_body_size(const Perfrec__TaskEvent *t)
+{
+	return IF(t->kind) + VF(t->pid) + VF(t->tid) + VF(t->ppid) + VF(t->ptid) +
+	       VF(t->comm) + BF(t->exec) + VF(t->cpu);
+}
+
+static size_t mmap_body_size(const Perfrec__Mmap *m)
+{
+	return VF(m->pid) + VF(m->tid) + VF(m->start) + VF(m->len) + VF(m->pgoff) +
+	       VF(m->maj) + VF(m->min) + VF(m->ino) + VF(m->ino_generation) +
+	       VF(m->prot) + VF(m->flags) + VF(m->filename) +
+	       (m->build_id.len ? 1 + vsize(m->build_id.len) + m->build_id.len : 0) +
+	       BF(m->synthesized) + VF(m->misc) +
+	       (m->cpu ? 2 + vsize(m->cpu) : 0);   /* field 16: two-byte key */
+}
+
+/* proto3 strings: protobuf-c omits NULL and "" alike */
+static size_t loss_body_size(const Perfrec__Loss *l, size_t rlen)
+{
+	return IF(l->kind) + VF(l->id) + VF(l->cpu) + VF(l->count) +
+	       (rlen ? 1 + vsize(rlen) + rlen : 0);
+}
+
+static size_t throttle_body_size(const Perfrec__Throttle *t)
+{
+	return BF(t->throttled) + VF(t->id) + VF(t->cpu) + VF(t->stream_id);
+}
+
+static size_t group_body_size(const Perfrec__GroupSnapshot *g)
+{
+	size_t rd = g->read ? read_body_size(g->read) : 0;
+
+	return VF(g->group) + IF(g->cpu) + IF(g->pid) +
+	       (g->read ? 1 + vsize(rd) + rd : 0) + BF(g->final);
+}
+
+/* The submessage of pkt when the fast encoder handles pkt, else NULL:
+ * one of the kinds above, no unknown fields anywhere, no NULL array with
+ * a count (protobuf-c would crash on those; let it be protobuf-c's call). */
+static const ProtobufCMessage *fast_sub(const Perfrec__Packet *pkt)
+{
+	const ProtobufCMessage *m;
+
+	if (pkt->base.n_unknown_fields)
+		return NULL;
+	switch (pkt->data_case) {
+	case PERFREC__PACKET__DATA_SAMPLE: {
+		const Perfrec__Sample *s = pkt->sample;
+		if (!s || (s->raw.len && !s->raw.data) || (s->read && !read_fast(s->read)))
+			return NULL;
+		m = &s->base;
+		break;
+	}
+	case PERFREC__PACKET__DATA_CONTEXT_SWITCH:
+		m = pkt->context_switch ? &pkt->context_switch->base : NULL;
+		break;
+	case PERFREC__PACKET__DATA_TASK:
+		m = pkt->task ? &pkt->task->base : NULL;
+		break;
+	case PERFREC__PACKET__DATA_MMAP:
+		if (!pkt->mmap || (pkt->mmap->build_id.len && !pkt->mmap->build_id.data))
+			return NULL;
+		m = &pkt->mmap->base;
+		break;
+	case PERFREC__PACKET__DATA_LOSS:
+		m = pkt->loss ? &pkt->loss->base : NULL;
+		break;
+	case PERFREC__PACKET__DATA_THROTTLE:
+		m = pkt->throttle ? &pkt->throttle->base : NULL;
+		break;
+	case PERFREC__PACKET__DATA_GROUP:
+		if (!pkt->group || (pkt->group->read && !read_fast(pkt->group->read)))
+			return NULL;
+		m = &pkt->group->base;
+		break;
+	default:
+		return NULL;
+	}
+	return m && m->n_unknown_fields == 0 ? m : NULL;
+}
+
+static size_t body_size(const Perfrec__Packet *pkt)
+{
+	switch (pkt->data_case) {
+	case PERFREC__PACKET__DATA_SAMPLE:
+		return sample_body_size(pkt->sample);
+	case PERFREC__PACKET__DATA_CONTEXT_SWITCH:
+		return switch_body_size(pkt->context_switch);
+	case PERFREC__PACKET__DATA_TASK:
+		return task_body_size(pkt->task);
+	case PERFREC__PACKET__DATA_MMAP:
+		return mmap_body_size(pkt->mmap);
+	case PERFREC__PACKET__DATA_LOSS:
+		return loss_body_size(pkt->loss,
+				      pkt->loss->reason ? strlen(pkt->loss->reason) : 0);
+	case PERFREC__PACKET__DATA_THROTTLE:
+		return throttle_body_size(pkt->throttle);
+	case PERFREC__PACKET__DATA_GROUP:
+		return group_body_size(pkt->group);
+	default:
+		return 0;   /* not reached: fast_sub() said no */
+	}
 }
 
 size_t prec_packet_fast_size(const Perfrec__Packet *pkt)
 {
 	size_t body;
 
-	if (!sample_fast(pkt))
+	if (!fast_sub(pkt))
 		return 0;
-	body = sample_body_size(pkt->sample);
+	body = body_size(pkt);
 	return (pkt->dt ? 1 + vsize(zigzag(pkt->dt)) : 0) + 1 + vsize(body) + body;
 }
 
 #define PUTV(key, v) do { if (v) { *p++ = (key); p = vput(p, (v)); } } while (0)
+#define PUTI(key, v) do { if (v) { *p++ = (key); p = vput(p, SX(v)); } } while (0)
+#define PUTB(key, v) do { if (v) { *p++ = (key); *p++ = 1; } } while (0)
+
+static uint8_t *put_bytes(uint8_t *p, uint8_t key, const void *d, size_t n)
+{
+	if (n) {
+		*p++ = key;
+		p = vput(p, n);
+		memcpy(p, d, n);
+		p += n;
+	}
+	return p;
+}
+
+static uint8_t *put_packed(uint8_t *p, uint8_t key, size_t n, const uint64_t *v)
+{
+	if (n) {
+		*p++ = key;
+		p = vput(p, packed_size(n, v));
+		for (size_t i = 0; i < n; i++)
+			p = vput(p, v[i]);
+	}
+	return p;
+}
+
+static uint8_t *put_read(uint8_t *p, uint8_t key, const Perfrec__GroupRead *r)
+{
+	if (!r)
+		return p;
+	*p++ = key;
+	p = vput(p, read_body_size(r));
+	PUTV(0x08, r->time_enabled);
+	PUTV(0x10, r->time_running);
+	p = put_packed(p, 0x1A, r->n_ids, r->ids);
+	p = put_packed(p, 0x22, r->n_values, r->values);
+	return put_packed(p, 0x2A, r->n_lost, r->lost);
+}
+
+static uint8_t *pack_body(const Perfrec__Packet *pkt, uint8_t *p)
+{
+	switch (pkt->data_case) {
+	case PERFREC__PACKET__DATA_SAMPLE: {
+		const Perfrec__Sample *s = pkt->sample;
+		PUTV(0x08, s->id);
+		PUTV(0x10, s->cpu);
+		PUTV(0x18, s->pid);
+		PUTV(0x20, s->tid);
+		PUTV(0x28, s->ip);
+		PUTV(0x30, s->period);
+		PUTV(0x38, s->callchain);
+		p = put_bytes(p, 0x42, s->raw.data, s->raw.len);
+		p = put_read(p, 0x4A, s->read);
+		PUTV(0x50, s->addr);
+		PUTV(0x58, s->misc);
+		PUTV(0x60, s->stream_id);
+		break;
+	}
+	case PERFREC__PACKET__DATA_CONTEXT_SWITCH: {
+		const Perfrec__ContextSwitch *c = pkt->context_switch;
+		PUTV(0x08, c->id);
+		PUTV(0x10, c->cpu);
+		PUTV(0x18, c->pid);
+		PUTV(0x20, c->tid);
+		PUTB(0x28, c->out);
+		PUTB(0x30, c->preempt);
+		PUTB(0x38, c->cpu_wide);
+		PUTV(0x40, c->other_pid);
+		PUTV(0x48, c->other_tid);
+		break;
+	}
+	case PERFREC__PACKET__DATA_TASK: {
+		const Perfrec__TaskEvent *t = pkt->task;
+		PUTI(0x08, t->kind);
+		PUTV(0x10, t->pid);
+		PUTV(0x18, t->tid);
+		PUTV(0x20, t->ppid);
+		PUTV(0x28, t->ptid);
+		PUTV(0x30, t->comm);
+		PUTB(0x38, t->exec);
+		PUTV(0x40, t->cpu);
+		break;
+	}
+	case PERFREC__PACKET__DATA_MMAP: {
+		const Perfrec__Mmap *m = pkt->mmap;
+		PUTV(0x08, m->pid);
+		PUTV(0x10, m->tid);
+		PUTV(0x18, m->start);
+		PUTV(0x20, m->len);
+		PUTV(0x28, m->pgoff);
+		PUTV(0x30, m->maj);
+		PUTV(0x38, m->min);
+		PUTV(0x40, m->ino);
+		PUTV(0x48, m->ino_generation);
+		PUTV(0x50, m->prot);
+		PUTV(0x58, m->flags);
+		PUTV(0x60, m->filename);
+		p = put_bytes(p, 0x6A, m->build_id.data, m->build_id.len);
+		PUTB(0x70, m->synthesized);
+		PUTV(0x78, m->misc);
+		if (m->cpu) {
+			*p++ = 0x80;
+			*p++ = 0x01;
+			p = vput(p, m->cpu);
+		}
+		break;
+	}
+	case PERFREC__PACKET__DATA_LOSS: {
+		const Perfrec__Loss *l = pkt->loss;
+		PUTI(0x08, l->kind);
+		PUTV(0x10, l->id);
+		PUTV(0x18, l->cpu);
+		PUTV(0x20, l->count);
+		if (l->reason)
+			p = put_bytes(p, 0x2A, l->reason, strlen(l->reason));
+		break;
+	}
+	case PERFREC__PACKET__DATA_THROTTLE: {
+		const Perfrec__Throttle *t = pkt->throttle;
+		PUTB(0x08, t->throttled);
+		PUTV(0x10, t->id);
+		PUTV(0x18, t->cpu);
+		PUTV(0x20, t->stream_id);
+		break;
+	}
+	case PERFREC__PACKET__DATA_GROUP: {
+		const Perfrec__GroupSnapshot *g = pkt->group;
+		PUTV(0x08, g->group);
+		PUTI(0x10, g->cpu);
+		PUTI(0x18, g->pid);
+		p = put_read(p, 0x22, g->read);
+		PUTB(0x28, g->final);
+		break;
+	}
+	default:
+		break;
+	}
+	return p;
+}
 
 size_t prec_packet_fast_pack(const Perfrec__Packet *pkt, uint8_t *out)
 {
-	const Perfrec__Sample *s = pkt->sample;
 	uint8_t *p = out;
 
 	if (pkt->dt) {
 		*p++ = 0x08;
 		p = vput(p, zigzag(pkt->dt));
 	}
-	*p++ = 0x22;   /* field 4, length-delimited */
-	p = vput(p, sample_body_size(s));
-	PUTV(0x08, s->id);
-	PUTV(0x10, s->cpu);
-	PUTV(0x18, s->pid);
-	PUTV(0x20, s->tid);
-	PUTV(0x28, s->ip);
-	PUTV(0x30, s->period);
-	PUTV(0x38, s->callchain);
-	if (s->raw.len) {
-		*p++ = 0x42;
-		p = vput(p, s->raw.len);
-		memcpy(p, s->raw.data, s->raw.len);
-		p += s->raw.len;
-	}
-	PUTV(0x50, s->addr);
-	PUTV(0x58, s->misc);
-	PUTV(0x60, s->stream_id);
+	/* every fast kind's field number is < 16: a one-byte key, type 2 */
+	*p++ = (uint8_t)(pkt->data_case << 3 | 2);
+	p = vput(p, body_size(pkt));
+	p = pack_body(pkt, p);
 	return (size_t)(p - out);
 }
 
@@ -248,40 +529,309 @@ static inline size_t vget(const uint8_t *p, const uint8_t *end, uint64_t *v)
 	return 0;
 }
 
-static int sample_unpack(const uint8_t *p, const uint8_t *end, Perfrec__Sample *s)
+/* Reads one field at *pp: its key and, for wire type 0, the value in *v;
+ * for wire type 2 the length in *v and the bytes at *d. 0 = give up
+ * (another wire type, a bad varint, a length past end). */
+static inline int next_field(const uint8_t **pp, const uint8_t *end,
+			     uint64_t *key, uint64_t *v, const uint8_t **d)
 {
-	while (p < end) {
-		uint64_t key, v;
-		size_t n = vget(p, end, &key);
-		if (!n)
-			return -1;
-		p += n;
-		if ((key & 7) == 2 && key >> 3 == 8) {
-			n = vget(p, end, &v);
-			if (!n || v > (uint64_t)(end - p - (ptrdiff_t)n))
-				return -1;
-			s->raw.len = (size_t)v;
-			s->raw.data = (uint8_t *)(uintptr_t)(p + n);
-			p += n + v;
+	const uint8_t *p = *pp;
+	size_t n = vget(p, end, key);
+
+	if (!n)
+		return 0;
+	p += n;
+	n = vget(p, end, v);
+	if (!n)
+		return 0;
+	p += n;
+	if ((*key & 7) == 2) {
+		if (*v > (uint64_t)(end - p))
+			return 0;
+		*d = p;
+		p += *v;
+	} else if ((*key & 7) != 0) {
+		return 0;
+	}
+	*pp = p;
+	return 1;
+}
+
+/* protobuf-c reads int32 and enum varints by their low 32 bits */
+#define I32(v) ((int32_t)(uint32_t)(v))
+
+/* Packed varints into an array allocated at its upper bound (one value
+ * per byte) and shrunk to the real count. dlen = 0: no values. */
+static int unpack_varints(const uint8_t *q, size_t dlen, struct prec_arena *a,
+			  uint64_t **out, size_t *cnt)
+{
+	const uint8_t *qe;
+	uint64_t *vals;
+	size_t k = 0;
+
+	*out = NULL;
+	*cnt = 0;
+	if (!dlen)
+		return 0;   /* q may be NULL */
+	qe = q + dlen;
+	vals = prec_arena_alloc(a, dlen * sizeof(*vals));
+	if (!vals)
+		return -1;
+	while (q < qe) {
+		/* one-byte varints are common enough for a short cut */
+		if (!(q[0] & 0x80)) {
+			vals[k++] = q[0];
+			q++;
 			continue;
 		}
-		if ((key & 7) != 0)
-			return -1;
-		n = vget(p, end, &v);
+		size_t n = vget(q, qe, &vals[k]);
 		if (!n)
 			return -1;
-		p += n;
-		switch (key >> 3) {
-		case 1: s->id = v; break;
-		case 2: s->cpu = (uint32_t)v; break;
-		case 3: s->pid = (uint32_t)v; break;
-		case 4: s->tid = (uint32_t)v; break;
-		case 5: s->ip = v; break;
-		case 6: s->period = v; break;
-		case 7: s->callchain = v; break;
-		case 10: s->addr = v; break;
-		case 11: s->misc = (uint32_t)v; break;
-		case 12: s->stream_id = v; break;
+		k++;
+		q += n;
+	}
+	prec_arena_shrink_last(a, vals, k * sizeof(*vals));
+	*out = vals;
+	*cnt = k;
+	return 0;
+}
+
+/* A string field into arena memory, NUL-terminated. Embedded NULs are
+ * protobuf-c's call (its strings stop there). */
+static char *unpack_string(const uint8_t *d, size_t n, struct prec_arena *a)
+{
+	char *s;
+
+	if (n && memchr(d, 0, n))
+		return NULL;
+	s = prec_arena_alloc(a, n + 1);
+	if (!s)
+		return NULL;
+	if (n)
+		memcpy(s, d, n);
+	s[n] = '\0';
+	return s;
+}
+
+/* GroupRead. A repeated packed field given twice (protobuf-c appends) or
+ * in unpacked form gives up. */
+static Perfrec__GroupRead *read_unpack(const uint8_t *p, size_t len, struct prec_arena *a)
+{
+	const uint8_t *end = p + len, *d = NULL;
+	Perfrec__GroupRead *r = prec_arena_alloc(a, sizeof(*r));
+	uint64_t key, v;
+	int seen = 0;
+
+	if (!r)
+		return NULL;
+	perfrec__group_read__init(r);
+	while (p < end) {
+		if (!next_field(&p, end, &key, &v, &d))
+			return NULL;
+		switch (key) {
+		case 0x08: r->time_enabled = v; break;
+		case 0x10: r->time_running = v; break;
+		case 0x1A:
+			if ((seen & 1) || unpack_varints(d, (size_t)v, a, &r->ids, &r->n_ids) < 0)
+				return NULL;
+			seen |= 1;
+			break;
+		case 0x22:
+			if ((seen & 2) || unpack_varints(d, (size_t)v, a, &r->values, &r->n_values) < 0)
+				return NULL;
+			seen |= 2;
+			break;
+		case 0x2A:
+			if ((seen & 4) || unpack_varints(d, (size_t)v, a, &r->lost, &r->n_lost) < 0)
+				return NULL;
+			seen |= 4;
+			break;
+		default:
+			return NULL;
+		}
+	}
+	return r;
+}
+
+/* Byte fields (Sample.raw, Mmap.build_id) point into the packet bytes.
+ * A scalar given twice: the last wins, as in protobuf-c. A submessage
+ * given twice (protobuf-c merges them) gives up. */
+static int sample_unpack(const uint8_t *p, const uint8_t *end, Perfrec__Sample *s,
+			 struct prec_arena *a)
+{
+	const uint8_t *d = NULL;
+	uint64_t key, v;
+
+	while (p < end) {
+		if (!next_field(&p, end, &key, &v, &d))
+			return -1;
+		switch (key) {
+		case 0x08: s->id = v; break;
+		case 0x10: s->cpu = (uint32_t)v; break;
+		case 0x18: s->pid = (uint32_t)v; break;
+		case 0x20: s->tid = (uint32_t)v; break;
+		case 0x28: s->ip = v; break;
+		case 0x30: s->period = v; break;
+		case 0x38: s->callchain = v; break;
+		case 0x42:
+			s->raw.len = (size_t)v;
+			s->raw.data = (uint8_t *)(uintptr_t)d;
+			break;
+		case 0x4A:
+			if (s->read || !(s->read = read_unpack(d, (size_t)v, a)))
+				return -1;
+			break;
+		case 0x50: s->addr = v; break;
+		case 0x58: s->misc = (uint32_t)v; break;
+		case 0x60: s->stream_id = v; break;
+		default: return -1;
+		}
+	}
+	return 0;
+}
+
+static int switch_unpack(const uint8_t *p, const uint8_t *end, Perfrec__ContextSwitch *c)
+{
+	const uint8_t *d = NULL;
+	uint64_t key, v;
+
+	while (p < end) {
+		if (!next_field(&p, end, &key, &v, &d))
+			return -1;
+		switch (key) {
+		case 0x08: c->id = v; break;
+		case 0x10: c->cpu = (uint32_t)v; break;
+		case 0x18: c->pid = (uint32_t)v; break;
+		case 0x20: c->tid = (uint32_t)v; break;
+		case 0x28: c->out = v != 0; break;
+		case 0x30: c->preempt = v != 0; break;
+		case 0x38: c->cpu_wide = v != 0; break;
+		case 0x40: c->other_pid = (uint32_t)v; break;
+		case 0x48: c->other_tid = (uint32_t)v; break;
+		default: return -1;
+		}
+	}
+	return 0;
+}
+
+static int task_unpack(const uint8_t *p, const uint8_t *end, Perfrec__TaskEvent *t)
+{
+	const uint8_t *d = NULL;
+	uint64_t key, v;
+
+	while (p < end) {
+		if (!next_field(&p, end, &key, &v, &d))
+			return -1;
+		switch (key) {
+		case 0x08: t->kind = (Perfrec__TaskEvent__Kind)I32(v); break;
+		case 0x10: t->pid = (uint32_t)v; break;
+		case 0x18: t->tid = (uint32_t)v; break;
+		case 0x20: t->ppid = (uint32_t)v; break;
+		case 0x28: t->ptid = (uint32_t)v; break;
+		case 0x30: t->comm = v; break;
+		case 0x38: t->exec = v != 0; break;
+		case 0x40: t->cpu = (uint32_t)v; break;
+		default: return -1;
+		}
+	}
+	return 0;
+}
+
+static int mmap_unpack(const uint8_t *p, const uint8_t *end, Perfrec__Mmap *m)
+{
+	const uint8_t *d = NULL;
+	uint64_t key, v;
+
+	while (p < end) {
+		if (!next_field(&p, end, &key, &v, &d))
+			return -1;
+		switch (key) {
+		case 0x08: m->pid = (uint32_t)v; break;
+		case 0x10: m->tid = (uint32_t)v; break;
+		case 0x18: m->start = v; break;
+		case 0x20: m->len = v; break;
+		case 0x28: m->pgoff = v; break;
+		case 0x30: m->maj = (uint32_t)v; break;
+		case 0x38: m->min = (uint32_t)v; break;
+		case 0x40: m->ino = v; break;
+		case 0x48: m->ino_generation = v; break;
+		case 0x50: m->prot = (uint32_t)v; break;
+		case 0x58: m->flags = (uint32_t)v; break;
+		case 0x60: m->filename = v; break;
+		case 0x6A:
+			m->build_id.len = (size_t)v;
+			m->build_id.data = (uint8_t *)(uintptr_t)d;
+			break;
+		case 0x70: m->synthesized = v != 0; break;
+		case 0x78: m->misc = (uint32_t)v; break;
+		case 0x80: m->cpu = (uint32_t)v; break;   /* field 16 */
+		default: return -1;
+		}
+	}
+	return 0;
+}
+
+static int loss_unpack(const uint8_t *p, const uint8_t *end, Perfrec__Loss *l,
+		       struct prec_arena *a)
+{
+	const uint8_t *d = NULL;
+	uint64_t key, v;
+
+	while (p < end) {
+		if (!next_field(&p, end, &key, &v, &d))
+			return -1;
+		switch (key) {
+		case 0x08: l->kind = (Perfrec__Loss__Kind)I32(v); break;
+		case 0x10: l->id = v; break;
+		case 0x18: l->cpu = (uint32_t)v; break;
+		case 0x20: l->count = v; break;
+		case 0x2A:
+			if (!(l->reason = unpack_string(d, (size_t)v, a)))
+				return -1;
+			break;
+		default: return -1;
+		}
+	}
+	return 0;
+}
+
+static int throttle_unpack(const uint8_t *p, const uint8_t *end, Perfrec__Throttle *t)
+{
+	const uint8_t *d = NULL;
+	uint64_t key, v;
+
+	while (p < end) {
+		if (!next_field(&p, end, &key, &v, &d))
+			return -1;
+		switch (key) {
+		case 0x08: t->throttled = v != 0; break;
+		case 0x10: t->id = v; break;
+		case 0x18: t->cpu = (uint32_t)v; break;
+		case 0x20: t->stream_id = v; break;
+		default: return -1;
+		}
+	}
+	return 0;
+}
+
+static int group_unpack(const uint8_t *p, const uint8_t *end, Perfrec__GroupSnapshot *g,
+			struct prec_arena *a)
+{
+	const uint8_t *d = NULL;
+	uint64_t key, v;
+
+	while (p < end) {
+		if (!next_field(&p, end, &key, &v, &d))
+			return -1;
+		switch (key) {
+		case 0x08: g->group = (uint32_t)v; break;
+		case 0x10: g->cpu = I32(v); break;
+		case 0x18: g->pid = I32(v); break;
+		case 0x22:
+			if (g->read || !(g->read = read_unpack(d, (size_t)v, a)))
+				return -1;
+			break;
+		case 0x28: g->final = v != 0; break;
 		default: return -1;
 		}
 	}
@@ -310,46 +860,20 @@ static int interned_count(const uint8_t *p, const uint8_t *end, size_t *ns, size
 	return 0;
 }
 
-/* Packed varints (plain ips, or zigzag deltas when `delta`) into an array
- * allocated at its upper bound (one ip per byte) and shrunk to the real
- * count. */
+/* Callchain ips: plain, or zigzag deltas when `delta` (rebuilt here). */
 static int unpack_ips(const uint8_t *q, size_t dlen, int delta,
 		      struct prec_arena *a, Perfrec__Callchain *c)
 {
-	const uint8_t *qe;
-	uint64_t *ips;
-	size_t cnt = 0;
-
-	if (!dlen)
-		return 0;   /* q may be NULL: no ips field at all */
-	qe = q + dlen;
-	ips = prec_arena_alloc(a, dlen * sizeof(*ips));
-	if (!ips)
+	if (unpack_varints(q, dlen, a, &c->ips, &c->n_ips) < 0)
 		return -1;
-	while (q < qe) {
-		/* one-byte varints are common enough for a short cut */
-		if (!(q[0] & 0x80)) {
-			ips[cnt++] = q[0];
-			q++;
-			continue;
-		}
-		size_t n = vget(q, qe, &ips[cnt]);
-		if (!n)
-			return -1;
-		cnt++;
-		q += n;
-	}
-	prec_arena_shrink_last(a, ips, cnt * sizeof(*ips));
 	if (delta) {
 		uint64_t prev = 0;
-		for (size_t i = 0; i < cnt; i++) {
-			uint64_t z = ips[i];
+		for (size_t i = 0; i < c->n_ips; i++) {
+			uint64_t z = c->ips[i];
 			prev += (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
-			ips[i] = prev;
+			c->ips[i] = prev;
 		}
 	}
-	c->n_ips = cnt;
-	c->ips = ips;
 	return 0;
 }
 
@@ -426,6 +950,36 @@ static int interned_unpack(const uint8_t *p, const uint8_t *end,
 	return 0;
 }
 
+/* A decoded packet and its submessage in one arena allocation. */
+struct fast_packet {
+	Perfrec__Packet pkt;
+	union {
+		Perfrec__Sample sample;
+		Perfrec__ContextSwitch cs;
+		Perfrec__TaskEvent task;
+		Perfrec__Mmap mmap;
+		Perfrec__Loss loss;
+		Perfrec__Throttle throttle;
+		Perfrec__GroupSnapshot group;
+		Perfrec__InternedData interned;
+	} u;
+};
+
+static int interned_body_unpack(const uint8_t *body, size_t blen,
+				Perfrec__InternedData *id, struct prec_arena *arena)
+{
+	size_t ns, nc;
+
+	if (interned_count(body, body + blen, &ns, &nc) < 0)
+		return -1;
+	perfrec__interned_data__init(id);
+	id->strings = ns ? prec_arena_alloc(arena, ns * sizeof(*id->strings)) : NULL;
+	id->callchains = nc ? prec_arena_alloc(arena, nc * sizeof(*id->callchains)) : NULL;
+	if ((ns && !id->strings) || (nc && !id->callchains))
+		return -1;
+	return interned_unpack(body, body + blen, id, arena);
+}
+
 Perfrec__Packet *prec_packet_fast_unpack(const uint8_t *buf, size_t len,
 					 struct prec_arena *arena)
 {
@@ -433,7 +987,7 @@ Perfrec__Packet *prec_packet_fast_unpack(const uint8_t *buf, size_t len,
 	const uint8_t *body = NULL;
 	size_t blen = 0;
 	uint64_t dt = 0, key, v;
-	int kind = 0;
+	int kind = 0, ret;
 
 	while (p < end) {
 		size_t n = vget(p, end, &key);
@@ -444,9 +998,11 @@ Perfrec__Packet *prec_packet_fast_unpack(const uint8_t *buf, size_t len,
 			n = vget(p, end, &v);
 			if (!n)
 				return NULL;
-			dt = v;
+			dt = v;   /* given twice: the last wins, as in protobuf-c */
 			p += n;
-		} else if ((key == 0x22 || key == 0x5A) && !kind) {
+		} else if ((key & 7) == 2 && key >> 3 >= PERFREC__PACKET__DATA_SAMPLE &&
+			   key >> 3 <= PERFREC__PACKET__DATA_INTERNED && !kind) {
+			/* fields 4-11: every fast kind, and only those */
 			n = vget(p, end, &v);
 			if (!n || v > (uint64_t)(end - p - (ptrdiff_t)n))
 				return NULL;
@@ -461,36 +1017,56 @@ Perfrec__Packet *prec_packet_fast_unpack(const uint8_t *buf, size_t len,
 	if (!kind)
 		return NULL;
 
-	Perfrec__Packet *pkt = prec_arena_alloc(arena, sizeof(*pkt));
-	if (!pkt)
+	struct fast_packet *fp = prec_arena_alloc(arena, sizeof(*fp));
+	if (!fp)
 		return NULL;
+	Perfrec__Packet *pkt = &fp->pkt;
+	const uint8_t *bend = body + blen;
 	perfrec__packet__init(pkt);
 	pkt->dt = (int64_t)(dt >> 1) ^ -(int64_t)(dt & 1);
-	if (kind == 4) {
-		Perfrec__Sample *s = prec_arena_alloc(arena, sizeof(*s));
-		if (!s)
-			return NULL;
-		perfrec__sample__init(s);
-		if (sample_unpack(body, body + blen, s) < 0)
-			return NULL;
-		pkt->data_case = PERFREC__PACKET__DATA_SAMPLE;
-		pkt->sample = s;
-		return pkt;
+	pkt->data_case = (Perfrec__Packet__DataCase)kind;
+	switch (kind) {
+	case PERFREC__PACKET__DATA_SAMPLE:
+		perfrec__sample__init(&fp->u.sample);
+		pkt->sample = &fp->u.sample;
+		ret = sample_unpack(body, bend, pkt->sample, arena);
+		break;
+	case PERFREC__PACKET__DATA_CONTEXT_SWITCH:
+		perfrec__context_switch__init(&fp->u.cs);
+		pkt->context_switch = &fp->u.cs;
+		ret = switch_unpack(body, bend, pkt->context_switch);
+		break;
+	case PERFREC__PACKET__DATA_TASK:
+		perfrec__task_event__init(&fp->u.task);
+		pkt->task = &fp->u.task;
+		ret = task_unpack(body, bend, pkt->task);
+		break;
+	case PERFREC__PACKET__DATA_MMAP:
+		perfrec__mmap__init(&fp->u.mmap);
+		pkt->mmap = &fp->u.mmap;
+		ret = mmap_unpack(body, bend, pkt->mmap);
+		break;
+	case PERFREC__PACKET__DATA_LOSS:
+		perfrec__loss__init(&fp->u.loss);
+		pkt->loss = &fp->u.loss;
+		ret = loss_unpack(body, bend, pkt->loss, arena);
+		break;
+	case PERFREC__PACKET__DATA_THROTTLE:
+		perfrec__throttle__init(&fp->u.throttle);
+		pkt->throttle = &fp->u.throttle;
+		ret = throttle_unpack(body, bend, pkt->throttle);
+		break;
+	case PERFREC__PACKET__DATA_GROUP:
+		perfrec__group_snapshot__init(&fp->u.group);
+		pkt->group = &fp->u.group;
+		ret = group_unpack(body, bend, pkt->group, arena);
+		break;
+	default:   /* PERFREC__PACKET__DATA_INTERNED */
+		pkt->interned = &fp->u.interned;
+		ret = interned_body_unpack(body, blen, pkt->interned, arena);
+		break;
 	}
-	size_t ns, nc;
-	Perfrec__InternedData *id = prec_arena_alloc(arena, sizeof(*id));
-	if (!id || interned_count(body, body + blen, &ns, &nc) < 0)
-		return NULL;
-	perfrec__interned_data__init(id);
-	id->strings = ns ? prec_arena_alloc(arena, ns * sizeof(*id->strings)) : NULL;
-	id->callchains = nc ? prec_arena_alloc(arena, nc * sizeof(*id->callchains)) : NULL;
-	if ((ns && !id->strings) || (nc && !id->callchains))
-		return NULL;
-	if (interned_unpack(body, body + blen, id, arena) < 0)
-		return NULL;
-	pkt->data_case = PERFREC__PACKET__DATA_INTERNED;
-	pkt->interned = id;
-	return pkt;
+	return ret < 0 ? NULL : pkt;
 }
 
 int prec_packet_normalize(Perfrec__Packet *pkt, struct prec_arena *a)

@@ -1,5 +1,7 @@
 /*
- * test_packet.c - the hand-written Sample/InternedData encoder and decoder
+ * test_packet.c - the hand-written encoders and decoders (Sample,
+ * ContextSwitch, TaskEvent, Mmap, Loss, Throttle, GroupSnapshot/GroupRead,
+ * InternedData)
  * (format/packet.c) agree with protobuf-c byte for byte, and on any
  * mutated input they either give up or decode exactly what protobuf-c
  * decodes.
@@ -136,20 +138,31 @@ static void test_sample_fallbacks(void **state)
 	(void)state;
 
 	prec_arena_init(&a, 0);
-	fmt_sample(&pkt, &s, 1, 2, 3, 4);
-	s.read = &gr;
-	assert_int_equal(prec_packet_fast_size(&pkt), 0);
 	perfrec__packet__init(&pkt);
 	pkt.data_case = PERFREC__PACKET__DATA_NOTE;
 	pkt.note = &note;
 	assert_int_equal(prec_packet_fast_size(&pkt), 0);
-	/* a sample with a read: decoded by protobuf-c only */
+	/* a oneof case without its message is protobuf-c's business */
+	pkt.data_case = PERFREC__PACKET__DATA_CONTEXT_SWITCH;
+	pkt.note = NULL;
+	assert_int_equal(prec_packet_fast_size(&pkt), 0);
+	/* an array with a count but no memory */
 	fmt_sample(&pkt, &s, 1, 2, 3, 4);
 	s.read = &gr;
-	gr.time_enabled = 5;
-	uint8_t *b;
+	gr.n_values = 1;
+	assert_int_equal(prec_packet_fast_size(&pkt), 0);
+	gr.n_values = 0;
+	/* a sample with an (empty, then filled) read: fast both ways */
+	uint8_t *b, fb[64];
 	size_t n = pack_pc(&pkt, &b);
-	assert_null(prec_packet_fast_unpack(b, n, &a));
+	assert_int_equal(prec_packet_fast_size(&pkt), n);
+	assert_int_equal(prec_packet_fast_pack(&pkt, fb), n);
+	assert_memory_equal(fb, b, n);
+	assert_int_equal(same_decode(b, n, &a), 1);
+	free(b);
+	gr.time_enabled = 5;
+	n = pack_pc(&pkt, &b);
+	assert_int_equal(same_decode(b, n, &a), 1);
 	free(b);
 	/* an unknown Sample field (number 20): protobuf-c keeps it */
 	uint8_t unk[] = { 0x22, 0x04, 0x08, 0x01, 0xA0, 0x01 };   /* truncated */
@@ -157,6 +170,40 @@ static void test_sample_fallbacks(void **state)
 	uint8_t unk2[] = { 0x22, 0x05, 0x08, 0x01, 0xA0, 0x01, 0x07 };
 	assert_null(prec_packet_fast_unpack(unk2, sizeof(unk2), &a));
 	assert_int_equal(same_decode(unk2, sizeof(unk2), &a), 0);
+	/* ... and so the encoder leaves such a packet to protobuf-c */
+	Perfrec__Packet *u = (Perfrec__Packet *)protobuf_c_message_unpack(
+		&perfrec__packet__descriptor, &a.pc, sizeof(unk2), unk2);
+	assert_non_null(u);
+	assert_int_equal(u->sample->base.n_unknown_fields, 1);
+	assert_int_equal(prec_packet_fast_size(u), 0);
+	/* the same for the other fast kinds: an unknown field 20 in a switch,
+	 * and an unknown Packet field 30 next to a switch */
+	uint8_t unk3[] = { 0x2A, 0x05, 0x08, 0x01, 0xA0, 0x01, 0x07 };
+	assert_null(prec_packet_fast_unpack(unk3, sizeof(unk3), &a));
+	u = (Perfrec__Packet *)protobuf_c_message_unpack(
+		&perfrec__packet__descriptor, &a.pc, sizeof(unk3), unk3);
+	assert_non_null(u);
+	assert_int_equal(prec_packet_fast_size(u), 0);
+	uint8_t unk4[] = { 0x2A, 0x02, 0x08, 0x01, 0xF0, 0x01, 0x07 };
+	assert_null(prec_packet_fast_unpack(unk4, sizeof(unk4), &a));
+	u = (Perfrec__Packet *)protobuf_c_message_unpack(
+		&perfrec__packet__descriptor, &a.pc, sizeof(unk4), unk4);
+	assert_non_null(u);
+	assert_int_equal(u->base.n_unknown_fields, 1);
+	assert_int_equal(prec_packet_fast_size(u), 0);
+	/* a read given twice (protobuf-c merges them) and a packed array given
+	 * twice (protobuf-c appends): left to protobuf-c */
+	uint8_t twice[] = { 0x52, 0x08, 0x22, 0x02, 0x08, 0x01, 0x22, 0x02, 0x10, 0x02 };
+	assert_null(prec_packet_fast_unpack(twice, sizeof(twice), &a));
+	uint8_t twice2[] = { 0x52, 0x08, 0x22, 0x06, 0x1A, 0x01, 0x05, 0x1A, 0x01, 0x06 };
+	assert_null(prec_packet_fast_unpack(twice2, sizeof(twice2), &a));
+	/* unpacked repeated values (protobuf-c accepts them): give up */
+	uint8_t unpacked[] = { 0x52, 0x04, 0x22, 0x02, 0x18, 0x05 };
+	assert_null(prec_packet_fast_unpack(unpacked, sizeof(unpacked), &a));
+	assert_int_equal(same_decode(unpacked, sizeof(unpacked), &a), 0);
+	/* a Loss reason with an embedded NUL */
+	uint8_t lnul[] = { 0x42, 0x04, 0x2A, 0x02, 'a', 0x00 };
+	assert_null(prec_packet_fast_unpack(lnul, sizeof(lnul), &a));
 	/* strings that are not UTF-8 decode as protobuf-c decodes them */
 	uint8_t bad[] = { 0x5A, 0x08, 0x0A, 0x06, 0x08, 0x01, 0x12, 0x02, 0xFF, 0xFE };
 	same_decode(bad, sizeof(bad), &a);
@@ -165,6 +212,193 @@ static void test_sample_fallbacks(void **state)
 	assert_null(prec_packet_fast_unpack(nul, sizeof(nul), &a));
 	/* an empty packet is not a fast-path kind */
 	assert_null(prec_packet_fast_unpack((const uint8_t *)"", 0, &a));
+	prec_arena_release(&a);
+}
+
+static uint32_t r32(void)
+{
+	return (uint32_t)rval();
+}
+
+/* int32/enum values: negative ones take 10 bytes on the wire */
+static int32_t ri32(void)
+{
+	switch (rnd() % 4) {
+	case 0: return 0;
+	case 1: return -(int32_t)(rnd() % 5) - 1;
+	case 2: return (int32_t)(rnd() % 5);
+	default: return (int32_t)(uint32_t)rnd();
+	}
+}
+
+/* a bool as callers may set it: 0, 1, or another non-zero int */
+static int rbool(void)
+{
+	return (int)(rnd() % 3 == 0 ? 0 : rnd() % 4);
+}
+
+static void rand_read(Perfrec__GroupRead *r, uint64_t (*v)[6])
+{
+	perfrec__group_read__init(r);
+	r->time_enabled = rval();
+	r->time_running = rval();
+	r->n_ids = rnd() % 6;
+	r->n_values = rnd() % 6;
+	r->n_lost = rnd() % 3 ? 0 : rnd() % 6;
+	for (int k = 0; k < 6; k++) {
+		v[0][k] = rval();
+		v[1][k] = rval();
+		v[2][k] = rval();
+	}
+	r->ids = r->n_ids ? v[0] : NULL;
+	r->values = r->n_values ? v[1] : NULL;
+	r->lost = r->n_lost ? v[2] : NULL;
+}
+
+/* Every kind with a fast path, random field values: the fast encoder gives
+ * protobuf-c's bytes, the fast decoder protobuf-c's values, and mutated
+ * bytes either decode as protobuf-c decodes them or are left to it. */
+static void test_kinds_encode_decode(void **state)
+{
+	struct prec_arena a;
+	int decoded[20] = { 0 };
+	(void)state;
+
+	prec_arena_init(&a, 0);
+	for (int it = 0; it < 40000; it++) {
+		Perfrec__Packet pkt = PERFREC__PACKET__INIT;
+		Perfrec__Sample s = PERFREC__SAMPLE__INIT;
+		Perfrec__ContextSwitch cs = PERFREC__CONTEXT_SWITCH__INIT;
+		Perfrec__TaskEvent te = PERFREC__TASK_EVENT__INIT;
+		Perfrec__Mmap mm = PERFREC__MMAP__INIT;
+		Perfrec__Loss lo = PERFREC__LOSS__INIT;
+		Perfrec__Throttle th = PERFREC__THROTTLE__INIT;
+		Perfrec__GroupSnapshot gs = PERFREC__GROUP_SNAPSHOT__INIT;
+		Perfrec__GroupRead gr;
+		uint64_t arrays[3][6];
+		uint8_t bid[20];
+		char reason[16];
+
+		pkt.dt = (int64_t)rval() * ((rnd() & 1) ? -1 : 1);
+		switch (it % 7) {
+		case 0:
+			cs.id = rval();
+			cs.cpu = r32();
+			cs.pid = r32();
+			cs.tid = r32();
+			cs.out = rbool();
+			cs.preempt = rbool();
+			cs.cpu_wide = rbool();
+			cs.other_pid = r32();
+			cs.other_tid = r32();
+			pkt.data_case = PERFREC__PACKET__DATA_CONTEXT_SWITCH;
+			pkt.context_switch = &cs;
+			break;
+		case 1:
+			te.kind = (Perfrec__TaskEvent__Kind)ri32();
+			te.pid = r32();
+			te.tid = r32();
+			te.ppid = r32();
+			te.ptid = r32();
+			te.comm = rval();
+			te.exec = rbool();
+			te.cpu = r32();
+			pkt.data_case = PERFREC__PACKET__DATA_TASK;
+			pkt.task = &te;
+			break;
+		case 2:
+			mm.pid = r32();
+			mm.tid = r32();
+			mm.start = rval();
+			mm.len = rval();
+			mm.pgoff = rval();
+			mm.maj = r32();
+			mm.min = r32();
+			mm.ino = rval();
+			mm.ino_generation = rval();
+			mm.prot = r32();
+			mm.flags = r32();
+			mm.filename = rval();
+			if (rnd() % 2) {
+				mm.build_id.len = rnd() % sizeof(bid);
+				for (size_t i = 0; i < sizeof(bid); i++)
+					bid[i] = (uint8_t)rnd();
+				mm.build_id.data = bid;
+			}
+			mm.synthesized = rbool();
+			mm.misc = r32();
+			mm.cpu = r32();
+			pkt.data_case = PERFREC__PACKET__DATA_MMAP;
+			pkt.mmap = &mm;
+			break;
+		case 3: {
+			lo.kind = (Perfrec__Loss__Kind)ri32();
+			lo.id = rval();
+			lo.cpu = r32();
+			lo.count = rval();
+			size_t l = rnd() % sizeof(reason);
+			for (size_t k = 0; k < l; k++)
+				reason[k] = (char)('a' + rnd() % 26);
+			reason[l] = '\0';
+			/* the default "", a string, or NULL */
+			lo.reason = rnd() % 3 ? reason : (rnd() % 2 ? NULL : lo.reason);
+			pkt.data_case = PERFREC__PACKET__DATA_LOSS;
+			pkt.loss = &lo;
+			break;
+		}
+		case 4:
+			th.throttled = rbool();
+			th.id = rval();
+			th.cpu = r32();
+			th.stream_id = rval();
+			pkt.data_case = PERFREC__PACKET__DATA_THROTTLE;
+			pkt.throttle = &th;
+			break;
+		case 5:
+			gs.group = r32();
+			gs.cpu = ri32();
+			gs.pid = ri32();
+			gs.final = rbool();
+			if (rnd() % 4) {
+				rand_read(&gr, arrays);
+				gs.read = &gr;
+			}
+			pkt.data_case = PERFREC__PACKET__DATA_GROUP;
+			pkt.group = &gs;
+			break;
+		default:
+			fmt_sample(&pkt, &s, r32(), r32(), rval(), rval());
+			pkt.dt = (int64_t)rval();
+			s.stream_id = rval();
+			rand_read(&gr, arrays);
+			s.read = &gr;
+			break;
+		}
+		uint8_t *ref, fast[512];
+		size_t n = pack_pc(&pkt, &ref);
+		assert_int_equal(prec_packet_fast_size(&pkt), n);
+		assert_int_equal(prec_packet_fast_pack(&pkt, fast), n);
+		assert_memory_equal(fast, ref, n);
+		assert_true(same_decode(ref, n, &a));
+		decoded[pkt.data_case]++;
+		for (int m = 0; m < 4 && n; m++) {
+			uint8_t mut[600];
+			size_t ml = n;
+			memcpy(mut, ref, n);
+			switch (rnd() % 3) {
+			case 0: mut[rnd() % n] ^= (uint8_t)(1 + rnd() % 255); break;
+			case 1: ml = rnd() % n; break;
+			default:
+				mut[ml++] = (uint8_t)rnd();
+				mut[ml++] = (uint8_t)rnd();
+				break;
+			}
+			same_decode(mut, ml, &a);
+		}
+		free(ref);
+		prec_arena_reset(&a);
+	}
+	assert_true(decoded[PERFREC__PACKET__DATA_GROUP] > 5000);
 	prec_arena_release(&a);
 }
 
@@ -292,6 +526,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sample_encode_decode),
 		cmocka_unit_test(test_sample_fallbacks),
+		cmocka_unit_test(test_kinds_encode_decode),
 		cmocka_unit_test(test_interned_encode_decode),
 		cmocka_unit_test(test_arena),
 	};
