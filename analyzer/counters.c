@@ -155,7 +155,11 @@ int ana_counters_run(struct ana_session *s, const struct ana_counters_opts *o,
 	char *ra = NULL;
 	struct ana_map evticks;   /* tick_key (by event) -> tick_val */
 	ana_map_init(&evticks, sizeof(struct tick_key), sizeof(struct tick_val));
+	/* Group snapshots (and, in a single pass, what names them). */
+	ana_session_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
+			      (s->opts.single_pass ? ANA_KINDS_SESSION : 0));
 	int ret = ana_session_scan(s, "counters", on_packet, &st);
+	ana_session_set_kinds(s, 0);
 	if (ret < 0)
 		goto out;
 	if (s->opts.single_pass && (ret = ana_session_finish(s)) < 0)

@@ -186,7 +186,10 @@ static int xstate_run(struct xstate *st, struct ana_session *s,
 	st->frames = calloc(MAX_FRAMES, sizeof(*st->frames));
 	if (!st->frames)
 		return -ENOMEM;
-	return ana_session_scan(s, "export", on_packet, st);
+	ana_session_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_SAMPLE));
+	int ret = ana_session_scan(s, "export", on_packet, st);
+	ana_session_set_kinds(s, 0);
+	return ret;
 }
 
 static void xstate_release(struct xstate *st)

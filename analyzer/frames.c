@@ -82,8 +82,11 @@ static int load_one(struct ana_frames *af, struct ana_loaded *lf, size_t idx)
 	lf->idx = idx;
 	lf->err = 0;
 	lf->npkts = 0;
-	if (!lf->frame && !(lf->frame = prec_frame_new()))
-		return -ENOMEM;
+	if (!lf->frame) {
+		if (!(lf->frame = prec_frame_new()))
+			return -ENOMEM;
+		prec_frame_set_kinds(lf->frame, af->o.kinds ? af->o.kinds : PREC_KINDS_ALL);
+	}
 	int ret = prec_reader_load_frame(af->r, lf->fi, lf->frame);
 	if (ret < 0) {
 		if (ret == -ENOMEM)

@@ -35,6 +35,9 @@ struct ana_frames_opts {
 	int jobs;           /* worker threads; <= 1 = serial */
 	int sort_by_time;   /* stable-sort each frame's packets by time */
 	size_t lookahead;   /* 0 = 2 * jobs + 2 */
+	/* Packet kinds to decode (PREC_KIND() bits, format/reader.h); the
+	 * others are skipped without unpacking. 0 = all. */
+	uint64_t kinds;
 };
 
 struct ana_loaded {

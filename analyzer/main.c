@@ -391,6 +391,14 @@ static int run(struct cli *c)
 	so.single_pass = !strcmp(which, "sched") || !strcmp(which, "counters") ||
 			 (!strcmp(which, "dump") && !c->filter.nevents) ||
 			 !strcmp(which, "verify");   /* --event names must be known first */
+	/* Sample reports need no context switches, counter snapshots or raw
+	 * records in pass 1 (the bulk of a --switch-events trace): skipped
+	 * unread. */
+	if (!strcmp(which, "report"))
+		so.pass1_kinds = PREC_KINDS_ALL &
+			~(PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
+			  PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
+			  PREC_KIND(PERFREC__PACKET__DATA_RAW));
 	struct ana_session *s;
 	int ret = ana_session_open(&s, c->file, &so);
 	progress_end(&prog);

@@ -258,7 +258,9 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 	int ret = -ENOMEM;
 	if (!st.frames)
 		goto out;
+	ana_session_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_SAMPLE));
 	ret = ana_session_scan(s, "report", on_packet, &st);
+	ana_session_set_kinds(s, 0);
 	if (ret < 0)
 		goto out;
 

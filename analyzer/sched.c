@@ -37,8 +37,7 @@ struct task {
 	int on;              /* currently on a CPU */
 	int off;             /* off since off_since (a gap is open) */
 	int seen;
-	int exited;          /* EXIT seen while on a CPU: on-CPU time and the
-			      * last switch-out were counted at exit_at */
+	int exited;          /* EXIT seen at exit_at, while on a CPU */
 	uint32_t cpu;
 	uint64_t exit_at;
 	uint64_t on_since, off_since;
@@ -140,6 +139,11 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 			return 0;
 		tid = c->cur;
 		c->has_cur = 0;
+		/* A dead thread's record still carries its process id; a
+		 * different process means records were lost in between. */
+		const struct task *ck = ana_map_find(&st->tasks, &tid);
+		if (cs->pid != UINT32_MAX && ck && ck->pid && ck->pid != cs->pid)
+			return 0;
 	} else if (c->has_cur && c->cur == tid) {
 		c->has_cur = 0;
 	}
@@ -151,16 +155,6 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 		return -ENOMEM;
 	if (cs->pid != UINT32_MAX && cs->tid != UINT32_MAX)
 		k->pid = cs->pid;
-	if (cs->out && k->exited) {
-		/* The final switch-out after EXIT (CPU-wide records): the
-		 * task ran its exit path until now; its switch-out was
-		 * already counted at the exit. */
-		uint64_t d = t - k->exit_at;
-		k->on_total += d;
-		k->exited = 0;
-		return add_busy(st, cs->cpu, d);
-	}
-	k->exited = 0;
 	if (cs->out) {
 		if (k->on) {
 			uint64_t d = t - k->on_since;
@@ -201,37 +195,46 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 	return 0;
 }
 
-/* TaskEvent EXIT: a task that exits is on a CPU, and it never runs again.
- * Per-task recordings get no switch-out for it at all (the kernel detaches
- * the task's events before its final schedule), so its on-CPU interval
- * ends here, with its last (voluntary) switch-out; a CPU-wide recording
- * still delivers that switch-out (tid -1) afterwards and on_switch() adds
- * the time in between. */
-static int on_exit_task(struct sstate *st, const struct prec_packet *p)
+/* TaskEvent EXIT is written early in the task's exit path: in CPU-wide
+ * recordings the task can still be preempted and switched in again after
+ * it, and its last switch-out follows (tid -1 for a thread). Per-task
+ * recordings get no record after EXIT at all (the kernel detaches the
+ * task's events), so a task still on a CPU at the window end whose EXIT
+ * came during that interval ends there (see close_open()), not at the end
+ * of the recording. */
+static void on_exit_task(struct sstate *st, const struct prec_packet *p)
 {
 	const Perfrec__TaskEvent *te = p->pkt->task;
-	const struct ana_filter *f = st->o->filter;
-	uint64_t t = p->time;
-	if (te->kind != PERFREC__TASK_EVENT__KIND__EXIT || !st->started)
-		return 0;
-	if (f && !ana_filter_time(f, t))
-		return 0;
+	if (te->kind != PERFREC__TASK_EVENT__KIND__EXIT)
+		return;
 	uint32_t tid = te->tid;
 	struct task *k = ana_map_find(&st->tasks, &tid);
-	if (!k || !k->on || t < k->on_since)
-		return 0;
-	if (f && !ana_filter_cpu(f, k->cpu))
-		return 0;
-	uint64_t d = t - k->on_since;
-	k->on_total += d;
-	k->on = 0;
-	k->off = 0;   /* a dead task has no off-CPU gap */
-	k->voluntary++;
+	if (!k || !k->on || p->time < k->on_since)
+		return;
 	k->exited = 1;
-	k->exit_at = t;
-	if (t > st->t1)
-		st->t1 = t;
-	return add_busy(st, k->cpu, d);
+	k->exit_at = p->time;
+}
+
+/* Closes on-CPU intervals still open at the window end. A task that
+ * exited during its interval stopped running (as far as the trace can
+ * tell) at its exit, with a last, unrecorded, voluntary switch-out. */
+static int close_open(struct sstate *st)
+{
+	for (size_t i = 0; i < ana_map_count(&st->tasks); i++) {
+		struct task *k = ana_map_val(&st->tasks, i);
+		if (!k->on)
+			continue;
+		uint64_t end = st->t1;
+		if (k->exited && k->exit_at >= k->on_since && k->exit_at < end) {
+			end = k->exit_at;
+			k->voluntary++;
+			k->on = 0;
+		}
+		k->on_total += end - k->on_since;
+		if (add_busy(st, k->cpu, end - k->on_since))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static void merge_damage(void *ctx, const struct prec_frame_info *fi, int err)
@@ -304,7 +307,10 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 	ana_map_init(&st.cpus, sizeof(uint32_t), sizeof(struct cpu));
 	struct trow *order = NULL;
 	int ret;
-	struct ana_frames_opts fo = { .jobs = o->jobs };
+	/* Switches, and exits and names (task events); samples, maps and
+	 * symbols are skipped unread. */
+	struct ana_frames_opts fo = { .jobs = o->jobs, .kinds = ANA_KINDS_SESSION |
+		PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) };
 	struct ana_merge *m = ana_merge_new(s->reader, s->frames, s->nframes, &fo);
 	if (!m) {
 		ret = -ENOMEM;
@@ -319,9 +325,8 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 		if (p->pkt->data_case == PERFREC__PACKET__DATA_CONTEXT_SWITCH &&
 		    (ret = on_switch(&st, p)) < 0)
 			break;
-		if (p->pkt->data_case == PERFREC__PACKET__DATA_TASK &&
-		    (ret = on_exit_task(&st, p)) < 0)
-			break;
+		if (p->pkt->data_case == PERFREC__PACKET__DATA_TASK)
+			on_exit_task(&st, p);
 		if (s->opts.progress) {
 			ana_merge_progress(m, &done, &total);
 			if (done != last) {
@@ -345,17 +350,8 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 						  end <= f->tmax))
 			st.t1 = end;
 	}
-	/* Close on-CPU intervals still open at the window end. */
-	for (size_t i = 0; i < ana_map_count(&st.tasks); i++) {
-		struct task *k = ana_map_val(&st.tasks, i);
-		if (k->on) {
-			k->on_total += st.t1 - k->on_since;
-			if (add_busy(&st, k->cpu, st.t1 - k->on_since)) {
-				ret = -ENOMEM;
-				goto out;
-			}
-		}
-	}
+	if ((ret = close_open(&st)) < 0)
+		goto out;
 
 	/* Tasks passing the pid/tid/comm filters, sorted. */
 	size_t n = ana_map_count(&st.tasks), nsel = 0;

@@ -101,10 +101,15 @@ void ana_session_set_window(struct ana_session *s, uint64_t lo, uint64_t hi)
 	s->win_hi = hi;
 }
 
+void ana_session_set_kinds(struct ana_session *s, uint64_t kinds)
+{
+	s->scan_kinds = kinds;
+}
+
 int ana_session_scan(struct ana_session *s, const char *what,
 		     int (*cb)(void *ctx, const struct prec_packet *p), void *ctx)
 {
-	struct ana_frames_opts fo = { .jobs = s->opts.jobs };
+	struct ana_frames_opts fo = { .jobs = s->opts.jobs, .kinds = s->scan_kinds };
 	const struct prec_frame_info *list = s->frames;
 	size_t n = s->nframes;
 	struct prec_frame_info *sel = NULL;
@@ -512,7 +517,9 @@ int ana_session_open(struct ana_session **out, const char *path,
 		*out = s;
 		return 0;
 	}
+	s->scan_kinds = s->opts.pass1_kinds;
 	ret = ana_session_scan(s, "reading", pass1_packet, s);
+	s->scan_kinds = 0;
 	if (ret < 0)
 		goto err;
 	ret = ana_session_finish(s);

@@ -44,6 +44,11 @@ struct ana_session_opts {
 	 * at the end (sched, counters, dump, verify). */
 	int single_pass;
 	const char *symfs;   /* optional --symfs */
+	/* Packet kinds pass 1 decodes (PREC_KIND() bits); 0 = all. Other
+	 * kinds are skipped without unpacking, and their counts
+	 * (kind_count, samples, switches, ...) stay 0: only for reports
+	 * that show none of them. */
+	uint64_t pass1_kinds;
 	/* Progress of a pass: frames done / total. May be NULL. */
 	void (*progress)(void *ctx, const char *what, size_t done, size_t total);
 	void *ctx;
@@ -109,7 +114,23 @@ struct ana_session {
 	 * of unresolved frames */
 	struct ana_map name_cache, unknown_cache;
 	struct ana_session_opts opts;
+	uint64_t scan_kinds;             /* see ana_session_set_kinds() */
 };
+
+/* Kinds the session itself learns from (descriptions, names, losses, the
+ * end): a single-pass report decodes these plus its own. */
+#define ANA_KINDS_SESSION (PREC_KIND(PERFREC__PACKET__DATA_HEADER) | \
+	PREC_KIND(PERFREC__PACKET__DATA_EVENT) | \
+	PREC_KIND(PERFREC__PACKET__DATA_GROUP_DESC) | \
+	PREC_KIND(PERFREC__PACKET__DATA_NOTE) | \
+	PREC_KIND(PERFREC__PACKET__DATA_SESSION_END) | \
+	PREC_KIND(PERFREC__PACKET__DATA_LOSS) | \
+	PREC_KIND(PERFREC__PACKET__DATA_THROTTLE) | \
+	PREC_KIND(PERFREC__PACKET__DATA_TASK))
+/* What the symbolizer reads. */
+#define ANA_KINDS_SYMBOLS (PREC_KIND(PERFREC__PACKET__DATA_MMAP) | \
+	PREC_KIND(PERFREC__PACKET__DATA_TASK) | \
+	PREC_KIND(PERFREC__PACKET__DATA_SYMBOLS))
 
 /* Opens path and runs pass 1. Returns 0 or a negative code (errno or
  * PREC_E_*) with *out NULL; the reader's refusal reason is kept. */
@@ -152,6 +173,12 @@ const char *ana_loss_kind_name(int kind);
  * range meets [lo, hi] (frames without timed packets always pass). Pass 1
  * always reads everything: names and maps from before the window count. */
 void ana_session_set_window(struct ana_session *s, uint64_t lo, uint64_t hi);
+
+/* Packet kinds (PREC_KIND() bits) later passes decode: ana_session_scan()
+ * and the reports' time-ordered passes (ana_session_frames_opts()). Other
+ * kinds are skipped without unpacking; 0 (the default) = all. A
+ * single-pass report includes ANA_KINDS_SESSION. */
+void ana_session_set_kinds(struct ana_session *s, uint64_t kinds);
 
 /* Runs one frame pass in file order: cb for every packet of every good
  * frame (damaged frames are noted in s->damage and skipped after their

@@ -51,13 +51,13 @@ static void tw_open(struct tw *t)
 	assert_int_equal(prec_writer_append(t->w, 0, &p, 0), 0);
 }
 
-static void sw(struct tw *t, unsigned ms, uint32_t cpu, uint32_t tid, int out,
-	       int preempt, int cpu_wide)
+static void sw_pid(struct tw *t, unsigned ms, uint32_t cpu, uint32_t pid,
+		   uint32_t tid, int out, int preempt, int cpu_wide)
 {
 	Perfrec__Packet p = PERFREC__PACKET__INIT;
 	Perfrec__ContextSwitch c = PERFREC__CONTEXT_SWITCH__INIT;
 	c.cpu = cpu;
-	c.pid = tid;   /* single-threaded tasks; -1 stays -1 */
+	c.pid = pid;
 	c.tid = tid;
 	c.out = out;
 	c.preempt = preempt;
@@ -65,6 +65,13 @@ static void sw(struct tw *t, unsigned ms, uint32_t cpu, uint32_t tid, int out,
 	p.data_case = PERFREC__PACKET__DATA_CONTEXT_SWITCH;
 	p.context_switch = &c;
 	assert_int_equal(prec_writer_append(t->w, 1 + cpu, &p, T0 + ms * MS), 0);
+}
+
+/* Single-threaded tasks: pid = tid (and -1 stays -1). */
+static void sw(struct tw *t, unsigned ms, uint32_t cpu, uint32_t tid, int out,
+	       int preempt, int cpu_wide)
+{
+	sw_pid(t, ms, cpu, tid, tid, out, preempt, cpu_wide);
 }
 
 static void task(struct tw *t, unsigned ms, uint32_t cpu, int kind, uint32_t tid,
@@ -135,15 +142,20 @@ static void expect_line(const char *csv, const char *line)
 
 /* CPU-wide records, as `perfrec record -a --switch-events` writes them:
  *   CPU0: 0 idle->100   10 100->200 (100 preempted)   12 EXIT 200
- *         15 (-1)->idle (200's last switch-out)   30 idle->100
- *         40 100->idle
+ *         15 (-1)->idle (200's last switch-out: a thread, already
+ *         unhashed)   30 idle->100   40 100->400   42 EXIT 400
+ *         44 400->idle (preempted in its exit path)   46 idle->400
+ *         48 400->idle (a process leader's last switch-out keeps its tid)
  *   CPU1: 5 (-1) with nothing switched in yet on CPU1 (names nobody)
  *         5 idle->300   50 300 out (the idle switch-in record after it
- *         was lost)   55 (-1) (300 already switched out: names nobody,
- *         must not count a second switch-out)
+ *         was lost)   51 (-1) (300 already switched out: names nobody,
+ *         must not count a second switch-out)   52 idle->500
+ *         55 (-1) of process 999 (not 500's: records were lost; names
+ *         nobody)
  * Expected: 100 on 20 ms, off 20 ms (10..30), 2 ins, 1 preempted, 1
  * voluntary; 200 on 5 ms (10..15: exit path included), 1 in, 1 voluntary,
- * no off-CPU time; 300 on 45 ms, 1 in, 1 voluntary. */
+ * no off-CPU time; 300 on 45 ms, 1 in, 1 voluntary; 400 on 6 ms, off 2 ms,
+ * 2 ins, 1 preempted, 1 voluntary; 500 on until the end (8 ms). */
 static void test_cpu_wide_exit(void **state)
 {
 	(void)state;
@@ -153,6 +165,8 @@ static void test_cpu_wide_exit(void **state)
 		task(&t, 0, 0, PERFREC__TASK_EVENT__KIND__EXISTING, 100, "hundred");
 		task(&t, 0, 0, PERFREC__TASK_EVENT__KIND__EXISTING, 200, "twohundred");
 		task(&t, 0, 1, PERFREC__TASK_EVENT__KIND__EXISTING, 300, "threehundred");
+		task(&t, 0, 0, PERFREC__TASK_EVENT__KIND__EXISTING, 400, "fourhundred");
+		task(&t, 0, 1, PERFREC__TASK_EVENT__KIND__EXISTING, 500, "fivehundred");
 		sw(&t, 0, 0, 0, 1, 0, 1);
 		sw(&t, 0, 0, 100, 0, 0, 1);
 		sw(&t, 5, 1, NOBODY, 1, 0, 1);
@@ -165,17 +179,28 @@ static void test_cpu_wide_exit(void **state)
 		sw(&t, 30, 0, 0, 1, 0, 1);
 		sw(&t, 30, 0, 100, 0, 0, 1);
 		sw(&t, 40, 0, 100, 1, 0, 1);
-		sw(&t, 40, 0, 0, 0, 0, 1);
+		sw(&t, 40, 0, 400, 0, 0, 1);
+		task(&t, 42, 0, PERFREC__TASK_EVENT__KIND__EXIT, 400, NULL);
+		sw(&t, 44, 0, 400, 1, 1, 1);
+		sw(&t, 44, 0, 0, 0, 0, 1);
+		sw(&t, 46, 0, 0, 1, 0, 1);
+		sw(&t, 46, 0, 400, 0, 0, 1);
+		sw(&t, 48, 0, 400, 1, 0, 1);
+		sw(&t, 48, 0, 0, 0, 0, 1);
 		sw(&t, 50, 1, 300, 1, 0, 1);
-		sw(&t, 55, 1, NOBODY, 1, 0, 1);
+		sw(&t, 51, 1, NOBODY, 1, 0, 1);
+		sw(&t, 52, 1, 500, 0, 0, 1);
+		sw_pid(&t, 55, 1, 999, NOBODY, 1, 0, 1);
 		end(&t, 60);
 		char *csv = run_sched(&t, jobs);
 		expect_line(csv, "window_ms,60.000");
 		expect_line(csv, "hundred,100,100,20.000,20.000,2,1,1,20.000,0.010000");
 		expect_line(csv, "twohundred,200,200,5.000,0.000,1,0,1,,");
 		expect_line(csv, "threehundred,300,300,45.000,0.000,1,0,1,,");
-		expect_line(csv, "0,25.000,41.67,5");
-		expect_line(csv, "1,45.000,75.00,1");
+		expect_line(csv, "fourhundred,400,400,6.000,2.000,2,1,1,2.000,0.044000");
+		expect_line(csv, "fivehundred,500,500,8.000,0.000,1,0,0,,");
+		expect_line(csv, "0,31.000,51.67,8");
+		expect_line(csv, "1,53.000,88.33,2");
 		free(csv);
 		tw_free(&t);
 	}
