@@ -1,15 +1,26 @@
 /*
- * packet.c - fast encode/decode of Sample and InternedData packets (see
- * packet.h for why and for the fallback contract).
+ * packet.c - fast encode/decode of the hot packet kinds (see packet.h for
+ * why and for the fallback contract).
  *
  * Wire format reminder: a field is varint(number << 3 | wire type) then a
- * varint (type 0) or a varint length and that many bytes (type 2). Packet:
- * 1 dt sint64 (zigzag), 4 sample, 11 interned. Sample: 1 id, 2 cpu, 3 pid,
- * 4 tid, 5 ip, 6 period, 7 callchain, 8 raw (bytes), 9 read (message,
- * not handled), 10 addr, 11 misc, 12 stream_id. InternedData: 1 strings
- * (InternedString: 1 iid, 2 str), 2 callchains (Callchain: 1 iid,
- * 2 ips packed, 3 ips_delta packed sint64). The writer always uses
- * ips_delta; decoders turn either form into ips (prec_packet_normalize()).
+ * varint (type 0) or a varint length and that many bytes (type 2). Keys
+ * below are written as that byte (0x22 = field 4, type 2). Packet: 1 dt
+ * sint64 (zigzag), 4-11 the fast kinds (4 sample, 5 context_switch, 6 task,
+ * 7 mmap, 8 loss, 9 throttle, 10 group, 11 interned); field numbers of
+ * each message as in proto/perfrec.proto.
+ *
+ * protobuf-c conventions the encoders reproduce (proto3): a zero scalar,
+ * an empty or NULL string, empty bytes and an empty repeated field are
+ * omitted; a non-NULL submessage is written even when empty; fields go in
+ * number order; int32 and enum values are sign-extended to 64 bits (a
+ * negative one takes 10 bytes); a bool is written as 1. The decoders read
+ * uint32/int32/enum varints by their low 32 bits and any non-zero bool
+ * varint as 1, as protobuf-c does.
+ *
+ * InternedData: 1 strings (InternedString: 1 iid, 2 str), 2 callchains
+ * (Callchain: 1 iid, 2 ips packed, 3 ips_delta packed sint64). The writer
+ * always uses ips_delta; decoders turn either form into ips
+ * (prec_packet_normalize()).
  */
 #include <string.h>
 
