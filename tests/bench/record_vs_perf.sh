@@ -10,6 +10,15 @@
 # are the recorder's own cost. Printed side by side: recorder CPU seconds
 # (user+sys), records captured, records lost, file bytes, bytes per record.
 # Not a timed test: run it by hand (root), one run per invocation.
+#
+# Fairness: same events, same target, same ring size (-m PAGES for both,
+# default perfrec's own default as root: 4 MiB per CPU; RING_PAGES=128
+# gives perf's default 512 KiB to both). What differs: perf -z compresses
+# at zstd level 1, perfrec at 2 (its default); perf keeps the raw kernel
+# records, perfrec re-encodes them and embeds the symbols that samples hit
+# (kallsyms, ELF symbols); perf does its build-id pass after recording.
+# The workload runs as fast as the CPUs left to it allow, so the record
+# count differs between the runs: compare CPU ns per record too.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$src/build}
@@ -26,7 +35,8 @@ for x in "$perfrec" "$pingpong"; do
 done
 command -v perf >/dev/null || { echo "perf not installed" >&2; exit 2; }
 
-common=(-a -F 10000 -g --switch-events -e cpu-clock)
+pages=${RING_PAGES:-$((4 * 1024 * 1024 / $(getconf PAGESIZE)))}
+common=(-a -F 10000 -g --switch-events -e cpu-clock -m "$pages")
 
 start_workload() {
 	"$pingpong" 1000000000 0 0 >/dev/null &
@@ -72,12 +82,17 @@ prec_records=$(sed -n 's/^perfrec: \([0-9]*\) records in.*/\1/p' "$tmp/prec.out"
 prec_lost=$(sed -n 's/.* switch events, \([0-9]*\) lost.*/\1/p' "$tmp/prec.out")
 prec_bytes=$(stat -c %s "$tmp/t.prec")
 
+nsper() { awk -v c="$1" -v r="$2" 'BEGIN { if (r > 0) printf "%.0f", c * 1e9 / r; else print "-" }'; }
 per() { awk -v b="$1" -v r="$2" 'BEGIN { if (r > 0) printf "%.2f", b / r; else print "-" }'; }
 lostpct() { awk -v l="$1" -v r="$2" 'BEGIN { if (l + r > 0) printf "%.1f%%", 100 * l / (l + r); else print "0.0%" }'; }
 
 echo "workload: pingpong (pipe ping-pong, 2 threads) for ${secs}s; recorders: ${common[*]} -- sleep $secs"
 printf "%-26s %16s %16s\n" "" "perf record -z" "perfrec record"
+printf "%-26s %16s %16s\n" "ring per CPU" "$((pages * $(getconf PAGESIZE) / 1024)) KiB" \
+	"$((pages * $(getconf PAGESIZE) / 1024)) KiB"
 printf "%-26s %16s %16s\n" "recorder CPU s (usr+sys)" "$perf_cpu" "$prec_cpu"
+printf "%-26s %16s %16s\n" "CPU ns per record" "$(nsper "$perf_cpu" "$perf_records")" \
+	"$(nsper "$prec_cpu" "$prec_records")"
 printf "%-26s %16s %16s\n" "records captured" "$perf_records" "$prec_records"
 printf "%-26s %16s %16s\n" "records lost" "$perf_lost ($(lostpct "$perf_lost" "$perf_records"))" \
 	"$prec_lost ($(lostpct "$prec_lost" "$prec_records"))"
