@@ -1,12 +1,14 @@
 /*
  * frames.c - worker pool with ordered delivery.
  *
- * State under one mutex: `claim` is the next list index a worker may take,
- * `deliver` the next index the consumer waits for, `slots[i]` the loaded
- * frame for index i once a worker finished it. A worker may claim i only
- * while i < deliver + lookahead, which bounds memory; the consumer takes
- * slots[deliver] when ready. Frame buffers are recycled through a free
- * list so decoded-packet arrays are reused.
+ * State under one mutex: `claim` is the next list index a worker (or the
+ * consumer) may take, `deliver` the next index the consumer waits for,
+ * `slots[i]` the loaded frame for index i once it is loaded. A worker may
+ * claim i only while i < deliver + lookahead, which bounds memory; the
+ * consumer takes slots[deliver] when ready, or claims and loads it itself
+ * when claim == deliver. Wake-ups are sent only to threads that sleep and
+ * only when they can proceed (see frames.h). Frame buffers are recycled
+ * through a free list so decoded-packet arrays are reused.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "analyzer/frames.h"
@@ -22,12 +24,15 @@ struct ana_frames {
 	const struct prec_frame_info *list;
 	size_t n;
 	struct ana_frames_opts o;
+	size_t low;               /* wake workers when this few are ahead */
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv_work;   /* workers wait for room */
 	pthread_cond_t cv_ready;  /* consumer waits for a slot */
 	struct ana_loaded **slots;   /* n entries; set when loaded */
 	size_t claim, deliver;
+	int workers_waiting;      /* sleeping on cv_work */
+	int consumer_waiting;     /* sleeping on cv_ready for slots[deliver] */
 	int stop;
 	int oom;
 	struct ana_loaded *free_list;
@@ -157,15 +162,18 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&af->mu);
 	for (;;) {
 		while (!af->stop && af->claim < af->n &&
-		       af->claim >= af->deliver + af->o.lookahead)
+		       af->claim >= af->deliver + af->o.lookahead) {
+			af->workers_waiting++;
 			pthread_cond_wait(&af->cv_work, &af->mu);
+			af->workers_waiting--;
+		}
 		if (af->stop || af->claim >= af->n)
 			break;
 		size_t idx = af->claim++;
 		struct ana_loaded *lf = get_buffer(af);
 		if (!lf) {
 			af->oom = 1;
-			pthread_cond_broadcast(&af->cv_ready);
+			pthread_cond_signal(&af->cv_ready);
 			break;
 		}
 		pthread_mutex_unlock(&af->mu);
@@ -174,10 +182,33 @@ static void *worker(void *arg)
 		if (ret < 0)
 			af->oom = 1;
 		af->slots[idx] = lf;
-		pthread_cond_broadcast(&af->cv_ready);
+		/* Only the frame the consumer waits for is worth a wake-up. */
+		if (af->consumer_waiting && (idx == af->deliver || af->oom))
+			pthread_cond_signal(&af->cv_ready);
 	}
 	pthread_mutex_unlock(&af->mu);
 	return NULL;
+}
+
+/* Frames of at most this many raw bytes in total may be decoded ahead of
+ * the consumer (at least 2 * jobs + 2 frames, at most 64): large frames
+ * keep memory small, many small frames keep the workers busy between
+ * wake-ups. */
+#define LOOKAHEAD_BYTES (4u << 20)
+#define LOOKAHEAD_MAX 64
+
+static size_t default_lookahead(const struct prec_frame_info *list, size_t n,
+				int jobs)
+{
+	size_t min = 2 * (size_t)jobs + 2;
+	uint64_t raw = 0;
+	for (size_t i = 0; i < n; i++)
+		raw += list[i].raw_size;
+	uint64_t avg = n ? raw / n : 0;
+	uint64_t k = avg ? LOOKAHEAD_BYTES / avg : LOOKAHEAD_MAX;
+	if (k > LOOKAHEAD_MAX)
+		k = LOOKAHEAD_MAX;
+	return k > min ? (size_t)k : min;
 }
 
 struct ana_frames *ana_frames_new(struct prec_reader *r,
@@ -195,7 +226,10 @@ struct ana_frames *ana_frames_new(struct prec_reader *r,
 	if (af->o.jobs < 1)
 		af->o.jobs = 1;
 	if (!af->o.lookahead)
-		af->o.lookahead = 2 * (size_t)af->o.jobs + 2;
+		af->o.lookahead = default_lookahead(list, n, af->o.jobs);
+	/* Sleeping workers are woken in a batch once half the lookahead is
+	 * consumed, not once per frame. */
+	af->low = af->o.lookahead / 2;
 	af->slots = calloc(n ? n : 1, sizeof(*af->slots));
 	if (!af->slots) {
 		free(af);
@@ -205,8 +239,10 @@ struct ana_frames *ana_frames_new(struct prec_reader *r,
 	pthread_mutex_init(&af->mu, NULL);
 	pthread_cond_init(&af->cv_work, NULL);
 	pthread_cond_init(&af->cv_ready, NULL);
+	/* The consumer loads the frame it needs itself when no worker has
+	 * taken it yet, so jobs - 1 workers keep jobs threads decoding. */
 	if (af->o.jobs > 1 && n > 1) {
-		int nt = af->o.jobs;
+		int nt = af->o.jobs - 1;
 		if ((size_t)nt > n)
 			nt = (int)n;
 		af->threads = calloc((size_t)nt, sizeof(pthread_t));
@@ -217,6 +253,14 @@ struct ana_frames *ana_frames_new(struct prec_reader *r,
 		}
 	}
 	return af;
+}
+
+/* Under af->mu, after deliver moved on. */
+static void wake_workers(struct ana_frames *af)
+{
+	if (af->workers_waiting && af->claim < af->n &&
+	    af->claim <= af->deliver + af->low)
+		pthread_cond_broadcast(&af->cv_work);
 }
 
 int ana_frames_next(struct ana_frames *af, struct ana_loaded **out)
@@ -242,8 +286,27 @@ int ana_frames_next(struct ana_frames *af, struct ana_loaded **out)
 		return 1;
 	}
 	pthread_mutex_lock(&af->mu);
-	while (!af->slots[idx] && !af->oom)
+	while (!af->slots[idx] && !af->oom) {
+		if (af->claim == idx) {
+			/* Nobody took it: load it here rather than wait. */
+			af->claim++;
+			struct ana_loaded *lf = get_buffer(af);
+			if (!lf) {
+				af->oom = 1;
+				break;
+			}
+			pthread_mutex_unlock(&af->mu);
+			int ret = load_one(af, lf, idx);
+			pthread_mutex_lock(&af->mu);
+			if (ret < 0)
+				af->oom = 1;
+			af->slots[idx] = lf;
+			break;
+		}
+		af->consumer_waiting = 1;
 		pthread_cond_wait(&af->cv_ready, &af->mu);
+		af->consumer_waiting = 0;
+	}
 	if (af->oom) {
 		pthread_mutex_unlock(&af->mu);
 		return -ENOMEM;
@@ -251,7 +314,7 @@ int ana_frames_next(struct ana_frames *af, struct ana_loaded **out)
 	*out = af->slots[idx];
 	af->slots[idx] = NULL;
 	af->deliver++;
-	pthread_cond_broadcast(&af->cv_work);
+	wake_workers(af);
 	pthread_mutex_unlock(&af->mu);
 	return 1;
 }
@@ -264,6 +327,11 @@ void ana_frames_release(struct ana_frames *af, struct ana_loaded *lf)
 	lf->next_free = af->free_list;
 	af->free_list = lf;
 	pthread_mutex_unlock(&af->mu);
+}
+
+size_t ana_frames_lookahead(const struct ana_frames *af)
+{
+	return af->o.lookahead;
 }
 
 size_t ana_frames_buffers(struct ana_frames *af)

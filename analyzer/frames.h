@@ -1,11 +1,16 @@
 /*
  * frames.h - decodes a list of frames, in parallel, delivered in order.
  *
- * The analyzer's one way to read frames. Worker threads load, decompress
- * and decode frames ahead of the consumer (at most `lookahead` frames past
- * the oldest one not yet delivered); the consumer receives them strictly in
- * list order, so whatever it computes is identical to the single-threaded
- * path (jobs <= 1 loads each frame in ana_frames_next() itself).
+ * The analyzer's one way to read frames. jobs - 1 worker threads load,
+ * decompress and decode frames ahead of the consumer (at most `lookahead`
+ * frames past the oldest one not yet delivered); the consumer receives them
+ * strictly in list order, so whatever it computes is identical to the
+ * single-threaded path. When the frame it needs next has not been taken by
+ * a worker, ana_frames_next() loads it in the caller's thread (jobs <= 1:
+ * always), so the consumer never sleeps on work nobody started. Workers
+ * that ran a full lookahead ahead sleep until half of it is consumed, and
+ * the consumer is woken only for the frame it waits for: a few wake-ups per
+ * lookahead, not per frame, which matters for traces of many small frames.
  *
  * How to use:
  *
@@ -19,7 +24,8 @@
  *   }
  *   ana_frames_free(af);
  *
- * Memory is bounded by lookahead + the frames the consumer holds.
+ * Memory is bounded by lookahead + the frames the consumer holds
+ * (ana_frames_buffers() <= ana_frames_lookahead() + held).
  * `list` is borrowed and must outlive the object. Damage is NOT counted in
  * the reader: the consumer sees lf->err in order and reports it.
  */
@@ -34,7 +40,9 @@
 struct ana_frames_opts {
 	int jobs;           /* worker threads; <= 1 = serial */
 	int sort_by_time;   /* stable-sort each frame's packets by time */
-	size_t lookahead;   /* 0 = 2 * jobs + 2 */
+	size_t lookahead;   /* 0 = as many frames as fit 4 MiB of raw bytes
+			     * (by the list's average), within
+			     * [2 * jobs + 2, 64] */
 	/* Packet kinds to decode (PREC_KIND() bits, format/reader.h); the
 	 * others are skipped without unpacking. 0 = all. */
 	uint64_t kinds;
@@ -65,6 +73,9 @@ void ana_frames_free(struct ana_frames *af);   /* NULL is fine; joins workers */
 /* Frame buffers allocated so far: the most frames ever held at once
  * (decoded ahead plus held by the consumer). Tests check it stays small. */
 size_t ana_frames_buffers(struct ana_frames *af);
+
+/* The lookahead in use (opts.lookahead or the default). */
+size_t ana_frames_lookahead(const struct ana_frames *af);
 
 /* Number of online CPUs (>= 1), for a default --jobs. */
 int ana_cpu_count(void);
