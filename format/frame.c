@@ -195,9 +195,22 @@ int prec_frame_load(struct prec_frame *f, const void *zbuf, size_t zlen,
 	return 0;
 }
 
-static int get_varint(const unsigned char *p, size_t avail, uint64_t *v, size_t *used)
+/* always inlined: it runs several times per packet */
+static inline __attribute__((always_inline)) int
+get_varint(const unsigned char *p, size_t avail, uint64_t *v, size_t *used)
 {
 	uint64_t x = 0;
+
+	if (avail && p[0] < 0x80) {
+		*v = p[0];   /* packet lengths below 128, dt and keys: one byte */
+		*used = 1;
+		return 0;
+	}
+	if (avail >= 2 && p[1] < 0x80) {
+		*v = (p[0] & 0x7Fu) | (uint64_t)p[1] << 7;
+		*used = 2;
+		return 0;
+	}
 
 	for (size_t i = 0; i < avail && i < 10; i++) {
 		x |= (uint64_t)(p[i] & 0x7F) << (7 * i);
@@ -291,7 +304,8 @@ void prec_frame_set_kinds(struct prec_frame *f, uint64_t mask)
  * decision, exactly as in the unfiltered pass. */
 /* get_varint() restricted to the canonical (shortest) encoding, so what
  * peek_kind() accepts is exactly what protobuf-c reads the same way. */
-static int get_cvarint(const unsigned char *p, size_t avail, uint64_t *v, size_t *used)
+static inline __attribute__((always_inline)) int
+get_cvarint(const unsigned char *p, size_t avail, uint64_t *v, size_t *used)
 {
 	if (get_varint(p, avail, v, used) < 0)
 		return -1;

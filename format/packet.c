@@ -507,24 +507,35 @@ size_t prec_interned_pack(const struct prec_interned_ref *s, size_t ns,
 
 /* Canonical varints only (at most 10 bytes, the 10th at most 1): anything
  * else is left to protobuf-c. Returns bytes used, 0 = give up. */
-static inline size_t vget(const uint8_t *p, const uint8_t *end, uint64_t *v)
+static inline __attribute__((always_inline)) size_t
+vget(const uint8_t *p, const uint8_t *end, uint64_t *v)
 {
 	uint64_t x = 0;
 	size_t i;
 
+	if (p < end && p[0] < 0x80) {
+		*v = p[0];   /* most keys and values: one byte */
+		return 1;
+	}
 	if (end - p >= 10) {
-		/* no bounds check per byte when a longest varint fits */
-		for (i = 0; i < 10; i++) {
-			uint8_t b = p[i];
-			x |= (uint64_t)(b & 0x7F) << (7 * i);
-			if (!(b & 0x80)) {
-				if (i == 9 && b > 1)
-					return 0;
-				*v = x;
-				return i + 1;
-			}
+		/* no bounds check per byte when a longest varint fits, and
+		 * unrolled: p[0] has its continuation bit (see above) */
+		uint64_t b;
+		x = p[0] & 0x7F;
+#define VSTEP(k) \
+		b = p[k]; \
+		x |= (b & 0x7F) << (7 * k); \
+		if (b < 0x80) { \
+			*v = x; \
+			return k + 1; \
 		}
-		return 0;
+		VSTEP(1) VSTEP(2) VSTEP(3) VSTEP(4) VSTEP(5) VSTEP(6) VSTEP(7) VSTEP(8)
+#undef VSTEP
+		b = p[9];
+		if (b > 1)
+			return 0;   /* continues, or more than 64 bits */
+		*v = x | b << 63;
+		return 10;
 	}
 
 	for (i = 0; i < 10 && p + i < end; i++) {
@@ -543,12 +554,25 @@ static inline size_t vget(const uint8_t *p, const uint8_t *end, uint64_t *v)
 /* Reads one field at *pp: its key and, for wire type 0, the value in *v;
  * for wire type 2 the length in *v and the bytes at *d. 0 = give up
  * (another wire type, a bad varint, a length past end). */
-static inline int next_field(const uint8_t **pp, const uint8_t *end,
-			     uint64_t *key, uint64_t *v, const uint8_t **d)
+static inline __attribute__((always_inline)) int
+next_field(const uint8_t **pp, const uint8_t *end, uint64_t *key, uint64_t *v,
+	   const uint8_t **d)
 {
 	const uint8_t *p = *pp;
-	size_t n = vget(p, end, key);
+	size_t n;
 
+	if (end - p >= 2 && !((p[0] | p[1]) & 0x80)) {
+		/* one-byte key and one-byte value (or length): the common case */
+		*key = p[0];
+		*v = p[1];
+		p += 2;
+		if ((*key & 7) == 0) {
+			*pp = p;
+			return 1;
+		}
+		goto tail;
+	}
+	n = vget(p, end, key);
 	if (!n)
 		return 0;
 	p += n;
@@ -556,6 +580,7 @@ static inline int next_field(const uint8_t **pp, const uint8_t *end,
 	if (!n)
 		return 0;
 	p += n;
+tail:
 	if ((*key & 7) == 2) {
 		if (*v > (uint64_t)(end - p))
 			return 0;
