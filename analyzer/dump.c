@@ -394,6 +394,84 @@ static void fields(struct em *e, struct ana_session *s, const struct prec_packet
 	}
 }
 
+/* ---- the context-switch line, written without per-field calls
+ *
+ * Switch records are nearly every packet of a --switch-events trace, so
+ * their line is assembled straight into the output buffer: the caller
+ * guarantees SWITCH_LINE_MAX free bytes (the buffer is flushed at
+ * EM_FLUSH_AT, half its size, so a line always starts with room). The
+ * bytes are exactly those of the generic fields() path (golden tests
+ * compare both formats). */
+#define SWITCH_LINE_MAX 256
+
+#define W_LIT(w, s) (memcpy((w), (s), sizeof(s) - 1), (w) + sizeof(s) - 1)
+
+static char *w_u64(char *w, uint64_t v)
+{
+	char t[20];
+	int i = sizeof(t);
+	do {
+		t[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	memcpy(w, t + i, sizeof(t) - (size_t)i);
+	return w + sizeof(t) - (size_t)i;
+}
+
+static void switch_line(struct em *e, const struct prec_packet *p)
+{
+	const Perfrec__ContextSwitch *c = p->pkt->context_switch;
+	char *w = e->buf + e->len;
+	if (e->json) {
+		w = W_LIT(w, "{\"time\":");
+		w = w_u64(w, p->time);
+		w = W_LIT(w, ",\"stream\":");
+		w = w_u64(w, p->stream);
+		w = c->out ? W_LIT(w, ",\"kind\":\"context_switch\",\"dir\":\"out\",\"cpu\":")
+			   : W_LIT(w, ",\"kind\":\"context_switch\",\"dir\":\"in\",\"cpu\":");
+		w = w_u64(w, c->cpu);
+		w = W_LIT(w, ",\"pid\":");
+		w = w_u64(w, c->pid);
+		w = W_LIT(w, ",\"tid\":");
+		w = w_u64(w, c->tid);
+		w = c->preempt ? W_LIT(w, ",\"preempt\":true") : W_LIT(w, ",\"preempt\":false");
+		if (c->cpu_wide) {
+			w = W_LIT(w, ",\"other_pid\":");
+			w = w_u64(w, c->other_pid);
+			w = W_LIT(w, ",\"other_tid\":");
+			w = w_u64(w, c->other_tid);
+		}
+		w = W_LIT(w, "}\n");
+	} else {
+		w = w_u64(w, p->time / 1000000000u);
+		*w++ = '.';
+		uint64_t ns = p->time % 1000000000u;
+		for (int i = 8; i >= 0; i--) {
+			w[i] = (char)('0' + ns % 10);
+			ns /= 10;
+		}
+		w += 9;
+		w = W_LIT(w, " s");
+		w = w_u64(w, p->stream);
+		w = c->out ? W_LIT(w, " context_switch dir=out cpu=")
+			   : W_LIT(w, " context_switch dir=in cpu=");
+		w = w_u64(w, c->cpu);
+		w = W_LIT(w, " pid=");
+		w = w_u64(w, c->pid);
+		w = W_LIT(w, " tid=");
+		w = w_u64(w, c->tid);
+		w = c->preempt ? W_LIT(w, " preempt=1") : W_LIT(w, " preempt=0");
+		if (c->cpu_wide) {
+			w = W_LIT(w, " other_pid=");
+			w = w_u64(w, c->other_pid);
+			w = W_LIT(w, " other_tid=");
+			w = w_u64(w, c->other_tid);
+		}
+		*w++ = '\n';
+	}
+	e->len = (size_t)(w - e->buf);
+}
+
 /* Filters apply to the fields a packet has (--event to samples). */
 static int pass(struct ana_session *s, const struct ana_filter *f,
 		const struct prec_packet *p)
@@ -457,7 +535,10 @@ static void line(struct em *e, struct ana_session *s, const struct prec_packet *
 {
 	int kind = (int)p->pkt->data_case;
 	e->n = 0;
-	if (e->json) {
+	if (kind == PERFREC__PACKET__DATA_CONTEXT_SWITCH &&
+	    e->cap - e->len >= SWITCH_LINE_MAX) {
+		switch_line(e, p);
+	} else if (e->json) {
 		put(e, "{\"time\":", 8);
 		putu(e, p->time);
 		put(e, ",\"stream\":", 10);
