@@ -61,11 +61,56 @@ static void take32x2(struct cur *c, uint32_t *a, uint32_t *b)
 	*b = v[1];
 }
 
+#define SID_BITS (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
+	PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
 size_t rec_sample_id_size(uint64_t st)
 {
-	return 8 * (!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
-		    !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
-		    !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_IDENTIFIER));
+	/* each sample_id field is one u64 */
+	return 8 * (size_t)__builtin_popcountll(st & SID_BITS);
+}
+
+/* The sample_id every recorder session uses (session.h REC_SID_TYPE):
+ * TID, TIME, CPU, IDENTIFIER - 32 bytes. */
+#define SID_COMMON (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | \
+	PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
+
+/* Context switches are most records of a --switch-events trace: decoded
+ * straight from their fixed layout when sample_id is the common one.
+ * Produces exactly what the general path does (tests/unit/recorder/
+ * test_decode.c checks both). 1, or 0 when the record is not such a one. */
+static int decode_switch_fast(const struct rec_decode_ctx *ctx,
+			      const struct perf_event_header *h,
+			      const unsigned char *p, struct rec_record *out)
+{
+	size_t body = h->type == PERF_RECORD_SWITCH_CPU_WIDE ? 8 : 0;
+	uint32_t v[2];
+
+	if ((ctx->sid_type & SID_BITS) != SID_COMMON ||
+	    (size_t)h->size != sizeof(*h) + body + 32)
+		return 0;
+	memset(out, 0, sizeof(*out));
+	out->type = h->type;
+	out->misc = h->misc;
+	out->size = h->size;
+	out->payload = p;
+	out->payload_len = body + 32;
+	if (body) {
+		memcpy(v, p, 8);
+		out->sw.next_prev_pid = v[0];
+		out->sw.next_prev_tid = v[1];
+	}
+	p += body;
+	memcpy(v, p, 8);                  /* TID */
+	out->sid.pid = v[0];
+	out->sid.tid = v[1];
+	memcpy(&out->sid.time, p + 8, 8); /* TIME */
+	memcpy(v, p + 16, 8);             /* CPU, res */
+	out->sid.cpu = v[0];
+	memcpy(&out->sid.id, p + 24, 8);  /* IDENTIFIER */
+	out->sid.has_tid = out->sid.has_time = true;
+	out->sid.has_cpu = out->sid.has_id = true;
+	return 1;
 }
 
 static void parse_sid(struct cur *c, uint64_t st, struct rec_sample_id *s)
@@ -217,13 +262,19 @@ int rec_decode(const struct rec_decode_ctx *ctx, const void *rec, size_t len,
 {
 	struct perf_event_header h;
 	struct cur c;
-	size_t sid_size = rec_sample_id_size(ctx->sid_type);
+	size_t sid_size;
 	int ret = 1;
 
-	memset(out, 0, sizeof(*out));
-	if (len < sizeof(h))
+	if (len < sizeof(h)) {
+		memset(out, 0, sizeof(*out));
 		return -EINVAL;
+	}
 	memcpy(&h, rec, sizeof(h));
+	if ((h.type == PERF_RECORD_SWITCH_CPU_WIDE || h.type == PERF_RECORD_SWITCH) &&
+	    h.size <= len &&
+	    decode_switch_fast(ctx, &h, (const unsigned char *)rec + sizeof(h), out))
+		return 1;
+	memset(out, 0, sizeof(*out));
 	if (h.size < sizeof(h) || h.size > len)
 		return -EINVAL;
 	out->type = h.type;
@@ -237,6 +288,7 @@ int rec_decode(const struct rec_decode_ctx *ctx, const void *rec, size_t len,
 
 	if (h.type == PERF_RECORD_SAMPLE)
 		return decode_sample(ctx, &c, out);
+	sid_size = rec_sample_id_size(ctx->sid_type);
 
 	/* Every other record ends with sample_id (sample_id_all). Types we do
 	 * not decode were also produced by our events, so the tail is theirs
