@@ -6,7 +6,15 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+/* Transparent huge pages for the spool: it is written once around at
+ * memory speed, and with 4 KiB pages the first lap cost one fault per page
+ * (~6% of the recorder's CPU on record_vs_perf.sh). 2 MiB alignment lets
+ * the kernel back it with huge pages where THP is enabled (or "madvise");
+ * elsewhere the advice is ignored. */
+#define HUGE_ALIGN (2u << 20)
 
 int rec_spool_init(struct rec_spool *s, size_t size)
 {
@@ -17,10 +25,19 @@ int rec_spool_init(struct rec_spool *s, size_t size)
 	memset(s, 0, sizeof(*s));
 	if (size < 65536 || (size & (size - 1)))
 		return -EINVAL;
-	/* malloc'd pages are only touched when records reach them */
-	s->block = aligned_alloc(page, page + size);
-	if (!s->block)
+	/* pages are only touched when records reach them */
+	s->map_len = page + size + HUGE_ALIGN;
+	s->map = mmap(NULL, s->map_len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->map == MAP_FAILED) {
+		s->map = NULL;
 		return -ENOMEM;
+	}
+	s->block = (void *)(((uintptr_t)s->map + HUGE_ALIGN - 1) &
+			    ~(uintptr_t)(HUGE_ALIGN - 1));
+#ifdef MADV_HUGEPAGE
+	madvise(s->block, page + size, MADV_HUGEPAGE);   /* advice only */
+#endif
 	meta = s->block;
 	memset(meta, 0, page);
 	meta->data_offset = page;
@@ -28,8 +45,8 @@ int rec_spool_init(struct rec_spool *s, size_t size)
 	s->size = size;
 	ret = rec_ring_init_mem(&s->reader, s->block, page, size);
 	if (ret < 0) {
-		free(s->block);
-		s->block = NULL;
+		munmap(s->map, s->map_len);
+		s->map = s->block = NULL;
 	}
 	return ret;
 }
@@ -39,8 +56,9 @@ void rec_spool_release(struct rec_spool *s)
 	if (!s)
 		return;
 	rec_ring_release(&s->reader);
-	free(s->block);
-	s->block = NULL;
+	if (s->map)
+		munmap(s->map, s->map_len);
+	s->map = s->block = NULL;
 }
 
 uint64_t rec_spool_pending(const struct rec_ring *k)

@@ -29,7 +29,9 @@
 #include "recorder/ring.h"
 
 struct rec_spool {
-	void *block;            /* metadata page + data, owned */
+	void *block;            /* metadata page + data, inside map */
+	void *map;              /* the anonymous mapping, owned */
+	size_t map_len;
 	struct rec_ring reader; /* the consumer's view */
 	uint64_t size;
 	uint64_t moved;         /* bytes moved in total (producer) */
