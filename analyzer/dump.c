@@ -58,15 +58,66 @@ static void putc_(struct em *e, char ch)
 	e->buf[e->len++] = ch;
 }
 
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* Decimal writers for the hot line: 32-bit arithmetic, the digit count
+ * by comparison, two digits per division. */
+static char *w_u32(char *w, uint32_t v)
+{
+	int n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 :
+		v < 100000 ? 5 : v < 1000000 ? 6 : v < 10000000 ? 7 :
+		v < 100000000 ? 8 : v < 1000000000 ? 9 : 10;
+	char *end = w + n;
+	while (v >= 100) {
+		uint32_t d = v % 100;
+		v /= 100;
+		end -= 2;
+		memcpy(end, digit_pairs + 2 * d, 2);
+	}
+	if (v >= 10)
+		memcpy(end - 2, digit_pairs + 2 * v, 2);
+	else
+		end[-1] = (char)('0' + v);
+	return w + n;
+}
+
+/* Exactly 9 digits, zero-padded (nanoseconds of a second). */
+static char *w_nine(char *w, uint32_t v)
+{
+	for (int i = 7; i >= 0; i -= 2) {
+		memcpy(w + i, digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	w[0] = (char)('0' + v);
+	return w + 9;
+}
+
+static char *w_u64(char *w, uint64_t v)
+{
+	if (v <= UINT32_MAX)
+		return w_u32(w, (uint32_t)v);
+	uint64_t hi = v / 1000000000u;
+	if (hi > UINT32_MAX) {   /* beyond 4e18: rare, the slow way */
+		char t[20];
+		int i = sizeof(t);
+		do {
+			t[--i] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		memcpy(w, t + i, sizeof(t) - (size_t)i);
+		return w + sizeof(t) - (size_t)i;
+	}
+	w = w_u32(w, (uint32_t)hi);
+	return w_nine(w, (uint32_t)(v % 1000000000u));
+}
+
 static void putu(struct em *e, uint64_t v)
 {
 	char t[24];
-	int i = sizeof(t);
-	do {
-		t[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put(e, t + i, sizeof(t) - (size_t)i);
+	put(e, t, (size_t)(w_u64(t, v) - t));
 }
 
 static void puti(struct em *e, int64_t v)
@@ -79,18 +130,32 @@ static void puti(struct em *e, int64_t v)
 	}
 }
 
+static const char hex_pairs[513] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
 static void putx(struct em *e, uint64_t v)
 {
-	static const char digits[] = "0123456789abcdef";
-	char t[20];
-	int i = sizeof(t);
-	do {
-		t[--i] = digits[v & 15];
-		v >>= 4;
-	} while (v);
-	t[--i] = 'x';
-	t[--i] = '0';
-	put(e, t + i, sizeof(t) - (size_t)i);
+	char t[18];
+	int n = v ? (67 - __builtin_clzll(v)) >> 2 : 1;   /* hex digits */
+	size_t len = 2 + (size_t)n;
+	char *end = t + len;
+	t[0] = '0';
+	t[1] = 'x';
+	for (; n >= 2; n -= 2) {
+		end -= 2;
+		memcpy(end, hex_pairs + 2 * (v & 0xff), 2);
+		v >>= 8;
+	}
+	if (n)
+		end[-1] = hex_pairs[2 * (v & 0xf) + 1];
+	put(e, t, len);
 }
 
 static void put_quoted(struct em *e, const char *s)
@@ -406,18 +471,6 @@ static void fields(struct em *e, struct ana_session *s, const struct prec_packet
 
 #define W_LIT(w, s) (memcpy((w), (s), sizeof(s) - 1), (w) + sizeof(s) - 1)
 
-static char *w_u64(char *w, uint64_t v)
-{
-	char t[20];
-	int i = sizeof(t);
-	do {
-		t[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	memcpy(w, t + i, sizeof(t) - (size_t)i);
-	return w + sizeof(t) - (size_t)i;
-}
-
 static void switch_line(struct em *e, const struct prec_packet *p)
 {
 	const Perfrec__ContextSwitch *c = p->pkt->context_switch;
@@ -426,46 +479,42 @@ static void switch_line(struct em *e, const struct prec_packet *p)
 		w = W_LIT(w, "{\"time\":");
 		w = w_u64(w, p->time);
 		w = W_LIT(w, ",\"stream\":");
-		w = w_u64(w, p->stream);
+		w = w_u32(w, p->stream);
 		w = c->out ? W_LIT(w, ",\"kind\":\"context_switch\",\"dir\":\"out\",\"cpu\":")
 			   : W_LIT(w, ",\"kind\":\"context_switch\",\"dir\":\"in\",\"cpu\":");
-		w = w_u64(w, c->cpu);
+		w = w_u32(w, c->cpu);
 		w = W_LIT(w, ",\"pid\":");
-		w = w_u64(w, c->pid);
+		w = w_u32(w, c->pid);
 		w = W_LIT(w, ",\"tid\":");
-		w = w_u64(w, c->tid);
+		w = w_u32(w, c->tid);
 		w = c->preempt ? W_LIT(w, ",\"preempt\":true") : W_LIT(w, ",\"preempt\":false");
 		if (c->cpu_wide) {
 			w = W_LIT(w, ",\"other_pid\":");
-			w = w_u64(w, c->other_pid);
+			w = w_u32(w, c->other_pid);
 			w = W_LIT(w, ",\"other_tid\":");
-			w = w_u64(w, c->other_tid);
+			w = w_u32(w, c->other_tid);
 		}
 		w = W_LIT(w, "}\n");
 	} else {
-		w = w_u64(w, p->time / 1000000000u);
+		uint64_t sec = p->time / 1000000000u;
+		w = sec <= UINT32_MAX ? w_u32(w, (uint32_t)sec) : w_u64(w, sec);
 		*w++ = '.';
-		uint64_t ns = p->time % 1000000000u;
-		for (int i = 8; i >= 0; i--) {
-			w[i] = (char)('0' + ns % 10);
-			ns /= 10;
-		}
-		w += 9;
+		w = w_nine(w, (uint32_t)(p->time % 1000000000u));
 		w = W_LIT(w, " s");
-		w = w_u64(w, p->stream);
+		w = w_u32(w, p->stream);
 		w = c->out ? W_LIT(w, " context_switch dir=out cpu=")
 			   : W_LIT(w, " context_switch dir=in cpu=");
-		w = w_u64(w, c->cpu);
+		w = w_u32(w, c->cpu);
 		w = W_LIT(w, " pid=");
-		w = w_u64(w, c->pid);
+		w = w_u32(w, c->pid);
 		w = W_LIT(w, " tid=");
-		w = w_u64(w, c->tid);
+		w = w_u32(w, c->tid);
 		w = c->preempt ? W_LIT(w, " preempt=1") : W_LIT(w, " preempt=0");
 		if (c->cpu_wide) {
 			w = W_LIT(w, " other_pid=");
-			w = w_u64(w, c->other_pid);
+			w = w_u32(w, c->other_pid);
 			w = W_LIT(w, " other_tid=");
-			w = w_u64(w, c->other_tid);
+			w = w_u32(w, c->other_tid);
 		}
 		*w++ = '\n';
 	}

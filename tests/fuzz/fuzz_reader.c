@@ -3,7 +3,10 @@
  * file (open, index or rebuild, damage list, every packet, iid lookups,
  * each indexed frame decoded on its own) and as a lone zstd data frame.
  * The input is also fed, as one Packet, to the hand-written packet decoder
- * and to protobuf-c, which must agree.
+ * and to protobuf-c, which must agree; whatever protobuf-c decodes, the
+ * hand-written encoder must encode to protobuf-c's bytes. The lone frame is
+ * also read with packet-kind filters, which must return the unfiltered
+ * pass's packets of those kinds, with the same times and iid values.
  * Seeds: tests/fuzz/corpus/fuzz_reader/ (small valid, unindexed, torn files,
  * a lone frame, sample and interned packets).
  */
@@ -26,6 +29,25 @@ static void check_fast_decoder(const uint8_t *data, size_t size)
 
 	prec_arena_init(&a, 1u << 24);
 	prec_arena_init(&b, 1u << 24);
+	/* the encoder: any packet protobuf-c decodes (normalized: the writer
+	 * never sees ips_delta) encodes to protobuf-c's bytes, or is refused */
+	s = (Perfrec__Packet *)protobuf_c_message_unpack(
+		&perfrec__packet__descriptor, &b.pc, size, data);
+	if (s && prec_packet_normalize(s, &b) == 0) {
+		size_t fn = prec_packet_fast_size(s);
+		if (fn) {
+			size_t pn = protobuf_c_message_get_packed_size(&s->base);
+			uint8_t *fb = malloc(fn + 1), *pb = malloc(pn + 1);
+			if (!fb || !pb || fn != pn || prec_packet_fast_pack(s, fb) != fn)
+				__builtin_trap();
+			protobuf_c_message_pack(&s->base, pb);
+			if (memcmp(fb, pb, fn) != 0)
+				__builtin_trap();
+			free(fb);
+			free(pb);
+		}
+	}
+	prec_arena_reset(&b);
 	f = prec_packet_fast_unpack(data, size, &a);
 	if (f) {
 		s = (Perfrec__Packet *)protobuf_c_message_unpack(
@@ -48,9 +70,18 @@ static void check_fast_decoder(const uint8_t *data, size_t size)
 	prec_arena_release(&b);
 }
 
-static void use_packet(const struct prec_packet *p, uint64_t *sink)
+/* What use_packet() saw of one packet, for comparing filtered passes. */
+struct seen {
+	int kind;
+	uint64_t time, val;
+};
+
+#define MAX_SEEN 2048
+
+static uint64_t use_packet(const struct prec_packet *p, uint64_t *sink)
 {
 	const Perfrec__Packet *k = p->pkt;
+	uint64_t before = *sink;
 	size_t n = 0;
 
 	switch (k->data_case) {
@@ -80,6 +111,74 @@ static void use_packet(const struct prec_packet *p, uint64_t *sink)
 		break;
 	}
 	*sink += p->time;
+	return *sink - before;
+}
+
+/* Reads the loaded frame f with `mask`; what it returns lands in out[]
+ * (up to MAX_SEEN). Returns the count, *end the final prec_frame_next(). */
+static size_t read_frame(struct prec_frame *f, uint64_t mask, struct seen *out,
+			 int *end, uint64_t *sink)
+{
+	struct prec_packet p;
+	size_t n = 0;
+	int ret;
+
+	prec_frame_set_kinds(f, mask);
+	while ((ret = prec_frame_next(f, &p)) > 0) {
+		if (mask != PREC_KINDS_ALL && !(mask & PREC_KIND(p.pkt->data_case)))
+			__builtin_trap();   /* a filtered-out kind came back */
+		uint64_t v = use_packet(&p, sink);
+		if (n < MAX_SEEN)
+			out[n] = (struct seen){ p.pkt->data_case, p.time, v };
+		n++;
+	}
+	*end = ret;
+	return n;
+}
+
+/* The filtered passes over a lone frame agree with the unfiltered one:
+ * same packets of the kept kinds, same times, same iid values. Where the
+ * unfiltered pass stops at a damaged packet, a filtered pass that skipped
+ * it may go on: only the part before is compared then. */
+static void check_filters(const uint8_t *data, size_t size, size_t max_raw,
+			  struct prec_frame *f, uint64_t *sink)
+{
+	static struct seen all[MAX_SEEN], got[MAX_SEEN];
+	static const uint64_t masks[] = {
+		PREC_KIND(PERFREC__PACKET__DATA_SAMPLE),
+		PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
+			PREC_KIND(PERFREC__PACKET__DATA_TASK) |
+			PREC_KIND(PERFREC__PACKET__DATA_MMAP),
+		PREC_KIND(PERFREC__PACKET__DATA_INTERNED),
+		0,
+	};
+	size_t nall, n;
+	int end_all, end;
+
+	if (prec_frame_load(f, data, size, max_raw) != 0)
+		return;
+	nall = read_frame(f, PREC_KINDS_ALL, all, &end_all, sink);
+	if (nall > MAX_SEEN)
+		return;
+	for (size_t m = 0; m < sizeof(masks) / sizeof(masks[0]); m++) {
+		size_t k = 0;
+		if (prec_frame_load(f, data, size, max_raw) != 0)
+			__builtin_trap();   /* loaded once, must load again */
+		n = read_frame(f, masks[m], got, &end, sink);
+		for (size_t i = 0; i < nall; i++) {
+			if (!(masks[m] & PREC_KIND(all[i].kind)))
+				continue;
+			if (k >= n || k >= MAX_SEEN || got[k].kind != all[i].kind ||
+			    got[k].time != all[i].time || got[k].val != all[i].val)
+				__builtin_trap();
+			k++;
+		}
+		/* a clean unfiltered pass: the filtered one returns nothing more
+		 * and ends the same way */
+		if (end_all == 0 && (k != n || end != 0))
+			__builtin_trap();
+	}
+	prec_frame_set_kinds(f, PREC_KINDS_ALL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -117,6 +216,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		while (prec_frame_next(f, &p) > 0)
 			use_packet(&p, &sink);
 	}
+	check_filters(data, size, o.max_frame_raw, f, &sink);
 
 	r = prec_reader_open_mem(data, size, &o);
 	if (r) {
@@ -132,6 +232,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		prec_reader_set_window(r, 0, UINT64_MAX);
 		while (prec_reader_next_packet(r, &p) > 0)
 			use_packet(&p, &sink);
+		/* and once more, samples only: the reader's own frame filters */
+		prec_reader_rewind(r);
+		prec_reader_set_kinds(r, PREC_KIND(PERFREC__PACKET__DATA_SAMPLE));
+		while (prec_reader_next_packet(r, &p) > 0) {
+			if (p.pkt->data_case != PERFREC__PACKET__DATA_SAMPLE)
+				__builtin_trap();
+			use_packet(&p, &sink);
+		}
 		prec_reader_stats(r, &st);
 		sink += st.packets + st.damaged_frames + nd;
 		prec_reader_free(r);
