@@ -579,6 +579,60 @@ static void test_unavailable_perfmap_fork_exec(void **state)
 	trace_free(&t);
 }
 
+/* Repeated hits skip the slow path through a cache; a mapping change in
+ * between (mmap over the same range, fork, exec) must still send the same
+ * address to the object mapped there now. */
+static void test_hit_cache_follows_remaps(void **state)
+{
+	uint32_t pid = 3999101, child = 3999102;
+	struct rec_symcollect_map m = { 0 };
+	struct rec_symcollect *sc;
+	struct ana_symbols *as;
+	struct trace t;
+
+	(void)state;
+	trace_open(&t);
+	sc = new_sc(0, 0);
+	m.pid = pid;
+	m.start = 0x30000000;
+	m.len = 0x10000;
+	m.path = "/nonexistent/cache-a.so";
+	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	for (int i = 0; i < 3; i++)   /* the 2nd and 3rd are cache hits */
+		assert_int_equal(rec_symcollect_hit(sc, pid, 0x30000010, 0), 0);
+	/* the same range mapped again, another file: no exec in between */
+	m.path = "/nonexistent/cache-b.so";
+	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symcollect_hit(sc, pid, 0x30000010, 0), 0);
+	/* a fork, then the child maps a third file there */
+	assert_int_equal(rec_symcollect_fork(sc, child, pid), 0);
+	m.pid = child;
+	m.path = "/nonexistent/cache-c.so";
+	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symcollect_hit(sc, child, 0x30000010, 0), 0);
+	/* the parent still has b there: its repeated hit changes nothing */
+	assert_int_equal(rec_symcollect_hit(sc, pid, 0x30000010, 0), 0);
+	/* an exec and a fourth file */
+	assert_int_equal(rec_symcollect_exec(sc, pid), 0);
+	m.pid = pid;
+	m.path = "/nonexistent/cache-d.so";
+	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symcollect_hit(sc, pid, 0x30000010, 0), 0);
+	/* kernel hits repeat too (the test kallsyms) */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rec_symcollect_hit(sc, pid, KBASE + 0x100, 1), 0);
+	assert_true(rec_symcollect_write(sc, t.w, 0, 1000) > 0);
+	trace_close(&t);
+	as = read_back(&t);
+	assert_non_null(rtab_get(4, "/nonexistent/cache-a.so", 0));
+	assert_non_null(rtab_get(4, "/nonexistent/cache-b.so", 0));
+	assert_non_null(rtab_get(4, "/nonexistent/cache-c.so", 0));
+	assert_non_null(rtab_get(4, "/nonexistent/cache-d.so", 0));
+	ana_symbols_free(as);
+	rec_symcollect_free(sc);
+	trace_free(&t);
+}
+
 /* rec_symcollect_feed() with records as the decoder produces them, and
  * the lazy /proc/PID/maps read for a process met through a sample. */
 static void test_feed_records(void **state)
@@ -910,6 +964,7 @@ int main(void)
 		cmocka_unit_test(test_incremental),
 		cmocka_unit_test(test_full_chunked),
 		cmocka_unit_test(test_unavailable_perfmap_fork_exec),
+		cmocka_unit_test(test_hit_cache_follows_remaps),
 		cmocka_unit_test(test_feed_records),
 		cmocka_unit_test(test_debug_dir),
 		cmocka_unit_test(test_vdso),
