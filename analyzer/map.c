@@ -58,6 +58,42 @@ uint64_t ana_hash_bytes(const void *p, size_t n)
 	return h;
 }
 
+/* Keys of 4 or 8 bytes (tids, CPUs, ids: the hottest tables) are hashed
+ * as one word and compared as one; other sizes byte-wise. */
+static uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebull;
+	h ^= h >> 31;
+	return h;
+}
+
+static inline uint64_t key_hash(const struct ana_map *m, const void *key)
+{
+	if (m->key_size == 4) {
+		uint32_t w;
+		memcpy(&w, key, 4);
+		return mix64(w);
+	}
+	if (m->key_size == 8) {
+		uint64_t w;
+		memcpy(&w, key, 8);
+		return mix64(w);
+	}
+	return ana_hash_bytes(key, m->key_size);
+}
+
+static inline int key_eq(const struct ana_map *m, const void *a, const void *b)
+{
+	if (m->key_size == 4)
+		return !memcmp(a, b, 4);
+	if (m->key_size == 8)
+		return !memcmp(a, b, 8);
+	return !memcmp(a, b, m->key_size);
+}
+
 static int grow_slots(struct ana_map *m)
 {
 	size_t n = m->nslots ? m->nslots * 2 : 64;
@@ -65,7 +101,7 @@ static int grow_slots(struct ana_map *m)
 	if (!s)
 		return -1;
 	for (size_t i = 0; i < m->count; i++) {
-		uint64_t h = ana_hash_bytes(ana_map_key(m, i), m->key_size);
+		uint64_t h = key_hash(m, ana_map_key(m, i));
 		size_t j = h & (n - 1);
 		while (s[j])
 			j = (j + 1) & (n - 1);
@@ -81,11 +117,11 @@ void *ana_map_find(const struct ana_map *m, const void *key)
 {
 	if (!m->nslots)
 		return NULL;
-	uint64_t h = ana_hash_bytes(key, m->key_size);
+	uint64_t h = key_hash(m, key);
 	size_t j = h & (m->nslots - 1);
 	while (m->slots[j]) {
 		size_t i = m->slots[j] - 1;
-		if (!memcmp(ana_map_key(m, i), key, m->key_size))
+		if (key_eq(m, ana_map_key(m, i), key))
 			return ana_map_val(m, i);
 		j = (j + 1) & (m->nslots - 1);
 	}
@@ -98,11 +134,11 @@ void *ana_map_get(struct ana_map *m, const void *key, int *created)
 		*created = 0;
 	if ((m->count + 1) * 2 > m->nslots && grow_slots(m))
 		return NULL;
-	uint64_t h = ana_hash_bytes(key, m->key_size);
+	uint64_t h = key_hash(m, key);
 	size_t j = h & (m->nslots - 1);
 	while (m->slots[j]) {
 		size_t i = m->slots[j] - 1;
-		if (!memcmp(ana_map_key(m, i), key, m->key_size))
+		if (key_eq(m, ana_map_key(m, i), key))
 			return ana_map_val(m, i);
 		j = (j + 1) & (m->nslots - 1);
 	}
