@@ -129,6 +129,9 @@ struct trace {
 	char stop_reason[64];
 	int32_t exit_status;
 	uint64_t end_samples, end_switches, end_lost;
+	uint64_t end_time;
+	size_t symtabs;               /* SymbolTable packets */
+	uint64_t first_symtab_time;
 	struct prec_reader_stats st;
 };
 
@@ -243,6 +246,11 @@ static void load(const char *path, struct trace *t)
 			t->end_samples = k->session_end->samples;
 			t->end_switches = k->session_end->switches;
 			t->end_lost = k->session_end->lost;
+			t->end_time = k->session_end->end_time;
+			break;
+		case PERFREC__PACKET__DATA_SYMBOLS:
+			if (!t->symtabs++)
+				t->first_symtab_time = p.time;
 			break;
 		default:
 			break;
@@ -540,6 +548,58 @@ static void test_command_target(void **state)
 
 		assert_int_not_equal(run(argv, err), 0);
 		assert_non_null(strstr(slurp(err), "cannot run '/nonexistent/cmd'"));
+	}
+}
+
+/* --no-symbols: no SymbolTable at all; --symbols-interval: tables are
+ * written while recording, not only at the end. */
+static void test_symbol_options(void **state)
+{
+	char out[256], err[256];
+	struct trace t;
+
+	(void)state;
+	need_perf();
+	path_in_dir(out, sizeof(out), "nosym.prec");
+	path_in_dir(err, sizeof(err), "nosym.err");
+	{
+		char *argv[] = { (char *)perfrec, "record", "-e", "cpu-clock", "-F", "2000", "-g",
+				 "--no-symbols", "-q", "-o", out, "--", pingpong, "200", "300", "0",
+				 NULL };
+
+		assert_int_equal(run(argv, err), 0);
+	}
+	load(out, &t);
+	assert_true(t.end);
+	assert_true(t.ns > 0);
+	assert_int_equal(t.symtabs, 0);
+	trace_free(&t);
+
+	path_in_dir(out, sizeof(out), "symival.prec");
+	{
+		/* 1.2 s of spinning, symbols every 100 ms: the first tables
+		 * go out long before the end */
+		char *argv[] = { (char *)perfrec, "record", "-e", "cpu-clock", "-F", "2000", "-g",
+				 "--symbols-interval", "100ms", "-q", "-o", out, "--", pingpong,
+				 "200", "1200", "0", NULL };
+
+		assert_int_equal(run(argv, err), 0);
+	}
+	load(out, &t);
+	assert_true(t.end);
+	assert_true(t.symtabs > 0);
+	if (t.first_symtab_time + 500000000ull > t.end_time)
+		fail_msg("first SymbolTable %.3f s before the end: not written while recording",
+			 (double)(t.end_time - t.first_symtab_time) / 1e9);
+	trace_free(&t);
+
+	/* bad values are refused with the option named */
+	{
+		char *argv[] = { (char *)perfrec, "record", "--symbols-interval", "soon",
+				 "-q", "-o", out, "--", "true", NULL };
+
+		assert_int_not_equal(run(argv, err), 0);
+		assert_non_null(strstr(slurp(err), "--symbols-interval"));
 	}
 }
 
@@ -884,6 +944,7 @@ int main(void)
 		cmocka_unit_test(test_bad_event_string),
 		cmocka_unit_test(test_pingpong_system_wide),
 		cmocka_unit_test(test_command_target),
+		cmocka_unit_test(test_symbol_options),
 		cmocka_unit_test(test_leader_sampling),
 		cmocka_unit_test(test_sigkill_reads_back),
 		cmocka_unit_test(test_sigint_clean_stop),
