@@ -236,14 +236,19 @@ static size_t body_size(const Perfrec__Packet *pkt)
 	}
 }
 
+size_t prec_packet_fast_measure(const Perfrec__Packet *pkt, size_t *body)
+{
+	if (!fast_sub(pkt))
+		return 0;
+	*body = body_size(pkt);
+	return (pkt->dt ? 1 + vsize(zigzag(pkt->dt)) : 0) + 1 + vsize(*body) + *body;
+}
+
 size_t prec_packet_fast_size(const Perfrec__Packet *pkt)
 {
 	size_t body;
 
-	if (!fast_sub(pkt))
-		return 0;
-	body = body_size(pkt);
-	return (pkt->dt ? 1 + vsize(zigzag(pkt->dt)) : 0) + 1 + vsize(body) + body;
+	return prec_packet_fast_measure(pkt, &body);
 }
 
 #define PUTV(key, v) do { if (v) { *p++ = (key); p = vput(p, (v)); } } while (0)
@@ -386,7 +391,8 @@ static uint8_t *pack_body(const Perfrec__Packet *pkt, uint8_t *p)
 	return p;
 }
 
-size_t prec_packet_fast_pack(const Perfrec__Packet *pkt, uint8_t *out)
+size_t prec_packet_fast_pack_body(const Perfrec__Packet *pkt, size_t body,
+				  uint8_t *out)
 {
 	uint8_t *p = out;
 
@@ -396,9 +402,14 @@ size_t prec_packet_fast_pack(const Perfrec__Packet *pkt, uint8_t *out)
 	}
 	/* every fast kind's field number is < 16: a one-byte key, type 2 */
 	*p++ = (uint8_t)(pkt->data_case << 3 | 2);
-	p = vput(p, body_size(pkt));
+	p = vput(p, body);
 	p = pack_body(pkt, p);
 	return (size_t)(p - out);
+}
+
+size_t prec_packet_fast_pack(const Perfrec__Packet *pkt, uint8_t *out)
+{
+	return prec_packet_fast_pack_body(pkt, body_size(pkt), out);
 }
 
 static size_t istr_size(const struct prec_interned_ref *r)

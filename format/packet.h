@@ -35,6 +35,12 @@ int prec_packet_fast_ok(void);
 size_t prec_packet_fast_size(const Perfrec__Packet *pkt);
 /* Writes the bytes measured by prec_packet_fast_size(); returns the count. */
 size_t prec_packet_fast_pack(const Perfrec__Packet *pkt, uint8_t *out);
+/* The same pair without measuring the body twice: _measure() returns what
+ * prec_packet_fast_size() does and the submessage's size in *body (set
+ * only when handled); _pack_body() takes that *body back. */
+size_t prec_packet_fast_measure(const Perfrec__Packet *pkt, size_t *body);
+size_t prec_packet_fast_pack_body(const Perfrec__Packet *pkt, size_t body,
+				  uint8_t *out);
 
 /* One string or callchain entry of an InternedData packet to encode. */
 struct prec_interned_ref {

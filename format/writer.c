@@ -243,11 +243,12 @@ static size_t put_varint(unsigned char *p, uint64_t v)
 }
 
 /* Appends `Trace.packet` field bytes for pkt to the stream's buffer:
- * samples through the fast encoder, everything else through protobuf-c
- * (same bytes either way, see packet.h). */
+ * the hot kinds through the fast encoder, everything else through
+ * protobuf-c (same bytes either way, see packet.h). */
 static int encode(struct prec_writer *w, struct wstream *s, const Perfrec__Packet *pkt)
 {
-	size_t fast = w->fast ? prec_packet_fast_size(pkt) : 0;
+	size_t body = 0;
+	size_t fast = w->fast ? prec_packet_fast_measure(pkt, &body) : 0;
 	size_t sz = fast ? fast : protobuf_c_message_get_packed_size(&pkt->base);
 	int ret;
 
@@ -259,7 +260,7 @@ static int encode(struct prec_writer *w, struct wstream *s, const Perfrec__Packe
 	s->buf[s->len++] = 0x0A;
 	s->len += put_varint(s->buf + s->len, sz);
 	if (fast)
-		s->len += prec_packet_fast_pack(pkt, s->buf + s->len);
+		s->len += prec_packet_fast_pack_body(pkt, body, s->buf + s->len);
 	else
 		s->len += protobuf_c_message_pack(&pkt->base, s->buf + s->len);
 	s->packets++;
