@@ -4,13 +4,21 @@
 #
 # Workload: tests/kernel/workloads/pingpong (spins SPIN ms, then threads
 # "pp-ping" and "pp-pong" pass a byte over pipes ROUNDS times, blocking in
-# read(2) each round). Checks:
-#  - sched: each pp- thread has about ROUNDS switch-ins and switch-outs
-#    (every round blocks it about once), and exactly as many switch-outs as perf
-#    saw as sched:sched_switch with that thread as prev (perf recording the
-#    same run system-wide, when perf is installed);
-#  - report --sort comm: "pingpong" (which spun SPIN ms) has hundreds of
-#    samples and is the top comm of its process;
+# read(2) each round). It is recorded twice: once alone (perfrec record --
+# pingpong: per-task events, nothing else on the host is in the file) and
+# once system-wide (-a). Other load on the host (the test suite runs unit
+# tests alongside, other users) changes neither run's checks:
+#  - sched, both runs: each pp- thread has about ROUNDS switch-ins and
+#    switch-outs (every round blocks it about once), and exactly as many
+#    switch-outs (and switch-ins, when perf's own counts agree) as perf saw
+#    as sched:sched_switch with that thread as prev / next (perf records the
+#    tracepoint system-wide during both runs, when perf is installed). The workload-only run has no
+#    switch-out record for an exiting thread (the kernel detaches its
+#    events first): the analyzer counts the exit instead; the system-wide
+#    run names it with tid -1;
+#  - report --sort comm on the workload-only run: only the workload's comms,
+#    and "pingpong" (which spun SPIN ms, against a few ms for the rounds) is
+#    the top comm with at least 30% of the samples and at least 20 samples;
 #  - report --comm pp-ping,pp-pong only has those comms;
 #  - verify: the file is whole; dump is time-ordered;
 #  - counters: a --counters run reports task-clock of the group.
@@ -20,7 +28,7 @@ perfrec=${PERFREC_BIN:?}
 ana=${PERFREC_ANALYZE_BIN:?}
 pingpong=$build/tests/pingpong
 rounds=3000
-spin=150
+spin=300
 work=$(mktemp -d)
 perf_pid=
 cleanup() {
@@ -40,67 +48,90 @@ if command -v perf >/dev/null && perf list sw 2>/dev/null | grep -q cpu-clock; t
   kill -0 "$perf_pid" 2>/dev/null && have_perf=1
 fi
 
-"$perfrec" record -q -a -g --switch-events -F 2000 -o "$work/t.prec" -- \
-  "$pingpong" "$rounds" "$spin" >"$work/pp.out"
-read -r ping pong < <(sed -n 's/.*ping tid \([0-9]*\), pong tid \([0-9]*\).*/\1 \2/p' "$work/pp.out")
-[ -n "$ping" ] && [ -n "$pong" ] || fail "pingpong printed no tids: $(cat "$work/pp.out")"
+# run NAME [perfrec options]: records pingpong into $work/NAME.prec and
+# sets the tids of its threads in NAME_ping / NAME_pong, its pid in NAME_pid.
+run() {
+  local name=$1
+  shift
+  "$perfrec" record -q -g --switch-events -F 2000 "$@" -o "$work/$name.prec" -- \
+    "$pingpong" "$rounds" "$spin" >"$work/$name.out"
+  local p q w
+  read -r p q < <(sed -n 's/.*ping tid \([0-9]*\), pong tid \([0-9]*\).*/\1 \2/p' "$work/$name.out")
+  w=$(sed -n 's/.*, pid \([0-9]*\),.*/\1/p' "$work/$name.out")
+  [ -n "$p" ] && [ -n "$q" ] && [ -n "$w" ] || fail "pingpong printed no tids: $(cat "$work/$name.out")"
+  printf -v "${name}_ping" %s "$p"
+  printf -v "${name}_pong" %s "$q"
+  printf -v "${name}_pid" %s "$w"
+}
+run task
+run wide -a
 
 if [ "$have_perf" = 1 ]; then
   sleep 0.3
   kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; perf_pid=
+  perf script -i "$work/perf.data" -F trace >"$work/perf.txt" 2>"$work/perf.err" || true
 fi
 
 # ---- verify, dump order
-"$ana" verify "$work/t.prec" >"$work/verify.txt" || fail "verify: $(cat "$work/verify.txt")"
-"$ana" dump "$work/t.prec" | awk '{ if ($1 + 0 < last) { print "out of order: " $0; exit 1 } last = $1 + 0 }' ||
-  fail "dump is not time-ordered"
+for name in task wide; do
+  "$ana" verify "$work/$name.prec" >"$work/verify.txt" || fail "verify $name: $(cat "$work/verify.txt")"
+  "$ana" dump "$work/$name.prec" | awk '{ if ($1 + 0 < last) { print "out of order: " $0; exit 1 } last = $1 + 0 }' ||
+    fail "dump of $name is not time-ordered"
+done
 
 # ---- sched
-"$ana" sched "$work/t.prec" --csv --tid "$ping,$pong" >"$work/sched.csv"
-# columns: comm,pid,tid,oncpu_ms,offcpu_ms,switch_ins,preempted,voluntary,...
-for tid in "$ping" "$pong"; do
-  line=$(awk -F, -v t="$tid" '$3 == t' "$work/sched.csv")
-  [ -n "$line" ] || fail "sched has no row for tid $tid: $(cat "$work/sched.csv")"
-  IFS=, read -r comm _ _ _ _ ins pre vol _ <<<"$line"
-  case "$comm" in pp-ping|pp-pong) ;; *) fail "tid $tid has comm '$comm', expected pp-ping/pp-pong";; esac
-  outs=$((pre + vol))
-  # A thread blocks in read(2) about once per round; it can skip a block
-  # when its partner, on the other CPU, answers before it reads again.
-  # The exact check is the comparison with perf below.
-  [ "$ins" -ge $((rounds / 2)) ] || fail "$comm: $ins switch-ins for $rounds rounds"
-  [ "$outs" -ge $((rounds / 2)) ] || fail "$comm: $outs switch-outs for $rounds rounds"
-  echo "$comm tid $tid: switch-ins $ins, switch-outs $outs (preempted $pre, voluntary $vol)"
-  if [ "$have_perf" = 1 ]; then
-    perf_outs=$(perf script -i "$work/perf.data" -F trace 2>"$work/perf.err" |
-                grep -c "prev_pid=$tid " || true)
-    echo "  perf sched:sched_switch prev_pid=$tid: $perf_outs"
-    if [ "$perf_outs" != "$outs" ]; then
+# check_sched NAME PING PONG
+check_sched() {
+  local name=$1 tid line comm ins pre vol outs perf_outs perf_ins lost
+  "$ana" sched "$work/$name.prec" --csv --tid "$2,$3" >"$work/sched.csv"
+  # columns: comm,pid,tid,oncpu_ms,offcpu_ms,switch_ins,preempted,voluntary,...
+  for tid in "$2" "$3"; do
+    line=$(awk -F, -v t="$tid" '$3 == t' "$work/sched.csv")
+    [ -n "$line" ] || fail "$name: sched has no row for tid $tid: $(cat "$work/sched.csv")"
+    IFS=, read -r comm _ _ _ _ ins pre vol _ <<<"$line"
+    case "$comm" in pp-ping|pp-pong) ;; *) fail "$name: tid $tid has comm '$comm', expected pp-ping/pp-pong";; esac
+    outs=$((pre + vol))
+    # A thread blocks in read(2) about once per round; it can skip a block
+    # when its partner, on the other CPU, answers before it reads again.
+    # The exact check is the comparison with perf below.
+    [ "$ins" -ge $((rounds / 2)) ] || fail "$name $comm: $ins switch-ins for $rounds rounds"
+    [ "$outs" -ge $((rounds / 2)) ] || fail "$name $comm: $outs switch-outs for $rounds rounds"
+    echo "$name $comm tid $tid: switch-ins $ins, switch-outs $outs (preempted $pre, voluntary $vol)"
+    [ "$have_perf" = 1 ] || continue
+    perf_outs=$(grep -c "prev_pid=$tid " "$work/perf.txt" || true)
+    perf_ins=$(grep -c "next_pid=$tid " "$work/perf.txt" || true)
+    echo "  perf sched:sched_switch prev_pid=$tid: $perf_outs, next_pid=$tid: $perf_ins"
+    # perf script sometimes misses a thread's very first switch-in (its
+    # own counts then disagree by one): ins are compared when perf's are
+    # self-consistent, outs always.
+    if [ "$perf_outs" != "$outs" ] || { [ "$perf_ins" = "$perf_outs" ] && [ "$perf_ins" != "$ins" ]; }; then
       # Exact agreement is expected unless either tool dropped records.
-      lost=$("$ana" info "$work/t.prec" --csv | awk -F, '/^# losses/ { on = 1; next }
+      lost=$("$ana" info "$work/$name.prec" --csv | awk -F, '/^# losses/ { on = 1; next }
              /^#/ { on = 0 } on && $3 ~ /^[0-9]+$/ { s += $3 } END { print s + 0 }')
       if [ "$lost" -gt 0 ] || grep -qi lost "$work/perf.err"; then
         echo "  (counts differ but records were lost: perfrec lost $lost; $(grep -i lost "$work/perf.err" | head -1))"
       else
-        fail "$comm: analyzer counts $outs switch-outs, perf $perf_outs"
+        fail "$name $comm: analyzer counts $ins in / $outs out, perf $perf_ins / $perf_outs"
       fi
     fi
-  fi
-done
+  done
+}
+check_sched task "$task_ping" "$task_pong"
+check_sched wide "$wide_ping" "$wide_pong"
 
-# ---- report
-# Other work on the host may outweigh the workload system-wide, so the
-# ranking is checked within the workload's process, and its share overall
-# must still be real: ~SPIN ms of spinning at 2000 Hz is hundreds of samples.
-wpid=$(sed -n 's/.*, pid \([0-9]*\),.*/\1/p' "$work/pp.out")
-"$ana" report "$work/t.prec" --sort comm --csv >"$work/report.csv"
+# ---- report (workload-only run: every sample is the workload's)
+"$ana" report "$work/task.prec" --sort comm --csv >"$work/report.csv"
 rows() { awk '/^# rows/ { on = 1; getline; next } on && NF' "$1"; }
-n=$(rows "$work/report.csv" | awk -F, '$4 == "pingpong" { print $2 }')
-[ "${n:-0}" -ge 50 ] || fail "pingpong has ${n:-0} samples, expected >= 50 for a ${spin} ms spin"
-"$ana" report "$work/t.prec" --sort comm --pid "$wpid" --csv >"$work/wp.csv"
-top=$(rows "$work/wp.csv" | head -1 | cut -d, -f4)
-[ "$top" = pingpong ] || fail "top comm of pid $wpid is '$top', expected pingpong"
-echo "report: pingpong $n samples overall, top of its process"
-"$ana" report "$work/t.prec" --sort comm --comm pp-ping,pp-pong --csv >"$work/pp.csv"
+# columns: overhead,samples,period,comm
+rows "$work/report.csv" | cut -d, -f4 | grep -vx 'pingpong\|pp-ping\|pp-pong' &&
+  fail "workload-only recording has other comms: $(cat "$work/report.csv")"
+top=$(rows "$work/report.csv" | head -1)
+IFS=, read -r pct n _ comm <<<"$top"
+[ "$comm" = pingpong ] || fail "top comm is '$comm', expected pingpong: $(cat "$work/report.csv")"
+awk -v p="$pct" 'BEGIN { exit !(p >= 30) }' || fail "pingpong has only $pct% of the samples"
+[ "$n" -ge 20 ] || fail "pingpong has $n samples, expected >= 20 for a ${spin} ms spin at 2000 Hz"
+echo "report: pingpong top comm, $n samples, $pct%"
+"$ana" report "$work/wide.prec" --sort comm --comm pp-ping,pp-pong --csv >"$work/pp.csv"
 rows "$work/pp.csv" | cut -d, -f4 | grep -vx 'pp-ping\|pp-pong' &&
   fail "--comm filter let other comms through"
 
