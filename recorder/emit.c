@@ -256,14 +256,18 @@ int rec_emit_record(struct rec_emit *e, uint32_t stream, int ring_cpu,
 		    const struct perf_event_header *hdr)
 {
 	struct rec_emit_cpu *cs = cpu_stats(e, ring_cpu);
+	struct perf_event_header h;
 	struct rec_record r;
 	int ret;
 
+	/* kernel records are 8-byte aligned, but bytes of other origin (a
+	 * fuzzer, a damaged ring) need not be: copy the header */
+	memcpy(&h, hdr, sizeof(h));
 	e->st.records++;
-	e->st.bytes += hdr->size;
+	e->st.bytes += h.size;
 	cs->records++;
-	cs->bytes += hdr->size;
-	ret = rec_decode(e->dctx, hdr, hdr->size, &r);
+	cs->bytes += h.size;
+	ret = rec_decode(e->dctx, hdr, h.size, &r);
 	if (ret < 0) {
 		/* Keep the bytes: a reader may still make sense of them. */
 		e->st.bad++;
