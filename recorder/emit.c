@@ -281,7 +281,11 @@ int rec_emit_record(struct rec_emit *e, uint32_t stream, int ring_cpu,
 	}
 	if (!r.sid.has_cpu && ring_cpu >= 0)
 		r.sid.cpu = (uint32_t)ring_cpu;
-	if (e->observe)   /* symbols (issue 6): the collector sees it too */
+	/* symbols (issue 6): the collector sees it too. Not context switches:
+	 * they carry no address and change no address space, and they are
+	 * most records of a --switch-events trace. */
+	if (e->observe && r.type != PERF_RECORD_SWITCH &&
+	    r.type != PERF_RECORD_SWITCH_CPU_WIDE)
 		e->observe(e->observe_ctx, &r);
 	switch (r.type) {
 	case PERF_RECORD_SAMPLE:

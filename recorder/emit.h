@@ -53,8 +53,9 @@ struct rec_emit {
 	int ncpu;
 	uint64_t *ips;              /* aligned copy of a callchain */
 	size_t ips_cap;
-	/* symbols (issue 6): optional observer of every decoded record,
-	 * e.g. rec_symcollect_observe (recorder/symcollect.h). */
+	/* symbols (issue 6): optional observer of every decoded record but
+	 * context switches (no addresses in them), e.g.
+	 * rec_symcollect_observe (recorder/symcollect.h). */
 	void (*observe)(void *ctx, const struct rec_record *r);
 	void *observe_ctx;
 };

@@ -89,6 +89,17 @@ static const struct rec_sample_fmt *lookup(void *arg, uint64_t id)
 	return id == 100 ? &fmt : NULL;
 }
 
+/* What the observer (the symbol collector's hook) was shown. */
+static uint32_t observed[16];
+static size_t nobserved;
+
+static void observe(void *ctx, const struct rec_record *r)
+{
+	(void)ctx;
+	if (nobserved < 16)
+		observed[nobserved++] = r->type;
+}
+
 static void test_round_trip(void **state)
 {
 	struct rec_decode_ctx ctx = { SID, lookup, NULL };
@@ -106,6 +117,8 @@ static void test_round_trip(void **state)
 	(void)state;
 	assert_non_null(w);
 	assert_int_equal(rec_emit_init(&e, w, &ctx, 4), 0);
+	e.observe = observe;
+	nobserved = 0;
 
 	/* a sample with callchain, group read (2 members) and raw payload */
 	rb_start(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
@@ -178,6 +191,14 @@ static void test_round_trip(void **state)
 	assert_int_equal(rec_emit_ring_error(&e, 3, 2, 1000500, "corrupt"), 0);
 
 	assert_int_equal(e.st.records, 8);
+	/* every decoded record but the switch (no addresses in it); records
+	 * kept raw are not decoded */
+	assert_int_equal(nobserved, 5);
+	assert_int_equal(observed[0], PERF_RECORD_SAMPLE);
+	assert_int_equal(observed[1], PERF_RECORD_COMM);
+	assert_int_equal(observed[2], PERF_RECORD_MMAP2);
+	assert_int_equal(observed[3], PERF_RECORD_LOST);
+	assert_int_equal(observed[4], PERF_RECORD_THROTTLE);
 	assert_int_equal(e.st.samples, 1);
 	assert_int_equal(e.st.switches, 1);
 	assert_int_equal(e.st.tasks, 1);
