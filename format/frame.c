@@ -314,7 +314,8 @@ get_cvarint(const unsigned char *p, size_t avail, uint64_t *v, size_t *used)
 	return 0;
 }
 
-static int peek_kind(const unsigned char *p, size_t len, int64_t *dt, int *kind)
+static int peek_kind(const unsigned char *p, size_t len, int64_t *dt, int *kind,
+		     const unsigned char **body, size_t *blen)
 {
 	const unsigned char *end = p + len;
 	uint64_t key, v, zz = 0;
@@ -322,6 +323,24 @@ static int peek_kind(const unsigned char *p, size_t len, int64_t *dt, int *kind)
 	int have_dt = 0;
 
 	*kind = 0;
+	*body = NULL;
+	*blen = 0;
+	/* the writer's shape first: [0x08 dt] key(one byte) len(one byte)
+	 * body, the body running to the end */
+	{
+		const unsigned char *q = p;
+		if (q < end && *q == 0x08 && get_cvarint(q + 1, (size_t)(end - q - 1), &zz, &n) == 0)
+			q += 1 + n;
+		if (end - q >= 2 && (q[0] & 7) == 2 && q[0] >> 3 >= PERFREC__PACKET__DATA_HEADER &&
+		    q[0] < 0x80 && q[1] < 0x80 && (size_t)(end - q) == 2u + q[1]) {
+			*kind = q[0] >> 3;
+			*body = q + 2;
+			*blen = q[1];
+			*dt = (int64_t)(zz >> 1) ^ -(int64_t)(zz & 1);
+			return 0;
+		}
+		zz = 0;
+	}
 	while (p < end) {
 		if (get_cvarint(p, (size_t)(end - p), &key, &n) < 0)
 			return -1;
@@ -336,6 +355,8 @@ static int peek_kind(const unsigned char *p, size_t len, int64_t *dt, int *kind)
 			if (get_cvarint(p, (size_t)(end - p), &v, &n) < 0 ||
 			    v > (uint64_t)(end - p) - n)
 				return -1;
+			*body = p + n;
+			*blen = (size_t)v;
 			p += n + (size_t)v;
 			*kind = (int)(key >> 3);
 		} else {
@@ -377,13 +398,20 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p)
 		}
 		if (get_varint(q + 1, avail - 1, &len, &n) < 0 || len > avail - 1 - n)
 			return frame_fail(f, PREC_E_DECODE);
-		if (f->kinds != PREC_KINDS_ALL) {
-			int64_t dt;
-			int kind;
-			if (peek_kind(q + 1 + n, (size_t)len, &dt, &kind) == 0 &&
-			    kind != PERFREC__PACKET__DATA_INTERNED &&
-			    (kind == 0 || !(f->kinds & PREC_KIND(kind)))) {
-				/* skipped unseen: only its time and its count remain */
+		/* A plain packet (the writer's) is read once: peek_kind() finds
+		 * its dt and kind, and either skips it or hands its body to the
+		 * fast decoder. Anything else goes the long way. */
+		const unsigned char *body;
+		size_t blen;
+		int64_t dt;
+		int kind;
+		int plain = peek_kind(q + 1 + n, (size_t)len, &dt, &kind, &body, &blen) == 0;
+		pkt = NULL;
+		if (plain) {
+			if (kind == 0 || (kind != PERFREC__PACKET__DATA_INTERNED &&
+					  !(f->kinds & PREC_KIND(kind)))) {
+				/* skipped unseen (a packet without kind is only
+				 * counted anyway): its time and count remain */
 				f->pos += 1 + n + (size_t)len;
 				f->time += (uint64_t)dt;
 				if (kind == 0)
@@ -392,8 +420,11 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p)
 					f->packets++;
 				continue;
 			}
+			if (f->fast)
+				pkt = prec_packet_fast_unpack_kind(kind, dt, body, blen, &f->arena);
+		} else if (f->fast) {
+			pkt = prec_packet_fast_unpack(q + 1 + n, (size_t)len, &f->arena);
 		}
-		pkt = f->fast ? prec_packet_fast_unpack(q + 1 + n, (size_t)len, &f->arena) : NULL;
 		if (!pkt) {
 			pkt = (Perfrec__Packet *)protobuf_c_message_unpack(
 				&perfrec__packet__descriptor, &f->arena.pc, (size_t)len, q + 1 + n);

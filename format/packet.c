@@ -528,11 +528,15 @@ vget(const uint8_t *p, const uint8_t *end, uint64_t *v)
 		*v = p[0];   /* most keys and values: one byte */
 		return 1;
 	}
+	if (end - p >= 2 && p[1] < 0x80) {
+		*v = (p[0] & 0x7Fu) | (uint64_t)p[1] << 7;   /* pids, tids */
+		return 2;
+	}
 	if (end - p >= 10) {
 		/* no bounds check per byte when a longest varint fits, and
-		 * unrolled: p[0] has its continuation bit (see above) */
+		 * unrolled: p[0] and p[1] have their continuation bits */
 		uint64_t b;
-		x = p[0] & 0x7F;
+		x = (p[0] & 0x7Fu) | (uint64_t)(p[1] & 0x7F) << 7;
 #define VSTEP(k) \
 		b = p[k]; \
 		x |= (b & 0x7F) << (7 * k); \
@@ -540,7 +544,7 @@ vget(const uint8_t *p, const uint8_t *end, uint64_t *v)
 			*v = x; \
 			return k + 1; \
 		}
-		VSTEP(1) VSTEP(2) VSTEP(3) VSTEP(4) VSTEP(5) VSTEP(6) VSTEP(7) VSTEP(8)
+		VSTEP(2) VSTEP(3) VSTEP(4) VSTEP(5) VSTEP(6) VSTEP(7) VSTEP(8)
 #undef VSTEP
 		b = p[9];
 		if (b > 1)
@@ -603,6 +607,36 @@ tail:
 	*pp = p;
 	return 1;
 }
+
+/* Reads the varint field `key` at *pp when it is there (one-byte key):
+ * 1 and *v set, 0 when another field comes next, -1 on a bad varint. For
+ * the decoders' first pass over fields in the writer's order, which is
+ * all of them in practice: straight-line tests instead of a loop around
+ * a jump table. Whatever does not come in that order is then left to the
+ * general loop, from where the first pass stopped (equivalent: every
+ * field it took would have been taken the same way). */
+static inline __attribute__((always_inline)) int
+take(const uint8_t **pp, const uint8_t *end, uint8_t key, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	size_t n;
+
+	if (p >= end || *p != key)
+		return 0;
+	n = vget(p + 1, end, v);
+	if (!n)
+		return -1;
+	*pp = p + 1 + n;
+	return 1;
+}
+
+#define TAKE(key, stmt) do { \
+		int t_ = take(&p, end, (key), &v); \
+		if (t_ < 0) \
+			return -1; \
+		if (t_) \
+			stmt; \
+	} while (0)
 
 /* protobuf-c reads int32 and enum varints by their low 32 bits */
 #define I32(v) ((int32_t)(uint32_t)(v))
@@ -709,6 +743,13 @@ static int sample_unpack(const uint8_t *p, const uint8_t *end, Perfrec__Sample *
 	const uint8_t *d = NULL;
 	uint64_t key, v;
 
+	TAKE(0x08, s->id = v);
+	TAKE(0x10, s->cpu = (uint32_t)v);
+	TAKE(0x18, s->pid = (uint32_t)v);
+	TAKE(0x20, s->tid = (uint32_t)v);
+	TAKE(0x28, s->ip = v);
+	TAKE(0x30, s->period = v);
+	TAKE(0x38, s->callchain = v);
 	while (p < end) {
 		if (!next_field(&p, end, &key, &v, &d))
 			return -1;
@@ -742,6 +783,15 @@ static int switch_unpack(const uint8_t *p, const uint8_t *end, Perfrec__ContextS
 	const uint8_t *d = NULL;
 	uint64_t key, v;
 
+	TAKE(0x08, c->id = v);
+	TAKE(0x10, c->cpu = (uint32_t)v);
+	TAKE(0x18, c->pid = (uint32_t)v);
+	TAKE(0x20, c->tid = (uint32_t)v);
+	TAKE(0x28, c->out = v != 0);
+	TAKE(0x30, c->preempt = v != 0);
+	TAKE(0x38, c->cpu_wide = v != 0);
+	TAKE(0x40, c->other_pid = (uint32_t)v);
+	TAKE(0x48, c->other_tid = (uint32_t)v);
 	while (p < end) {
 		if (!next_field(&p, end, &key, &v, &d))
 			return -1;
@@ -765,6 +815,15 @@ static int task_unpack(const uint8_t *p, const uint8_t *end, Perfrec__TaskEvent 
 {
 	const uint8_t *d = NULL;
 	uint64_t key, v;
+
+	TAKE(0x08, t->kind = (Perfrec__TaskEvent__Kind)I32(v));
+	TAKE(0x10, t->pid = (uint32_t)v);
+	TAKE(0x18, t->tid = (uint32_t)v);
+	TAKE(0x20, t->ppid = (uint32_t)v);
+	TAKE(0x28, t->ptid = (uint32_t)v);
+	TAKE(0x30, t->comm = v);
+	TAKE(0x38, t->exec = v != 0);
+	TAKE(0x40, t->cpu = (uint32_t)v);
 
 	while (p < end) {
 		if (!next_field(&p, end, &key, &v, &d))
@@ -1034,7 +1093,7 @@ Perfrec__Packet *prec_packet_fast_unpack(const uint8_t *buf, size_t len,
 	const uint8_t *body = NULL;
 	size_t blen = 0;
 	uint64_t dt = 0, key, v;
-	int kind = 0, ret;
+	int kind = 0;
 
 	while (p < end) {
 		size_t n = vget(p, end, &key);
@@ -1063,23 +1122,40 @@ Perfrec__Packet *prec_packet_fast_unpack(const uint8_t *buf, size_t len,
 	}
 	if (!kind)
 		return NULL;
+	return prec_packet_fast_unpack_kind(kind, (int64_t)(dt >> 1) ^ -(int64_t)(dt & 1),
+					    body, blen, arena);
+}
 
+/* Initial values, copied inline (the generated _init() functions are calls
+ * into another unit, once per packet). */
+static const Perfrec__Packet packet_init = PERFREC__PACKET__INIT;
+static const Perfrec__ContextSwitch switch_init = PERFREC__CONTEXT_SWITCH__INIT;
+static const Perfrec__Sample sample_init = PERFREC__SAMPLE__INIT;
+
+Perfrec__Packet *prec_packet_fast_unpack_kind(int kind, int64_t dt, const uint8_t *body,
+					      size_t blen, struct prec_arena *arena)
+{
+	const uint8_t *bend = body + blen;
+	int ret;
+
+	if (kind < PERFREC__PACKET__DATA_SAMPLE || kind > PERFREC__PACKET__DATA_INTERNED ||
+	    (blen && !body))
+		return NULL;
 	struct fast_packet *fp = prec_arena_alloc(arena, sizeof(*fp));
 	if (!fp)
 		return NULL;
 	Perfrec__Packet *pkt = &fp->pkt;
-	const uint8_t *bend = body + blen;
-	perfrec__packet__init(pkt);
-	pkt->dt = (int64_t)(dt >> 1) ^ -(int64_t)(dt & 1);
+	*pkt = packet_init;
+	pkt->dt = dt;
 	pkt->data_case = (Perfrec__Packet__DataCase)kind;
 	switch (kind) {
 	case PERFREC__PACKET__DATA_SAMPLE:
-		perfrec__sample__init(&fp->u.sample);
+		fp->u.sample = sample_init;
 		pkt->sample = &fp->u.sample;
 		ret = sample_unpack(body, bend, pkt->sample, arena);
 		break;
 	case PERFREC__PACKET__DATA_CONTEXT_SWITCH:
-		perfrec__context_switch__init(&fp->u.cs);
+		fp->u.cs = switch_init;
 		pkt->context_switch = &fp->u.cs;
 		ret = switch_unpack(body, bend, pkt->context_switch);
 		break;

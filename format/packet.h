@@ -70,5 +70,10 @@ int prec_packet_normalize(Perfrec__Packet *pkt, struct prec_arena *a);
  * packet. */
 Perfrec__Packet *prec_packet_fast_unpack(const uint8_t *buf, size_t len,
 					 struct prec_arena *arena);
+/* The same from a packet already split into its dt (decoded), its kind
+ * (the oneof field number) and that field's bytes, for a caller that has
+ * read the packet's outer fields itself (frame.c). NULL: not handled. */
+Perfrec__Packet *prec_packet_fast_unpack_kind(int kind, int64_t dt, const uint8_t *body,
+					      size_t blen, struct prec_arena *arena);
 
 #endif

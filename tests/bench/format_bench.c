@@ -13,6 +13,11 @@
  *       (interned file names). Decode is also timed with a kinds mask that
  *       keeps only samples (prec_reader_set_kinds()); packets/s count every
  *       packet of the trace.
+ *   format_bench --read FILE [--rounds N]
+ *       decodes a real .prec file (page cache warm: read into memory
+ *       first): all packets, then with kinds masks (samples only; what
+ *       `sched` needs: switches and tasks); prints packets/s of CPU time
+ *       over every packet of the file.
  *   format_bench --write FILE
  *       writes a tiny sample file (header, comm, samples with callchains)
  *       for tests/unit/format/test_protoc_decode.sh.
@@ -296,11 +301,99 @@ static int64_t decode_once(const void *data, size_t len, uint64_t kinds,
 	return (int64_t)got;
 }
 
+/* Reads every packet of data with `kinds`, touching what a report would.
+ * Returns the packets in the file (stats), -1 on error. */
+static int64_t read_pass(const void *data, size_t len, uint64_t kinds,
+			 double *secs, uint64_t *check)
+{
+	struct prec_reader *rd = prec_reader_open_mem(data, len, NULL);
+	struct prec_reader_stats rs;
+	struct prec_packet p;
+	double t0;
+	int ret;
+
+	if (!rd)
+		return -1;
+	prec_reader_set_kinds(rd, kinds);
+	t0 = now_s();
+	while ((ret = prec_reader_next_packet(rd, &p)) > 0) {
+		const Perfrec__Packet *k = p.pkt;
+		*check += p.time;
+		if (k->data_case == PERFREC__PACKET__DATA_CONTEXT_SWITCH)
+			*check += k->context_switch->other_tid;
+		else if (k->data_case == PERFREC__PACKET__DATA_SAMPLE) {
+			size_t n;
+			const uint64_t *ips = prec_frame_callchain(p.frame, k->sample->callchain, &n);
+			*check += ips && n ? ips[n - 1] : 0;
+		}
+	}
+	*secs = now_s() - t0;
+	prec_reader_stats(rd, &rs);
+	prec_reader_free(rd);
+	return ret < 0 ? -1 : (int64_t)(rs.packets + rs.unknown_packets);
+}
+
+static int read_file(const char *path, int rounds)
+{
+	static const struct {
+		const char *name;
+		uint64_t kinds;
+	} passes[] = {
+		{ "all kinds", PREC_KINDS_ALL },
+		{ "samples only", PREC_KIND(PERFREC__PACKET__DATA_SAMPLE) },
+		{ "switch+task", PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
+				 PREC_KIND(PERFREC__PACKET__DATA_TASK) },
+	};
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	uint64_t check = 0;
+
+	if (!f) {
+		fprintf(stderr, "format_bench: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	do {
+		if (len == cap) {
+			unsigned char *nb = realloc(buf, cap = cap ? 2 * cap : 1 << 20);
+			if (!nb) {
+				fclose(f);
+				free(buf);
+				return 1;
+			}
+			buf = nb;
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+	} while (n > 0);
+	fclose(f);
+	for (size_t i = 0; i < sizeof(passes) / sizeof(passes[0]); i++) {
+		double best = 1e30, secs = 0;
+		int64_t pk = 0;
+		for (int r = 0; r < rounds; r++) {
+			pk = read_pass(buf, len, passes[i].kinds, &secs, &check);
+			if (pk < 0) {
+				fprintf(stderr, "format_bench: %s: decode error\n", path);
+				free(buf);
+				return 1;
+			}
+			if (secs < best)
+				best = secs;
+		}
+		printf("decode %-13s %lld packets, %.2f M packets/s (%.3f s CPU, best of %d)\n",
+		       passes[i].name, (long long)pk, pk / best / 1e6, best, rounds);
+	}
+	printf("checksum         %016llx\n", (unsigned long long)check);
+	free(buf);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct bench b;
 	double millions = 2, enc = 1e30, dec = 1e30, decs = 1e30;
 	int rounds = 3;
+	const char *read_path = NULL;
 	struct prec_writer_opts wo = PREC_WRITER_OPTS_INIT;
 	struct prec_writer_stats ws;
 	struct rusage ru;
@@ -312,6 +405,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--write") && i + 1 < argc)
 			return write_tiny(argv[i + 1]);
+		else if (!strcmp(argv[i], "--read") && i + 1 < argc)
+			read_path = argv[++i];
 		else if (!strcmp(argv[i], "--streams") && i + 1 < argc)
 			b.streams = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--frame-size") && i + 1 < argc)
@@ -325,8 +420,10 @@ int main(int argc, char **argv)
 		else
 			millions = atof(argv[i]);
 	}
+	if (read_path)
+		return read_file(read_path, rounds);
 	if (millions <= 0 || b.streams < 1 || b.streams > 64 || rounds < 1) {
-		fprintf(stderr, "usage: format_bench [MILLIONS] [--streams 1-64] [--frame-size N] [--rounds N] [--mix samples|switch] | --write FILE\n");
+		fprintf(stderr, "usage: format_bench [MILLIONS] [--streams 1-64] [--frame-size N] [--rounds N] [--mix samples|switch] | --read FILE | --write FILE\n");
 		return 2;
 	}
 	if (getenv("BENCH_LEVEL"))
