@@ -76,9 +76,11 @@ size_t rec_sample_id_size(uint64_t st)
 	PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 
 /* Context switches are most records of a --switch-events trace: decoded
- * straight from their fixed layout when sample_id is the common one.
- * Produces exactly what the general path does (tests/unit/recorder/
- * test_decode.c checks both). 1, or 0 when the record is not such a one. */
+ * straight from their fixed layout when sample_id is the common one. It
+ * sets the same fields as the general path (tests/unit/recorder/
+ * test_decode.c checks both) but clears only sid and sw, not the whole
+ * union: a 176-byte memset (rep stos) was half of the decode time.
+ * 1, or 0 when the record is not such a one. */
 static int decode_switch_fast(const struct rec_decode_ctx *ctx,
 			      const struct perf_event_header *h,
 			      const unsigned char *p, struct rec_record *out)
@@ -89,12 +91,14 @@ static int decode_switch_fast(const struct rec_decode_ctx *ctx,
 	if ((ctx->sid_type & SID_BITS) != SID_COMMON ||
 	    (size_t)h->size != sizeof(*h) + body + 32)
 		return 0;
-	memset(out, 0, sizeof(*out));
+	struct rec_sample_id sid = { 0 };
+
 	out->type = h->type;
 	out->misc = h->misc;
 	out->size = h->size;
 	out->payload = p;
 	out->payload_len = body + 32;
+	out->sw.next_prev_pid = out->sw.next_prev_tid = 0;
 	if (body) {
 		memcpy(v, p, 8);
 		out->sw.next_prev_pid = v[0];
@@ -102,14 +106,15 @@ static int decode_switch_fast(const struct rec_decode_ctx *ctx,
 	}
 	p += body;
 	memcpy(v, p, 8);                  /* TID */
-	out->sid.pid = v[0];
-	out->sid.tid = v[1];
-	memcpy(&out->sid.time, p + 8, 8); /* TIME */
+	sid.pid = v[0];
+	sid.tid = v[1];
+	memcpy(&sid.time, p + 8, 8);      /* TIME */
 	memcpy(v, p + 16, 8);             /* CPU, res */
-	out->sid.cpu = v[0];
-	memcpy(&out->sid.id, p + 24, 8);  /* IDENTIFIER */
-	out->sid.has_tid = out->sid.has_time = true;
-	out->sid.has_cpu = out->sid.has_id = true;
+	sid.cpu = v[0];
+	memcpy(&sid.id, p + 24, 8);       /* IDENTIFIER */
+	sid.has_tid = sid.has_time = true;
+	sid.has_cpu = sid.has_id = true;
+	out->sid = sid;
 	return 1;
 }
 

@@ -110,7 +110,9 @@ struct rec_record {
 	size_t payload_len;
 };
 
-/* Decodes rec (len bytes, len >= header.size) into out. Returns 1 when the
+/* Decodes rec (len bytes, len >= header.size) into out. Only the fields of
+ * the record's own type are set (and the common ones: type, misc, size,
+ * sid, payload); other members of the union may hold anything. Returns 1 when the
  * type was decoded, 0 for a type kept raw (out->payload set, sample_id
  * parsed when possible), or a negative error: -EINVAL for a malformed
  * record, -ENOENT for a sample of an unknown event id, -EOPNOTSUPP for
