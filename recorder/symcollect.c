@@ -496,7 +496,9 @@ static int proc_reserve(struct sc_proc *p, size_t more)
 	return 0;
 }
 
-/* Puts [s, e) in, trimming or splitting what it overlaps. */
+/* Puts [s, e) in, trimming or splitting what it overlaps. 1 when it
+ * overlapped something (addresses now name another mapping), 0 when not,
+ * < 0 on error. */
 static int proc_insert(struct sc_proc *p, const struct sc_map *nm)
 {
 	size_t i, j;
@@ -538,7 +540,7 @@ static int proc_insert(struct sc_proc *p, const struct sc_map *nm)
 			if (nk)
 				p->maps[i + 1] = keep[0];
 		}
-		return 0;
+		return 1;
 	}
 	memmove(&p->maps[i + 1], &p->maps[i], (p->n - i) * sizeof(*p->maps));
 	p->maps[i] = *nm;
@@ -562,7 +564,10 @@ int rec_symcollect_add_mmap(struct rec_symcollect *sc,
 	return add_map(sc, p, m);
 }
 
-/* Address spaces changed: cached user hits may now name other objects. */
+/* Address spaces changed: cached user hits may now name other objects.
+ * Only changes that can move an address already matched count (a mapping
+ * over an old one, fork, exec): on a busy host new processes map a lot,
+ * and bumping on every mmap emptied the cache all the time. */
 static void new_gen(struct rec_symcollect *sc)
 {
 	if (++sc->gen >= (1u << 30)) {   /* tag room used up: start over */
@@ -575,8 +580,7 @@ static int add_map(struct rec_symcollect *sc, struct sc_proc *p,
 		   const struct rec_symcollect_map *m)
 {
 	struct sc_map nm;
-
-	new_gen(sc);
+	int ret;
 
 	nm.start = m->start;
 	nm.end = m->start + m->len;
@@ -589,7 +593,10 @@ static int add_map(struct rec_symcollect *sc, struct sc_proc *p,
 			return (int)oi;
 		nm.obj = (uint32_t)oi;
 	}
-	return proc_insert(p, &nm);
+	ret = proc_insert(p, &nm);
+	if (ret > 0)
+		new_gen(sc);
+	return ret < 0 ? ret : 0;
 }
 
 int rec_symcollect_fork(struct rec_symcollect *sc, uint32_t pid, uint32_t ppid)

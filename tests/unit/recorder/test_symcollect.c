@@ -604,14 +604,18 @@ static void test_hit_cache_follows_remaps(void **state)
 	m.path = "/nonexistent/cache-b.so";
 	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
 	assert_int_equal(rec_symcollect_hit(sc, pid, 0x30000010, 0), 0);
+	/* a mapping elsewhere moves nothing: the cached hit stays valid */
+	m.start = 0x40000000;
+	m.path = "/nonexistent/cache-e.so";
+	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symcollect_hit(sc, pid, 0x30000010, 0), 0);
+	m.start = 0x30000000;
 	/* a fork, then the child maps a third file there */
 	assert_int_equal(rec_symcollect_fork(sc, child, pid), 0);
 	m.pid = child;
 	m.path = "/nonexistent/cache-c.so";
 	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
 	assert_int_equal(rec_symcollect_hit(sc, child, 0x30000010, 0), 0);
-	/* the parent still has b there: its repeated hit changes nothing */
-	assert_int_equal(rec_symcollect_hit(sc, pid, 0x30000010, 0), 0);
 	/* an exec and a fourth file */
 	assert_int_equal(rec_symcollect_exec(sc, pid), 0);
 	m.pid = pid;
@@ -628,6 +632,7 @@ static void test_hit_cache_follows_remaps(void **state)
 	assert_non_null(rtab_get(4, "/nonexistent/cache-b.so", 0));
 	assert_non_null(rtab_get(4, "/nonexistent/cache-c.so", 0));
 	assert_non_null(rtab_get(4, "/nonexistent/cache-d.so", 0));
+	assert_null(rtab_get(4, "/nonexistent/cache-e.so", 0));   /* never hit */
 	ana_symbols_free(as);
 	rec_symcollect_free(sc);
 	trace_free(&t);
