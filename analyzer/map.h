@@ -53,6 +53,14 @@ static inline void *ana_map_val(const struct ana_map *m, size_t i)
 	return m->entries + i * m->entry_size + m->val_off;
 }
 
+/* Position (insertion order) of a value pointer returned by this map:
+ * stable for the map's life, unlike the pointer. */
+static inline size_t ana_map_index(const struct ana_map *m, const void *val)
+{
+	return (size_t)((const unsigned char *)val - m->entries - m->val_off) /
+	       m->entry_size;
+}
+
 /* qsort that accepts a NULL base for n < 2 (plain qsort with NULL is
  * undefined even for 0 elements). */
 void ana_sort(void *base, size_t n, size_t size,

@@ -64,7 +64,22 @@ struct sstate {
 	 * insertion may move the entries) */
 	struct cpu *cache[256];
 	size_t cache_gen;
+	/* tid -> task position + 1 (direct-mapped; positions are stable) */
+	uint32_t tcache_tid[1024], tcache_pos[1024];
 };
+
+static struct task *task_get(struct sstate *st, uint32_t tid)
+{
+	size_t h = tid & 1023;
+	if (st->tcache_pos[h] && st->tcache_tid[h] == tid)
+		return ana_map_val(&st->tasks, st->tcache_pos[h] - 1);
+	struct task *k = ana_map_get(&st->tasks, &tid, NULL);
+	if (k) {
+		st->tcache_tid[h] = tid;
+		st->tcache_pos[h] = (uint32_t)ana_map_index(&st->tasks, k) + 1;
+	}
+	return k;
+}
 
 static struct cpu *cpu_get(struct sstate *st, uint32_t cpu)
 {
@@ -107,7 +122,7 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 	const Perfrec__ContextSwitch *cs = p->pkt->context_switch;
 	const struct ana_filter *f = st->o->filter;
 	uint64_t t = p->time;
-	if (f && (!ana_filter_cpu(f, cs->cpu) || !ana_filter_time(f, t)))
+	if (f && f->active && (!ana_filter_cpu(f, cs->cpu) || !ana_filter_time(f, t)))
 		return 0;
 	if (!st->started) {
 		/* The window opens at the --time start, else at the trace
@@ -149,8 +164,7 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 	}
 	if (tid == 0 || tid == UINT32_MAX)
 		return 0;   /* idle (CPU busy comes from real tasks) or unknown */
-	int created;
-	struct task *k = ana_map_get(&st->tasks, &tid, &created);
+	struct task *k = task_get(st, tid);
 	if (!k)
 		return -ENOMEM;
 	if (cs->pid != UINT32_MAX && cs->tid != UINT32_MAX)
