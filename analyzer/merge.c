@@ -20,6 +20,10 @@ struct ana_merge {
 	struct ana_frames *af;
 	struct cursor *heap;
 	size_t nheap, capheap;
+	/* Smallest head time among the root's children (the second
+	 * smallest cursor): while the root's next packet is strictly
+	 * earlier, it stays the root and the heap needs no sifting. */
+	uint64_t limit;
 	struct ana_loaded *pending_release;
 	void (*on_damage)(void *ctx, const struct prec_frame_info *fi, int err);
 	void *ctx;
@@ -68,6 +72,19 @@ static void sift_down(struct ana_merge *m, size_t i)
 	}
 }
 
+static uint64_t head_time(const struct cursor *c)
+{
+	return c->lf->pkts[c->pos].time;
+}
+
+static void update_limit(struct ana_merge *m)
+{
+	m->limit = UINT64_MAX;
+	for (size_t i = 1; i <= 2 && i < m->nheap; i++)
+		if (head_time(&m->heap[i]) < m->limit)
+			m->limit = head_time(&m->heap[i]);
+}
+
 static int push(struct ana_merge *m, struct ana_loaded *lf)
 {
 	if (m->nheap == m->capheap) {
@@ -87,6 +104,7 @@ static int push(struct ana_merge *m, struct ana_loaded *lf)
 		m->heap[(i - 1) / 2] = t;
 		i = (i - 1) / 2;
 	}
+	update_limit(m);
 	return 0;
 }
 
@@ -152,9 +170,14 @@ int ana_merge_next(struct ana_merge *m, const struct prec_packet **p)
 				if (++top->pos == top->lf->npkts) {
 					m->pending_release = top->lf;
 					m->heap[0] = m->heap[--m->nheap];
-				}
-				if (m->nheap)
+					if (m->nheap)
+						sift_down(m, 0);
+					update_limit(m);
+				} else if (head_time(top) >= m->limit) {
+					/* Equal times need the tie-break order. */
 					sift_down(m, 0);
+					update_limit(m);
+				}
 				return 1;
 			}
 		}
