@@ -554,11 +554,11 @@ static int cmd_record(int argc, char **argv)
 		rec_status_bytes(res.bytes_written, bytes, sizeof(bytes));
 		fprintf(stderr, "perfrec: %s\n", rec_record_summary(&res, sum, sizeof(sum)));
 		fprintf(stderr, "perfrec: %llu records in %.1fs written to %s (%s, %.1fx "
-			"compression, woken %llu times), stopped by %s\n",
+			"compression, woken %llu times, %zu-page rings), stopped by %s\n",
 			(unsigned long long)res.st.records, (double)res.duration_ns / 1e9,
 			o.output, bytes,
 			res.bytes_written ? (double)res.bytes_raw / (double)res.bytes_written : 0.0,
-			(unsigned long long)res.wakeups, res.stop_reason);
+			(unsigned long long)res.wakeups, res.mmap_pages, res.stop_reason);
 		if (res.st.lost && res.spool_full)
 			fprintf(stderr, "perfrec: warning: the encoder fell behind the kernel "
 				"(%llu times the spool was full); losses shrink with fewer "
