@@ -407,6 +407,41 @@ size_t prec_packet_fast_pack_body(const Perfrec__Packet *pkt, size_t body,
 	return (size_t)(p - out);
 }
 
+size_t prec_packet_fast_pack_small(const Perfrec__Packet *pkt, uint8_t *out)
+{
+	uint8_t *p = out + 2, *blen;
+
+	switch (pkt->data_case) {
+	case PERFREC__PACKET__DATA_SAMPLE:
+		/* bounded only without raw bytes and read values */
+		if (!pkt->sample || pkt->sample->raw.len || pkt->sample->read)
+			return 0;
+		break;
+	case PERFREC__PACKET__DATA_CONTEXT_SWITCH:
+	case PERFREC__PACKET__DATA_TASK:
+	case PERFREC__PACKET__DATA_THROTTLE:
+		break;
+	default:
+		return 0;
+	}
+	if (!fast_sub(pkt))
+		return 0;
+	/* Worst cases: a Sample body of 91 bytes (5 uint64 and 3 more of 11,
+	 * 4 uint32 of 6), dt 11, key and length 2: at most 104 bytes, so both
+	 * lengths are one-byte varints and can be filled in afterwards. */
+	if (pkt->dt) {
+		*p++ = 0x08;
+		p = vput(p, zigzag(pkt->dt));
+	}
+	*p++ = (uint8_t)(pkt->data_case << 3 | 2);
+	blen = p++;
+	p = pack_body(pkt, p);
+	*blen = (uint8_t)(p - blen - 1);
+	out[0] = 0x0A;
+	out[1] = (uint8_t)(p - out - 2);
+	return (size_t)(p - out);
+}
+
 size_t prec_packet_fast_pack(const Perfrec__Packet *pkt, uint8_t *out)
 {
 	return prec_packet_fast_pack_body(pkt, body_size(pkt), out);

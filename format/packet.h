@@ -42,6 +42,15 @@ size_t prec_packet_fast_measure(const Perfrec__Packet *pkt, size_t *body);
 size_t prec_packet_fast_pack_body(const Perfrec__Packet *pkt, size_t body,
 				  uint8_t *out);
 
+/* Packets of a few kinds have a small bounded size (ContextSwitch,
+ * TaskEvent, Throttle, Sample without raw/read: < 128 bytes, so every
+ * length is a one-byte varint). For those this writes the whole
+ * `Trace.packet` field (0x0A, length, Packet bytes) in one pass without
+ * measuring first; out must have PREC_FAST_SMALL_MAX bytes. Returns the
+ * bytes written, 0 for any other packet (use _measure/_pack_body). */
+#define PREC_FAST_SMALL_MAX 128
+size_t prec_packet_fast_pack_small(const Perfrec__Packet *pkt, uint8_t *out);
+
 /* One string or callchain entry of an InternedData packet to encode. */
 struct prec_interned_ref {
 	uint64_t iid;

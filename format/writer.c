@@ -247,10 +247,23 @@ static size_t put_varint(unsigned char *p, uint64_t v)
  * protobuf-c (same bytes either way, see packet.h). */
 static int encode(struct prec_writer *w, struct wstream *s, const Perfrec__Packet *pkt)
 {
-	size_t body = 0;
-	size_t fast = w->fast ? prec_packet_fast_measure(pkt, &body) : 0;
-	size_t sz = fast ? fast : protobuf_c_message_get_packed_size(&pkt->base);
+	size_t body = 0, fast, sz;
 	int ret;
+
+	if (w->fast) {
+		/* the common small kinds in one pass */
+		ret = reserve(s, PREC_FAST_SMALL_MAX);
+		if (ret < 0)
+			return ret;
+		sz = prec_packet_fast_pack_small(pkt, s->buf + s->len);
+		if (sz) {
+			s->len += sz;
+			s->packets++;
+			return 0;
+		}
+	}
+	fast = w->fast ? prec_packet_fast_measure(pkt, &body) : 0;
+	sz = fast ? fast : protobuf_c_message_get_packed_size(&pkt->base);
 
 	if (sz > PREC_MAX_PACKET_SIZE)
 		return PREC_E_TOO_BIG;

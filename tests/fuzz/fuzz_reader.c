@@ -43,6 +43,12 @@ static void check_fast_decoder(const uint8_t *data, size_t size)
 			protobuf_c_message_pack(&s->base, pb);
 			if (memcmp(fb, pb, fn) != 0)
 				__builtin_trap();
+			/* the one-pass writer path of the small kinds */
+			uint8_t sb[PREC_FAST_SMALL_MAX];
+			size_t k = prec_packet_fast_pack_small(s, sb);
+			if (k && (k != pn + 2 || sb[0] != 0x0A || sb[1] != pn ||
+				  memcmp(sb + 2, pb, pn) != 0))
+				__builtin_trap();
 			free(fb);
 			free(pb);
 		}

@@ -38,6 +38,34 @@ static size_t pack_pc(const Perfrec__Packet *pkt, uint8_t **out)
 	return n;
 }
 
+/* The one-pass encoder of small kinds writes 0x0A, the length and
+ * protobuf-c's bytes ref[0..n), or declines: only raw/read samples and the
+ * kinds without a small bound may decline. Returns 1 when it wrote. */
+static int check_small(const Perfrec__Packet *pkt, const uint8_t *ref, size_t n)
+{
+	uint8_t out[PREC_FAST_SMALL_MAX + 64];
+	size_t k;
+
+	memset(out, 0xAA, sizeof(out));
+	k = prec_packet_fast_pack_small(pkt, out);
+	if (!k) {
+		assert_true(pkt->data_case != PERFREC__PACKET__DATA_CONTEXT_SWITCH &&
+			    pkt->data_case != PERFREC__PACKET__DATA_TASK &&
+			    pkt->data_case != PERFREC__PACKET__DATA_THROTTLE);
+		if (pkt->data_case == PERFREC__PACKET__DATA_SAMPLE)
+			assert_true(pkt->sample->raw.len || pkt->sample->read);
+		return 0;
+	}
+	assert_true(n < 128);
+	assert_int_equal(k, n + 2);
+	assert_true(k <= PREC_FAST_SMALL_MAX);
+	assert_int_equal(out[0], 0x0A);
+	assert_int_equal(out[1], n);
+	assert_memory_equal(out + 2, ref, n);
+	assert_int_equal(out[k], 0xAA);   /* nothing written past the end */
+	return 1;
+}
+
 /* Fast decode of buf must equal protobuf-c's decode (delta callchains
  * normalized, as frame.c does), or give up. Returns 1 when the fast path
  * decoded it. */
@@ -106,6 +134,7 @@ static void test_sample_encode_decode(void **state)
 		assert_int_equal(prec_packet_fast_pack(&pkt, fast), n);
 		assert_memory_equal(fast, ref, n);
 		assert_true(same_decode(ref, n, &a));
+		check_small(&pkt, ref, n);
 		/* mutations: flip, truncate, extend */
 		for (int m = 0; m < 4 && n; m++) {
 			uint8_t mut[300];
@@ -381,6 +410,7 @@ static void test_kinds_encode_decode(void **state)
 		assert_memory_equal(fast, ref, n);
 		assert_true(same_decode(ref, n, &a));
 		decoded[pkt.data_case]++;
+		check_small(&pkt, ref, n);
 		for (int m = 0; m < 4 && n; m++) {
 			uint8_t mut[600];
 			size_t ml = n;
@@ -400,6 +430,53 @@ static void test_kinds_encode_decode(void **state)
 	}
 	assert_true(decoded[PERFREC__PACKET__DATA_GROUP] > 5000);
 	prec_arena_release(&a);
+}
+
+/* The largest packets of the small kinds still fit the one-pass bound. */
+static void test_small_worst_case(void **state)
+{
+	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
+	Perfrec__Sample s = PERFREC__SAMPLE__INIT;
+	Perfrec__ContextSwitch cs = PERFREC__CONTEXT_SWITCH__INIT;
+	Perfrec__TaskEvent te = PERFREC__TASK_EVENT__INIT;
+	Perfrec__Throttle th = PERFREC__THROTTLE__INIT;
+	uint8_t *ref;
+	size_t n;
+	(void)state;
+
+	pkt.dt = INT64_MIN;
+	s.id = s.ip = s.period = s.callchain = s.addr = s.stream_id = UINT64_MAX;
+	s.cpu = s.pid = s.tid = s.misc = UINT32_MAX;
+	pkt.data_case = PERFREC__PACKET__DATA_SAMPLE;
+	pkt.sample = &s;
+	n = pack_pc(&pkt, &ref);
+	assert_int_equal(check_small(&pkt, ref, n), 1);
+	free(ref);
+	cs.id = UINT64_MAX;
+	cs.cpu = cs.pid = cs.tid = cs.other_pid = cs.other_tid = UINT32_MAX;
+	cs.out = cs.preempt = cs.cpu_wide = 7;
+	pkt.data_case = PERFREC__PACKET__DATA_CONTEXT_SWITCH;
+	pkt.context_switch = &cs;
+	n = pack_pc(&pkt, &ref);
+	assert_int_equal(check_small(&pkt, ref, n), 1);
+	free(ref);
+	te.kind = (Perfrec__TaskEvent__Kind)-1;
+	te.pid = te.tid = te.ppid = te.ptid = te.cpu = UINT32_MAX;
+	te.comm = UINT64_MAX;
+	te.exec = 1;
+	pkt.data_case = PERFREC__PACKET__DATA_TASK;
+	pkt.task = &te;
+	n = pack_pc(&pkt, &ref);
+	assert_int_equal(check_small(&pkt, ref, n), 1);
+	free(ref);
+	th.throttled = 1;
+	th.id = th.stream_id = UINT64_MAX;
+	th.cpu = UINT32_MAX;
+	pkt.data_case = PERFREC__PACKET__DATA_THROTTLE;
+	pkt.throttle = &th;
+	n = pack_pc(&pkt, &ref);
+	assert_int_equal(check_small(&pkt, ref, n), 1);
+	free(ref);
 }
 
 static void test_interned_encode_decode(void **state)
@@ -527,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_sample_encode_decode),
 		cmocka_unit_test(test_sample_fallbacks),
 		cmocka_unit_test(test_kinds_encode_decode),
+		cmocka_unit_test(test_small_worst_case),
 		cmocka_unit_test(test_interned_encode_decode),
 		cmocka_unit_test(test_arena),
 	};
