@@ -34,8 +34,8 @@
 #include "format/scale.h"
 #include "format/sink.h"
 #include "format/writer.h"
+#include "kernel/kerntest.h"
 #include "recorder/counters.h"
-#include "recorder/groupopen.h"
 #include "recorder/groupread.h"
 
 #define K_PAGES 3000
@@ -58,37 +58,10 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static bool perf_available(void)
-{
-	struct perf_event_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.disabled = 1;
-	fd = rec_groupopen_event(&a, 0, -1, -1);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
 static int setup(void **state)
 {
 	(void)state;
-	if (!perf_available()) {
-		const char *ci = getenv("CI");
-
-		if (!ci || !*ci) {
-			fprintf(stderr, "test_counters: perf_event_open "
-				"unavailable (not root? perf_event_paranoid?), "
-				"skipping kernel counter tests\n");
-			skip();
-		}
-		fail_msg("perf_event_open unavailable under CI");
-	}
+	kerntest_require_perf("test_counters");
 	if (access(faultpipe_path(), X_OK) != 0)
 		fail_msg("workload %s missing: build target faultpipe",
 			 faultpipe_path());

@@ -26,7 +26,7 @@
 #include <cmocka.h>
 
 #include "format/reader.h"
-#include "recorder/groupopen.h"
+#include "kernel/kerntest.h"
 
 #define K_PAGES 20000
 #define P_TRIPS 2000
@@ -35,27 +35,8 @@ static char wl[4096], dir[] = "/tmp/perfrec-ctr-rec-XXXXXX", trace[4200];
 
 static int setup(void **state)
 {
-	struct perf_event_attr a;
-	int fd;
-
 	(void)state;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.disabled = 1;
-	fd = rec_groupopen_event(&a, 0, -1, -1);
-	if (fd < 0) {
-		const char *ci = getenv("CI");
-
-		if (!ci || !*ci) {
-			fprintf(stderr, "perf_event_open unavailable, "
-				"skipping\n");
-			skip();
-		}
-		fail_msg("perf_event_open unavailable under CI");
-	}
-	close(fd);
+	kerntest_require_perf("test_counters_record");
 	snprintf(wl, sizeof(wl), "%s/tests/faultpipe", PERFREC_BUILD_DIR);
 	if (access(wl, X_OK) || access(PERFREC_BIN, X_OK))
 		fail_msg("missing %s or %s", wl, PERFREC_BIN);

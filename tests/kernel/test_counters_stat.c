@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "format/reader.h"
-#include "recorder/groupopen.h"
+#include "kernel/kerntest.h"
 #include "recorder/stat.h"
 
 #define K_PAGES 4000
@@ -35,53 +35,15 @@ static char wl[4096];
 static char outpath[] = "/tmp/perfrec-stat-test-XXXXXX";
 static char tracepath[4200];
 
-static bool perf_available(void)
-{
-	struct perf_event_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.disabled = 1;
-	fd = rec_groupopen_event(&a, 0, -1, -1);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
 static bool host_has_cycles(void)
 {
-	struct perf_event_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_HARDWARE;
-	a.config = PERF_COUNT_HW_CPU_CYCLES;
-	a.disabled = 1;
-	fd = rec_groupopen_event(&a, 0, -1, -1);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
+	return kerntest_can_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 }
 
 static int setup(void **state)
 {
 	(void)state;
-	if (!perf_available()) {
-		const char *ci = getenv("CI");
-
-		if (!ci || !*ci) {
-			fprintf(stderr, "test_counters_stat: perf_event_open "
-				"unavailable, skipping\n");
-			skip();
-		}
-		fail_msg("perf_event_open unavailable under CI");
-	}
+	kerntest_require_perf("test_counters_stat");
 	snprintf(wl, sizeof(wl), "%s/tests/faultpipe", PERFREC_BUILD_DIR);
 	if (access(wl, X_OK) != 0)
 		fail_msg("workload %s missing", wl);
