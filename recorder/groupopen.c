@@ -132,10 +132,19 @@ int rec_groupopen_enable(int leader_fd)
 	return group_ioctl(leader_fd, PERF_EVENT_IOC_ENABLE);
 }
 
+bool rec_groupopen_probe(struct perf_event_attr *attr)
+{
+	int fd = rec_groupopen_event(attr, 0, -1, -1);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 bool rec_groupopen_have_lost(void)
 {
 	struct perf_event_attr a;
-	int fd;
 
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
@@ -145,9 +154,5 @@ bool rec_groupopen_have_lost(void)
 	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID |
 			PERF_FORMAT_TOTAL_TIME_ENABLED |
 			PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_LOST;
-	fd = rec_groupopen_event(&a, 0, -1, -1);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
+	return rec_groupopen_probe(&a);
 }

@@ -50,6 +50,10 @@ int rec_groupopen_disable(int leader_fd);
 int rec_groupopen_reset(int leader_fd);
 int rec_groupopen_enable(int leader_fd);
 
+/* Whether attr opens on the calling thread (any CPU): the event is closed
+ * again at once. For feature and permission probes. */
+bool rec_groupopen_probe(struct perf_event_attr *attr);
+
 /* Whether this kernel accepts PERF_FORMAT_LOST (Linux >= 6.0): opens a
  * disabled task-clock counter on the caller with it. */
 bool rec_groupopen_have_lost(void);

@@ -586,7 +586,6 @@ out:
 static bool host_has_hw_pmu(void)
 {
 	struct perf_event_attr a;
-	int fd;
 
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
@@ -595,12 +594,7 @@ static bool host_has_hw_pmu(void)
 	a.disabled = 1;
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
-	fd = rec_groupopen_event(&a, 0, -1, -1);
-	if (fd >= 0) {
-		close(fd);
-		return true;
-	}
-	return false;
+	return rec_groupopen_probe(&a);
 }
 
 static bool match(const char *filter, const char *s)
