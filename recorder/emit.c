@@ -55,6 +55,14 @@ static int append(struct rec_emit *e, uint32_t stream, Perfrec__Packet *p,
 	return prec_writer_append(e->w, stream, p, t);
 }
 
+/* An intern call returned 0: the writer's sticky error, else -EIO. */
+static int intern_failed(const struct rec_emit *e)
+{
+	int err = prec_writer_error(e->w);
+
+	return err ? err : -EIO;
+}
+
 static int emit_raw(struct rec_emit *e, uint32_t stream, int cpu,
 		    const struct rec_record *r)
 {
@@ -101,7 +109,7 @@ static int emit_sample(struct rec_emit *e, uint32_t stream,
 		s.callchain = prec_writer_intern_callchain(e->w, stream, e->ips,
 							   r->sample.nr);
 		if (!s.callchain)
-			return prec_writer_error(e->w) ? prec_writer_error(e->w) : -EIO;
+			return intern_failed(e);
 	}
 	if (r->sample.raw) {
 		s.raw.data = (uint8_t *)r->sample.raw;
@@ -144,7 +152,7 @@ static int emit_task(struct rec_emit *e, uint32_t stream,
 		t.exec = !!(r->misc & PERF_RECORD_MISC_COMM_EXEC);
 		t.comm = prec_writer_intern_string(e->w, stream, r->comm.comm);
 		if (!t.comm)
-			return prec_writer_error(e->w) ? prec_writer_error(e->w) : -EIO;
+			return intern_failed(e);
 	} else {
 		t.kind = r->type == PERF_RECORD_FORK ? PERFREC__TASK_EVENT__KIND__FORK
 						     : PERFREC__TASK_EVENT__KIND__EXIT;
@@ -185,7 +193,7 @@ static int emit_mmap(struct rec_emit *e, uint32_t stream,
 	}
 	m.filename = prec_writer_intern_string(e->w, stream, r->mmap2.filename);
 	if (!m.filename)
-		return prec_writer_error(e->w) ? prec_writer_error(e->w) : -EIO;
+		return intern_failed(e);
 	p.data_case = PERFREC__PACKET__DATA_MMAP;
 	p.mmap = &m;
 	return append(e, stream, &p, r->sid.time);
