@@ -50,17 +50,14 @@ static int setup(void **state)
 	return 0;
 }
 
-/* Runs rec_stat_main(argv) in a child; returns its exit status and the
- * output (malloc'd, caller frees) in *out. */
-static int run_stat(char **argv, char **out)
+/* Starts rec_stat_main(argv) (NULL-terminated) in a child, exactly as
+ * the perfrec binary would run it, with stdout and stderr on fd. Returns
+ * the child's pid; the caller waits for it. */
+static pid_t start_stat(char **argv, int fd)
 {
-	char path[] = "/tmp/perfrec-stat-out-XXXXXX";
-	int fd = mkstemp(path), status, argc = 0;
+	int argc = 0;
 	pid_t pid;
-	FILE *f;
-	long n;
 
-	assert_true(fd >= 0);
 	while (argv[argc])
 		argc++;
 	fflush(NULL);
@@ -71,6 +68,21 @@ static int run_stat(char **argv, char **out)
 		dup2(fd, 2);
 		_exit(rec_stat_main(argc, argv));
 	}
+	return pid;
+}
+
+/* Runs rec_stat_main(argv) in a child; returns its exit status and the
+ * output (malloc'd, caller frees) in *out. */
+static int run_stat(char **argv, char **out)
+{
+	char path[] = "/tmp/perfrec-stat-out-XXXXXX";
+	int fd = mkstemp(path), status;
+	pid_t pid;
+	FILE *f;
+	long n;
+
+	assert_true(fd >= 0);
+	pid = start_stat(argv, fd);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	f = fdopen(fd, "r");
 	assert_non_null(f);
@@ -403,7 +415,7 @@ static void existing_pid_until_sigint(void **state)
 	char *argv[] = { "stat", "-e", "{task-clock,context-switches}", "-p",
 			 pidstr, NULL };
 	pid_t target, st;
-	int fd, status, argc = 5;
+	int fd, status;
 	ssize_t n;
 
 	(void)state;
@@ -419,14 +431,7 @@ static void existing_pid_until_sigint(void **state)
 	snprintf(pidstr, sizeof(pidstr), "%d", (int)target);
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
-	fflush(NULL);
-	st = fork();
-	assert_true(st >= 0);
-	if (st == 0) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-		_exit(rec_stat_main(argc, argv));
-	}
+	st = start_stat(argv, fd);
 	usleep(300000);
 	kill(st, SIGINT);
 	assert_int_equal(waitpid(st, &status, 0), st);
