@@ -81,7 +81,7 @@ static struct task *task_get(struct sstate *st, uint32_t tid)
 	return k;
 }
 
-static struct cpu *cpu_get(struct sstate *st, uint32_t cpu)
+static inline struct cpu *cpu_get(struct sstate *st, uint32_t cpu)
 {
 	if (cpu < 256 && st->cache_gen == ana_map_count(&st->cpus) && st->cache[cpu])
 		return st->cache[cpu];
@@ -108,13 +108,10 @@ static int add_busy(struct sstate *st, uint32_t cpu, uint64_t d)
 
 static int bucket_of(uint64_t ns)
 {
+	/* the bit length of the microseconds, at most NBUCKETS - 1 */
 	uint64_t us = ns / 1000;
-	int b = 0;
-	while (us && b < NBUCKETS - 1) {
-		us >>= 1;
-		b++;
-	}
-	return b;
+	int b = us ? 64 - __builtin_clzll(us) : 0;
+	return b < NBUCKETS - 1 ? b : NBUCKETS - 1;
 }
 
 static int on_switch(struct sstate *st, const struct prec_packet *p)

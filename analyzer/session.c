@@ -195,12 +195,10 @@ static int add_group(struct ana_session *s, const Perfrec__GroupDesc *g)
 	return 0;
 }
 
-static int pass1_packet(void *ctx, const struct prec_packet *p)
+/* Counts p by kind and widens the time range. */
+static inline void count_packet(struct ana_session *s, const struct prec_packet *p)
 {
-	struct ana_session *s = ctx;
-	struct pass1 *st = s->p1;
-	const Perfrec__Packet *pkt = p->pkt;
-	int kind = (int)pkt->data_case;
+	int kind = (int)p->pkt->data_case;
 	if (kind <= 0 || kind >= ANA_NKINDS)
 		kind = 0;
 	s->kind_count[kind]++;
@@ -210,6 +208,14 @@ static int pass1_packet(void *ctx, const struct prec_packet *p)
 		if (p->time > s->t_max)
 			s->t_max = p->time;
 	}
+}
+
+static int pass1_packet(void *ctx, const struct prec_packet *p)
+{
+	struct ana_session *s = ctx;
+	struct pass1 *st = s->p1;
+	const Perfrec__Packet *pkt = p->pkt;
+	count_packet(s, p);
 	switch (pkt->data_case) {
 	case PERFREC__PACKET__DATA_HEADER:
 		if (!s->header && !(s->header = copy_msg(&pkt->header->base)))
@@ -535,6 +541,13 @@ err:
 
 int ana_session_feed(struct ana_session *s, const struct prec_packet *p)
 {
+	/* Most packets of a sched run: counted without pass1_packet()'s
+	 * frame (what it does for them, in fewer instructions). */
+	if (p->pkt->data_case == PERFREC__PACKET__DATA_CONTEXT_SWITCH) {
+		count_packet(s, p);
+		s->switches++;
+		return 0;
+	}
 	return pass1_packet(s, p);
 }
 

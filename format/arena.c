@@ -29,6 +29,8 @@ static void pc_free(void *data, void *p)
 void prec_arena_init(struct prec_arena *a, size_t limit)
 {
 	a->head = NULL;
+	a->base = NULL;
+	a->cap = 0;
 	a->used = 0;
 	a->total = 0;
 	a->limit = limit;
@@ -47,6 +49,8 @@ void prec_arena_release(struct prec_arena *a)
 		c = next;
 	}
 	a->head = NULL;
+	a->base = NULL;
+	a->cap = 0;
 	a->used = a->total = 0;
 }
 
@@ -66,7 +70,7 @@ void prec_arena_reset(struct prec_arena *a)
 	a->total = 0;
 }
 
-void *prec_arena_alloc(struct prec_arena *a, size_t n)
+void *prec_arena_alloc_slow(struct prec_arena *a, size_t n)
 {
 	void *p;
 
@@ -87,6 +91,8 @@ void *prec_arena_alloc(struct prec_arena *a, size_t n)
 		c->size = size;
 		c->next = a->head;
 		a->head = c;
+		a->base = c->data;
+		a->cap = size;
 		a->used = 0;
 	}
 	p = a->head->data + a->used;

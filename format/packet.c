@@ -22,6 +22,7 @@
  * always uses ips_delta; decoders turn either form into ips
  * (prec_packet_normalize()).
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "format/packet.h"
@@ -673,6 +674,25 @@ take(const uint8_t **pp, const uint8_t *end, uint8_t key, uint64_t *v)
 			stmt; \
 	} while (0)
 
+/* TAKE for fields whose values are nearly always one or two varint bytes
+ * (a ContextSwitch's cpu, pids and bools): those are read in place, with
+ * one bounds test; anything longer, shorter or absent goes through take(),
+ * so the result is the same. */
+#define TAKE_SMALL(key, stmt) do { \
+		if (end - p >= 3 && p[0] == (key) && !((p[1] & p[2]) & 0x80)) { \
+			if (p[1] < 0x80) { \
+				v = p[1]; \
+				p += 2; \
+			} else { \
+				v = (p[1] & 0x7Fu) | (uint64_t)p[2] << 7; \
+				p += 3; \
+			} \
+			stmt; \
+		} else { \
+			TAKE(key, stmt); \
+		} \
+	} while (0)
+
 /* protobuf-c reads int32 and enum varints by their low 32 bits */
 #define I32(v) ((int32_t)(uint32_t)(v))
 
@@ -818,15 +838,15 @@ static int switch_unpack(const uint8_t *p, const uint8_t *end, Perfrec__ContextS
 	const uint8_t *d = NULL;
 	uint64_t key, v;
 
-	TAKE(0x08, c->id = v);
-	TAKE(0x10, c->cpu = (uint32_t)v);
-	TAKE(0x18, c->pid = (uint32_t)v);
-	TAKE(0x20, c->tid = (uint32_t)v);
-	TAKE(0x28, c->out = v != 0);
-	TAKE(0x30, c->preempt = v != 0);
-	TAKE(0x38, c->cpu_wide = v != 0);
-	TAKE(0x40, c->other_pid = (uint32_t)v);
-	TAKE(0x48, c->other_tid = (uint32_t)v);
+	TAKE_SMALL(0x08, c->id = v);
+	TAKE_SMALL(0x10, c->cpu = (uint32_t)v);
+	TAKE_SMALL(0x18, c->pid = (uint32_t)v);
+	TAKE_SMALL(0x20, c->tid = (uint32_t)v);
+	TAKE_SMALL(0x28, c->out = v != 0);
+	TAKE_SMALL(0x30, c->preempt = v != 0);
+	TAKE_SMALL(0x38, c->cpu_wide = v != 0);
+	TAKE_SMALL(0x40, c->other_pid = (uint32_t)v);
+	TAKE_SMALL(0x48, c->other_tid = (uint32_t)v);
 	while (p < end) {
 		if (!next_field(&p, end, &key, &v, &d))
 			return -1;
@@ -1176,7 +1196,21 @@ Perfrec__Packet *prec_packet_fast_unpack_kind(int kind, int64_t dt, const uint8_
 	if (kind < PERFREC__PACKET__DATA_SAMPLE || kind > PERFREC__PACKET__DATA_INTERNED ||
 	    (blen && !body))
 		return NULL;
-	struct fast_packet *fp = prec_arena_alloc(arena, sizeof(*fp));
+	/* Only as much of the union as the kind uses: a ContextSwitch takes
+	 * a third of the bytes of the largest member (Mmap), and the arena
+	 * is walked once per frame. */
+	static const size_t used[] = {
+		[PERFREC__PACKET__DATA_SAMPLE] = sizeof(Perfrec__Sample),
+		[PERFREC__PACKET__DATA_CONTEXT_SWITCH] = sizeof(Perfrec__ContextSwitch),
+		[PERFREC__PACKET__DATA_TASK] = sizeof(Perfrec__TaskEvent),
+		[PERFREC__PACKET__DATA_MMAP] = sizeof(Perfrec__Mmap),
+		[PERFREC__PACKET__DATA_LOSS] = sizeof(Perfrec__Loss),
+		[PERFREC__PACKET__DATA_THROTTLE] = sizeof(Perfrec__Throttle),
+		[PERFREC__PACKET__DATA_GROUP] = sizeof(Perfrec__GroupSnapshot),
+		[PERFREC__PACKET__DATA_INTERNED] = sizeof(Perfrec__InternedData),
+	};
+	struct fast_packet *fp = prec_arena_alloc(arena, offsetof(struct fast_packet, u) +
+						  used[kind]);
 	if (!fp)
 		return NULL;
 	Perfrec__Packet *pkt = &fp->pkt;
