@@ -542,6 +542,16 @@ static int resync(const struct prec_reader *r, uint64_t from, uint64_t *next)
 	return 0;
 }
 
+/* Records damage `err` at *pos and moves *pos to where reading resumes. */
+static int skip_damage(struct prec_reader *r, uint64_t *pos, int err)
+{
+	int ret = add_damage(r, *pos, err);
+
+	if (ret < 0)
+		return ret;
+	return resync(r, *pos + 1, pos);
+}
+
 static void set_torn(struct prec_reader *r, uint64_t off)
 {
 	r->st.torn = 1;
@@ -557,7 +567,7 @@ static int walk_file(struct prec_reader *r)
 	while (pos < r->size) {
 		uint8_t h[PREC_SKIP_HDR];
 		struct prec_frame_info fi;
-		uint64_t fsize, content, next;
+		uint64_t fsize, content;
 		uint32_t magic, len;
 
 		if (r->size - pos < PREC_SKIP_HDR) {
@@ -591,15 +601,11 @@ static int walk_file(struct prec_reader *r)
 			}
 			if (ret != PREC_E_CHECKSUM && ret != PREC_E_CORRUPT)
 				return ret;
-			ret = add_damage(r, pos, ret);
-			if (ret < 0)
-				return ret;
 			/* the zstd frame after a damaged record is still found
 			 * (and recovered) by resync */
-			ret = resync(r, pos + 1, &next);
+			ret = skip_damage(r, &pos, ret);
 			if (ret < 0)
 				return ret;
-			pos = next;
 			continue;
 		}
 		if (prec_is_skippable(magic)) {
@@ -635,13 +641,9 @@ static int walk_file(struct prec_reader *r)
 			if (ret < 0 && ret != PREC_E_CORRUPT)
 				return ret;
 		}
-		ret = add_damage(r, pos, PREC_E_CORRUPT);
+		ret = skip_damage(r, &pos, PREC_E_CORRUPT);
 		if (ret < 0)
 			return ret;
-		ret = resync(r, pos + 1, &next);
-		if (ret < 0)
-			return ret;
-		pos = next;
 	}
 	return 0;
 }

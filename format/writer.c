@@ -242,6 +242,22 @@ static size_t put_varint(unsigned char *p, uint64_t v)
 	return n;
 }
 
+/* Room for a packet of sz bytes, and its `Trace.packet` key and length
+ * written: the caller appends the sz bytes. */
+static int begin_packet(struct wstream *s, size_t sz)
+{
+	int ret;
+
+	if (sz > PREC_MAX_PACKET_SIZE)
+		return PREC_E_TOO_BIG;
+	ret = reserve(s, 1 + 10 + sz);
+	if (ret < 0)
+		return ret;
+	s->buf[s->len++] = 0x0A;
+	s->len += put_varint(s->buf + s->len, sz);
+	return 0;
+}
+
 /* Appends `Trace.packet` field bytes for pkt to the stream's buffer:
  * the hot kinds through the fast encoder, everything else through
  * protobuf-c (same bytes either way, see packet.h). */
@@ -265,13 +281,9 @@ static int encode(struct prec_writer *w, struct wstream *s, const Perfrec__Packe
 	fast = w->fast ? prec_packet_fast_measure(pkt, &body) : 0;
 	sz = fast ? fast : protobuf_c_message_get_packed_size(&pkt->base);
 
-	if (sz > PREC_MAX_PACKET_SIZE)
-		return PREC_E_TOO_BIG;
-	ret = reserve(s, 1 + 10 + sz);
+	ret = begin_packet(s, sz);
 	if (ret < 0)
 		return ret;
-	s->buf[s->len++] = 0x0A;
-	s->len += put_varint(s->buf + s->len, sz);
 	if (fast)
 		s->len += prec_packet_fast_pack_body(pkt, body, s->buf + s->len);
 	else
@@ -312,13 +324,9 @@ static int emit_interned(struct prec_writer *w, struct wstream *s)
 		cr[i].n = s->chains.ents[e].len / sizeof(uint64_t);
 	}
 	sz = prec_interned_size(sr, ns, cr, nc);
-	if (sz > PREC_MAX_PACKET_SIZE)
-		return PREC_E_TOO_BIG;
-	ret = reserve(s, 1 + 10 + sz);
+	ret = begin_packet(s, sz);
 	if (ret < 0)
 		return ret;
-	s->buf[s->len++] = 0x0A;
-	s->len += put_varint(s->buf + s->len, sz);
 	s->len += prec_interned_pack(sr, ns, cr, nc, s->buf + s->len);
 	s->packets++;
 	w->st.packets++;
