@@ -5,7 +5,9 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-5}
 bash "$src/tests/install-deps.sh"
-bash "$src/tests/build.sh" "$src/build"
+echo "== building into $src/build (log: $src/build.log)"
+bash "$src/tests/build.sh" "$src/build" >"$src/build.log" 2>&1 || {
+  tail -30 "$src/build.log"; echo "quickstart: build failed, see $src/build.log" >&2; exit 1; }
 out=${PERFREC_OUT:-/tmp/perfrec-quickstart.prec}
 if [ ! -x "$src/build/recorder/perfrec" ]; then
   echo "quickstart: the recorder is not built yet (recorder/main.c missing)" >&2
