@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "format/error.h"
@@ -634,8 +635,15 @@ static const char *loop(struct rec *r)
 			return "signal";
 		if (o->duration_ns && now - r->start_ns >= o->duration_ns)
 			return "duration";
-		if (r->have_wl && rec_workload_poll(&r->wl))
+		if (r->have_wl && rec_workload_poll(&r->wl)) {
+			/* The workload's threads switch out for the last time
+			 * just after its exit is reported: give the kernel a
+			 * moment, so the final drain holds those records. */
+			struct timespec grace = { 0, 20 * 1000000 };
+
+			nanosleep(&grace, NULL);
 			return "workload exited";
+		}
 		if (task_target && !targets_alive(r))
 			return "targets exited";
 	}
