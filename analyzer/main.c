@@ -356,7 +356,10 @@ static int run(struct cli *c)
 
 	int want_syms = !strcmp(c->cmd, "report") || !strcmp(c->cmd, "export");
 	struct ana_session_opts so = { .jobs = c->jobs, .symbols = want_syms,
-				       .symfs = c->symfs, .progress = on_progress,
+				       .symfs = c->symfs,
+				       /* no callback when nothing is shown: the
+				        * reports poll it per packet */
+				       .progress = prog.enabled ? on_progress : NULL,
 				       .ctx = &prog };
 	int is_export = !strcmp(c->cmd, "export");
 	const char *xfmt = c->format;

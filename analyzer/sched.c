@@ -333,11 +333,13 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 	while ((ret = ana_merge_next(m, &p)) > 0) {
 		if (s->opts.single_pass && (ret = ana_session_feed(s, p)) < 0)
 			break;
-		if (p->pkt->data_case == PERFREC__PACKET__DATA_CONTEXT_SWITCH &&
-		    (ret = on_switch(&st, p)) < 0)
-			break;
-		if (p->pkt->data_case == PERFREC__PACKET__DATA_TASK)
+		Perfrec__Packet__DataCase dc = p->pkt->data_case;
+		if (dc == PERFREC__PACKET__DATA_CONTEXT_SWITCH) {
+			if ((ret = on_switch(&st, p)) < 0)
+				break;
+		} else if (dc == PERFREC__PACKET__DATA_TASK) {
 			on_exit_task(&st, p);
+		}
 		if (s->opts.progress) {
 			ana_merge_progress(m, &done, &total);
 			if (done != last) {
