@@ -15,15 +15,20 @@
 
 int rec_spool_init(struct rec_spool *s, size_t size)
 {
+	return rec_spool_init_grow(s, size, size);
+}
+
+int rec_spool_init_grow(struct rec_spool *s, size_t size, size_t cap)
+{
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	struct perf_event_mmap_page *meta;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	if (size < 65536 || (size & (size - 1)))
+	if (size < 65536 || (size & (size - 1)) || cap < size || (cap & (cap - 1)))
 		return -EINVAL;
 	/* pages are only touched when records reach them */
-	s->map_len = page + size;
+	s->map_len = page + cap;
 	s->map = mmap(NULL, s->map_len, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (s->map == MAP_FAILED) {
@@ -36,6 +41,7 @@ int rec_spool_init(struct rec_spool *s, size_t size)
 	meta->data_offset = page;
 	meta->data_size = size;
 	s->size = size;
+	s->cap = cap;
 	ret = rec_ring_init_mem(&s->reader, s->block, page, size);
 	if (ret < 0) {
 		munmap(s->map, s->map_len);
@@ -52,6 +58,33 @@ void rec_spool_release(struct rec_spool *s)
 	if (s->map)
 		munmap(s->map, s->map_len);
 	s->map = s->block = NULL;
+}
+
+void rec_spool_sync(struct rec_spool *s)
+{
+	struct rec_ring *r = &s->reader;
+	unsigned char *data = r->data;
+	uint64_t to = __atomic_load_n(&s->grow_to, __ATOMIC_ACQUIRE), old, p, head;
+
+	if (!to)
+		return;
+	/* the producer published its last head before asking, and writes
+	 * nothing more until we acknowledge */
+	old = r->size;
+	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	for (p = r->pos; p < head;) {
+		uint64_t from = p & (old - 1), dst = p & (to - 1), n = head - p;
+
+		if (n > old - from)
+			n = old - from;
+		if (dst != from)
+			memcpy(data + dst, data + from, n);
+		p += n;
+	}
+	r->size = to;
+	r->meta->data_size = to;
+	s->grown++;
+	__atomic_store_n(&s->grow_to, 0, __ATOMIC_RELEASE);
 }
 
 uint64_t rec_spool_pending(const struct rec_ring *k)
@@ -98,6 +131,13 @@ long rec_spool_fill(struct rec_spool *s, struct rec_ring *k)
 
 	if (k->error)
 		return k->error;
+	if (s->growing) {
+		/* the consumer has not switched yet: records wait in k */
+		if (__atomic_load_n(&s->grow_to, __ATOMIC_ACQUIRE))
+			return 0;
+		s->growing = 0;
+		s->size *= 2;
+	}
 	/* kernel's head: acquire pairs with its release after writing */
 	head = __atomic_load_n(&k->meta->data_head, __ATOMIC_ACQUIRE);
 	if (head - start > k->size) {
@@ -135,6 +175,12 @@ long rec_spool_fill(struct rec_spool *s, struct rec_ring *k)
 		k->bytes += pos - start;
 		__atomic_store_n(&k->meta->data_tail, pos, __ATOMIC_RELEASE);
 		s->moved += pos - start;
+	}
+	if (!bad && pos < head && s->size < s->cap) {
+		/* full: ask the consumer to double the spool (after the head
+		 * above is published) */
+		s->growing = 1;
+		__atomic_store_n(&s->grow_to, s->size * 2, __ATOMIC_RELEASE);
 	}
 	if (bad) {
 		k->error = -EBADMSG;

@@ -19,6 +19,15 @@
  * When the spool is full the rest stays in the kernel ring (the kernel
  * then counts what it cannot store in LOST records): nothing is dropped
  * silently.
+ *
+ * Growth: rec_spool_init_grow() maps cap bytes but uses only a small size
+ * at first, so a recorder whose encoder keeps up cycles through (and the
+ * kernel zeroes) only those pages. A fill that stops on a full spool asks
+ * to double it (up to cap) and moves nothing more until the consumer has
+ * switched: rec_spool_sync(), called by the consumer between batches,
+ * copies the waiting bytes to their offsets under the new size and
+ * acknowledges; the producer then goes on with the new size. Records wait
+ * in the kernel ring meanwhile (one consumer turn), none is dropped.
  */
 #ifndef REC_SPOOL_H
 #define REC_SPOOL_H
@@ -33,14 +42,25 @@ struct rec_spool {
 	void *map;              /* the anonymous mapping, owned */
 	size_t map_len;
 	struct rec_ring reader; /* the consumer's view */
-	uint64_t size;
+	uint64_t size;          /* producer's view of the data size */
+	uint64_t cap;           /* mapped data bytes: size may grow to this */
+	uint64_t grow_to;       /* requested size, 0 when none (atomic) */
+	int growing;            /* producer: waiting for the consumer's ack */
+	uint64_t grown;         /* times the spool doubled */
 	uint64_t moved;         /* bytes moved in total (producer) */
 	uint64_t full;          /* fills that stopped on a full spool */
 };
 
 /* size: data bytes, a power of two >= 64 KiB. 0 or -errno. */
 int rec_spool_init(struct rec_spool *s, size_t size);
+/* size bytes in use at first, doubling under pressure up to cap (both
+ * powers of two, 64 KiB <= size <= cap). 0 or -errno. */
+int rec_spool_init_grow(struct rec_spool *s, size_t size, size_t cap);
 void rec_spool_release(struct rec_spool *s);
+
+/* Consumer side, between batches (no record held): applies a pending
+ * growth. Cheap when none is pending. */
+void rec_spool_sync(struct rec_spool *s);
 
 /* Moves the whole records available in kernel ring k (up to the free space
  * of s) and frees them in k. Returns bytes moved (>= 0), or -EBADMSG when

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,6 +233,107 @@ static void test_threads(void **state)
 	free(p.f.mem);
 }
 
+/* A growing spool: fill it with its data wrapping, ask to double, move
+ * nothing until the consumer syncs, then read every record in order. */
+static void test_grow_wrapped(void **state)
+{
+	struct fake f;
+	struct rec_ring k;
+	struct rec_spool s;
+	const struct perf_event_header *h;
+	unsigned got = 0, seed = 0;
+
+	(void)state;
+	fake_init(&f, 0);
+	assert_int_equal(rec_ring_init_mem(&k, f.mem, PAGE, KDATA), 0);
+	assert_int_equal(rec_spool_init_grow(&s, SPOOL, 4 * SPOOL), 0);
+	assert_int_equal(rec_spool_init_grow(&s, SPOOL, SPOOL / 2), -EINVAL);
+	assert_int_equal(rec_spool_init_grow(&s, SPOOL, 4 * SPOOL), 0);
+	/* 40000 bytes in, 40000 read: the next data wraps the 64 KiB */
+	for (int i = 0; i < 40; i++) {
+		put_record(&f, 1000, seed++);
+		assert_int_equal(rec_spool_fill(&s, &k), 1000);
+	}
+	rec_spool_sync(&s);
+	rec_ring_read_begin(&s.reader);
+	while (rec_ring_next(&s.reader, &h) > 0)
+		check(h, 1000, got++);
+	rec_ring_read_done(&s.reader);
+	/* fill until full: the fill that stops asks to grow */
+	while (!s.full) {
+		put_record(&f, 1000, seed++);
+		rec_spool_fill(&s, &k);
+	}
+	assert_int_equal(s.grow_to, 2 * SPOOL);
+	assert_int_equal(rec_spool_pending(&k), 1000);
+	assert_int_equal(rec_spool_fill(&s, &k), 0);   /* waits for the ack */
+	/* the consumer reads half, then switches */
+	rec_ring_read_begin(&s.reader);
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(rec_ring_next(&s.reader, &h), 1);
+		check(h, 1000, got++);
+	}
+	rec_ring_read_done(&s.reader);
+	rec_spool_sync(&s);
+	assert_int_equal(s.grow_to, 0);
+	assert_int_equal(s.reader.size, 2 * SPOOL);
+	assert_int_equal(s.grown, 1);
+	/* the producer goes on with the new size, room for 60 more */
+	for (int i = 0; i < 60; i++) {
+		assert_true(rec_spool_fill(&s, &k) > 0);
+		put_record(&f, 1000, seed++);
+	}
+	assert_true(rec_spool_fill(&s, &k) > 0);
+	rec_spool_sync(&s);
+	rec_ring_read_begin(&s.reader);
+	while (rec_ring_next(&s.reader, &h) > 0)
+		check(h, 1000, got++);
+	rec_ring_read_done(&s.reader);
+	assert_int_equal(got, seed);
+	assert_int_equal(rec_spool_pending(&k), 0);
+	rec_spool_release(&s);
+	rec_ring_release(&k);
+	free(f.mem);
+}
+
+/* Threads with a slow consumer: the spool grows to its cap, in order. */
+static void test_threads_grow(void **state)
+{
+	static struct prod p;
+	const struct perf_event_header *h;
+	pthread_t th;
+	unsigned got = 0;
+
+	(void)state;
+	fake_init(&p.f, 0);
+	assert_int_equal(rec_ring_init_mem(&p.k, p.f.mem, PAGE, KDATA), 0);
+	assert_int_equal(rec_spool_init_grow(&p.s, SPOOL, 8 * SPOOL), 0);
+	p.n = 200000;
+	assert_int_equal(pthread_create(&th, NULL, producer, &p), 0);
+	for (;;) {
+		int done = __atomic_load_n(&p.done, __ATOMIC_ACQUIRE), n = 0;
+
+		rec_spool_sync(&p.s);
+		rec_ring_read_begin(&p.s.reader);
+		while (n++ < 40 && rec_ring_next(&p.s.reader, &h) > 0) {
+			check(h, (uint16_t)(16 + 8 * (got % 30)), got);
+			got++;
+		}
+		rec_ring_read_done(&p.s.reader);
+		if (done && !rec_ring_read_begin(&p.s.reader))
+			break;
+		if (got % 7 == 0)
+			sched_yield();
+	}
+	pthread_join(th, NULL);
+	assert_int_equal(got, p.n);
+	assert_true(p.s.grown >= 1);
+	assert_true(p.s.size <= 8 * SPOOL);
+	rec_spool_release(&p.s);
+	rec_ring_release(&p.k);
+	free(p.f.mem);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +341,8 @@ int main(void)
 		cmocka_unit_test(test_full_spool_keeps_kernel_bytes),
 		cmocka_unit_test(test_corrupt_kernel_ring),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_grow_wrapped),
+		cmocka_unit_test(test_threads_grow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
