@@ -572,6 +572,57 @@ static void test_interned_encode_decode(void **state)
 	prec_arena_release(&a);
 }
 
+/* ContextSwitch bodies of one- and two-byte varint fields, in any order,
+ * repeated, with an odd field now and then (wire type, field number,
+ * three-byte or non-canonical varint, a cut): the short decoder and its
+ * fallback must both agree with protobuf-c. */
+static void test_switch_shapes(void **state)
+{
+	struct prec_arena a;
+	int fast = 0;
+	(void)state;
+
+	prec_arena_init(&a, 0);
+	for (int it = 0; it < 40000; it++) {
+		uint8_t body[64], pkt[80];
+		size_t bl = 0, nf = rnd() % 12;
+		for (size_t i = 0; i < nf; i++) {
+			unsigned field = 1 + (unsigned)(rnd() % 9);
+			unsigned odd = rnd() % 40 == 0 ? 1 + (unsigned)(rnd() % 5) : 0;
+			uint64_t v = rnd() % 3 ? rnd() % 128 : rnd() % 16384;
+			if (odd == 1)
+				field = 10 + (unsigned)(rnd() % 5);
+			body[bl++] = (uint8_t)(field << 3 | (odd == 2 ? 2 : 0));
+			if (odd == 3) {
+				body[bl++] = 0x80 | (uint8_t)(rnd() & 0x7F);
+				body[bl++] = 0x80 | (uint8_t)(rnd() & 0x7F);
+				body[bl++] = (uint8_t)(1 + rnd() % 127);
+			} else if (odd == 4) {
+				body[bl++] = 0x80 | (uint8_t)(v & 0x7F);
+				body[bl++] = 0;
+			} else if (v < 128) {
+				body[bl++] = (uint8_t)v;
+			} else {
+				body[bl++] = 0x80 | (uint8_t)(v & 0x7F);
+				body[bl++] = (uint8_t)(v >> 7);
+			}
+		}
+		if (bl && rnd() % 40 == 0)
+			bl--;   /* cut inside the last field */
+		size_t n = 0;
+		pkt[n++] = 0x08;
+		pkt[n++] = (uint8_t)(rnd() % 128);
+		pkt[n++] = 0x2A;   /* field 5, ContextSwitch */
+		pkt[n++] = (uint8_t)bl;
+		memcpy(pkt + n, body, bl);
+		n += bl;
+		fast += same_decode(pkt, n, &a);
+		prec_arena_reset(&a);
+	}
+	assert_true(fast > 20000);
+	prec_arena_release(&a);
+}
+
 /* Arena: alignment, limit, shrinking the last allocation. */
 static void test_arena(void **state)
 {
@@ -601,6 +652,7 @@ int main(void)
 		cmocka_unit_test(test_sample_encode_decode),
 		cmocka_unit_test(test_sample_fallbacks),
 		cmocka_unit_test(test_kinds_encode_decode),
+		cmocka_unit_test(test_switch_shapes),
 		cmocka_unit_test(test_small_worst_case),
 		cmocka_unit_test(test_interned_encode_decode),
 		cmocka_unit_test(test_arena),
