@@ -833,7 +833,7 @@ static int sample_unpack(const uint8_t *p, const uint8_t *end, Perfrec__Sample *
 	return 0;
 }
 
-static int switch_unpack_slow(const uint8_t *p, const uint8_t *end, Perfrec__ContextSwitch *c)
+static int switch_unpack(const uint8_t *p, const uint8_t *end, Perfrec__ContextSwitch *c)
 {
 	const uint8_t *d = NULL;
 	uint64_t key, v;
@@ -864,51 +864,6 @@ static int switch_unpack_slow(const uint8_t *p, const uint8_t *end, Perfrec__Con
 		}
 	}
 	return 0;
-}
-
-/* The writer's ContextSwitch: fields 1-9, all varints of one or two bytes
- * (cpu, pids, bools), in any order, each value taken as the last one given
- * - exactly what switch_unpack_slow() makes of them, with one loop of
- * straight-line tests and no per-field branch on the key. Anything else
- * (longer or non-canonical varints, other wire types or fields) goes to
- * switch_unpack_slow() from the start. */
-static inline __attribute__((always_inline)) int
-switch_unpack(const uint8_t *p, const uint8_t *end, Perfrec__ContextSwitch *c)
-{
-	uint64_t f[10] = { 0 };
-	const uint8_t *q = p;
-
-	while (q < end) {
-		unsigned k;
-		uint64_t v;
-		if (end - q < 2)
-			goto slow;
-		k = q[0];
-		v = q[1];
-		if (k < 0x08 || k > 0x48 || (k & 7))
-			goto slow;
-		if (v < 0x80) {
-			q += 2;
-		} else if (end - q >= 3 && q[2] && q[2] < 0x80) {
-			v = (v & 0x7Fu) | (uint64_t)q[2] << 7;
-			q += 3;
-		} else {
-			goto slow;
-		}
-		f[k >> 3] = v;
-	}
-	c->id = f[1];
-	c->cpu = (uint32_t)f[2];
-	c->pid = (uint32_t)f[3];
-	c->tid = (uint32_t)f[4];
-	c->out = f[5] != 0;
-	c->preempt = f[6] != 0;
-	c->cpu_wide = f[7] != 0;
-	c->other_pid = (uint32_t)f[8];
-	c->other_tid = (uint32_t)f[9];
-	return 0;
-slow:
-	return switch_unpack_slow(p, end, c);
 }
 
 static int task_unpack(const uint8_t *p, const uint8_t *end, Perfrec__TaskEvent *t)
