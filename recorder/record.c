@@ -41,7 +41,8 @@
  * streamed recordings (and killed ones) carry them before the end */
 #define SYMBOLS_NS (30ull * 1000000000ull)
 /* Spool per CPU: deep enough to ride out seconds of an encoder that falls
- * behind (it starts at two rings and doubles when full, see setup_drain), bounded for many-CPU hosts. */
+ * behind (it starts at half a ring and doubles when full, see
+ * setup_drain), bounded for many-CPU hosts. */
 #define SPOOL_DEFAULT (32u << 20)       /* per CPU */
 #define SPOOL_TOTAL_MAX (1ull << 30)    /* all CPUs together */
 #define TURN_RECORDS 65536              /* per ring per consumer turn */
@@ -328,7 +329,7 @@ static void *drain_main(void *arg)
 					__atomic_load_n(&sm->data_tail, __ATOMIC_ACQUIRE);
 
 				if (fill >= r->spools[i].cap / 16 ||
-				    fill >= r->spools[i].size / 4 || stop)
+				    fill >= r->spools[i].size / 2 || stop)
 					moved = true;
 			}
 			/* a spool waiting to grow needs the consumer now */
@@ -379,6 +380,9 @@ static int consume_ring(struct rec *r, size_t i)
 		ret = rec_emit_record(&r->e, stream, cpu, h);
 		if (ret < 0)
 			break;
+		/* a growth asked for mid-turn is applied at once: the
+		 * producer waits for it with records in the kernel ring */
+		rec_spool_sync(&r->spools[i]);
 	}
 	rec_ring_read_done(sp);
 	if (!ret && !r->ring_reported[i] &&
@@ -510,11 +514,11 @@ static int setup_drain(struct rec *r)
 	d->ring_err = calloc(r->s.nrings + 1, sizeof(*d->ring_err));
 	if (!r->spools || !d->ring_err)
 		return -ENOMEM;
-	/* The default spool starts at two rings' worth and doubles only when
-	 * it fills: a spool that cycles through all its pages has the kernel
-	 * zero every one of them at first touch (16% of the recorder's CPU on
-	 * the bench with 32 MiB per CPU). */
-	start = r->o->spool_bytes ? spool : 2 * ring;
+	/* The default spool starts at half a ring (two wakeup watermarks) and
+	 * doubles only when it fills: a spool that cycles through all its
+	 * pages has the kernel zero every one of them at first touch (16% of
+	 * the recorder's CPU on the bench with 32 MiB per CPU). */
+	start = r->o->spool_bytes ? spool : ring / 2;
 	if (start < 65536)
 		start = 65536;
 	if (start > spool)

@@ -58,8 +58,9 @@ int rec_spool_init(struct rec_spool *s, size_t size);
 int rec_spool_init_grow(struct rec_spool *s, size_t size, size_t cap);
 void rec_spool_release(struct rec_spool *s);
 
-/* Consumer side, between batches (no record held): applies a pending
- * growth. Cheap when none is pending. */
+/* Consumer side, between records (none held: the last one returned by
+ * rec_ring_next is done with): applies a pending growth. An atomic load
+ * when none is pending. */
 void rec_spool_sync(struct rec_spool *s);
 
 /* Moves the whole records available in kernel ring k (up to the free space
