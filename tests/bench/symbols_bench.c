@@ -18,8 +18,8 @@
 
 #include "format/sink.h"
 #include "format/writer.h"
-#include "recorder/kallsyms.h"
-#include "recorder/symcollect.h"
+#include "recorder/symbols/kallsyms.h"
+#include "recorder/symbols/symcollect.h"
 
 static int run(int full, int hits)
 {

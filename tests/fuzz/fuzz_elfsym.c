@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/elfsym.h"
+#include "recorder/symbols/elfsym.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/evparse.h"
+#include "recorder/events/evparse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

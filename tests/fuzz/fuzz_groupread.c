@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "format/scale.h"
-#include "recorder/groupread.h"
+#include "recorder/events/groupread.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,10 +13,10 @@
 
 #include "format/sink.h"
 #include "format/writer.h"
-#include "recorder/decode.h"
-#include "recorder/emit.h"
-#include "recorder/ring.h"
-#include "recorder/spool.h"
+#include "recorder/encode/decode.h"
+#include "recorder/encode/emit.h"
+#include "recorder/ring/ring.h"
+#include "recorder/ring/spool.h"
 
 #define SID (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "recorder/groupopen.h"
+#include "recorder/events/groupopen.h"
 
 /* Whether a disabled counter of (type, config) opens on this thread. */
 static bool kerntest_can_open(uint32_t type, uint64_t config)

@@ -35,8 +35,8 @@
 #include "format/sink.h"
 #include "format/writer.h"
 #include "kernel/kerntest.h"
-#include "recorder/counters.h"
-#include "recorder/groupread.h"
+#include "recorder/events/counters.h"
+#include "recorder/events/groupread.h"
 
 #define K_PAGES 3000
 #define P_TRIPS 1000

@@ -30,8 +30,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "recorder/groupopen.h"
-#include "recorder/groupread.h"
+#include "recorder/events/groupopen.h"
+#include "recorder/events/groupread.h"
 
 #define K_PAGES 2000
 #define RING_PAGES 64

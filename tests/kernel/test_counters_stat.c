@@ -26,7 +26,7 @@
 
 #include "format/reader.h"
 #include "kernel/kerntest.h"
-#include "recorder/stat.h"
+#include "recorder/cli/cmd_stat.h"
 
 #define K_PAGES 4000
 #define P_TRIPS 1500

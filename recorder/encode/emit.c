@@ -1,0 +1,341 @@
+/*
+ * emit.c - decoded perf records into trace packets; see emit.h.
+ *
+ * Packets are built on the stack from generated protobuf-c structs and
+ * handed to the writer, which encodes them at once (it keeps no pointer to
+ * them), so borrowing strings and bytes from the ring record is safe.
+ */
+#include "recorder/encode/emit.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder/events/groupread.h"
+
+#ifndef PERF_RECORD_MISC_SWITCH_OUT_PREEMPT
+#define PERF_RECORD_MISC_SWITCH_OUT_PREEMPT (1 << 14)
+#endif
+
+int rec_emit_init(struct rec_emit *e, struct prec_writer *w,
+		  const struct rec_decode_ctx *dctx, int ncpu)
+{
+	memset(e, 0, sizeof(*e));
+	e->w = w;
+	e->dctx = dctx;
+	e->ncpu = ncpu > 0 ? ncpu : 1;
+	e->cpu = calloc((size_t)e->ncpu, sizeof(*e->cpu));
+	if (!e->cpu)
+		return -ENOMEM;
+	return 0;
+}
+
+void rec_emit_release(struct rec_emit *e)
+{
+	if (!e)
+		return;
+	free(e->cpu);
+	free(e->ips);
+	e->cpu = NULL;
+	e->ips = NULL;
+}
+
+static struct rec_emit_cpu *cpu_stats(struct rec_emit *e, int cpu)
+{
+	static struct rec_emit_cpu sink;   /* for records of no known CPU */
+
+	if (cpu < 0 || cpu >= e->ncpu)
+		return &sink;
+	return &e->cpu[cpu];
+}
+
+static int append(struct rec_emit *e, uint32_t stream, Perfrec__Packet *p,
+		  uint64_t t)
+{
+	return prec_writer_append(e->w, stream, p, t);
+}
+
+/* An intern call returned 0: the writer's sticky error, else -EIO. */
+static int intern_failed(const struct rec_emit *e)
+{
+	int err = prec_writer_error(e->w);
+
+	return err ? err : -EIO;
+}
+
+static int emit_raw(struct rec_emit *e, uint32_t stream, int cpu,
+		    const struct rec_record *r)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__RawRecord raw = PERFREC__RAW_RECORD__INIT;
+
+	raw.type = r->type;
+	raw.misc = r->misc;
+	raw.data.data = (uint8_t *)r->payload;
+	raw.data.len = r->payload_len;
+	raw.cpu = r->sid.has_cpu ? r->sid.cpu : (uint32_t)cpu;
+	p.data_case = PERFREC__PACKET__DATA_RAW;
+	p.raw = &raw;
+	return append(e, stream, &p, r->sid.has_time ? r->sid.time : 0);
+}
+
+static int emit_sample(struct rec_emit *e, uint32_t stream,
+		       const struct rec_record *r)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__Sample s = PERFREC__SAMPLE__INIT;
+	Perfrec__GroupRead gr = PERFREC__GROUP_READ__INIT;
+	struct rec_group_read rd;
+
+	s.id = r->sid.id;
+	s.cpu = r->sid.cpu;
+	s.pid = r->sid.pid;
+	s.tid = r->sid.tid;
+	s.ip = r->sample.ip;
+	s.period = r->sample.period;
+	s.addr = r->sample.addr;
+	s.misc = r->misc;
+	s.stream_id = r->sid.stream_id;
+	if (r->sample.nr) {
+		if (e->ips_cap < r->sample.nr) {
+			uint64_t *n = realloc(e->ips, r->sample.nr * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			e->ips = n;
+			e->ips_cap = r->sample.nr;
+		}
+		memcpy(e->ips, r->sample.ips, r->sample.nr * sizeof(uint64_t));
+		s.callchain = prec_writer_intern_callchain(e->w, stream, e->ips,
+							   r->sample.nr);
+		if (!s.callchain)
+			return intern_failed(e);
+	}
+	if (r->sample.raw) {
+		s.raw.data = (uint8_t *)r->sample.raw;
+		s.raw.len = r->sample.raw_size;
+	}
+	if (r->sample.read &&
+	    rec_group_read_parse(r->sample.read, r->sample.read_len,
+				 r->sample.read_format, &rd) > 0) {
+		gr.time_enabled = rd.time_enabled;
+		gr.time_running = rd.time_running;
+		gr.n_values = rd.nr;
+		gr.values = rd.values;
+		if (rd.has_id) {
+			gr.n_ids = rd.nr;
+			gr.ids = rd.ids;
+		}
+		if (rd.has_lost) {
+			gr.n_lost = rd.nr;
+			gr.lost = rd.lost;
+		}
+		s.read = &gr;
+	}
+	p.data_case = PERFREC__PACKET__DATA_SAMPLE;
+	p.sample = &s;
+	return append(e, stream, &p, r->sid.time);
+}
+
+static int emit_task(struct rec_emit *e, uint32_t stream,
+		     const struct rec_record *r)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__TaskEvent t = PERFREC__TASK_EVENT__INIT;
+	uint64_t time = r->sid.time;
+
+	t.cpu = r->sid.cpu;
+	if (r->type == PERF_RECORD_COMM) {
+		t.kind = PERFREC__TASK_EVENT__KIND__COMM;
+		t.pid = r->comm.pid;
+		t.tid = r->comm.tid;
+		t.exec = !!(r->misc & PERF_RECORD_MISC_COMM_EXEC);
+		t.comm = prec_writer_intern_string(e->w, stream, r->comm.comm);
+		if (!t.comm)
+			return intern_failed(e);
+	} else {
+		t.kind = r->type == PERF_RECORD_FORK ? PERFREC__TASK_EVENT__KIND__FORK
+						     : PERFREC__TASK_EVENT__KIND__EXIT;
+		t.pid = r->task.pid;
+		t.tid = r->task.tid;
+		t.ppid = r->task.ppid;
+		t.ptid = r->task.ptid;
+		if (!r->sid.has_time)
+			time = r->task.time;
+	}
+	p.data_case = PERFREC__PACKET__DATA_TASK;
+	p.task = &t;
+	return append(e, stream, &p, time);
+}
+
+static int emit_mmap(struct rec_emit *e, uint32_t stream,
+		     const struct rec_record *r)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__Mmap m = PERFREC__MMAP__INIT;
+
+	m.pid = r->mmap2.pid;
+	m.tid = r->mmap2.tid;
+	m.start = r->mmap2.addr;
+	m.len = r->mmap2.len;
+	m.pgoff = r->mmap2.pgoff;
+	m.maj = r->mmap2.maj;
+	m.min = r->mmap2.min;
+	m.ino = r->mmap2.ino;
+	m.ino_generation = r->mmap2.ino_generation;
+	m.prot = r->mmap2.prot;
+	m.flags = r->mmap2.flags;
+	m.misc = r->misc;
+	m.cpu = r->sid.cpu;
+	if (r->mmap2.build_id_size) {
+		m.build_id.data = (uint8_t *)r->mmap2.build_id;
+		m.build_id.len = r->mmap2.build_id_size;
+	}
+	m.filename = prec_writer_intern_string(e->w, stream, r->mmap2.filename);
+	if (!m.filename)
+		return intern_failed(e);
+	p.data_case = PERFREC__PACKET__DATA_MMAP;
+	p.mmap = &m;
+	return append(e, stream, &p, r->sid.time);
+}
+
+static int emit_switch(struct rec_emit *e, uint32_t stream,
+		       const struct rec_record *r)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__ContextSwitch cs = PERFREC__CONTEXT_SWITCH__INIT;
+
+	cs.id = r->sid.id;
+	cs.cpu = r->sid.cpu;
+	cs.pid = r->sid.pid;
+	cs.tid = r->sid.tid;
+	cs.out = !!(r->misc & PERF_RECORD_MISC_SWITCH_OUT);
+	cs.preempt = cs.out && (r->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+	cs.cpu_wide = r->type == PERF_RECORD_SWITCH_CPU_WIDE;
+	cs.other_pid = r->sw.next_prev_pid;
+	cs.other_tid = r->sw.next_prev_tid;
+	p.data_case = PERFREC__PACKET__DATA_CONTEXT_SWITCH;
+	p.context_switch = &cs;
+	return append(e, stream, &p, r->sid.time);
+}
+
+static int emit_loss(struct rec_emit *e, uint32_t stream,
+		     const struct rec_record *r, struct rec_emit_cpu *cs)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__Loss l = PERFREC__LOSS__INIT;
+
+	l.cpu = r->sid.cpu;
+	if (r->type == PERF_RECORD_LOST) {
+		l.kind = PERFREC__LOSS__KIND__KERNEL_LOST;
+		l.id = r->lost.id;
+		l.count = r->lost.lost;
+		e->st.lost_records++;
+	} else {
+		l.kind = PERFREC__LOSS__KIND__LOST_SAMPLES;
+		l.id = r->sid.id;
+		l.count = r->lost_samples.lost;
+	}
+	e->st.lost += l.count;
+	cs->lost += l.count;
+	p.data_case = PERFREC__PACKET__DATA_LOSS;
+	p.loss = &l;
+	return append(e, stream, &p, r->sid.time);
+}
+
+static int emit_throttle(struct rec_emit *e, uint32_t stream,
+			 const struct rec_record *r)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__Throttle t = PERFREC__THROTTLE__INIT;
+
+	t.throttled = r->type == PERF_RECORD_THROTTLE;
+	t.id = r->throttle.id;
+	t.cpu = r->sid.cpu;
+	t.stream_id = r->throttle.stream_id;
+	if (t.throttled)
+		e->st.throttles++;
+	p.data_case = PERFREC__PACKET__DATA_THROTTLE;
+	p.throttle = &t;
+	return append(e, stream, &p, r->sid.has_time ? r->sid.time : r->throttle.time);
+}
+
+int rec_emit_record(struct rec_emit *e, uint32_t stream, int ring_cpu,
+		    const struct perf_event_header *hdr)
+{
+	struct rec_emit_cpu *cs = cpu_stats(e, ring_cpu);
+	struct perf_event_header h;
+	struct rec_record r;
+	int ret;
+
+	/* kernel records are 8-byte aligned, but bytes of other origin (a
+	 * fuzzer, a damaged ring) need not be: copy the header */
+	memcpy(&h, hdr, sizeof(h));
+	e->st.records++;
+	e->st.bytes += h.size;
+	cs->records++;
+	cs->bytes += h.size;
+	ret = rec_decode(e->dctx, hdr, h.size, &r);
+	if (ret < 0) {
+		/* Keep the bytes: a reader may still make sense of them. */
+		e->st.bad++;
+		if (!r.sid.has_cpu && ring_cpu >= 0)
+			r.sid.cpu = (uint32_t)ring_cpu;
+		return emit_raw(e, stream, ring_cpu, &r);
+	}
+	if (ret == 0) {
+		e->st.raw++;
+		return emit_raw(e, stream, ring_cpu, &r);
+	}
+	if (!r.sid.has_cpu && ring_cpu >= 0)
+		r.sid.cpu = (uint32_t)ring_cpu;
+	/* symbols (issue 6): the collector sees it too. Not context switches:
+	 * they carry no address and change no address space, and they are
+	 * most records of a --switch-events trace. */
+	if (e->observe && r.type != PERF_RECORD_SWITCH &&
+	    r.type != PERF_RECORD_SWITCH_CPU_WIDE)
+		e->observe(e->observe_ctx, &r);
+	switch (r.type) {
+	case PERF_RECORD_SAMPLE:
+		e->st.samples++;
+		cs->samples++;
+		return emit_sample(e, stream, &r);
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		e->st.tasks++;
+		return emit_task(e, stream, &r);
+	case PERF_RECORD_MMAP2:
+		e->st.mmaps++;
+		return emit_mmap(e, stream, &r);
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		e->st.switches++;
+		cs->switches++;
+		return emit_switch(e, stream, &r);
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		return emit_loss(e, stream, &r, cs);
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		return emit_throttle(e, stream, &r);
+	default:
+		e->st.raw++;
+		return emit_raw(e, stream, ring_cpu, &r);
+	}
+}
+
+int rec_emit_ring_error(struct rec_emit *e, uint32_t stream, int cpu,
+			uint64_t time_ns, const char *reason)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__Loss l = PERFREC__LOSS__INIT;
+
+	e->st.ring_errors++;
+	l.kind = PERFREC__LOSS__KIND__RING_ERROR;
+	l.cpu = cpu < 0 ? 0 : (uint32_t)cpu;
+	l.reason = (char *)reason;
+	p.data_case = PERFREC__PACKET__DATA_LOSS;
+	p.loss = &l;
+	return append(e, stream, &p, time_ns);
+}

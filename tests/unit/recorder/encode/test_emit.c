@@ -1,0 +1,331 @@
+/*
+ * test_emit.c - records into packets (recorder/emit.c), written through a
+ * real writer into memory and read back with format/reader.h.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "format/reader.h"
+#include "format/sink.h"
+#include "format/writer.h"
+#include "recorder/encode/emit.h"
+#include "recorder/recording/status.h"
+
+#define SID (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
+
+struct rb {
+	uint64_t words[256];   /* 8-byte aligned like a ring */
+	size_t len;
+};
+
+static unsigned char *bytes(struct rb *b)
+{
+	return (unsigned char *)b->words;
+}
+
+static void rb_start(struct rb *b, uint32_t type, uint16_t misc)
+{
+	struct perf_event_header h = { type, misc, 0 };
+
+	memcpy(bytes(b), &h, sizeof(h));
+	b->len = sizeof(h);
+}
+
+static void rb_u64(struct rb *b, uint64_t v)
+{
+	memcpy(bytes(b) + b->len, &v, 8);
+	b->len += 8;
+}
+
+static void rb_u32x2(struct rb *b, uint32_t x, uint32_t y)
+{
+	memcpy(bytes(b) + b->len, &x, 4);
+	memcpy(bytes(b) + b->len + 4, &y, 4);
+	b->len += 8;
+}
+
+static void rb_str(struct rb *b, const char *s)
+{
+	size_t n = strlen(s) + 1, pad = (8 - n % 8) % 8;
+
+	memcpy(bytes(b) + b->len, s, n);
+	memset(bytes(b) + b->len + n, 0, pad);
+	b->len += n + pad;
+}
+
+static void rb_sid(struct rb *b, uint32_t pid, uint32_t tid, uint64_t time,
+		   uint32_t cpu)
+{
+	rb_u32x2(b, pid, tid);
+	rb_u64(b, time);
+	rb_u32x2(b, cpu, 0);
+	rb_u64(b, 100);
+}
+
+static const struct perf_event_header *rb_end(struct rb *b)
+{
+	uint16_t size = (uint16_t)b->len;
+
+	memcpy(bytes(b) + 6, &size, 2);
+	return (const struct perf_event_header *)b->words;
+}
+
+static struct rec_sample_fmt fmt = {
+	SID | PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+	PERF_SAMPLE_READ | PERF_SAMPLE_RAW,
+	PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
+	PERF_FORMAT_TOTAL_TIME_RUNNING,
+};
+
+static const struct rec_sample_fmt *lookup(void *arg, uint64_t id)
+{
+	(void)arg;
+	return id == 100 ? &fmt : NULL;
+}
+
+/* What the observer (the symbol collector's hook) was shown. */
+static uint32_t observed[16];
+static size_t nobserved;
+
+static void observe(void *ctx, const struct rec_record *r)
+{
+	(void)ctx;
+	if (nobserved < 16)
+		observed[nobserved++] = r->type;
+}
+
+static void test_round_trip(void **state)
+{
+	struct rec_decode_ctx ctx = { SID, lookup, NULL };
+	struct prec_sink *sink = prec_sink_mem_new();
+	struct prec_writer *w = prec_writer_new(sink, NULL);
+	struct rec_emit e;
+	struct rb b;
+	const void *data;
+	size_t len;
+	struct prec_reader *r;
+	struct prec_packet p;
+	int seen_sample = 0, seen_comm = 0, seen_switch = 0, seen_loss = 0,
+	    seen_raw = 0, seen_ring_err = 0, seen_mmap = 0, seen_throttle = 0;
+
+	(void)state;
+	assert_non_null(w);
+	assert_int_equal(rec_emit_init(&e, w, &ctx, 4), 0);
+	e.observe = observe;
+	nobserved = 0;
+
+	/* a sample with callchain, group read (2 members) and raw payload */
+	rb_start(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+	rb_u64(&b, 100);
+	rb_u64(&b, 0xffffffff81001234ull);      /* ip */
+	rb_u32x2(&b, 50, 51);
+	rb_u64(&b, 1000000);                     /* time */
+	rb_u32x2(&b, 2, 0);
+	rb_u64(&b, 250000);                      /* period */
+	rb_u64(&b, 2);                           /* read: nr */
+	rb_u64(&b, 5000);
+	rb_u64(&b, 4000);
+	rb_u64(&b, 11);
+	rb_u64(&b, 100);
+	rb_u64(&b, 22);
+	rb_u64(&b, 101);
+	rb_u64(&b, 2);                           /* callchain */
+	rb_u64(&b, 0xffffffff81001234ull);
+	rb_u64(&b, 0x401000);
+	rb_u32x2(&b, 4, 0xabcdef01);             /* raw: 4 bytes + pad */
+	assert_int_equal(rec_emit_record(&e, 3, 2, rb_end(&b)), 0);
+
+	rb_start(&b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+	rb_u32x2(&b, 50, 51);
+	rb_str(&b, "pingpong");
+	rb_sid(&b, 50, 51, 1000100, 2);
+	assert_int_equal(rec_emit_record(&e, 3, 2, rb_end(&b)), 0);
+
+	rb_start(&b, PERF_RECORD_SWITCH_CPU_WIDE,
+		 PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+	rb_u32x2(&b, 60, 61);
+	rb_sid(&b, 50, 51, 1000200, 2);
+	assert_int_equal(rec_emit_record(&e, 3, 2, rb_end(&b)), 0);
+
+	rb_start(&b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	rb_u32x2(&b, 50, 50);
+	rb_u64(&b, 0x400000);
+	rb_u64(&b, 0x1000);
+	rb_u64(&b, 0);
+	rb_u32x2(&b, 8, 1);
+	rb_u64(&b, 99);
+	rb_u64(&b, 0);
+	rb_u32x2(&b, 5, 2);
+	rb_str(&b, "/bin/pingpong");
+	rb_sid(&b, 50, 50, 1000250, 2);
+	assert_int_equal(rec_emit_record(&e, 3, 2, rb_end(&b)), 0);
+
+	rb_start(&b, PERF_RECORD_LOST, 0);
+	rb_u64(&b, 100);
+	rb_u64(&b, 77);
+	rb_sid(&b, 0, 0, 1000300, 2);
+	assert_int_equal(rec_emit_record(&e, 3, 2, rb_end(&b)), 0);
+
+	rb_start(&b, PERF_RECORD_THROTTLE, 0);
+	rb_u64(&b, 1000350);
+	rb_u64(&b, 100);
+	rb_u64(&b, 100);
+	rb_sid(&b, 0, 0, 1000350, 2);
+	assert_int_equal(rec_emit_record(&e, 3, 2, rb_end(&b)), 0);
+
+	/* a type we do not decode, and a sample of an unknown event */
+	rb_start(&b, 17, 0);
+	rb_u64(&b, 1);
+	rb_sid(&b, 0, 0, 1000400, 2);
+	assert_int_equal(rec_emit_record(&e, 3, 2, rb_end(&b)), 0);
+	rb_start(&b, PERF_RECORD_SAMPLE, 0);
+	rb_u64(&b, 999);
+	assert_int_equal(rec_emit_record(&e, 3, 2, rb_end(&b)), 0);
+
+	assert_int_equal(rec_emit_ring_error(&e, 3, 2, 1000500, "corrupt"), 0);
+
+	assert_int_equal(e.st.records, 8);
+	/* every decoded record but the switch (no addresses in it); records
+	 * kept raw are not decoded */
+	assert_int_equal(nobserved, 5);
+	assert_int_equal(observed[0], PERF_RECORD_SAMPLE);
+	assert_int_equal(observed[1], PERF_RECORD_COMM);
+	assert_int_equal(observed[2], PERF_RECORD_MMAP2);
+	assert_int_equal(observed[3], PERF_RECORD_LOST);
+	assert_int_equal(observed[4], PERF_RECORD_THROTTLE);
+	assert_int_equal(e.st.samples, 1);
+	assert_int_equal(e.st.switches, 1);
+	assert_int_equal(e.st.tasks, 1);
+	assert_int_equal(e.st.mmaps, 1);
+	assert_int_equal(e.st.lost, 77);
+	assert_int_equal(e.st.throttles, 1);
+	assert_int_equal(e.st.raw, 1);
+	assert_int_equal(e.st.bad, 1);
+	assert_int_equal(e.st.ring_errors, 1);
+	assert_int_equal(e.cpu[2].records, 8);
+	assert_int_equal(e.cpu[2].lost, 77);
+	assert_int_equal(e.cpu[2].switches, 1);
+	assert_int_equal(prec_writer_close(w), 0);
+
+	data = prec_sink_mem_data(sink, &len);
+	r = prec_reader_open_mem(data, len, NULL);
+	assert_non_null(r);
+	while (prec_reader_next_packet(r, &p) > 0) {
+		const Perfrec__Packet *k = p.pkt;
+
+		assert_int_equal(p.stream, 3);
+		switch (k->data_case) {
+		case PERFREC__PACKET__DATA_SAMPLE: {
+			size_t n;
+			const uint64_t *ips = prec_frame_callchain(p.frame, k->sample->callchain, &n);
+
+			seen_sample++;
+			assert_int_equal(p.time, 1000000);
+			assert_int_equal(k->sample->id, 100);
+			assert_int_equal(k->sample->pid, 50);
+			assert_int_equal(k->sample->tid, 51);
+			assert_int_equal(k->sample->cpu, 2);
+			assert_int_equal(k->sample->period, 250000);
+			assert_int_equal(k->sample->misc, PERF_RECORD_MISC_KERNEL);
+			assert_non_null(ips);
+			assert_int_equal(n, 2);
+			assert_int_equal(ips[1], 0x401000);
+			assert_int_equal(k->sample->raw.len, 4);
+			assert_non_null(k->sample->read);
+			assert_int_equal(k->sample->read->time_enabled, 5000);
+			assert_int_equal(k->sample->read->time_running, 4000);
+			assert_int_equal(k->sample->read->n_ids, 2);
+			assert_int_equal(k->sample->read->ids[1], 101);
+			assert_int_equal(k->sample->read->values[1], 22);
+			break;
+		}
+		case PERFREC__PACKET__DATA_TASK:
+			seen_comm++;
+			assert_int_equal(k->task->kind, PERFREC__TASK_EVENT__KIND__COMM);
+			assert_true(k->task->exec);
+			assert_string_equal(prec_frame_string(p.frame, k->task->comm), "pingpong");
+			assert_int_equal(p.time, 1000100);
+			break;
+		case PERFREC__PACKET__DATA_CONTEXT_SWITCH:
+			seen_switch++;
+			assert_true(k->context_switch->out);
+			assert_true(k->context_switch->preempt);
+			assert_true(k->context_switch->cpu_wide);
+			assert_int_equal(k->context_switch->pid, 50);
+			assert_int_equal(k->context_switch->tid, 51);
+			assert_int_equal(k->context_switch->other_pid, 60);
+			assert_int_equal(k->context_switch->other_tid, 61);
+			assert_int_equal(p.time, 1000200);
+			break;
+		case PERFREC__PACKET__DATA_MMAP:
+			seen_mmap++;
+			assert_string_equal(prec_frame_string(p.frame, k->mmap->filename), "/bin/pingpong");
+			assert_int_equal(k->mmap->start, 0x400000);
+			assert_int_equal(k->mmap->ino, 99);
+			assert_false(k->mmap->synthesized);
+			break;
+		case PERFREC__PACKET__DATA_LOSS:
+			if (k->loss->kind == PERFREC__LOSS__KIND__RING_ERROR) {
+				seen_ring_err++;
+				assert_string_equal(k->loss->reason, "corrupt");
+			} else {
+				seen_loss++;
+				assert_int_equal(k->loss->kind, PERFREC__LOSS__KIND__KERNEL_LOST);
+				assert_int_equal(k->loss->count, 77);
+				assert_int_equal(k->loss->cpu, 2);
+			}
+			break;
+		case PERFREC__PACKET__DATA_THROTTLE:
+			seen_throttle++;
+			assert_true(k->throttle->throttled);
+			break;
+		case PERFREC__PACKET__DATA_RAW:
+			seen_raw++;
+			assert_int_equal(k->raw->cpu, 2);
+			break;
+		default:
+			break;
+		}
+	}
+	assert_int_equal(seen_sample, 1);
+	assert_int_equal(seen_comm, 1);
+	assert_int_equal(seen_switch, 1);
+	assert_int_equal(seen_mmap, 1);
+	assert_int_equal(seen_loss, 1);
+	assert_int_equal(seen_throttle, 1);
+	assert_int_equal(seen_raw, 2);
+	assert_int_equal(seen_ring_err, 1);
+	prec_reader_free(r);
+	rec_emit_release(&e);
+	prec_writer_free(w);
+	prec_sink_free(sink);
+}
+
+static void test_status_line(void **state)
+{
+	struct rec_status_in in = { 3000000000ull, 15000, 5000, 1000000000ull, 7,
+				    2 * 1024 * 1024, 10 * 1024 * 1024 };
+	char buf[256];
+
+	(void)state;
+	assert_string_equal(rec_status_format(&in, buf, sizeof(buf)),
+			    "[perfrec] 3.0s  10.0k rec/s  lost 7  2.0 MiB written  ratio 5.0x");
+	assert_string_equal(rec_status_bytes(1536, buf, sizeof(buf)), "1.5 KiB");
+	assert_string_equal(rec_status_bytes(100, buf, sizeof(buf)), "100 B");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_status_line),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
