@@ -1,41 +1,34 @@
 /*
- * stat.c - `perfrec stat`: count groups and print them perf-stat style.
+ * cmd_stat.c - `perfrec stat`: count groups and print them perf-stat
+ * style, live with -I.
  *
- *   perfrec stat [--counters G]... [-e EVENTS]... [-I MS]
- *                [-a | -C CPUS | -p PIDS] [-o FILE] [--] [CMD ARGS...]
- *
- * The counting is rec_counters (counters.h); this file is the command: it
- * parses the command line, starts the workload, waits (printing interval
- * lines with -I), and prints the scaled totals (format/scale.h). It is a
- * command, so unlike the libraries it prints to stderr, as perf stat does.
+ * Built on the pieces `perfrec record` uses: the shared options
+ * (cli/options.h: same targets, events, interval forms), CPU and thread
+ * maps (events/), the command started held before exec
+ * (recording/workload.h), counters (events/counters.h) and, with -o, the
+ * same FileHeader and SessionEnd (encode/meta.h).
  *
  * Event strictness: events given with -e and the default list are shown
  * as <not supported> when this host lacks them (like perf stat); when
  * --counters is used, a group of only unsupported events fails up front,
  * as for `perfrec record --counters`.
  *
- * Sequence with a command: fork; the child blocks on a pipe; counters are
- * opened on the child (enable_on_exec, inherit) or on the CPUs; the pipe
- * releases the child, which execs. The parent blocks SIGCHLD/SIGINT/SIGTERM
- * and waits for them with sigtimedwait() whose timeout is the next interval,
- * so there is no polling and no signal handler.
+ * Waiting: SIGINT, SIGTERM and SIGCHLD are blocked outside ppoll(), which
+ * waits on the command's pidfd with the next interval as timeout, so a
+ * signal's handler runs only inside the wait and is never missed between
+ * a check and the wait. SIGINT/SIGTERM with a
+ * command running are passed on to it (the terminal sent them to it too)
+ * and the count ends when it exits.
  */
-#include "recorder/cli/cmd_stat.h"
-
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,221 +36,108 @@
 #include "format/scale.h"
 #include "format/sink.h"
 #include "format/writer.h"
+#include "recorder/cli/cmd.h"
+#include "recorder/cli/print.h"
+#include "recorder/cli/statfmt.h"
+#include "recorder/encode/hostinfo.h"
+#include "recorder/encode/meta.h"
 #include "recorder/events/counters.h"
-#include "recorder/events/groupopen.h"
+#include "recorder/log.h"
+#include "recorder/recording/workload.h"
 
-#define STAT_MAX_TARGETS 4096
-
-struct stat_opts {
-	bool system_wide;
-	const char *cpu_list;
-	const char *pid_list;
-	const char *output;
-	uint64_t interval_ms;
-	bool strict;          /* --counters given */
-	bool any_events;
-	char **cmd;           /* NULL-terminated, or NULL */
+static const struct rec_cli_opt stat_opts[] = {
+	REC_CLI_SECTION("events"),
+	{ "event", 'e', "EVENTS", "events or groups to count, repeatable (default:\n"
+	  "task-clock or cpu-clock, context-switches,\n"
+	  "cpu-migrations, page-faults, cycles, instructions)" },
+	{ "counters", REC_OPT_COUNTERS, "GROUP", "count GROUP, e.g. '{task-clock,page-faults}';\n"
+	  "repeatable; fails if the host supports none of it" },
+	{ "interval", 'I', "TIME", "print counts every TIME (e.g. 1s, 100ms; a bare\n"
+	  "number is milliseconds)" },
+	{ "interval-print", REC_OPT_INTERVAL_PRINT, "TIME", "the same as -I (perf's name)" },
+	REC_CLI_SECTION("targets (one of, or a command)"),
+	REC_CLI_TARGET_OPTS,
+	REC_CLI_SECTION("output"),
+	{ "output", 'o', "FILE", "also write the counts as a .prec trace" },
+	{ "help", 'h', NULL, "this text" },
+	{ NULL, 0, NULL, NULL },
 };
+
+static const char stat_usage[] =
+	"usage: perfrec stat [options] [-a | -C CPUS | -p PIDS | -t TIDS] "
+	"[-- COMMAND [ARGS...]]";
+static const char stat_about[] =
+	"Counts events and prints them like perf stat: for a command (until it\n"
+	"exits; its exit status is returned), or for CPUs or tasks until Ctrl-C.\n";
+
+int rec_cli_stat_parse(int argc, char **argv, struct rec_cli_stat_args *a)
+{
+	struct rec_cli_parser p;
+	const char *arg;
+	int key, ret;
+
+	memset(a, 0, sizeof(*a));
+	ret = rec_cli_parser_init(&p, stat_opts);
+	if (ret < 0)
+		return ret;
+	while ((key = rec_cli_next(&p, argc, argv, &arg)) > 0) {
+		ret = rec_cli_common_option(&a->c, &p, key, arg);
+		if (ret < 0)
+			goto out;
+		if (ret > 0)
+			continue;
+		if (key != 'h') {
+			ret = -EINVAL;
+			goto out;
+		}
+		a->help = true;
+	}
+	ret = key;
+	if (ret < 0 || a->help)
+		goto out;
+	ret = rec_cli_common_finish(&a->c, argc, argv, p.optind);
+	if (!ret && !a->c.all_cpus && !a->c.have_cpus && a->c.tasks == REC_TARGET_SYSTEM &&
+	    !a->c.command) {
+		rec_log(REC_LOG_ERROR, "nothing to count: give a command, -a, -C CPUS, "
+			"-p PIDS or -t TIDS");
+		ret = -EINVAL;
+	}
+out:
+	rec_cli_parser_release(&p);
+	return ret;
+}
 
 /* Previous totals for interval deltas, per event. */
 struct stat_prev {
 	uint64_t value, enabled, running;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: perfrec stat [--counters '{a,b,...}']... [-e EVENTS]... "
-		"[-I MS]\n"
-		"                    [-a | -C CPUS | -p PIDS] [-o FILE] [--] "
-		"[CMD [ARGS...]]\n"
-		"  --counters G  count group G (repeatable); fails if the host "
-		"supports none of it\n"
-		"  -e EVENTS     events or groups to count (repeatable)\n"
-		"  -I MS         print counts every MS milliseconds\n"
-		"  -a            all CPUs    -C CPUS  CPU list (0-3,5)\n"
-		"  -p PIDS       existing processes (all their threads)\n"
-		"  -o FILE       also write the counts as a .prec trace\n");
-}
-
-/* Parses "0-3,5" into out[]; returns the count or a negative errno. */
-static int parse_int_list(const char *s, int *out, int max)
-{
-	int n = 0;
-
-	while (*s) {
-		char *end;
-		long a, b;
-
-		if (!isdigit((unsigned char)*s))
-			return -EINVAL;
-		errno = 0;
-		a = strtol(s, &end, 10);
-		if (errno || a < 0 || a > 0x7fffffff)
-			return -EINVAL;
-		b = a;
-		s = end;
-		if (*s == '-') {
-			s++;
-			if (!isdigit((unsigned char)*s))
-				return -EINVAL;
-			b = strtol(s, &end, 10);
-			if (errno || b < a || b > 0x7fffffff)
-				return -EINVAL;
-			s = end;
-		}
-		for (long v = a; v <= b; v++) {
-			if (n >= max)
-				return -E2BIG;
-			out[n++] = (int)v;
-		}
-		if (*s == ',')
-			s++;
-		else if (*s && *s != '\n')
-			return -EINVAL;
-		else if (*s == '\n')
-			break;
-	}
-	return n;
-}
-
-static int online_cpus(int *out, int max)
-{
-	char buf[4096];
-	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
-	int n;
-
-	if (!f) {
-		long nc = sysconf(_SC_NPROCESSORS_ONLN);
-
-		if (nc <= 0)
-			return -ENOENT;
-		for (n = 0; n < nc && n < max; n++)
-			out[n] = n;
-		return n;
-	}
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	return parse_int_list(buf, out, max);
-}
-
-/* Every thread of each pid in the list (/proc/PID/task). */
-static int expand_pids(const char *list, int *out, int max)
-{
-	int pids[STAT_MAX_TARGETS];
-	int np = parse_int_list(list, pids, STAT_MAX_TARGETS), n = 0;
-
-	if (np < 0)
-		return np;
-	for (int i = 0; i < np; i++) {
-		char path[64];
-		int tids[STAT_MAX_TARGETS];
-		int nt = 0;
-
-		snprintf(path, sizeof(path), "/proc/%d/task", pids[i]);
-		DIR *d = opendir(path);
-		struct dirent *de;
-
-		if (!d)
-			return -ESRCH;
-		while ((de = readdir(d)) && nt < STAT_MAX_TARGETS)
-			if (isdigit((unsigned char)de->d_name[0]))
-				tids[nt++] = atoi(de->d_name);
-		closedir(d);
-		for (int k = 0; k < nt; k++) {
-			if (n >= max)
-				return -E2BIG;
-			out[n++] = tids[k];
-		}
-	}
-	return n;
-}
-
-static bool is_clock(uint32_t type, uint64_t config)
-{
-	return type == PERF_TYPE_SOFTWARE &&
-	       (config == PERF_COUNT_SW_TASK_CLOCK ||
-		config == PERF_COUNT_SW_CPU_CLOCK);
-}
-
-size_t rec_stat_format_line(char *buf, size_t len, const char *prefix,
-			    const char *name, bool supported, uint32_t type,
-			    uint64_t config, uint64_t value, uint64_t enabled,
-			    uint64_t running, uint64_t clock_ns,
-			    uint64_t wall_ns)
-{
-	struct prec_scaled sc;
-	char num[64], rate[64] = "", pct[32] = "";
-	const char *unit = "";
-	int st, n;
-
-	if (!supported) {
-		n = snprintf(buf, len, "%s%18s %-4s %s\n", prefix,
-			     "<not supported>", "", name);
-		return n < 0 ? 0 : (size_t)n;
-	}
-	st = prec_scale(value, enabled, running, &sc);
-	if (st == PREC_SCALE_NOT_COUNTED) {
-		n = snprintf(buf, len, "%s%18s %-4s %s\n", prefix,
-			     "<not counted>", "", name);
-		return n < 0 ? 0 : (size_t)n;
-	}
-	if (is_clock(type, config)) {
-		unit = "msec";
-		snprintf(num, sizeof(num), "%.2f", (double)sc.value / 1e6);
-		if (wall_ns)
-			snprintf(rate, sizeof(rate), "# %8.3f CPUs utilized",
-				 (double)sc.value / (double)wall_ns);
-	} else {
-		double secs = (double)(clock_ns ? clock_ns : wall_ns) / 1e9;
-
-		snprintf(num, sizeof(num), "%" PRIu64, sc.value);
-		if (secs > 0) {
-			double r = (double)sc.value / secs;
-			const char *p = "";
-
-			if (r >= 1e9) {
-				r /= 1e9;
-				p = "G";
-			} else if (r >= 1e6) {
-				r /= 1e6;
-				p = "M";
-			} else if (r >= 1e3) {
-				r /= 1e3;
-				p = "K";
-			}
-			snprintf(rate, sizeof(rate), "# %8.3f %s/sec", r, p);
-		}
-	}
-	if (st == PREC_SCALE_MULTIPLEXED)
-		snprintf(pct, sizeof(pct), "  (%.2f%%)", sc.running_pct);
-	n = snprintf(buf, len, "%s%18s %-4s %-32s %-28s%s\n", prefix, num,
-		     unit, name, rate, pct);
-	return n < 0 ? 0 : (size_t)n;
-}
-
 static void print_line(FILE *f, const char *prefix, const char *name,
 		       bool supported, uint32_t type, uint64_t config,
-		       uint64_t value, uint64_t enabled, uint64_t running,
-		       uint64_t clock_ns, uint64_t wall_ns)
+		       const struct rec_counter_value *v, uint64_t clock_ns,
+		       uint64_t wall_ns)
 {
 	char line[512];
 
 	rec_stat_format_line(line, sizeof(line), prefix, name, supported,
-			     type, config, value, enabled, running, clock_ns,
-			     wall_ns);
+			     type, config, v->value, v->enabled, v->running,
+			     clock_ns, wall_ns);
 	fputs(line, f);
+}
+
+/* Event i's value, minus prev (an interval's delta) when prev is given. */
+static bool value_of(const struct rec_counters *c, size_t i,
+		     const struct stat_prev *prev, struct rec_counter_value *v)
+{
+	memset(v, 0, sizeof(*v));
+	if (rec_counters_event_value(c, i, v) < 0)
+		return false;
+	if (prev) {
+		v->value -= prev[i].value;
+		v->enabled -= prev[i].enabled;
+		v->running -= prev[i].running;
+	}
+	return true;
 }
 
 /* Clock total (scaled) among the counted events, for rates. */
@@ -271,14 +151,8 @@ static uint64_t clock_total(const struct rec_counters *c,
 		uint64_t config;
 
 		rec_counters_event_kind(c, i, &type, &config);
-		if (!is_clock(type, config) ||
-		    rec_counters_event_value(c, i, &v) < 0)
+		if (!rec_stat_is_clock(type, config) || !value_of(c, i, prev, &v))
 			continue;
-		if (prev) {
-			v.value -= prev[i].value;
-			v.enabled -= prev[i].enabled;
-			v.running -= prev[i].running;
-		}
 		if (prec_scale(v.value, v.enabled, v.running, &sc) !=
 		    PREC_SCALE_NOT_COUNTED)
 			return sc.value;
@@ -294,508 +168,381 @@ static void print_all(FILE *f, const struct rec_counters *c,
 	uint64_t clk = clock_total(c, prev);
 
 	for (size_t i = 0; i < rec_counters_nevents(c); i++) {
-		struct rec_counter_value v = { 0 };
+		struct rec_counter_value v;
 		uint32_t type;
 		uint64_t config;
-		bool ok = rec_counters_event_value(c, i, &v) == 0;
+		bool ok = value_of(c, i, prev, &v);
 
 		rec_counters_event_kind(c, i, &type, &config);
-		if (ok && prev) {
-			v.value -= prev[i].value;
-			v.enabled -= prev[i].enabled;
-			v.running -= prev[i].running;
-		}
 		print_line(f, prefix, rec_counters_event_name(c, i), ok, type,
-			   config, v.value, v.enabled, v.running, clk, wall_ns);
+			   config, &v, clk, wall_ns);
 	}
 }
 
 static void save_prev(const struct rec_counters *c, struct stat_prev *prev)
 {
 	for (size_t i = 0; i < rec_counters_nevents(c); i++) {
-		struct rec_counter_value v = { 0 };
+		struct rec_counter_value v;
 
-		rec_counters_event_value(c, i, &v);
+		value_of(c, i, NULL, &v);
 		prev[i].value = v.value;
 		prev[i].enabled = v.enabled;
 		prev[i].running = v.running;
 	}
 }
 
-static struct prec_writer *open_output(const char *path,
-				       struct prec_sink **sinkp)
+/* "'system wide'", "'CPU(s) 0,1'", "'CMD ARGS'", "process id '12'" */
+static void print_what(FILE *f, const struct rec_cli_common *c)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (c->command && c->target != REC_TARGET_CPUS && !c->all_cpus) {
+		fprintf(f, "'");
+		for (char **a = c->command; *a; a++)
+			fprintf(f, "%s%s", a == c->command ? "" : " ", *a);
+		fprintf(f, "'");
+	} else if (c->target == REC_TARGET_CPUS) {
+		fprintf(f, "'CPU(s) ");
+		for (size_t i = 0; i < c->cpus.n; i++)
+			fprintf(f, "%s%d", i ? "," : "", c->cpus.cpu[i]);
+		fprintf(f, "'");
+	} else if (c->target == REC_TARGET_PIDS || c->target == REC_TARGET_TIDS) {
+		fprintf(f, "%s id '", c->target == REC_TARGET_PIDS ? "process" : "thread");
+		for (size_t i = 0; i < c->ids.n; i++)
+			fprintf(f, "%s%d", i ? "," : "", c->ids.tid[i]);
+		fprintf(f, "'");
+	} else {
+		fprintf(f, "'system wide'");
+	}
+}
+
+/* The events counted, the shared targets, the trace file. */
+struct stat_run {
+	struct rec_cli_common *c;
+	struct rec_counters *ctr;
+	struct rec_cpumap cpus;          /* per-CPU counting */
+	struct rec_threadmap tasks;      /* per-task counting */
+	bool per_cpu;
+	struct rec_workload wl;
+	bool have_wl, wl_started;
+	struct prec_sink *sink;
 	struct prec_writer *w;
+};
 
-	if (fd < 0)
-		return NULL;
-	*sinkp = prec_sink_fd_new(fd, 1);
-	if (!*sinkp) {
-		close(fd);
-		return NULL;
-	}
-	w = prec_writer_new(*sinkp, NULL);
-	if (!w) {
-		int e = errno;
-
-		prec_sink_free(*sinkp);
-		*sinkp = NULL;
-		errno = e;
-	}
-	return w;
-}
-
-static int write_header(struct prec_writer *w, int argc, char **argv,
-			const char *target, char **cmd, int child,
-			uint64_t start)
+static int add_events(struct stat_run *s, bool *strict)
 {
-	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
-	Perfrec__FileHeader h = PERFREC__FILE_HEADER__INIT;
-	struct utsname u;
-	struct timespec rt;
-	char host[256] = "";
-	size_t ncmd = 0;
+	struct rec_cli_common *c = s->c;
 
-	if (uname(&u) == 0) {
-		h.kernel_release = u.release;
-		h.kernel_version = u.version;
-		h.machine = u.machine;
-	}
-	gethostname(host, sizeof(host) - 1);
-	h.hostname = host;
-	h.recorder_version = PERFREC_VERSION;
-	h.cpus_online = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
-	h.cpus_configured = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
-	h.page_size = (uint32_t)sysconf(_SC_PAGESIZE);
-	clock_gettime(CLOCK_REALTIME, &rt);
-	h.monotonic_ns = mono_ns();
-	h.realtime_ns = (uint64_t)rt.tv_sec * 1000000000ull +
-			(uint64_t)rt.tv_nsec;
-	h.n_cmdline = (size_t)argc;
-	h.cmdline = argv;
-	h.start_time = start;
-	h.target = (char *)target;
-	while (cmd && cmd[ncmd])
-		ncmd++;
-	h.n_workload = ncmd;
-	h.workload = cmd;
-	h.workload_pid = child;
-	pkt.data_case = PERFREC__PACKET__DATA_HEADER;
-	pkt.header = &h;
-	return prec_writer_append(w, 0, &pkt, start);
-}
-
-static int write_end(struct prec_writer *w, uint64_t end, int status,
-		     const char *reason)
-{
-	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
-	Perfrec__SessionEnd e = PERFREC__SESSION_END__INIT;
-	struct prec_writer_stats st;
-
-	prec_writer_stats(w, &st);
-	e.end_time = end;
-	e.exit_status = status;
-	e.stop_reason = (char *)reason;
-	e.bytes_raw = st.bytes_raw;
-	e.bytes_written = st.bytes_written;
-	pkt.data_case = PERFREC__PACKET__DATA_SESSION_END;
-	pkt.session_end = &e;
-	return prec_writer_append(w, 0, &pkt, end);
-}
-
-/* Forks cmd; the child waits for a byte on the returned pipe fd before
- * exec. Returns the pid (and *go_fd), or -errno. */
-static int spawn_held(char **cmd, const sigset_t *orig, int *go_fd)
-{
-	int p[2];
-	pid_t pid;
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		int e = errno;
-
-		close(p[0]);
-		close(p[1]);
-		return -e;
-	}
-	if (pid == 0) {
-		char b;
-
-		sigprocmask(SIG_SETMASK, orig, NULL);
-		close(p[1]);
-		if (read(p[0], &b, 1) != 1)
-			_exit(127);   /* parent gave up */
-		execvp(cmd[0], cmd);
-		fprintf(stderr, "perfrec stat: cannot run '%s': %s\n", cmd[0],
-			strerror(errno));
-		_exit(127);
-	}
-	close(p[0]);
-	*go_fd = p[1];
-	return pid;
-}
-
-static int parse_args(int argc, char **argv, struct rec_counters *c,
-		      struct stat_opts *o)
-{
-	static const struct option longopts[] = {
-		{ "counters", required_argument, NULL, 'G' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "interval-print", required_argument, NULL, 'I' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char err[512];
-	int opt;
-
-	optind = 0;   /* full getopt reset: main may have used it */
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+e:I:aC:p:o:h", longopts,
-				  NULL)) != -1) {
-		char *end;
-
-		switch (opt) {
-		case 'G':
-		case 'e':
-			if (rec_counters_add(c, optarg, err, sizeof(err)) < 0) {
-				fprintf(stderr, "perfrec stat: %s\n", err);
-				return -EINVAL;
-			}
-			o->any_events = true;
-			if (opt == 'G')
-				o->strict = true;
-			break;
-		case 'I':
-			errno = 0;
-			o->interval_ms = strtoull(optarg, &end, 10);
-			if (errno || *end || o->interval_ms < 10 ||
-			    o->interval_ms > 86400000ull) {
-				fprintf(stderr, "perfrec stat: bad -I '%s': "
-					"milliseconds, at least 10\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'a':
-			o->system_wide = true;
-			break;
-		case 'C':
-			o->cpu_list = optarg;
-			break;
-		case 'p':
-			o->pid_list = optarg;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			fprintf(stderr, "perfrec stat: bad option '%s'\n",
-				argv[optind - 1]);
-			usage(stderr);
+	for (size_t i = 0; i < c->nevents; i++)
+		if (rec_counters_add(s->ctr, c->events[i]) < 0)
 			return -EINVAL;
-		}
-	}
-	if (optind < argc)
-		o->cmd = &argv[optind];
-	if ((o->system_wide || o->cpu_list) && o->pid_list) {
-		fprintf(stderr, "perfrec stat: -p excludes -a and -C\n");
+	for (size_t i = 0; i < c->ncounters; i++)
+		if (rec_counters_add(s->ctr, c->counters[i]) < 0)
+			return -EINVAL;
+	*strict = c->ncounters > 0;
+	if (!c->nevents && !c->ncounters &&
+	    rec_counters_add(s->ctr, s->per_cpu ?
+			     "cpu-clock,context-switches,cpu-migrations,page-faults,"
+			     "cycles,instructions" :
+			     "task-clock,context-switches,cpu-migrations,page-faults,"
+			     "cycles,instructions") < 0)
 		return -EINVAL;
-	}
-	if (o->pid_list && o->cmd) {
-		fprintf(stderr, "perfrec stat: -p excludes a command\n");
-		return -EINVAL;
-	}
-	if (!o->system_wide && !o->cpu_list && !o->pid_list && !o->cmd) {
-		fprintf(stderr, "perfrec stat: nothing to count: give a "
-			"command, -a, -C CPUS or -p PIDS\n");
-		usage(stderr);
-		return -EINVAL;
-	}
 	return 0;
 }
 
-int rec_stat_main(int argc, char **argv)
+/* Targets: CPUs, or the threads of -p/-t, or the command's pid. */
+static int open_counters(struct stat_run *s)
 {
-	struct stat_opts o = { 0 };
-	struct rec_counters *c = rec_counters_new();
-	struct prec_sink *sink = NULL;
-	struct prec_writer *w = NULL;
-	struct stat_prev *prev = NULL;
-	int *targets = NULL, ntargets = 0;
-	bool per_cpu;
-	sigset_t set, orig;
-	int child = -1, go_fd = -1, status = 0, rc = 1, ret;
-	uint64_t start, last, next = 0, end;
-	const char *reason = "signal";
-	char err[1024], target[128];
+	struct rec_cli_common *c = s->c;
+	int ret;
 
-	if (!c) {
-		fprintf(stderr, "perfrec stat: out of memory\n");
-		return 1;
-	}
-	ret = parse_args(argc, argv, c, &o);
-	if (ret) {
-		rc = ret > 0 ? 0 : 2;
-		goto out;
-	}
-	per_cpu = o.system_wide || o.cpu_list;
-	if (!o.any_events) {
-		const char *def = per_cpu ?
-			"cpu-clock,context-switches,cpu-migrations,page-faults,"
-			"cycles,instructions" :
-			"task-clock,context-switches,cpu-migrations,page-faults,"
-			"cycles,instructions";
-
-		if (rec_counters_add(c, def, err, sizeof(err)) < 0) {
-			fprintf(stderr, "perfrec stat: default events: %s\n",
-				err);
-			goto out;
-		}
-	}
-	rec_counters_set_allow_unsupported(c, !o.strict);
-	rec_counters_set_interval(c, o.interval_ms * 1000000ull);
-
-	targets = calloc(STAT_MAX_TARGETS, sizeof(int));
-	prev = calloc(rec_counters_nevents(c) + 1, sizeof(*prev));
-	if (!targets || !prev) {
-		fprintf(stderr, "perfrec stat: out of memory\n");
-		goto out;
-	}
-	if (o.cpu_list)
-		ntargets = parse_int_list(o.cpu_list, targets, STAT_MAX_TARGETS);
-	else if (o.system_wide)
-		ntargets = online_cpus(targets, STAT_MAX_TARGETS);
-	else if (o.pid_list)
-		ntargets = expand_pids(o.pid_list, targets, STAT_MAX_TARGETS);
-	if (ntargets < 0 || ((o.cpu_list || o.system_wide || o.pid_list) &&
-			     ntargets == 0)) {
-		fprintf(stderr, "perfrec stat: bad %s list '%s': %s\n",
-			o.pid_list ? "pid" : "cpu",
-			o.pid_list ? o.pid_list :
-			o.cpu_list ? o.cpu_list : "online",
-			ntargets ? strerror(-ntargets) : "empty");
-		rc = 2;
-		goto out;
-	}
-
-	/* Blocked from here on: delivered through sigtimedwait(). */
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigprocmask(SIG_BLOCK, &set, &orig);
-
-	if (o.cmd) {
-		child = spawn_held(o.cmd, &orig, &go_fd);
-		if (child < 0) {
-			fprintf(stderr, "perfrec stat: fork: %s\n",
-				strerror(-child));
-			goto out_mask;
-		}
-		if (!per_cpu) {
-			targets[0] = child;
-			ntargets = 1;
-		}
-	}
-	if (per_cpu)
-		ret = rec_counters_open(c, targets, (size_t)ntargets, NULL, 0,
-					false, err, sizeof(err));
-	else
-		ret = rec_counters_open(c, NULL, 0, targets, (size_t)ntargets,
-					o.cmd != NULL, err, sizeof(err));
-	if (ret < 0) {
-		fprintf(stderr, "perfrec stat: %s\n", err);
-		goto out_child;
-	}
-	for (size_t i = 0; i < rec_counters_nevents(c); i++) {
-		const char *e = rec_counters_event_error(c, i);
-
-		if (e && rec_counters_event_opened(c, i))
-			fprintf(stderr, "perfrec stat: warning: %s\n", e);
-	}
-
-	if (per_cpu)
-		snprintf(target, sizeof(target), "%s", o.system_wide ?
-			 "system-wide" : "cpus");
-	else
-		snprintf(target, sizeof(target), "%s",
-			 o.cmd ? "command" : "pid");
-	start = mono_ns();
-	if (o.output) {
-		w = open_output(o.output, &sink);
-		if (!w) {
-			fprintf(stderr, "perfrec stat: cannot write '%s': %s\n",
-				o.output, strerror(errno));
-			goto out_child;
-		}
-		ret = write_header(w, argc, argv, target, o.cmd, child, start);
-		if (!ret)
-			ret = rec_counters_describe(c, w, 0, 0);
-		if (ret < 0) {
-			fprintf(stderr, "perfrec stat: writing '%s': %s\n",
-				o.output, strerror(-ret));
-			goto out_child;
-		}
-	}
-	/* With enable_on_exec the kernel starts the groups at exec. */
-	if (!(o.cmd && !per_cpu)) {
-		ret = rec_counters_enable(c);
-		if (ret < 0) {
-			fprintf(stderr, "perfrec stat: enabling counters: %s\n",
+	if (s->per_cpu) {
+		if (c->have_cpus) {
+			s->cpus = c->cpus;
+			c->cpus.cpu = NULL;
+			c->cpus.n = 0;
+		} else if ((ret = rec_cpumap_online(&s->cpus)) < 0) {
+			rec_log(REC_LOG_ERROR, "cannot list the online CPUs: %s",
 				strerror(-ret));
-			goto out_child;
+			return ret;
 		}
+	} else if (c->tasks != REC_TARGET_SYSTEM) {
+		ret = rec_threadmap_expand(&s->tasks, c->ids.tid, c->ids.n,
+					   c->tasks == REC_TARGET_PIDS, NULL);
+		if (ret < 0)
+			return ret;
 	}
-	start = mono_ns();
-	if (child > 0) {
-		if (write(go_fd, "g", 1) != 1) {
-			fprintf(stderr, "perfrec stat: cannot start the "
-				"command: %s\n", strerror(errno));
-			goto out_child;
+	if (c->command) {
+		ret = rec_workload_prepare(&s->wl, c->command);
+		if (ret < 0) {
+			rec_log(REC_LOG_ERROR, "cannot start '%s': %s", c->command[0],
+				strerror(-ret));
+			return ret;
 		}
-		close(go_fd);
-		go_fd = -1;
+		s->have_wl = true;
 	}
-	if (o.interval_ms) {
-		next = start + o.interval_ms * 1000000ull;
-		fprintf(stderr, "#           time             counts unit "
-			"events\n");
-	}
-	last = start;
+	if (s->per_cpu)
+		return rec_counters_open(s->ctr, s->cpus.cpu, s->cpus.n, NULL, 0, false);
+	if (s->have_wl)
+		return rec_counters_open(s->ctr, NULL, 0, &s->wl.pid, 1, true);
+	return rec_counters_open(s->ctr, NULL, 0, s->tasks.tid, s->tasks.n, false);
+}
 
+static int open_trace(struct stat_run *s, int argc, char **argv, uint64_t start)
+{
+	struct rec_meta_header h;
+	char target[256];
+	int fd, ret;
+
+	fd = open(s->c->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rec_log(REC_LOG_ERROR, "cannot write '%s': %s", s->c->output,
+			strerror(errno));
+		return -errno;
+	}
+	s->sink = prec_sink_fd_new(fd, 1);
+	if (!s->sink) {
+		close(fd);
+		return -ENOMEM;
+	}
+	s->w = prec_writer_new(s->sink, NULL);
+	if (!s->w) {
+		rec_log(REC_LOG_ERROR, "cannot write '%s': %s", s->c->output,
+			strerror(errno));
+		return -errno;
+	}
+	memset(&h, 0, sizeof(h));
+	h.argc = argc;
+	h.argv = argv;
+	h.start_ns = start;
+	h.target = s->per_cpu ?
+		rec_meta_target_string(s->c->all_cpus ? REC_TARGET_SYSTEM : REC_TARGET_CPUS,
+				       s->cpus.cpu, s->cpus.n, target, sizeof(target)) :
+		rec_meta_target_string(s->have_wl ? REC_TARGET_COMMAND : s->c->tasks,
+				       s->c->ids.tid, s->c->ids.n, target, sizeof(target));
+	if (s->have_wl) {
+		h.workload = s->c->command;
+		h.workload_pid = s->wl.pid;
+	}
+	ret = rec_meta_write_header(s->w, &h);
+	if (!ret)
+		ret = rec_counters_describe(s->ctr, s->w, 0, 0);
+	if (ret < 0)
+		rec_log(REC_LOG_ERROR, "writing '%s': %s", s->c->output, prec_strerror(ret));
+	return ret;
+}
+
+static volatile sig_atomic_t got_signal;
+
+/* Waits for the next interval, a signal or the command's exit. Returns 0
+ * for an interval tick, 1 to stop (reason set). */
+static int wait_event(struct stat_run *s, uint64_t next, const sigset_t *orig,
+		      const char **reason)
+{
 	for (;;) {
+		struct pollfd pfd = { s->have_wl ? s->wl.pidfd : -1, POLLIN, 0 };
 		struct timespec ts, *tsp = NULL;
-		siginfo_t si;
-		uint64_t now = mono_ns();
+		uint64_t now = rec_now_ns();
 		int sig;
 
-		if (o.interval_ms) {
+		if (next) {
 			uint64_t d = next > now ? next - now : 0;
 
 			ts.tv_sec = (time_t)(d / 1000000000ull);
 			ts.tv_nsec = (long)(d % 1000000000ull);
 			tsp = &ts;
 		}
-		sig = tsp ? sigtimedwait(&set, &si, tsp) :
-			    sigwaitinfo(&set, &si);
-		if (sig < 0 && errno == EAGAIN) {
-			char pfx[32];
+		if (ppoll(&pfd, 1, tsp, orig) == 0)
+			return 0;
+		if (s->have_wl && rec_workload_poll(&s->wl)) {
+			*reason = "workload exited";
+			return 1;
+		}
+		/* signals arrive only inside ppoll: no race with this check */
+		sig = got_signal;
+		got_signal = 0;
+		if (sig == SIGINT || sig == SIGTERM) {
+			if (s->have_wl && !s->wl.exited) {
+				kill(s->wl.pid, sig);
+				continue;
+			}
+			*reason = "signal";
+			return 1;
+		}
+	}
+}
 
-			now = mono_ns();
-			ret = rec_counters_snapshot(c, w, now, false);
-			if (ret < 0) {
-				fprintf(stderr, "perfrec stat: reading "
-					"counters: %s\n", strerror(-ret));
-				reason = "error";
-				break;
-			}
-			snprintf(pfx, sizeof(pfx), "%16.9f",
-				 (double)(now - start) / 1e9);
-			print_all(stderr, c, prev, pfx, now - last);
-			save_prev(c, prev);
-			last = now;
-			next += o.interval_ms * 1000000ull;
-			if (next < now)
-				next = now + o.interval_ms * 1000000ull;
-			if (w)
-				prec_writer_flush_due(w, now);
-			continue;
-		}
-		if (sig < 0)
-			continue;   /* EINTR */
-		if (sig == SIGCHLD) {
-			if (child > 0 && waitpid(child, &status, WNOHANG) ==
-			    child) {
-				child = -1;
-				reason = "workload exited";
-				break;
-			}
-			continue;
-		}
-		/* SIGINT / SIGTERM: the terminal sent SIGINT to the command
-		 * too; wait for it, then report. */
-		if (child > 0) {
-			kill(child, sig);
-			continue;
-		}
-		break;
+static void on_signal(int sig)
+{
+	if (sig != SIGCHLD)
+		got_signal = sig;
+}
+
+static int run(struct rec_cli_common *c, int argc, char **argv)
+{
+	struct stat_run s;
+	struct stat_prev *prev = NULL;
+	struct sigaction sa;
+	sigset_t set, orig;
+	bool strict = false;
+	uint64_t start, last, next = 0, end;
+	const char *reason = "signal";
+	int ret, rc = 1;
+
+	memset(&s, 0, sizeof(s));
+	s.c = c;
+	s.per_cpu = c->all_cpus || c->have_cpus;
+	/* Handlers first (an early SIGINT must not kill us), the command is
+	 * forked with them unblocked, then they are blocked outside ppoll. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	s.ctr = rec_counters_new();
+	if (!s.ctr) {
+		rec_log(REC_LOG_ERROR, "out of memory");
+		return 1;
 	}
-	end = mono_ns();
-	ret = rec_counters_snapshot(c, w, end, true);
-	if (ret < 0) {
-		fprintf(stderr, "perfrec stat: final read: %s\n",
-			strerror(-ret));
-		goto out_child;
+	if (add_events(&s, &strict) < 0) {
+		rc = 2;
+		goto out;
 	}
-	for (size_t g = 0; g < rec_counters_ngroups(c); g++)
-		if (rec_counters_group_never_ran(c, g))
-			fprintf(stderr, "perfrec stat: warning: the kernel never "
-				"scheduled group '%s' (time_running = 0): it "
-				"does not fit the PMU's counters; split it\n",
-				rec_counters_group_name(c, g));
-	if (o.interval_ms && end > last) {
+	rec_counters_set_allow_unsupported(s.ctr, !strict);
+	rec_counters_set_interval(s.ctr, c->have_interval ? c->interval_ns : 0);
+	prev = calloc(rec_counters_nevents(s.ctr) + 1, sizeof(*prev));
+	if (!prev)
+		goto out;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGCHLD);
+	if (open_counters(&s) < 0)
+		goto out;
+	sigprocmask(SIG_BLOCK, &set, &orig);
+	for (size_t i = 0; i < rec_counters_nevents(s.ctr); i++) {
+		const char *e = rec_counters_event_error(s.ctr, i);
+
+		if (e && rec_counters_event_opened(s.ctr, i))
+			rec_log(REC_LOG_WARN, "%s", e);
+	}
+	start = rec_now_ns();
+	if (c->output && open_trace(&s, argc, argv, start) < 0)
+		goto out_mask;
+	/* with enable_on_exec the kernel starts the groups at exec */
+	if (!(s.have_wl && !s.per_cpu)) {
+		ret = rec_counters_enable(s.ctr);
+		if (ret < 0) {
+			rec_log(REC_LOG_ERROR, "enabling counters: %s", strerror(-ret));
+			goto out_mask;
+		}
+	}
+	start = rec_now_ns();
+	if (s.have_wl) {
+		s.wl_started = true;
+		ret = rec_workload_start(&s.wl);
+		if (ret < 0) {
+			rec_log(REC_LOG_ERROR, "cannot run '%s': %s", c->command[0],
+				strerror(-ret));
+			goto out_mask;
+		}
+	}
+	if (c->have_interval) {
+		next = start + c->interval_ns;
+		fprintf(stderr, "#           time             counts unit events\n");
+	}
+	last = start;
+	while (!wait_event(&s, next, &orig, &reason)) {
+		uint64_t now = rec_now_ns();
 		char pfx[32];
 
-		snprintf(pfx, sizeof(pfx), "%16.9f",
-			 (double)(end - start) / 1e9);
-		print_all(stderr, c, prev, pfx, end - last);
+		ret = rec_counters_snapshot(s.ctr, s.w, now, false);
+		if (ret < 0) {
+			rec_log(REC_LOG_ERROR, "reading counters: %s", strerror(-ret));
+			reason = "error";
+			break;
+		}
+		snprintf(pfx, sizeof(pfx), "%16.9f", (double)(now - start) / 1e9);
+		print_all(stderr, s.ctr, prev, pfx, now - last);
+		save_prev(s.ctr, prev);
+		last = now;
+		next += c->interval_ns;
+		if (next < now)
+			next = now + c->interval_ns;
+		if (s.w)
+			prec_writer_flush_due(s.w, now);
+	}
+	end = rec_now_ns();
+	ret = rec_counters_snapshot(s.ctr, s.w, end, true);
+	if (ret < 0) {
+		rec_log(REC_LOG_ERROR, "final read: %s", strerror(-ret));
+		goto out_mask;
+	}
+	for (size_t g = 0; g < rec_counters_ngroups(s.ctr); g++)
+		if (rec_counters_group_never_ran(s.ctr, g))
+			rec_log(REC_LOG_WARN, "the kernel never scheduled group '%s' "
+				"(time_running = 0): it does not fit the PMU's counters; "
+				"split it", rec_counters_group_name(s.ctr, g));
+	if (c->have_interval && end > last) {
+		char pfx[32];
+
+		snprintf(pfx, sizeof(pfx), "%16.9f", (double)(end - start) / 1e9);
+		print_all(stderr, s.ctr, prev, pfx, end - last);
 	}
 	fprintf(stderr, "\n Performance counter stats for ");
-	if (o.system_wide) {
-		fprintf(stderr, "'system wide'");
-	} else if (o.cpu_list) {
-		fprintf(stderr, "'CPU(s) %s'", o.cpu_list);
-	} else if (o.cmd) {
-		fprintf(stderr, "'");
-		for (char **a = o.cmd; *a; a++)
-			fprintf(stderr, "%s%s", a == o.cmd ? "" : " ", *a);
-		fprintf(stderr, "'");
-	} else {
-		fprintf(stderr, "process id '%s'", o.pid_list);
-	}
+	print_what(stderr, c);
 	fprintf(stderr, ":\n\n");
-	print_all(stderr, c, NULL, "", end - start);
-	fprintf(stderr, "\n%18.9f seconds time elapsed\n\n",
-		(double)(end - start) / 1e9);
+	print_all(stderr, s.ctr, NULL, "", end - start);
+	fprintf(stderr, "\n%18.9f seconds time elapsed\n\n", (double)(end - start) / 1e9);
+	rc = s.have_wl && s.wl.exited ? rec_workload_exit_code(&s.wl) : 0;
+	if (s.w) {
+		struct rec_meta_end e;
 
-	if (WIFEXITED(status))
-		rc = WEXITSTATUS(status);
-	else if (WIFSIGNALED(status))
-		rc = 128 + WTERMSIG(status);
-	else
-		rc = 0;
-	if (w) {
-		ret = write_end(w, end, rc, reason);
+		memset(&e, 0, sizeof(e));
+		e.end_ns = end;
+		e.reason = reason;
+		e.exit_status = rc;
+		ret = rec_meta_write_end(s.w, &e);
 		if (!ret)
-			ret = prec_writer_close(w);
+			ret = prec_writer_close(s.w);
 		if (ret < 0) {
-			fprintf(stderr, "perfrec stat: writing '%s': %s\n",
-				o.output, prec_strerror(ret));
+			rec_log(REC_LOG_ERROR, "writing '%s': %s", c->output, prec_strerror(ret));
 			rc = rc ? rc : 1;
 		}
 	}
-
-out_child:
-	if (go_fd >= 0)
-		close(go_fd);   /* an unreleased child sees EOF and exits */
-	if (child > 0)
-		waitpid(child, NULL, 0);
 out_mask:
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 out:
-	prec_writer_free(w);
-	prec_sink_free(sink);
+	if (s.have_wl) {
+		if (!s.wl_started)
+			rec_workload_cancel(&s.wl);   /* the held child exits */
+		else
+			rec_workload_wait(&s.wl);
+		rec_workload_release(&s.wl);
+	}
+	prec_writer_free(s.w);
+	prec_sink_free(s.sink);
 	free(prev);
-	free(targets);
-	rec_counters_free(c);
+	rec_counters_free(s.ctr);
+	rec_cpumap_release(&s.cpus);
+	rec_threadmap_release(&s.tasks);
 	return rc;
+}
+
+int rec_cli_stat(int argc, char **argv)
+{
+	struct rec_cli_stat_args a;
+	int ret, code = 2;
+
+	rec_cli_print_install(false);
+	ret = rec_cli_stat_parse(argc, argv, &a);
+	if (a.help) {
+		rec_cli_help(stdout, stat_usage, stat_about, stat_opts, NULL);
+		code = 0;
+	} else if (ret < 0) {
+		fprintf(stderr, "perfrec: see 'perfrec stat --help'\n");
+	} else {
+		code = run(&a.c, argc, argv);
+	}
+	rec_cli_common_release(&a.c);
+	return code;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "recorder/events/evparse.h"
+#include "recorder/log.h"
 #include "recorder/events/groupopen.h"
 #include "recorder/events/groupread.h"
 
@@ -110,8 +111,8 @@ void rec_counters_free(struct rec_counters *c)
 	free(c);
 }
 
-int rec_counters_add(struct rec_counters *c, const char *spec,
-		     char *err, size_t errlen)
+static int counters_add(struct rec_counters *c, const char *spec,
+			char *err, size_t errlen)
 {
 	size_t before = c->evl.n;
 	int ret;
@@ -121,7 +122,7 @@ int rec_counters_add(struct rec_counters *c, const char *spec,
 			 spec);
 		return -EBUSY;
 	}
-	ret = rec_evlist_parse(&c->evl, spec, err, errlen);
+	ret = rec_evlist_parse(&c->evl, spec);   /* logs its own error */
 	if (ret < 0)
 		return ret;
 	for (size_t i = before; i < c->evl.n; i++) {
@@ -297,9 +298,9 @@ static int open_group(struct rec_counters *c, size_t g, size_t t,
 	return 0;
 }
 
-int rec_counters_open(struct rec_counters *c, const int *cpus, size_t ncpus,
-		      const int *pids, size_t npids, bool enable_on_exec,
-		      char *err, size_t errlen)
+static int counters_open(struct rec_counters *c, const int *cpus,
+			 size_t ncpus, const int *pids, size_t npids,
+			 bool enable_on_exec, char *err, size_t errlen)
 {
 	size_t nt = npids ? npids : ncpus;
 	size_t opened = 0;
@@ -384,6 +385,22 @@ int rec_counters_open(struct rec_counters *c, const int *cpus, size_t ncpus,
 err_close:
 	close_all(c);
 	return ret;
+}
+
+int rec_counters_add(struct rec_counters *c, const char *spec)
+{
+	char err[REC_LOG_MAX] = "";
+
+	return rec_log_fail(counters_add(c, spec, err, sizeof(err)), err);
+}
+
+int rec_counters_open(struct rec_counters *c, const int *cpus, size_t ncpus,
+		      const int *pids, size_t npids, bool enable_on_exec)
+{
+	char err[REC_LOG_MAX] = "";
+
+	return rec_log_fail(counters_open(c, cpus, ncpus, pids, npids,
+					  enable_on_exec, err, sizeof(err)), err);
 }
 
 /* The fd a group is read through on target t: its first open member. */

@@ -4,9 +4,9 @@
  * How to use (from `perfrec record` or `perfrec stat`):
  *
  *   c = rec_counters_new();
- *   rec_counters_add(c, "{task-clock,page-faults}", err, sizeof(err));  // per --counters
+ *   rec_counters_add(c, "{task-clock,page-faults}");   // per --counters
  *   rec_counters_set_interval(c, 100 * 1000000ull);
- *   rec_counters_open(c, cpus, ncpus, pids, npids, enable_on_exec, err, len);
+ *   rec_counters_open(c, cpus, ncpus, pids, npids, enable_on_exec);
  *   rec_counters_describe(c, w, first_event_index, first_group_index);
  *   rec_counters_enable(c);                  // unless enable_on_exec
  *   loop: every rec_counters_interval_ns(c):
@@ -34,8 +34,9 @@ struct rec_counters;
 struct rec_counters *rec_counters_new(void);
 void rec_counters_free(struct rec_counters *c);   /* NULL is fine; closes fds */
 
-int rec_counters_add(struct rec_counters *c, const char *spec,
-		     char *err, size_t errlen);
+/* Errors of add and open are logged (recorder/log.h) and returned as a
+ * negative errno. */
+int rec_counters_add(struct rec_counters *c, const char *spec);
 void rec_counters_set_interval(struct rec_counters *c, uint64_t ns);
 uint64_t rec_counters_interval_ns(const struct rec_counters *c);
 size_t rec_counters_ngroups(const struct rec_counters *c);
@@ -43,8 +44,7 @@ size_t rec_counters_nevents(const struct rec_counters *c);
 
 /* cpus (pid -1 each) when npids == 0, else pids (cpu -1, inherit). */
 int rec_counters_open(struct rec_counters *c, const int *cpus, size_t ncpus,
-		      const int *pids, size_t npids, bool enable_on_exec,
-		      char *err, size_t errlen);
+		      const int *pids, size_t npids, bool enable_on_exec);
 int rec_counters_describe(struct rec_counters *c, struct prec_writer *w,
 			  uint32_t first_event, uint32_t first_group);
 int rec_counters_enable(struct rec_counters *c);
@@ -71,7 +71,7 @@ int rec_counters_snapshot(struct rec_counters *c, struct prec_writer *w,
  * cannot put the event in the group; EACCES; EMFILE; ESRCH) fails the
  * call with the kernel's reason and the fix: perfrec never guesses how
  * many events fit a PMU. Targets are cpus (pid -1) or pids (cpu -1,
- * inherit=1). Returns 0 or a negative errno; err gets the message.
+ * inherit=1). Returns 0 or a negative errno; the message is logged.
  *
  * rec_counters_enable(): per group, DISABLE and RESET with
  * PERF_IOC_FLAG_GROUP, then ENABLE the members and the leader last, so

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #define MAX_CPU 65535
+/* Entries one list may expand to ("0-4000000" is refused, not allocated). */
+#define MAX_ENTRIES (1 << 20)
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -19,7 +21,7 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int read_num(const char **p, long *out)
+static int read_num(const char **p, long max, long *out)
 {
 	char *end;
 
@@ -27,30 +29,34 @@ static int read_num(const char **p, long *out)
 		return -EINVAL;
 	errno = 0;
 	*out = strtol(*p, &end, 10);
-	if (errno || *out > MAX_CPU)
+	if (errno || *out > max)
 		return -EINVAL;
 	*p = end;
 	return 0;
 }
 
-int rec_cpumap_parse(struct rec_cpumap *m, const char *s)
+int rec_idlist_parse(const char *s, long max, int **out, size_t *count)
 {
 	size_t cap = 0, n = 0;
 	int *v = NULL;
 	const char *p = s;
 
-	m->cpu = NULL;
-	m->n = 0;
+	*out = NULL;
+	*count = 0;
 	while (*p) {
 		long lo, hi;
 
-		if (read_num(&p, &lo) < 0)
+		if (read_num(&p, max, &lo) < 0)
 			goto bad;
 		hi = lo;
 		if (*p == '-') {
 			p++;
-			if (read_num(&p, &hi) < 0 || hi < lo)
+			if (read_num(&p, max, &hi) < 0 || hi < lo)
 				goto bad;
+		}
+		if ((size_t)(hi - lo) >= MAX_ENTRIES - n) {
+			free(v);
+			return -E2BIG;
 		}
 		for (long c = lo; c <= hi; c++) {
 			if (n == cap) {
@@ -84,12 +90,17 @@ int rec_cpumap_parse(struct rec_cpumap *m, const char *s)
 				v[u++] = v[i];
 		n = u;
 	}
-	m->cpu = v;
-	m->n = n;
+	*out = v;
+	*count = n;
 	return 0;
 bad:
 	free(v);
 	return -EINVAL;
+}
+
+int rec_cpumap_parse(struct rec_cpumap *m, const char *s)
+{
+	return rec_idlist_parse(s, MAX_CPU, &m->cpu, &m->n);
 }
 
 int rec_cpumap_online(struct rec_cpumap *m)

@@ -15,9 +15,14 @@ struct rec_cpumap {
 
 #define REC_CPUMAP_INIT { NULL, 0 }
 
-/* Parses a list such as "0-3,6,8-9" (also the format of
- * /sys/devices/system/cpu/online). Returns 0 or -EINVAL (bad syntax,
- * descending range, cpu > 65535) / -ENOMEM. */
+/* The list grammar CPU, pid and tid lists share: "0-3,6,8-9" (also the
+ * format of /sys/devices/system/cpu/online, a final newline allowed).
+ * Ids are 0..max; the result is sorted and unique, in a new array.
+ * Returns 0, -EINVAL (bad syntax, descending range, id > max, empty),
+ * -E2BIG (more than 2^20 ids) or -ENOMEM. */
+int rec_idlist_parse(const char *s, long max, int **out, size_t *n);
+
+/* A CPU list (ids up to 65535). Returns as rec_idlist_parse(). */
 int rec_cpumap_parse(struct rec_cpumap *m, const char *s);
 /* The online CPUs (sysfs, else sysconf). 0 or -errno. */
 int rec_cpumap_online(struct rec_cpumap *m);

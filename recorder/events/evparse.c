@@ -25,6 +25,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "recorder/events/tracefs.h"
+#include "recorder/log.h"
+
 #define PMU_DIR "/sys/bus/event_source/devices"
 
 struct named_event {
@@ -778,8 +781,8 @@ out:
 	return ret;
 }
 
-int rec_evlist_parse(struct rec_evlist *l, const char *str, char *err,
-		     size_t errlen)
+static int evlist_parse(struct rec_evlist *l, const char *str, char *err,
+			size_t errlen)
 {
 	size_t n0 = l->n, g0 = l->ngroups;
 	const char *p = str;
@@ -836,4 +839,15 @@ int rec_evlist_parse(struct rec_evlist *l, const char *str, char *err,
 			free(l->groups[--l->ngroups].name);
 	}
 	return ret;
+}
+
+int rec_evlist_parse(struct rec_evlist *l, const char *str)
+{
+	char err[REC_LOG_MAX] = "";
+	int ret = evlist_parse(l, str, err, sizeof(err));
+
+	if (ret < 0 && !err[0])
+		snprintf(err, sizeof(err), "events '%s': %s", str ? str : "",
+			 strerror(-ret));
+	return rec_log_fail(ret, err);
 }

@@ -19,8 +19,8 @@
  * A list is comma separated at the top level: "cpu-clock,{a,b}:S".
  *
  * Ownership: rec_evlist owns its events and their strings;
- * rec_evlist_release() frees them. Parsing never prints: errors go into the
- * caller's buffer, pointing at the bad part of the string.
+ * rec_evlist_release() frees them. Parsing never prints: an error is
+ * logged (recorder/log.h) with the bad part of the string quoted.
  */
 #ifndef REC_EVPARSE_H
 #define REC_EVPARSE_H
@@ -60,15 +60,11 @@ struct rec_evlist {
 #define REC_EVLIST_INIT { NULL, 0, NULL, 0 }
 
 /* Appends the events of str to l (call repeatedly for several -e).
- * Returns 0, or a negative errno with a message in err such as
- *   "unknown event 'cpu-clok' (at 'cpu-clok,...'): see 'perfrec list'". */
-int rec_evlist_parse(struct rec_evlist *l, const char *str,
-		     char *err, size_t errlen);
+ * Returns 0, or a negative errno after logging a message such as
+ *   "unknown event 'cpu-clok' (at 'cpu-clok,...'): see 'perfrec list'".
+ * On failure l is left as it was. */
+int rec_evlist_parse(struct rec_evlist *l, const char *str);
 void rec_evlist_release(struct rec_evlist *l);
-
-/* Finds tracefs (/sys/kernel/tracing, /sys/kernel/debug/tracing), mounting
- * it when absent. Returns 0 and the path, or -errno with the reason. */
-int rec_tracefs_path(char *buf, size_t len, char *err, size_t errlen);
 
 
 /* ---- listing (for `perfrec list` and error hints) */

@@ -1,5 +1,5 @@
 /*
- * session.c - sampling events: attrs, fds, rings, ids; see session.h.
+ * evset.c - the opened event set: attrs, fds, rings, ids; see evset.h.
  */
 #include "recorder/events/evset.h"
 
@@ -14,6 +14,7 @@
 
 #include "recorder/events/groupopen.h"
 #include "recorder/events/groupread.h"
+#include "recorder/log.h"
 
 #define PERF_IOC_SET_OUTPUT PERF_EVENT_IOC_SET_OUTPUT
 
@@ -29,11 +30,11 @@ static bool leader_sampled_group(const struct rec_evlist *l,
 	       l->groups[ev->group].leader_sample;
 }
 
-static void build_attr(struct rec_session *s, size_t i)
+static void build_attr(struct rec_evset *s, size_t i)
 {
 	const struct rec_event *ev = &s->evlist->ev[i];
 	struct perf_event_attr *a = &s->sel[i].attr;
-	const struct rec_session_cfg *cfg = &s->cfg;
+	const struct rec_evset_cfg *cfg = &s->cfg;
 	bool ls = leader_sampled_group(s->evlist, ev);
 	uint64_t ring_bytes = (uint64_t)cfg->mmap_pages * s->page_size;
 
@@ -96,14 +97,14 @@ static void build_attr(struct rec_session *s, size_t i)
 
 static const struct rec_sample_fmt *lookup_fmt(void *arg, uint64_t id)
 {
-	const struct rec_session *s = arg;
-	int i = rec_session_find_id(s, id);
+	const struct rec_evset *s = arg;
+	int i = rec_evset_find_id(s, id);
 
 	return i < 0 ? NULL : &s->sel[i].fmt;
 }
 
-int rec_session_init(struct rec_session *s, const struct rec_evlist *l,
-		     const struct rec_session_cfg *cfg)
+int rec_evset_init(struct rec_evset *s, const struct rec_evlist *l,
+		     const struct rec_evset_cfg *cfg)
 {
 	memset(s, 0, sizeof(*s));
 	s->evlist = l;
@@ -148,7 +149,7 @@ static int cmp_id(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int build_id_map(struct rec_session *s)
+static int build_id_map(struct rec_evset *s)
 {
 	size_t n = 0, k = 0;
 
@@ -165,7 +166,7 @@ static int build_id_map(struct rec_session *s)
 	return 0;
 }
 
-int rec_session_find_id(const struct rec_session *s, uint64_t id)
+int rec_evset_find_id(const struct rec_evset *s, uint64_t id)
 {
 	size_t lo = 0, hi = s->nids;
 
@@ -182,7 +183,7 @@ int rec_session_find_id(const struct rec_session *s, uint64_t id)
 	return -1;
 }
 
-static int map_ring(struct rec_session *s, size_t ri, int fd, int cpu,
+static int map_ring(struct rec_evset *s, size_t ri, int fd, int cpu,
 		    char *err, size_t errlen)
 {
 	int ret = rec_ring_mmap(&s->rings[ri], fd, cpu, s->cfg.mmap_pages,
@@ -213,8 +214,8 @@ static int map_ring(struct rec_session *s, size_t ri, int fd, int cpu,
 	return ret;
 }
 
-int rec_session_open(struct rec_session *s, const int *cpus, size_t ncpus,
-		     const int *pids, size_t npids, char *err, size_t errlen)
+static int evset_open(struct rec_evset *s, const int *cpus, size_t ncpus,
+		      const int *pids, size_t npids, char *err, size_t errlen)
 {
 	static const int any = -1;
 	size_t ngroups = s->evlist->ngroups;
@@ -341,7 +342,19 @@ out:
 	return ret;
 }
 
-static int ioctl_leaders(struct rec_session *s, unsigned long req)
+int rec_evset_open(struct rec_evset *s, const int *cpus, size_t ncpus,
+		   const int *pids, size_t npids)
+{
+	char err[REC_LOG_MAX] = "";
+	int ret = evset_open(s, cpus, ncpus, pids, npids, err, sizeof(err));
+
+	if (ret < 0 && !err[0])
+		snprintf(err, sizeof(err), "cannot open the events: %s",
+			 strerror(-ret));
+	return rec_log_fail(ret, err);
+}
+
+static int ioctl_leaders(struct rec_evset *s, unsigned long req)
 {
 	int ret = 0;
 
@@ -355,17 +368,17 @@ static int ioctl_leaders(struct rec_session *s, unsigned long req)
 	return ret;
 }
 
-int rec_session_enable(struct rec_session *s)
+int rec_evset_enable(struct rec_evset *s)
 {
 	return ioctl_leaders(s, PERF_EVENT_IOC_ENABLE);
 }
 
-int rec_session_disable(struct rec_session *s)
+int rec_evset_disable(struct rec_evset *s)
 {
 	return ioctl_leaders(s, PERF_EVENT_IOC_DISABLE);
 }
 
-static int describe_event(struct rec_session *s, struct prec_writer *w,
+static int describe_event(struct rec_evset *s, struct prec_writer *w,
 			  size_t i)
 {
 	struct rec_evsel *e = &s->sel[i];
@@ -428,7 +441,7 @@ out:
 	return ret;
 }
 
-int rec_session_describe(struct rec_session *s, struct prec_writer *w)
+int rec_evset_describe(struct rec_evset *s, struct prec_writer *w)
 {
 	int ret = 0;
 
@@ -457,7 +470,7 @@ int rec_session_describe(struct rec_session *s, struct prec_writer *w)
 	return ret;
 }
 
-int rec_session_write_lost(struct rec_session *s, struct prec_writer *w,
+int rec_evset_write_lost(struct rec_evset *s, struct prec_writer *w,
 			   uint64_t now_ns, uint64_t *total)
 {
 	unsigned char buf[8 * (3 + 3 * REC_GROUP_MAX)];
@@ -494,7 +507,7 @@ int rec_session_write_lost(struct rec_session *s, struct prec_writer *w,
 	return ret;
 }
 
-void rec_session_release(struct rec_session *s)
+void rec_evset_release(struct rec_evset *s)
 {
 	if (!s)
 		return;

@@ -1,16 +1,19 @@
 /*
- * session.h - the sampling events of a recording: attrs, fds, rings, ids.
+ * evset.h - the opened perf event set of a recording: one evsel per parsed
+ * event (attr, fds, kernel ids), one ring per CPU, the id -> event map the
+ * decoder needs. (libperf calls this an evlist; our rec_evlist is the
+ * parsed event list, before anything is opened.)
  *
  * How to use:
  *
- *   struct rec_session s;
- *   rec_session_init(&s, &evlist, &cfg);      // builds every attr
- *   rec_session_open(&s, cpus, ncpus, pids, npids, err, len);
- *   rec_session_describe(&s, w);              // EventDesc + GroupDesc packets
- *   rec_session_enable(&s);                   // unless cfg.enable_on_exec
+ *   struct rec_evset s;
+ *   rec_evset_init(&s, &evlist, &cfg);      // builds every attr
+ *   rec_evset_open(&s, cpus, ncpus, pids, npids);   // errors are logged
+ *   rec_evset_describe(&s, w);              // EventDesc + GroupDesc packets
+ *   rec_evset_enable(&s);                   // unless cfg.enable_on_exec
  *   ... drain s.rings[i] (rec_ring_*) with s.dctx as decode context ...
- *   rec_session_disable(&s);                  // before the final drain
- *   rec_session_release(&s);
+ *   rec_evset_disable(&s);                  // before the final drain
+ *   rec_evset_release(&s);
  *
  * Layout: for every CPU (cpus[i]) and every target task (pids[], or -1 for
  * all tasks) every event is opened with cpu = that CPU, so there is exactly
@@ -19,11 +22,11 @@
  * Side-band records (comm, fork/exit, mmap2, context switches) are enabled
  * on the first event only, once per (CPU, task), so they are not repeated.
  *
- * Ownership: the session borrows the evlist (it must outlive the session)
- * and owns fds, rings and attrs.
+ * Ownership: the evset borrows the evlist (it must outlive the evset) and
+ * owns fds, rings and attrs.
  */
-#ifndef REC_SESSION_H
-#define REC_SESSION_H
+#ifndef REC_EVSET_H
+#define REC_EVSET_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,7 +38,7 @@
 #include "recorder/events/evparse.h"
 #include "recorder/ring/ring.h"
 
-struct rec_session_cfg {
+struct rec_evset_cfg {
 	uint64_t freq;          /* sample_freq when period == 0 */
 	uint64_t period;        /* fixed sample_period, 0 = use freq */
 	bool callchain;         /* -g */
@@ -65,9 +68,9 @@ struct rec_id_map {
 	uint32_t sel;
 };
 
-struct rec_session {
+struct rec_evset {
 	const struct rec_evlist *evlist;
-	struct rec_session_cfg cfg;
+	struct rec_evset_cfg cfg;
 	struct rec_evsel *sel;          /* [evlist->n] */
 	size_t nsel;
 	struct rec_ring *rings;         /* [nrings], rings[i] is cpus[i]'s */
@@ -78,29 +81,33 @@ struct rec_session {
 	struct rec_decode_ctx dctx;
 	size_t page_size;
 	bool have_lost;                 /* read_format LOST is accepted */
-	char note[256];                 /* a non-fatal remark from open, or "" */
+	/* How open had to adjust the events (e.g. kernel samples excluded
+	 * by perf_event_paranoid), or "". Trace content, not a message: the
+	 * recording logs it and writes it into the file as a Note. */
+	char note[256];
 };
 
-int rec_session_init(struct rec_session *s, const struct rec_evlist *l,
-		     const struct rec_session_cfg *cfg);
+int rec_evset_init(struct rec_evset *s, const struct rec_evlist *l,
+		     const struct rec_evset_cfg *cfg);
 /* pids == NULL / npids == 0: every task on the CPUs (system-wide).
- * Returns 0 or -errno with a message naming the event, cause and fix. */
-int rec_session_open(struct rec_session *s, const int *cpus, size_t ncpus,
-		     const int *pids, size_t npids, char *err, size_t errlen);
-int rec_session_describe(struct rec_session *s, struct prec_writer *w);
-int rec_session_enable(struct rec_session *s);
-int rec_session_disable(struct rec_session *s);
-void rec_session_release(struct rec_session *s);
+ * Returns 0 or -errno after logging a message naming the event, cause and
+ * fix. */
+int rec_evset_open(struct rec_evset *s, const int *cpus, size_t ncpus,
+		   const int *pids, size_t npids);
+int rec_evset_describe(struct rec_evset *s, struct prec_writer *w);
+int rec_evset_enable(struct rec_evset *s);
+int rec_evset_disable(struct rec_evset *s);
+void rec_evset_release(struct rec_evset *s);
 
 /* After the final drain: reads every fd's per-event lost count
  * (PERF_FORMAT_LOST, Linux >= 6.0) and writes a Loss EVENT_LOST packet on
  * stream 0 for each non-zero one. *total = their sum. Returns 0 or the
  * writer's error. */
-int rec_session_write_lost(struct rec_session *s, struct prec_writer *w,
+int rec_evset_write_lost(struct rec_evset *s, struct prec_writer *w,
 			   uint64_t now_ns, uint64_t *total);
 
 /* The evsel index of kernel id, or -1. */
-int rec_session_find_id(const struct rec_session *s, uint64_t id);
+int rec_evset_find_id(const struct rec_evset *s, uint64_t id);
 
 /* The sample_type bits every event shares (the sample_id layout). */
 #define REC_SID_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | \

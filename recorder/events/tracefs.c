@@ -6,7 +6,9 @@
  * /sys/kernel/tracing ourselves (root only). The found path is cached: it
  * does not change while we run.
  */
-#include "recorder/events/evparse.h"
+#include "recorder/events/tracefs.h"
+
+#include <stdbool.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,7 +28,7 @@ static bool has_events(const char *dir)
 	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int rec_tracefs_path(char *buf, size_t len, char *err, size_t errlen)
+int rec_tracefs_path(char *buf, size_t len, char *why, size_t whylen)
 {
 	static const char *const dirs[] = { "/sys/kernel/tracing",
 					    "/sys/kernel/debug/tracing" };
@@ -43,8 +45,8 @@ int rec_tracefs_path(char *buf, size_t len, char *err, size_t errlen)
 			snprintf(cached, sizeof(cached), "%s", dirs[0]);
 		} else {
 			merr = errno ? errno : ENOENT;
-			if (err && errlen)
-				snprintf(err, errlen,
+			if (why && whylen)
+				snprintf(why, whylen,
 					 "tracefs is not mounted and mounting it on %s failed (%s): "
 					 "run 'mount -t tracefs nodev %s' as root, or check that the "
 					 "kernel has CONFIG_TRACING",
@@ -53,8 +55,8 @@ int rec_tracefs_path(char *buf, size_t len, char *err, size_t errlen)
 		}
 	}
 	if (strlen(cached) + 1 > len) {
-		if (err && errlen)
-			snprintf(err, errlen, "tracefs path buffer too small");
+		if (why && whylen)
+			snprintf(why, whylen, "tracefs path buffer too small");
 		return -ENAMETOOLONG;
 	}
 	memcpy(buf, cached, strlen(cached) + 1);

@@ -1,50 +1,41 @@
 /*
- * record.c - the recording session driver; see record.h for the steps.
+ * recording.c - the recording object; see recording.h for the call order.
+ *
+ * One output at a time: `w` writes into the current sink; rotate() ends it
+ * (its own SessionEnd and index) and opens the next. Kernel records flow
+ * source rings -> drain thread -> spools -> consume_ring() -> emit -> w.
  */
 #include "recorder/recording/recording.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
-#include <pthread.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "format/error.h"
 #include "format/writer.h"
+#include "recorder/encode/hostinfo.h"
+#include "recorder/encode/synth.h"
 #include "recorder/events/counters.h"
 #include "recorder/events/cpumap.h"
-#include "recorder/encode/hostinfo.h"
 #include "recorder/events/evset.h"
-#include "recorder/ring/spool.h"
-#include "recorder/recording/status.h"
-#include "recorder/symbols/symcollect.h"   /* symbols (issue 6) */
-#include "recorder/encode/synth.h"
+#include "recorder/events/threadmap.h"
+#include "recorder/log.h"
+#include "recorder/opts.h"
 #include "recorder/recording/workload.h"
+#include "recorder/ring/drain.h"
+#include "recorder/symbols/symcollect.h"
 
-#ifndef PERFREC_VERSION
-#define PERFREC_VERSION "0"
-#endif
-
-#define LOOP_TIMEOUT_MS 100
-#define STATUS_NS 1000000000ull
-/* symbols (issue 6): tables of newly hit objects every 30 s, so long or
- * streamed recordings (and killed ones) carry them before the end */
+/* Longest wait in one step: the drain thread wakes us for batches, this
+ * bounds the delay of small ones and of timers. */
+#define STEP_MAX_MS 100
+/* symbols: tables of newly hit objects every 30 s, so long or streamed
+ * recordings (and killed ones) carry them before the end */
 #define SYMBOLS_NS (30ull * 1000000000ull)
-/* Spool per CPU: deep enough to ride out seconds of an encoder that falls
- * behind (it starts at half a ring and doubles when full, see
- * setup_drain), bounded for many-CPU hosts. */
-#define SPOOL_DEFAULT (32u << 20)       /* per CPU */
-#define SPOOL_TOTAL_MAX (1ull << 30)    /* all CPUs together */
 #define TURN_RECORDS 65536              /* per ring per consumer turn */
 /* Ring size when -m is not given. Losses come from a ring filling while
  * the recorder is descheduled: at -F 10000 -g with switch events a CPU
@@ -54,80 +45,79 @@
 #define RING_PAGES_SMALL 128            /* 512 KiB, perf's default */
 #define RING_BYTES_BIG (4u << 20)       /* per CPU, with CAP_IPC_LOCK */
 #define RING_TOTAL_MAX (256ull << 20)   /* all CPUs together */
+/* The workload's threads switch out for the last time just after its exit
+ * is reported: this grace lets the final drain hold those records. */
+#define WORKLOAD_GRACE_NS (20 * 1000000L)
 
-/* The drain thread: moves records from the kernel rings into the spools
- * (memcpy only) and wakes the encoding thread through an eventfd. See
- * spool.h for why. Flags are accessed with __atomic builtins. */
-struct drain {
-	pthread_t th;
-	bool started;
-	int ep;            /* epoll over the ring fds */
-	int efd;           /* eventfd: data moved / thread done */
-	int stop;          /* 1: final move, then exit; 2: exit now */
-	int done;
-	int *ring_err;     /* [nrings]: the ring stopped on corruption */
-	uint64_t wakeups;
-};
+struct rec_recording {
+	struct rec_recording_opts o;
+	enum rec_recording_state state;
+	const char *stop_reason;     /* static string */
+	int err;                     /* the write error that failed it */
 
-struct rec {
-	const struct rec_record_opts *o;
-	struct rec_record_result *res;
+	/* targets */
 	struct rec_cpumap cpus;
-	int *tids;                  /* task targets, expanded */
-	size_t ntids;
-	struct rec_evlist dummy;    /* used when only counters were asked for */
-	const struct rec_evlist *evlist;
-	struct rec_session s;
-	bool session_ok;
-	struct rec_counters *ctr;
+	struct rec_threadmap tids;   /* task targets, expanded */
+	char target[256];
 	struct rec_workload wl;
 	bool have_wl, wl_started;
-	struct prec_sink *sink;
-	bool own_sink;
+
+	/* events */
+	struct rec_evlist dummy;     /* only counters were asked for */
+	struct rec_source *src;
+	bool own_src;
+	struct rec_counters *ctr;
+	char notes[2][256];          /* Note packets every output repeats */
+
+	/* output */
 	struct prec_writer *w;
+	char output_name[256];
 	struct rec_emit e;
 	bool emit_ok;
-	struct rec_symcollect *syms;   /* symbols (issue 6): what samples hit */
+	struct rec_emit_stats base;  /* e.st when the output began */
+	struct rec_emit_cpu *cpu_base;   /* e.cpu when the output began */
+	struct rec_emit_cpu *cpu_out;    /* scratch: this output's counts */
+	uint64_t out_start_ns;
+	uint64_t done_written, done_raw; /* outputs already ended */
+	uint32_t outputs;
+	struct rec_symcollect *syms;
 	bool *ring_reported;
-	struct rec_spool *spools;   /* [s.nrings] */
-	struct drain d;
+
+	/* running */
+	struct rec_drain *drain;
 	uint64_t start_ns;
-	int write_err;
+	uint64_t next_ctr, next_syms, ctr_ival, syms_ival;
+	uint64_t event_lost;
 };
 
-static void logf_(struct rec *r, enum rec_log_level lvl, const char *fmt, ...)
+static const char *name_of(const struct rec_recording *r)
 {
-	char msg[1024];
-	va_list ap;
-
-	if (!r->o->log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	r->o->log(r->o->ctx, lvl, msg);
+	return r->output_name[0] ? r->output_name : "the output";
 }
 
-static int cmp_int(const void *a, const void *b)
+static void log_write_error(struct rec_recording *r, int e)
 {
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
+	if (e == -ENOSPC || e == -EDQUOT)
+		rec_log(REC_LOG_ERROR,
+			"disk full while writing %s (%s): recording stopped; the file "
+			"reads up to its last complete frame. Free space or write "
+			"elsewhere (-o)", name_of(r), prec_strerror(e));
+	else
+		rec_log(REC_LOG_ERROR,
+			"writing %s failed (%s): recording stopped; the file reads up "
+			"to its last complete frame", name_of(r), prec_strerror(e));
 }
 
-static int push_tid(struct rec *r, int tid, size_t *cap)
+/* A write error: the recording can only be released from now on. */
+static int fail_write(struct rec_recording *r, int e)
 {
-	if (r->ntids == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		int *n = realloc(r->tids, nc * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		r->tids = n;
-		*cap = nc;
+	if (r->state != REC_RECORDING_FAILED) {
+		log_write_error(r, e);
+		r->state = REC_RECORDING_FAILED;
+		r->err = e;
+		r->stop_reason = "error: write failed";
 	}
-	r->tids[r->ntids++] = tid;
-	return 0;
+	return e;
 }
 
 /* CAP_IPC_LOCK in the effective set (/proc/self/status CapEff). */
@@ -165,550 +155,138 @@ static size_t auto_ring_pages(size_t ncpus)
 	return pages > RING_PAGES_SMALL ? pages : RING_PAGES_SMALL;
 }
 
-/* -p PID: every thread of PID (from /proc/PID/task); -t TID as given. */
-static int resolve_tasks(struct rec *r, char *err, size_t errlen)
+static bool task_target(const struct rec_recording *r)
 {
-	const struct rec_record_opts *o = r->o;
-	size_t cap = 0;
-
-	for (size_t i = 0; i < o->npids; i++) {
-		char path[64];
-		DIR *d;
-		struct dirent *de;
-
-		if (kill(o->pids[i], 0) < 0 && errno == ESRCH) {
-			snprintf(err, errlen, "no such %s: %d",
-				 o->target == REC_TARGET_PIDS ? "process" : "thread",
-				 o->pids[i]);
-			return -ESRCH;
-		}
-		if (o->target == REC_TARGET_TIDS) {
-			if (push_tid(r, o->pids[i], &cap) < 0)
-				return -ENOMEM;
-			continue;
-		}
-		snprintf(path, sizeof(path), "/proc/%d/task", o->pids[i]);
-		d = opendir(path);
-		if (!d) {
-			if (push_tid(r, o->pids[i], &cap) < 0)
-				return -ENOMEM;
-			continue;
-		}
-		while ((de = readdir(d))) {
-			if (!isdigit((unsigned char)de->d_name[0]))
-				continue;
-			if (push_tid(r, atoi(de->d_name), &cap) < 0) {
-				closedir(d);
-				return -ENOMEM;
-			}
-		}
-		closedir(d);
-	}
-	qsort(r->tids, r->ntids, sizeof(*r->tids), cmp_int);
-	return 0;
+	return r->o.target == REC_TARGET_PIDS || r->o.target == REC_TARGET_TIDS;
 }
 
-static bool targets_alive(const struct rec *r)
-{
-	for (size_t i = 0; i < r->ntids; i++)
-		if (kill(r->tids[i], 0) == 0 || errno != ESRCH)
-			return true;
-	return false;
-}
+/* ---- new */
 
-static int write_header(struct rec *r)
+static int resolve_targets(struct rec_recording *r)
 {
-	const struct rec_record_opts *o = r->o;
-	struct rec_hostinfo h;
-	Perfrec__Packet p = PERFREC__PACKET__INIT;
-	char target[256];
+	const struct rec_recording_opts *o = &r->o;
 	int ret;
 
-	rec_hostinfo_init(&h, PERFREC_VERSION);
-	h.hdr.n_cmdline = o->argc > 0 ? (size_t)o->argc : 0;
-	h.hdr.cmdline = o->argv_self;
-	h.hdr.start_time = r->start_ns;
-	switch (o->target) {
-	case REC_TARGET_SYSTEM:
-		snprintf(target, sizeof(target), "system-wide");
-		break;
-	case REC_TARGET_CPUS: {
-		size_t n = (size_t)snprintf(target, sizeof(target), "cpus");
-
-		for (size_t i = 0; i < r->cpus.n && n < sizeof(target) - 12; i++)
-			n += (size_t)snprintf(target + n, sizeof(target) - n, "%s%d",
-					      i ? "," : " ", r->cpus.cpu[i]);
-		break;
+	ret = rec_cpumap_online(&r->cpus);
+	if (ret < 0) {
+		rec_log(REC_LOG_ERROR, "cannot list the online CPUs: %s", strerror(-ret));
+		return ret;
 	}
-	case REC_TARGET_PIDS:
-	case REC_TARGET_TIDS: {
-		size_t n = (size_t)snprintf(target, sizeof(target), "%s",
-					    o->target == REC_TARGET_PIDS ? "pid" : "tid");
+	if (o->target == REC_TARGET_CPUS) {
+		int *cpus = malloc((o->ncpus ? o->ncpus : 1) * sizeof(int));
 
-		for (size_t i = 0; i < o->npids && n < sizeof(target) - 12; i++)
-			n += (size_t)snprintf(target + n, sizeof(target) - n, "%s%d",
-					      i ? "," : " ", o->pids[i]);
-		break;
-	}
-	case REC_TARGET_COMMAND:
-	default:
-		snprintf(target, sizeof(target), "command");
-		break;
-	}
-	h.hdr.target = target;
-	if (r->have_wl) {
-		size_t n = 0;
-
-		while (o->argv[n])
-			n++;
-		h.hdr.n_workload = n;
-		h.hdr.workload = (char **)o->argv;
-		h.hdr.workload_pid = r->wl.pid;
-	}
-	p.data_case = PERFREC__PACKET__DATA_HEADER;
-	p.header = &h.hdr;
-	ret = prec_writer_append(r->w, 0, &p, r->start_ns);
-	rec_hostinfo_release(&h);
-	return ret;
-}
-
-static int write_note(struct rec *r, Perfrec__Note__Level lvl, const char *text)
-{
-	Perfrec__Packet p = PERFREC__PACKET__INIT;
-	Perfrec__Note n = PERFREC__NOTE__INIT;
-
-	n.level = lvl;
-	n.text = (char *)text;
-	p.data_case = PERFREC__PACKET__DATA_NOTE;
-	p.note = &n;
-	return prec_writer_append(r->w, 0, &p, 0);
-}
-
-static void *drain_main(void *arg)
-{
-	struct rec *r = arg;
-	struct drain *d = &r->d;
-	struct epoll_event evs[64];
-	bool pending = false;
-
-	for (;;) {
-		int stop = __atomic_load_n(&d->stop, __ATOMIC_ACQUIRE);
-		bool moved = false;
-		int n;
-
-		if (stop == 2)
-			break;
-		/* A spool that was full is retried soon; otherwise the ring's
-		 * wakeup watermark (or the timeout) wakes us. */
-		n = epoll_wait(d->ep, evs, 64, stop ? 0 : pending ? 2 : LOOP_TIMEOUT_MS);
-		if (n > 0)
-			d->wakeups++;
-		for (int k = 0; k < n; k++)
-			if (evs[k].events & (EPOLLHUP | EPOLLERR))
-				epoll_ctl(d->ep, EPOLL_CTL_DEL,
-					  r->s.rings[evs[k].data.u32].fd, NULL);
-		pending = false;
-		for (size_t i = 0; i < r->s.nrings; i++) {
-			struct rec_ring *k = &r->s.rings[i];
-			long ret;
-
-			if (!k->meta || __atomic_load_n(&d->ring_err[i], __ATOMIC_RELAXED))
-				continue;
-			ret = rec_spool_fill(&r->spools[i], k);
-			if (ret < 0) {
-				__atomic_store_n(&d->ring_err[i], 1, __ATOMIC_RELEASE);
-				moved = true;
-				continue;
-			}
-			/* Wake the encoder only for a worthwhile batch: it polls
-			 * every LOOP_TIMEOUT_MS anyway, and each wakeup costs
-			 * two context switches. */
-			if (ret > 0) {
-				struct perf_event_mmap_page *sm = r->spools[i].reader.meta;
-				uint64_t fill = sm->data_head -
-					__atomic_load_n(&sm->data_tail, __ATOMIC_ACQUIRE);
-
-				if (fill >= r->spools[i].cap / 16 ||
-				    fill >= r->spools[i].size / 2 || stop)
-					moved = true;
-			}
-			/* a spool waiting to grow needs the consumer now */
-			if (r->spools[i].growing)
-				moved = true;
-			if (rec_spool_pending(k))
-				pending = true;
-		}
-		if (moved) {
-			uint64_t one = 1;
-
-			if (write(d->efd, &one, sizeof(one)) < 0) {
-				/* the counter cannot overflow at our rate */
-			}
-		}
-		if (stop && !pending)
-			break;
-		if (stop)
-			usleep(1000);   /* wait for the consumer to make room */
-	}
-	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
-	{
-		uint64_t one = 1;
-
-		if (write(d->efd, &one, sizeof(one)) < 0) {
-			/* nothing to do: the consumer also polls with a timeout */
-		}
-	}
-	return NULL;
-}
-
-/* Encodes what the spool of ring i holds (at most TURN_RECORDS). Returns 0
- * or the writer's error. */
-static int consume_ring(struct rec *r, size_t i)
-{
-	struct rec_ring *sp = &r->spools[i].reader;
-	int cpu = r->s.ring_cpu[i];
-	uint32_t stream = 1 + (uint32_t)cpu;
-	const struct perf_event_header *h;
-	int ret = 0, n = 0;
-	size_t count = 0;
-
-	if (!r->s.rings[i].meta)
-		return 0;
-	rec_spool_sync(&r->spools[i]);
-	rec_ring_read_begin(sp);
-	while (count++ < TURN_RECORDS && (n = rec_ring_next(sp, &h)) > 0) {
-		ret = rec_emit_record(&r->e, stream, cpu, h);
-		if (ret < 0)
-			break;
-		/* a growth asked for mid-turn is applied at once: the
-		 * producer waits for it with records in the kernel ring */
-		rec_spool_sync(&r->spools[i]);
-	}
-	rec_ring_read_done(sp);
-	if (!ret && !r->ring_reported[i] &&
-	    (n < 0 || __atomic_load_n(&r->d.ring_err[i], __ATOMIC_ACQUIRE))) {
-		char why[160];
-
-		r->ring_reported[i] = true;
-		snprintf(why, sizeof(why),
-			 "ring of cpu %d stopped: corrupt record header (size < 8, larger "
-			 "than the ring, or past data_head)", cpu);
-		logf_(r, REC_LOG_ERROR, "%s; its later records are lost", why);
-		ret = rec_emit_ring_error(&r->e, stream, cpu, rec_now_ns(), why);
-	}
-	return ret;
-}
-
-static int consume_all(struct rec *r, bool *more)
-{
-	*more = false;
-	for (size_t i = 0; i < r->s.nrings; i++) {
-		int ret = consume_ring(r, i);
-
-		if (ret < 0)
-			return ret;
-		if (r->spools[i].reader.head != r->spools[i].reader.pos ||
-		    rec_ring_read_begin(&r->spools[i].reader))
-			*more = true;
-	}
-	return 0;
-}
-
-static int write_session_end(struct rec *r, uint64_t now, const char *reason)
-{
-	Perfrec__Packet p = PERFREC__PACKET__INIT;
-	Perfrec__SessionEnd se = PERFREC__SESSION_END__INIT;
-	struct prec_writer_stats ws;
-	Perfrec__CpuStats *cs = calloc(r->s.nrings + 1, sizeof(*cs));
-	Perfrec__CpuStats **csp = calloc(r->s.nrings + 1, sizeof(*csp));
-	int ret;
-
-	if (!cs || !csp) {
-		free(cs);
-		free(csp);
-		return -ENOMEM;
-	}
-	prec_writer_stats(r->w, &ws);
-	se.end_time = now;
-	se.samples = r->e.st.samples;
-	se.switches = r->e.st.switches;
-	se.records = r->e.st.records;
-	se.lost = r->e.st.lost;
-	se.dropped = 0;
-	se.bytes_raw = ws.bytes_raw;
-	se.bytes_written = ws.bytes_written;
-	se.throttles = r->e.st.throttles;
-	if (r->syms) {   /* symbols (issue 6) */
-		struct rec_symcollect_stats ss;
-
-		rec_symcollect_stats(r->syms, &ss);
-		se.symbol_bytes = ss.bytes;
-		se.symbol_time_ns = ss.time_ns;
-	}
-	for (size_t i = 0; i < r->s.nrings; i++) {
-		int cpu = r->s.ring_cpu[i];
-		const struct rec_emit_cpu *c = &r->e.cpu[cpu];
-
-		perfrec__cpu_stats__init(&cs[i]);
-		cs[i].cpu = (uint32_t)cpu;
-		cs[i].records = c->records;
-		cs[i].samples = c->samples;
-		cs[i].lost = c->lost;
-		cs[i].bytes = c->bytes;
-		cs[i].switches = c->switches;
-		csp[i] = &cs[i];
-	}
-	se.n_cpus = r->s.nrings;
-	se.cpus = csp;
-	if (r->have_wl && r->wl.exited)
-		se.exit_status = rec_workload_exit_code(&r->wl);
-	se.stop_reason = (char *)reason;
-	p.data_case = PERFREC__PACKET__DATA_SESSION_END;
-	p.session_end = &se;
-	ret = prec_writer_append(r->w, 0, &p, now);
-	free(cs);
-	free(csp);
-	return ret;
-}
-
-static void emit_status(struct rec *r, uint64_t now, uint64_t *prev_t,
-			uint64_t *prev_rec)
-{
-	struct rec_status_in in;
-	struct prec_writer_stats ws;
-	char line[256];
-
-	prec_writer_stats(r->w, &ws);
-	in.elapsed_ns = now - r->start_ns;
-	in.records = r->e.st.records;
-	in.records_prev = *prev_rec;
-	in.dt_ns = now - *prev_t;
-	in.lost = r->e.st.lost;
-	in.bytes_written = ws.bytes_written;
-	in.bytes_raw = ws.bytes_raw;
-	r->o->status(r->o->ctx, rec_status_format(&in, line, sizeof(line)));
-	*prev_t = now;
-	*prev_rec = r->e.st.records;
-}
-
-/* Spools, eventfd, epoll over the rings, then the drain thread. */
-static int setup_drain(struct rec *r)
-{
-	struct drain *d = &r->d;
-	uint64_t ring = (uint64_t)r->s.cfg.mmap_pages * r->s.page_size;
-	uint64_t spool = r->o->spool_bytes ? r->o->spool_bytes : SPOOL_DEFAULT, start;
-	struct epoll_event ev;
-	int ret;
-
-	/* a power of two, at least two rings' worth */
-	while (spool & (spool - 1))
-		spool &= spool - 1;
-	if (spool < 2 * ring)
-		spool = 2 * ring;
-	if (spool < 65536)
-		spool = 65536;
-	while (!r->o->spool_bytes && spool > 2 * ring &&
-	       spool * r->s.nrings > SPOOL_TOTAL_MAX)
-		spool /= 2;
-	r->spools = calloc(r->s.nrings + 1, sizeof(*r->spools));
-	d->ring_err = calloc(r->s.nrings + 1, sizeof(*d->ring_err));
-	if (!r->spools || !d->ring_err)
-		return -ENOMEM;
-	/* The default spool starts at half a ring (two wakeup watermarks) and
-	 * doubles only when it fills: a spool that cycles through all its
-	 * pages has the kernel zero every one of them at first touch (16% of
-	 * the recorder's CPU on the bench with 32 MiB per CPU). */
-	start = r->o->spool_bytes ? spool : ring / 2;
-	if (start < 65536)
-		start = 65536;
-	if (start > spool)
-		start = spool;
-	for (size_t i = 0; i < r->s.nrings; i++) {
-		ret = rec_spool_init_grow(&r->spools[i], start, spool);
-		if (ret < 0)
-			return ret;
-	}
-	d->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (d->efd < 0)
-		return -errno;
-	d->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (d->ep < 0)
-		return -errno;
-	for (size_t i = 0; i < r->s.nrings; i++) {
-		if (r->s.rings[i].fd < 0)
-			continue;
-		memset(&ev, 0, sizeof(ev));
-		ev.events = EPOLLIN;
-		ev.data.u32 = (uint32_t)i;
-		if (epoll_ctl(d->ep, EPOLL_CTL_ADD, r->s.rings[i].fd, &ev) < 0)
-			return -errno;
-	}
-	ret = pthread_create(&d->th, NULL, drain_main, r);
-	if (ret)
-		return -ret;
-	d->started = true;
-	return 0;
-}
-
-/* Stops the drain thread: final (move everything) or abort. While a final
- * move waits for spool room, keep consuming. Returns the writer's error. */
-static int stop_drain(struct rec *r, bool final)
-{
-	struct drain *d = &r->d;
-	int ret = 0;
-	bool more;
-
-	if (!d->started)
-		return 0;
-	__atomic_store_n(&d->stop, final ? 1 : 2, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&d->done, __ATOMIC_ACQUIRE)) {
-		struct pollfd pfd = { d->efd, POLLIN, 0 };
-		uint64_t v;
-
-		if (final && !ret) {
-			ret = consume_all(r, &more);
-			if (ret < 0)
-				__atomic_store_n(&d->stop, 2, __ATOMIC_RELEASE);
-		}
-		if (poll(&pfd, 1, 10) > 0 && read(d->efd, &v, sizeof(v)) < 0) {
-			/* spurious: poll again */
-		}
-	}
-	pthread_join(d->th, NULL);
-	d->started = false;
-	/* everything moved is in the spools now */
-	if (final && !ret) {
-		do {
-			ret = consume_all(r, &more);
-		} while (!ret && more);
-	}
-	return ret;
-}
-
-static void release_drain(struct rec *r)
-{
-	if (r->d.started)
-		stop_drain(r, false);
-	if (r->d.ep > 0)
-		close(r->d.ep);
-	if (r->d.efd > 0)
-		close(r->d.efd);
-	for (size_t i = 0; r->spools && i < r->s.nrings; i++)
-		rec_spool_release(&r->spools[i]);
-	free(r->spools);
-	free(r->d.ring_err);
-}
-
-/* The main loop. Returns the stop reason (static string) and sets
- * r->write_err on a writer failure. */
-static const char *loop(struct rec *r)
-{
-	const struct rec_record_opts *o = r->o;
-	uint64_t ival = r->ctr ? rec_counters_interval_ns(r->ctr) : 0;
-	uint64_t next_ctr = r->start_ns + ival, next_status = r->start_ns + STATUS_NS;
-	uint64_t prev_t = r->start_ns, prev_rec = 0;
-	uint64_t syms_ival = o->symbols_interval_ns ? o->symbols_interval_ns : SYMBOLS_NS;
-	uint64_t next_syms = r->start_ns + syms_ival;   /* symbols (issue 6) */
-	bool task_target = o->target == REC_TARGET_PIDS || o->target == REC_TARGET_TIDS;
-	bool more = false;
-
-	for (;;) {
-		struct pollfd pfd[2] = { { r->d.efd, POLLIN, 0 }, { -1, POLLIN, 0 } };
-		int timeout = more ? 0 : LOOP_TIMEOUT_MS, ret;
-		uint64_t now = rec_now_ns(), v;
-
-		if (r->have_wl && r->wl.pidfd >= 0 && !r->wl.exited)
-			pfd[1].fd = r->wl.pidfd;
-		if (ival && next_ctr > now && (next_ctr - now) / 1000000 < (uint64_t)timeout)
-			timeout = (int)((next_ctr - now) / 1000000) + 1;
-		if (poll(pfd, 2, timeout) > 0 && (pfd[0].revents & POLLIN) &&
-		    read(r->d.efd, &v, sizeof(v)) < 0) {
-			/* EAGAIN: another turn already took it */
-		}
-		ret = consume_all(r, &more);
-		now = rec_now_ns();
-		if (!ret)
-			ret = prec_writer_flush_due(r->w, now);
-		if (!ret && r->syms && now >= next_syms) {   /* symbols (issue 6) */
-			int sret = rec_symcollect_write(r->syms, r->w, 0, now);
-
-			if (sret < 0)
-				ret = sret;
-			next_syms = now + syms_ival;
-		}
-		if (!ret && r->ctr && ival && now >= next_ctr) {
-			ret = rec_counters_snapshot(r->ctr, r->w, now, false);
-			while (next_ctr <= now)
-				next_ctr += ival;
-		}
-		if (ret < 0) {
-			r->write_err = ret;
-			return "error: write failed";
-		}
-		if (o->status && now >= next_status) {
-			emit_status(r, now, &prev_t, &prev_rec);
-			next_status = now + STATUS_NS;
-		}
-		if (o->stop && *o->stop)
-			return "signal";
-		if (o->duration_ns && now - r->start_ns >= o->duration_ns)
-			return "duration";
-		if (r->have_wl && rec_workload_poll(&r->wl)) {
-			/* The workload's threads switch out for the last time
-			 * just after its exit is reported: give the kernel a
-			 * moment, so the final drain holds those records. */
-			struct timespec grace = { 0, 20 * 1000000 };
-
-			nanosleep(&grace, NULL);
-			return "workload exited";
-		}
-		if (task_target && !targets_alive(r))
-			return "targets exited";
-	}
-}
-
-static int open_output(struct rec *r, char *err, size_t errlen)
-{
-	const struct rec_record_opts *o = r->o;
-	struct prec_writer_opts wo = PREC_WRITER_OPTS_INIT;
-	int fd;
-
-	if (o->sink) {
-		r->sink = o->sink;
-	} else {
-		fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			int e = -errno;
-
-			snprintf(err, errlen, "cannot create %s: %s", o->output, strerror(-e));
-			return e;
-		}
-		r->sink = prec_sink_fd_new(fd, 1);
-		if (!r->sink) {
-			close(fd);
+		if (!cpus)
 			return -ENOMEM;
+		for (size_t i = 0; i < o->ncpus; i++) {
+			if (rec_cpumap_index(&r->cpus, o->cpus[i]) < 0) {
+				rec_log(REC_LOG_ERROR, "cpu %d is not online (online CPUs: "
+					"/sys/devices/system/cpu/online, %zu of them)",
+					o->cpus[i], r->cpus.n);
+				free(cpus);
+				return -ENODEV;
+			}
+			cpus[i] = o->cpus[i];
 		}
-		r->own_sink = true;
+		rec_cpumap_release(&r->cpus);
+		r->cpus.cpu = cpus;
+		r->cpus.n = o->ncpus;
 	}
-	if (o->frame_size)
-		wo.frame_size = o->frame_size;
-	wo.flush_ms = o->flush_ms;
-	if (o->zstd_level)
-		wo.zstd_level = o->zstd_level;
-	r->w = prec_writer_new(r->sink, &wo);
-	if (!r->w) {
-		int e = errno ? -errno : -ENOMEM;
-
-		snprintf(err, errlen, "cannot start writing %s: %s",
-			 o->output ? o->output : "output", prec_strerror(e));
-		return e;
+	if (task_target(r)) {
+		ret = rec_threadmap_expand(&r->tids, o->pids, o->npids,
+					   o->target == REC_TARGET_PIDS, NULL);
+		if (ret < 0)
+			return ret;
+	}
+	rec_meta_target_string(o->target,
+			       o->target == REC_TARGET_CPUS ? r->cpus.cpu : o->pids,
+			       o->target == REC_TARGET_CPUS ? r->cpus.n : o->npids,
+			       r->target, sizeof(r->target));
+	if (o->argv && o->argv[0]) {
+		/* A command: the target itself, or (with CPU targets) what
+		 * decides how long the recording lasts. */
+		ret = rec_workload_prepare(&r->wl, o->argv);
+		if (ret < 0) {
+			rec_log(REC_LOG_ERROR, "cannot start '%s': %s", o->argv[0],
+				strerror(-ret));
+			return ret;
+		}
+		r->have_wl = true;
 	}
 	return 0;
 }
 
-static int open_counters(struct rec *r, char *err, size_t errlen)
+static int open_source(struct rec_recording *r)
 {
-	const struct rec_record_opts *o = r->o;
+	const struct rec_recording_opts *o = &r->o;
+	const int *pids = NULL;
+	size_t npids = 0;
+	int ret;
+
+	if (o->source) {
+		r->src = o->source;
+	} else {
+		const struct rec_evlist *l = o->evlist;
+		struct rec_evset_cfg cfg;
+
+		if (!o->period) {
+			int max = rec_read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 0);
+
+			if (max > 0 && o->freq > (uint64_t)max) {
+				rec_log(REC_LOG_ERROR, "-F %llu is above this kernel's limit "
+					"of %d Hz (/proc/sys/kernel/perf_event_max_sample_rate): "
+					"use -F %d or lower, or raise the limit",
+					(unsigned long long)o->freq, max, max);
+				return -EINVAL;
+			}
+		}
+		if (!l || !l->n) {
+			/* Counting only: a dummy event still carries comm,
+			 * fork and mmap records. */
+			ret = rec_evlist_parse(&r->dummy, "dummy");
+			if (ret < 0)
+				return ret;
+			l = &r->dummy;
+		}
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.freq = o->freq;
+		cfg.period = o->period;
+		cfg.callchain = o->callchain;
+		cfg.switch_events = o->switch_events;
+		cfg.inherit = o->target == REC_TARGET_PIDS || o->target == REC_TARGET_COMMAND;
+		cfg.enable_on_exec = o->target == REC_TARGET_COMMAND;
+		cfg.mmap_pages = o->mmap_pages ? o->mmap_pages : auto_ring_pages(r->cpus.n);
+		r->src = rec_source_perf_new(l, &cfg);
+		if (!r->src) {
+			ret = -errno;
+			rec_log(REC_LOG_ERROR, "bad event settings (-m must be a power of "
+				"two): %s", strerror(-ret));
+			return ret;
+		}
+		r->own_src = true;
+	}
+	if (o->target == REC_TARGET_COMMAND) {
+		pids = &r->wl.pid;
+		npids = 1;
+	} else if (task_target(r)) {
+		pids = r->tids.tid;
+		npids = r->tids.n;
+	}
+	ret = r->src->ops->open(r->src, r->cpus.cpu, r->cpus.n, pids, npids);
+	if (ret < 0)
+		return ret;
+	if (r->src->note && r->src->note[0]) {
+		rec_log(REC_LOG_WARN, "%s", r->src->note);
+		snprintf(r->notes[0], sizeof(r->notes[0]), "%s", r->src->note);
+	}
+	if (rec_read_int_file("/proc/sys/kernel/kptr_restrict", 0) > 0 && geteuid())
+		snprintf(r->notes[1], sizeof(r->notes[1]),
+			 "kernel addresses hidden by kptr_restrict");
+	return 0;
+}
+
+static int open_counters(struct rec_recording *r)
+{
+	const struct rec_recording_opts *o = &r->o;
 	const int *pids = NULL;
 	size_t npids = 0;
 	int ret;
@@ -719,327 +297,616 @@ static int open_counters(struct rec *r, char *err, size_t errlen)
 	if (!r->ctr)
 		return -ENOMEM;
 	for (size_t i = 0; i < o->ncounters; i++) {
-		ret = rec_counters_add(r->ctr, o->counters[i], err, errlen);
+		ret = rec_counters_add(r->ctr, o->counters[i]);
 		if (ret < 0)
 			return ret;
 	}
-	rec_counters_set_interval(r->ctr, o->interval_ns);
+	rec_counters_set_interval(r->ctr, o->interval_ns ? o->interval_ns : 1000000000ull);
 	if (o->target == REC_TARGET_COMMAND) {
 		pids = &r->wl.pid;
 		npids = 1;
-	} else if (r->ntids) {
-		pids = r->tids;
-		npids = r->ntids;
+	} else if (task_target(r)) {
+		pids = r->tids.tid;
+		npids = r->tids.n;
 	}
 	return rec_counters_open(r->ctr, r->cpus.cpu, r->cpus.n, pids, npids,
-				 o->target == REC_TARGET_COMMAND, err, errlen);
+				 o->target == REC_TARGET_COMMAND);
 }
 
-static void explain_write_error(struct rec *r, int e, char *err, size_t errlen)
+/* A writer on sink for the next output. */
+static int open_writer(struct rec_recording *r, struct prec_sink *sink,
+		       const char *name, struct prec_writer **out)
 {
-	const char *out = r->o->output ? r->o->output : "the output";
+	struct prec_writer_opts wo = PREC_WRITER_OPTS_INIT;
 
-	if (e == -ENOSPC || e == -EDQUOT)
-		snprintf(err, errlen,
-			 "disk full while writing %s (%s): recording stopped; the file "
-			 "reads up to its last complete frame. Free space or write elsewhere (-o)",
-			 out, prec_strerror(e));
-	else
-		snprintf(err, errlen,
-			 "writing %s failed (%s): recording stopped; the file reads up to "
-			 "its last complete frame", out, prec_strerror(e));
+	if (r->o.frame_size)
+		wo.frame_size = r->o.frame_size;
+	if (r->o.flush_ms)
+		wo.flush_ms = r->o.flush_ms;
+	if (r->o.zstd_level)
+		wo.zstd_level = r->o.zstd_level;
+	*out = prec_writer_new(sink, &wo);
+	if (!*out) {
+		int e = errno ? -errno : -ENOMEM;
+
+		rec_log(REC_LOG_ERROR, "cannot start writing %s: %s",
+			name ? name : "the output", prec_strerror(e));
+		return e;
+	}
+	snprintf(r->output_name, sizeof(r->output_name), "%s", name ? name : "");
+	return 0;
 }
 
-int rec_record_run(const struct rec_record_opts *o,
-		   struct rec_record_result *res, char *err, size_t errlen)
+/* What every output starts with: header, event and group descriptions,
+ * notes. */
+static int write_preamble(struct rec_recording *r, uint64_t start_ns)
 {
-	struct rec r;
-	struct rec_session_cfg cfg;
-	const char *reason = "error";
+	struct rec_meta_header h;
 	int ret;
 
-	memset(&r, 0, sizeof(r));
-	memset(res, 0, sizeof(*res));
-	res->workload_exit = -1;
-	r.o = o;
-	r.res = res;
-	r.d.ep = -1;
-	r.d.efd = -1;
-	r.evlist = o->evlist;
-	err[0] = '\0';
-
-	/* -- targets */
-	if (o->target == REC_TARGET_CPUS) {
-		struct rec_cpumap online = REC_CPUMAP_INIT;
-
-		ret = rec_cpumap_online(&online);
-		for (size_t i = 0; !ret && i < o->ncpus; i++) {
-			if (rec_cpumap_index(&online, o->cpus[i]) < 0) {
-				snprintf(err, errlen, "cpu %d is not online (online CPUs: "
-					 "/sys/devices/system/cpu/online, %zu of them)",
-					 o->cpus[i], online.n);
-				ret = -ENODEV;
-			}
-		}
-		rec_cpumap_release(&online);
-		if (ret < 0)
-			return ret;
-		r.cpus.cpu = malloc((o->ncpus ? o->ncpus : 1) * sizeof(int));
-		if (!r.cpus.cpu)
-			return -ENOMEM;
-		memcpy(r.cpus.cpu, o->cpus, o->ncpus * sizeof(int));
-		r.cpus.n = o->ncpus;
-	} else {
-		ret = rec_cpumap_online(&r.cpus);
-		if (ret < 0) {
-			snprintf(err, errlen, "cannot list the online CPUs: %s", strerror(-ret));
-			goto out;
-		}
+	memset(&h, 0, sizeof(h));
+	h.argc = r->o.argc;
+	h.argv = r->o.argv_self;
+	h.start_ns = start_ns;
+	h.target = r->target;
+	if (r->have_wl) {
+		h.workload = r->o.argv;
+		h.workload_pid = r->wl.pid;
 	}
-	if (o->target == REC_TARGET_PIDS || o->target == REC_TARGET_TIDS) {
-		ret = resolve_tasks(&r, err, errlen);
-		if (ret < 0)
-			goto out;
-	}
-	if (!r.evlist || !r.evlist->n) {
-		/* Counting only: a dummy event still carries comm/fork/mmap. */
-		char perr[128];
+	ret = rec_meta_write_header(r->w, &h);
+	if (!ret && r->src->ops->describe)
+		ret = r->src->ops->describe(r->src, r->w);
+	if (!ret && r->ctr)
+		ret = rec_counters_describe(r->ctr, r->w, r->src->nevents,
+					    r->src->ngroups);
+	for (size_t i = 0; !ret && i < 2; i++)
+		if (r->notes[i][0])
+			ret = rec_meta_write_note(r->w, PERFREC__NOTE__LEVEL__WARNING,
+						  r->notes[i]);
+	return ret;
+}
 
-		ret = rec_evlist_parse(&r.dummy, "dummy", perr, sizeof(perr));
-		if (ret < 0) {
-			snprintf(err, errlen, "%s", perr);
-			goto out;
-		}
-		r.evlist = &r.dummy;
-	}
-	if (o->argv && o->argv[0]) {
-		/* A command: the target itself, or (with -a/-C) what decides
-		 * how long the system-wide recording lasts. */
-		ret = rec_workload_prepare(&r.wl, o->argv);
-		if (ret < 0) {
-			snprintf(err, errlen, "cannot start '%s': %s", o->argv[0], strerror(-ret));
-			goto out;
-		}
-		r.have_wl = true;
-		res->have_workload = true;
-	}
+/* The tasks and maps that exist now (from /proc). */
+static int write_tasks(struct rec_recording *r)
+{
+	struct rec_synth_stats sst;
+	const int *sp = NULL;
+	size_t sn = 0;
 
-	/* -- events */
-	if (!o->period) {
-		int max = rec_read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 0);
-
-		if (max > 0 && o->freq > (uint64_t)max) {
-			snprintf(err, errlen, "-F %llu is above this kernel's limit of %d Hz "
-				 "(/proc/sys/kernel/perf_event_max_sample_rate): use -F %d or "
-				 "lower, or raise the limit", (unsigned long long)o->freq, max, max);
-			ret = -EINVAL;
-			goto out;
-		}
+	if (r->o.proc_root && !r->o.proc_root[0])
+		return 0;
+	if (task_target(r)) {
+		sp = r->o.pids;
+		sn = r->o.npids;
 	}
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.freq = o->freq;
-	cfg.period = o->period;
-	cfg.callchain = o->callchain;
-	cfg.switch_events = o->switch_events;
-	cfg.inherit = o->target == REC_TARGET_PIDS || o->target == REC_TARGET_COMMAND;
-	cfg.enable_on_exec = o->target == REC_TARGET_COMMAND;
-	cfg.mmap_pages = o->mmap_pages ? o->mmap_pages : auto_ring_pages(r.cpus.n);
-	res->mmap_pages = cfg.mmap_pages;
-	ret = rec_session_init(&r.s, r.evlist, &cfg);
+	return rec_synth_tasks(r->w, 0, r->o.proc_root ? r->o.proc_root : "/proc",
+			       sp, sn, rec_now_ns(), &sst);
+}
+
+static void begin_output_counts(struct rec_recording *r, uint64_t now)
+{
+	r->base = r->e.st;
+	memcpy(r->cpu_base, r->e.cpu, (size_t)r->e.ncpu * sizeof(*r->cpu_base));
+	r->out_start_ns = now;
+	r->outputs++;
+}
+
+int rec_recording_new(const struct rec_recording_opts *opts,
+		      struct prec_sink *sink, const char *output_name,
+		      struct rec_recording **out)
+{
+	struct rec_recording *r = calloc(1, sizeof(*r));
+	int ret;
+
+	*out = NULL;
+	if (!r)
+		return -ENOMEM;
+	r->wl.pid = -1;
+	r->stop_reason = "";
+	ret = rec_opts_copy(&r->o, sizeof(r->o), opts);
 	if (ret < 0) {
-		snprintf(err, errlen, "bad session settings (-m must be a power of two): %s",
-			 strerror(-ret));
-		goto out;
+		rec_log(REC_LOG_ERROR, "recording options: unknown fields set (a "
+			"newer caller?)");
+		goto err;
 	}
-	r.session_ok = true;
-	if (o->target == REC_TARGET_COMMAND)
-		ret = rec_session_open(&r.s, r.cpus.cpu, r.cpus.n, &r.wl.pid, 1, err, errlen);
-	else
-		ret = rec_session_open(&r.s, r.cpus.cpu, r.cpus.n, r.tids, r.ntids, err, errlen);
+	ret = resolve_targets(r);
 	if (ret < 0)
-		goto out;
-	if (r.s.note[0])
-		logf_(&r, REC_LOG_WARN, "%s", r.s.note);
-	ret = open_counters(&r, err, errlen);
+		goto err;
+	ret = open_source(r);
 	if (ret < 0)
-		goto out;
-	r.ring_reported = calloc(r.s.nrings + 1, sizeof(bool));
-	if (!r.ring_reported) {
+		goto err;
+	ret = open_counters(r);
+	if (ret < 0)
+		goto err;
+	r->ring_reported = calloc(r->src->nrings + 1, sizeof(bool));
+	if (!r->ring_reported) {
 		ret = -ENOMEM;
-		goto out;
+		goto err;
 	}
-
-	/* -- output and description */
-	ret = open_output(&r, err, errlen);
+	ret = open_writer(r, sink, output_name, &r->w);
 	if (ret < 0)
-		goto out;
-	ret = rec_emit_init(&r.e, r.w, &r.s.dctx, rec_cpumap_max(&r.cpus));
+		goto err;
+	ret = rec_emit_init(&r->e, r->w, r->src->dctx, rec_cpumap_max(&r->cpus));
 	if (ret < 0)
-		goto out;
-	r.emit_ok = true;
-	/* symbols (issue 6): kallsyms now, hit objects' tables at the end */
-	r.syms = o->no_symbols ? NULL : rec_symcollect_new(NULL);
-	if (o->no_symbols) {
-		/* asked for: nothing to say */
-	} else if (r.syms) {
-		r.e.observe = rec_symcollect_observe;
-		r.e.observe_ctx = r.syms;
-	} else {
-		logf_(&r, REC_LOG_WARN, "no symbols will be recorded: %s",
-		      strerror(errno));
+		goto err;
+	r->emit_ok = true;
+	r->cpu_base = calloc((size_t)r->e.ncpu, sizeof(*r->cpu_base));
+	r->cpu_out = calloc((size_t)r->e.ncpu, sizeof(*r->cpu_out));
+	if (!r->cpu_base || !r->cpu_out) {
+		ret = -ENOMEM;
+		goto err;
 	}
-	r.start_ns = rec_now_ns();
-	ret = write_header(&r);
-	if (!ret)
-		ret = rec_session_describe(&r.s, r.w);
-	if (!ret && r.ctr)
-		ret = rec_counters_describe(r.ctr, r.w, (uint32_t)r.s.nsel,
-					    (uint32_t)r.evlist->ngroups);
-	if (!ret && r.s.note[0])
-		ret = write_note(&r, PERFREC__NOTE__LEVEL__WARNING, r.s.note);
-	if (!ret && rec_read_int_file("/proc/sys/kernel/kptr_restrict", 0) > 0 && geteuid())
-		ret = write_note(&r, PERFREC__NOTE__LEVEL__WARNING,
-				 "kernel addresses hidden by kptr_restrict");
+	if (!r->o.no_symbols) {
+		/* kallsyms now, the tables of hit objects as they are hit */
+		r->syms = rec_symcollect_new(NULL);
+		if (r->syms) {
+			r->e.observe = rec_symcollect_observe;
+			r->e.observe_ctx = r->syms;
+		} else {
+			rec_log(REC_LOG_WARN, "no symbols will be recorded: %s",
+				strerror(errno));
+		}
+	}
+	r->start_ns = rec_now_ns();
+	begin_output_counts(r, r->start_ns);
+	ret = write_preamble(r, r->start_ns);
 	if (ret < 0) {
-		explain_write_error(&r, ret, err, errlen);
-		goto out;
+		fail_write(r, ret);
+		goto err;
 	}
-	ret = setup_drain(&r);
-	if (ret < 0) {
-		snprintf(err, errlen, "cannot set up the drain thread: %s", strerror(-ret));
-		goto out;
-	}
+	r->state = REC_RECORDING_READY;
+	*out = r;
+	return 0;
+err:
+	rec_recording_free(r);
+	return ret;
+}
 
-	/* -- start: a command target is enabled by its exec */
-	if (o->target != REC_TARGET_COMMAND) {
-		ret = rec_session_enable(&r.s);
-		if (!ret && r.ctr)
-			ret = rec_counters_enable(r.ctr);
+/* ---- running */
+
+int rec_recording_start(struct rec_recording *r)
+{
+	int ret;
+
+	if (r->state != REC_RECORDING_READY) {
+		rec_log(REC_LOG_ERROR, "recording: start() needs a new recording");
+		return -EINVAL;
+	}
+	ret = rec_drain_new(r->src->rings, r->src->nrings,
+			    (uint64_t)r->src->ring_pages * r->src->page_size,
+			    r->o.spool_bytes, &r->drain);
+	if (ret < 0) {
+		rec_log(REC_LOG_ERROR, "cannot set up the drain thread: %s", strerror(-ret));
+		return ret;
+	}
+	ret = rec_drain_start(r->drain);
+	if (ret < 0) {
+		rec_log(REC_LOG_ERROR, "cannot start the drain thread: %s", strerror(-ret));
+		return ret;
+	}
+	/* a command target is enabled by its exec */
+	if (r->o.target != REC_TARGET_COMMAND) {
+		ret = r->src->ops->enable(r->src);
+		if (!ret && r->ctr)
+			ret = rec_counters_enable(r->ctr);
 		if (ret < 0) {
-			snprintf(err, errlen, "cannot enable the events: %s", strerror(-ret));
-			goto out;
+			rec_log(REC_LOG_ERROR, "cannot enable the events: %s", strerror(-ret));
+			return ret;
 		}
-		{
-			struct rec_synth_stats sst;
-			const int *sp = NULL;
-			size_t sn = 0;
-
-			if (o->target == REC_TARGET_PIDS || o->target == REC_TARGET_TIDS) {
-				sp = o->pids;
-				sn = o->npids;
-			}
-			ret = rec_synth_tasks(r.w, 0, "/proc", sp, sn, rec_now_ns(), &sst);
-			if (ret < 0) {
-				explain_write_error(&r, ret, err, errlen);
-				goto out;
-			}
-		}
+		ret = write_tasks(r);
+		if (ret < 0)
+			return fail_write(r, ret);
 	}
 	/* Cut the metadata frame now: a recorder killed early still leaves a
 	 * file that says what it was recording. */
-	ret = prec_writer_flush(r.w);
-	if (ret < 0) {
-		explain_write_error(&r, ret, err, errlen);
-		goto out;
-	}
-	if (r.have_wl) {
-		ret = rec_workload_start(&r.wl);
-		r.wl_started = true;
+	ret = prec_writer_flush(r->w);
+	if (ret < 0)
+		return fail_write(r, ret);
+	if (r->have_wl) {
+		r->wl_started = true;
+		ret = rec_workload_start(&r->wl);
 		if (ret < 0) {
-			snprintf(err, errlen, "cannot run '%s': %s", o->argv[0], strerror(-ret));
-			goto out;
+			rec_log(REC_LOG_ERROR, "cannot run '%s': %s", r->o.argv[0],
+				strerror(-ret));
+			return ret;
 		}
 	}
+	r->ctr_ival = r->ctr ? rec_counters_interval_ns(r->ctr) : 0;
+	r->syms_ival = r->o.symbols_interval_ns ? r->o.symbols_interval_ns : SYMBOLS_NS;
+	r->next_ctr = r->start_ns + r->ctr_ival;
+	r->next_syms = r->start_ns + r->syms_ival;
+	r->state = REC_RECORDING_RUNNING;
+	return 0;
+}
 
-	/* -- record */
-	reason = loop(&r);
+/* Encodes what the spool of ring i holds (at most TURN_RECORDS). Returns 0
+ * or the writer's error. */
+static int consume_ring(struct rec_recording *r, size_t i)
+{
+	struct rec_ring *sp = rec_drain_spool(r->drain, i);
+	int cpu = r->src->ring_cpu[i];
+	uint32_t stream = 1 + (uint32_t)cpu;
+	const struct perf_event_header *h;
+	int ret = 0, n = 0;
+	size_t count = 0;
 
-	/* -- stop: nothing new after disable, then take what is left */
-	rec_session_disable(&r.s);
-	if (r.have_wl && !r.wl.exited) {
-		/* stopped by a signal or -d while the command runs */
-		kill(r.wl.pid, SIGTERM);
-		rec_workload_wait(&r.wl);
+	if (!r->src->rings[i].meta)
+		return 0;
+	rec_drain_sync(r->drain, i);
+	rec_ring_read_begin(sp);
+	while (count++ < TURN_RECORDS && (n = rec_ring_next(sp, &h)) > 0) {
+		ret = rec_emit_record(&r->e, stream, cpu, h);
+		if (ret < 0)
+			break;
+		/* a growth asked for mid-turn is applied at once: the
+		 * producer waits for it with records in the kernel ring */
+		rec_drain_sync(r->drain, i);
 	}
-	ret = r.write_err;
-	{
-		int dret = stop_drain(&r, !ret);
+	rec_ring_read_done(sp);
+	if (!ret && !r->ring_reported[i] &&
+	    (n < 0 || rec_drain_ring_failed(r->drain, i))) {
+		char why[160];
 
-		if (!ret)
-			ret = dret;
+		r->ring_reported[i] = true;
+		snprintf(why, sizeof(why),
+			 "ring of cpu %d stopped: corrupt record header (size < 8, larger "
+			 "than the ring, or past data_head)", cpu);
+		rec_log(REC_LOG_ERROR, "%s; its later records are lost", why);
+		ret = rec_emit_ring_error(&r->e, stream, cpu, rec_now_ns(), why);
 	}
+	return ret;
+}
+
+static int consume_all(struct rec_recording *r, bool *more)
+{
+	*more = false;
+	for (size_t i = 0; i < r->src->nrings; i++) {
+		int ret = consume_ring(r, i);
+
+		if (ret < 0)
+			return ret;
+		if (rec_drain_pending(r->drain, i))
+			*more = true;
+	}
+	return 0;
+}
+
+static int consume_cb(void *ctx)
+{
+	bool more;
+
+	return consume_all(ctx, &more);
+}
+
+int rec_recording_pollfd(const struct rec_recording *r)
+{
+	return r->drain ? rec_drain_fd(r->drain) : -1;
+}
+
+/* Why the recording should stop now, or NULL. */
+static const char *stop_condition(struct rec_recording *r, uint64_t now)
+{
+	if (r->o.duration_ns && now - r->start_ns >= r->o.duration_ns)
+		return "duration";
+	if (r->have_wl && rec_workload_poll(&r->wl)) {
+		struct timespec grace = { 0, WORKLOAD_GRACE_NS };
+
+		nanosleep(&grace, NULL);
+		return "workload exited";
+	}
+	if (task_target(r) && !rec_threadmap_alive(&r->tids))
+		return "targets exited";
+	return NULL;
+}
+
+int rec_recording_step(struct rec_recording *r, int timeout_ms)
+{
+	struct pollfd pfd[2] = { { -1, POLLIN, 0 }, { -1, POLLIN, 0 } };
+	uint64_t now = rec_now_ns();
+	const char *why;
+	bool more;
+	int ret;
+
+	if (r->state == REC_RECORDING_FAILED)
+		return r->err;
+	if (r->state != REC_RECORDING_RUNNING)
+		return 0;
+	if (timeout_ms < 0 || timeout_ms > STEP_MAX_MS)
+		timeout_ms = STEP_MAX_MS;
+	if (r->ctr_ival && r->next_ctr > now &&
+	    (r->next_ctr - now) / 1000000 < (uint64_t)timeout_ms)
+		timeout_ms = (int)((r->next_ctr - now) / 1000000) + 1;
+	if (r->o.duration_ns && r->start_ns + r->o.duration_ns > now &&
+	    (r->start_ns + r->o.duration_ns - now) / 1000000 < (uint64_t)timeout_ms)
+		timeout_ms = (int)((r->start_ns + r->o.duration_ns - now) / 1000000) + 1;
+	pfd[0].fd = rec_drain_fd(r->drain);
+	if (r->have_wl && r->wl.pidfd >= 0 && !r->wl.exited)
+		pfd[1].fd = r->wl.pidfd;
+	if (timeout_ms > 0 && poll(pfd, 2, timeout_ms) > 0 && (pfd[0].revents & POLLIN))
+		rec_drain_ack(r->drain);
+	ret = consume_all(r, &more);
+	now = rec_now_ns();
 	if (!ret)
-		ret = rec_session_write_lost(&r.s, r.w, rec_now_ns(), &res->event_lost);
-	if (!ret && r.ctr)
-		ret = rec_counters_snapshot(r.ctr, r.w, rec_now_ns(), true);
-	if (!ret && r.syms) {   /* symbols (issue 6) */
-		int sret = rec_symcollect_write(r.syms, r.w, 0, rec_now_ns());
+		ret = prec_writer_flush_due(r->w, now);
+	if (!ret && r->syms && now >= r->next_syms) {
+		int sret = rec_symcollect_write(r->syms, r->w, 0, now);
+
+		if (sret < 0)
+			ret = sret;
+		r->next_syms = now + r->syms_ival;
+	}
+	if (!ret && r->ctr && r->ctr_ival && now >= r->next_ctr) {
+		ret = rec_counters_snapshot(r->ctr, r->w, now, false);
+		while (r->next_ctr <= now)
+			r->next_ctr += r->ctr_ival;
+	}
+	if (ret < 0)
+		return fail_write(r, ret);
+	/* what the spools still hold is taken by stop()'s final drain */
+	why = stop_condition(r, now);
+	if (why) {
+		r->stop_reason = why;
+		r->state = REC_RECORDING_ENDING;
+		return 0;
+	}
+	return 1;
+}
+
+/* ---- ending an output */
+
+/* This output's part of the emit counts: whole-recording counts minus
+ * those when the output began. */
+static void output_counts(struct rec_recording *r, struct rec_emit_stats *st)
+{
+	const uint64_t *now = (const uint64_t *)&r->e.st;
+	const uint64_t *base = (const uint64_t *)&r->base;
+	uint64_t *out = (uint64_t *)st;
+
+	for (size_t i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
+		out[i] = now[i] - base[i];
+	for (int c = 0; c < r->e.ncpu; c++) {
+		r->cpu_out[c].records = r->e.cpu[c].records - r->cpu_base[c].records;
+		r->cpu_out[c].samples = r->e.cpu[c].samples - r->cpu_base[c].samples;
+		r->cpu_out[c].lost = r->e.cpu[c].lost - r->cpu_base[c].lost;
+		r->cpu_out[c].bytes = r->e.cpu[c].bytes - r->cpu_base[c].bytes;
+		r->cpu_out[c].switches = r->e.cpu[c].switches - r->cpu_base[c].switches;
+	}
+}
+
+/* Symbols hit so far, counter values, SessionEnd, index, sync. */
+static int end_output(struct rec_recording *r, uint64_t now, const char *reason,
+		      bool final_counters)
+{
+	struct rec_emit_stats st;
+	struct rec_emit_cpu *per_ring;
+	struct rec_meta_end end;
+	struct prec_writer_stats ws;
+	int ret = 0;
+
+	if (r->ctr)
+		ret = rec_counters_snapshot(r->ctr, r->w, now, final_counters);
+	if (!ret && r->syms) {
+		int sret = rec_symcollect_write(r->syms, r->w, 0, now);
 
 		if (sret < 0)
 			ret = sret;
 	}
-	if (!ret)
-		ret = write_session_end(&r, rec_now_ns(), reason);
-	if (!ret)
-		ret = prec_writer_close(r.w);
-	if (ret < 0) {
-		explain_write_error(&r, ret, err, errlen);
-		/* a failed writer cannot close; the frames written stay valid */
-		if (r.own_sink)
-			prec_sink_sync(r.sink);
-	}
-	snprintf(res->stop_reason, sizeof(res->stop_reason), "%s", reason);
-out:
-	if (r.emit_ok)
-		res->st = r.e.st;
-	if (r.w) {
-		struct prec_writer_stats ws;
+	if (ret < 0)
+		return ret;
+	output_counts(r, &st);
+	per_ring = calloc(r->src->nrings + 1, sizeof(*per_ring));
+	if (!per_ring)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->src->nrings; i++) {
+		int cpu = r->src->ring_cpu[i];
 
-		prec_writer_stats(r.w, &ws);
-		res->bytes_written = ws.bytes_written;
-		res->bytes_raw = ws.bytes_raw;
+		if (cpu >= 0 && cpu < r->e.ncpu)
+			per_ring[i] = r->cpu_out[cpu];
 	}
-	if (r.start_ns)
-		res->duration_ns = rec_now_ns() - r.start_ns;
-	if (r.have_wl) {
-		if (!r.wl_started)
-			rec_workload_cancel(&r.wl);
-		else
-			rec_workload_wait(&r.wl);
-		res->workload_exit = rec_workload_exit_code(&r.wl);
-		rec_workload_release(&r.wl);
+	memset(&end, 0, sizeof(end));
+	end.end_ns = now;
+	end.reason = reason;
+	end.exit_status = r->have_wl && r->wl.exited ? rec_workload_exit_code(&r->wl) : -1;
+	end.st = &st;
+	end.cpu = per_ring;
+	end.cpus = r->src->ring_cpu;
+	end.ncpus = r->src->nrings;
+	if (r->syms) {
+		struct rec_symcollect_stats ss;
+
+		rec_symcollect_stats(r->syms, &ss);
+		end.symbol_bytes = ss.bytes;
+		end.symbol_time_ns = ss.time_ns;
 	}
-	if (r.d.started)
-		stop_drain(&r, false);   /* join before reading its counters */
-	res->wakeups = r.d.wakeups;
-	for (size_t i = 0; r.spools && i < r.s.nrings; i++)
-		res->spool_full += r.spools[i].full;
-	release_drain(&r);
-	if (r.emit_ok)
-		rec_emit_release(&r.e);
-	rec_symcollect_free(r.syms);   /* symbols (issue 6) */
-	prec_writer_free(r.w);
-	if (r.own_sink)
-		prec_sink_free(r.sink);
-	rec_counters_free(r.ctr);
-	if (r.session_ok)
-		rec_session_release(&r.s);
-	free(r.ring_reported);
-	rec_evlist_release(&r.dummy);
-	free(r.tids);
-	rec_cpumap_release(&r.cpus);
+	ret = rec_meta_write_end(r->w, &end);
+	free(per_ring);
+	if (!ret)
+		ret = prec_writer_close(r->w);
+	if (!ret) {
+		prec_writer_stats(r->w, &ws);
+		r->done_written += ws.bytes_written;
+		r->done_raw += ws.bytes_raw;
+	}
 	return ret;
 }
 
-const char *rec_record_summary(const struct rec_record_result *res, char *buf,
-			       size_t len)
+int rec_recording_stop(struct rec_recording *r, const char *reason)
 {
-	uint64_t total = res->st.records + res->st.lost;
+	int ret = 0;
+
+	if (!r)
+		return 0;
+	if (r->state == REC_RECORDING_STOPPED)
+		return 0;
+	if (r->state == REC_RECORDING_FAILED) {
+		rec_drain_stop(r->drain, false, NULL, NULL);
+		return r->err;
+	}
+	if (r->state == REC_RECORDING_RUNNING || !r->stop_reason[0])
+		r->stop_reason = reason ? reason : "stopped";
+	/* nothing new after disable, then take what is left */
+	if (r->src)
+		r->src->ops->disable(r->src);
+	if (r->have_wl && r->wl_started && !r->wl.exited) {
+		/* stopped while the command runs */
+		kill(r->wl.pid, SIGTERM);
+		rec_workload_wait(&r->wl);
+	}
+	if (r->drain) {
+		bool more;
+
+		ret = rec_drain_stop(r->drain, true, consume_cb, r);
+		/* everything moved is in the spools now */
+		while (!ret) {
+			ret = consume_all(r, &more);
+			if (!more)
+				break;
+		}
+	}
+	if (!ret && r->src->ops->write_lost)
+		ret = r->src->ops->write_lost(r->src, r->w, rec_now_ns(), &r->event_lost);
+	if (!ret)
+		ret = end_output(r, rec_now_ns(), r->stop_reason, true);
+	if (ret < 0) {
+		fail_write(r, ret);
+		return ret;
+	}
+	r->state = REC_RECORDING_STOPPED;
+	return 0;
+}
+
+int rec_recording_rotate(struct rec_recording *r, struct prec_sink *next,
+			 const char *output_name)
+{
+	struct prec_writer *nw;
+	uint64_t now;
+	int ret;
+
+	if (r->state != REC_RECORDING_RUNNING) {
+		rec_log(REC_LOG_ERROR, "cannot rotate: the recording is not running");
+		return -EINVAL;
+	}
+	/* Every record consumed so far goes to the old output, every later
+	 * one to the new: consume_ring() is not running now. */
+	now = rec_now_ns();
+	ret = end_output(r, now, "rotated", true);
+	if (ret < 0)
+		return fail_write(r, ret);
+	prec_writer_free(r->w);
+	r->w = NULL;
+	ret = open_writer(r, next, output_name, &nw);
+	if (ret < 0) {
+		r->state = REC_RECORDING_FAILED;
+		r->err = ret;
+		r->stop_reason = "error: cannot open the next output";
+		return ret;
+	}
+	r->w = nw;
+	r->e.w = nw;
+	if (r->syms)
+		rec_symcollect_restart(r->syms);
+	begin_output_counts(r, now);
+	ret = write_preamble(r, now);
+	if (!ret)
+		ret = write_tasks(r);
+	if (!ret && r->ctr)
+		ret = rec_counters_snapshot(r->ctr, r->w, now, false);
+	if (!ret)
+		ret = prec_writer_flush(r->w);
+	if (ret < 0)
+		return fail_write(r, ret);
+	return 0;
+}
+
+/* ---- stats */
+
+void rec_recording_stats(const struct rec_recording *r,
+			 struct rec_recording_stats *st)
+{
+	struct prec_writer_stats ws = { 0 };
+
+	memset(st, 0, sizeof(*st));
+	st->state = r->state;
+	st->stop_reason = r->stop_reason;
+	st->elapsed_ns = r->start_ns ? rec_now_ns() - r->start_ns : 0;
+	if (r->emit_ok) {
+		st->st = r->e.st;
+		st->cpu = r->e.cpu;
+	}
+	if (r->src) {
+		st->nrings = r->src->nrings;
+		st->ring_cpu = r->src->ring_cpu;
+		st->mmap_pages = r->src->ring_pages;
+	}
+	if (r->w)
+		prec_writer_stats(r->w, &ws);
+	/* an ended output's bytes are in done_* already */
+	if (r->state == REC_RECORDING_STOPPED) {
+		st->bytes_written = r->done_written;
+		st->bytes_raw = r->done_raw;
+	} else {
+		st->bytes_written = r->done_written + ws.bytes_written;
+		st->bytes_raw = r->done_raw + ws.bytes_raw;
+	}
+	st->output_bytes = ws.bytes_written;
+	st->outputs = r->outputs;
+	st->output_name = r->output_name;
+	if (r->drain) {
+		struct rec_drain_stats ds;
+
+		rec_drain_stats(r->drain, &ds);
+		st->wakeups = ds.wakeups;
+		st->spool_full = ds.spool_full;
+	}
+	st->event_lost = r->event_lost;
+	st->have_workload = r->have_wl;
+	st->workload_pid = r->have_wl ? r->wl.pid : -1;
+	st->workload_exit = r->have_wl ? rec_workload_exit_code(&r->wl) : -1;
+}
+
+const char *rec_recording_summary(const struct rec_recording_stats *st,
+				  char *buf, size_t len)
+{
+	uint64_t total = st->st.records + st->st.lost;
 
 	snprintf(buf, len, "%llu samples, %llu switch events, %llu lost (%.1f%%)",
-		 (unsigned long long)res->st.samples,
-		 (unsigned long long)res->st.switches,
-		 (unsigned long long)res->st.lost,
-		 total ? 100.0 * (double)res->st.lost / (double)total : 0.0);
+		 (unsigned long long)st->st.samples,
+		 (unsigned long long)st->st.switches,
+		 (unsigned long long)st->st.lost,
+		 total ? 100.0 * (double)st->st.lost / (double)total : 0.0);
 	return buf;
+}
+
+void rec_recording_free(struct rec_recording *r)
+{
+	if (!r)
+		return;
+	if (r->drain)
+		rec_drain_stop(r->drain, false, NULL, NULL);
+	if (r->state == REC_RECORDING_RUNNING && r->src)
+		r->src->ops->disable(r->src);
+	if (r->have_wl) {
+		if (!r->wl_started)
+			rec_workload_cancel(&r->wl);
+		else if (!r->wl.exited) {
+			kill(r->wl.pid, SIGTERM);
+			rec_workload_wait(&r->wl);
+		}
+		rec_workload_release(&r->wl);
+	}
+	rec_drain_free(r->drain);
+	if (r->emit_ok)
+		rec_emit_release(&r->e);
+	rec_symcollect_free(r->syms);
+	prec_writer_free(r->w);
+	rec_counters_free(r->ctr);
+	if (r->own_src)
+		rec_source_free(r->src);
+	free(r->ring_reported);
+	free(r->cpu_base);
+	free(r->cpu_out);
+	rec_evlist_release(&r->dummy);
+	rec_threadmap_release(&r->tids);
+	rec_cpumap_release(&r->cpus);
+	free(r);
 }

@@ -1493,6 +1493,32 @@ out:
 	return ret;
 }
 
+void rec_symcollect_restart(struct rec_symcollect *sc)
+{
+	if (!sc)
+		return;
+	for (size_t i = 0; i < sc->nobjs; i++) {
+		struct sc_obj *o = sc->objs[i];
+
+		u64map_clear(&o->hits);
+		u64map_clear(&o->done);
+		o->written = 0;
+		o->full_done = 0;
+	}
+	for (size_t i = 0; i < sc->nprocs; i++) {
+		u64map_clear(&sc->procs[i]->jit_hits);
+		u64map_clear(&sc->procs[i]->jit_done);
+	}
+	sc->npend = 0;
+	if (sc->kstate)
+		memset(sc->kstate, 0, sc->ksyms.nsyms);
+	sc->kernel_hits = 0;
+	sc->kernel_noted = 0;
+	/* cached hits were recorded for the old output */
+	memset(sc->hcache, 0, HCACHE_SIZE * sizeof(*sc->hcache));
+	sc->gen = 1;
+}
+
 void rec_symcollect_stats(const struct rec_symcollect *sc,
 			  struct rec_symcollect_stats *st)
 {

@@ -148,6 +148,12 @@ int rec_symcollect_hit_callchain(struct rec_symcollect *sc, uint32_t pid,
 int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 			 uint32_t stream, uint64_t time_ns);
 
+/* A new output begins (rotation): forget which symbols were written and
+ * hit, so the next rec_symcollect_write() gives the new output the tables
+ * of what its own samples hit. Address spaces are kept. Write the old
+ * output's tables first. */
+void rec_symcollect_restart(struct rec_symcollect *sc);
+
 void rec_symcollect_stats(const struct rec_symcollect *sc,
 			  struct rec_symcollect_stats *st);
 

@@ -12,7 +12,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct rec_evlist l = REC_EVLIST_INIT;
-	char err[256], *s;
+	char *s;
 
 	if (size > 4096)
 		return 0;
@@ -21,10 +21,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = '\0';
-	if (rec_evlist_parse(&l, "cpu-clock", err, sizeof(err)) == 0) {
+	if (rec_evlist_parse(&l, "cpu-clock") == 0) {
 		size_t n = l.n;
 
-		if (rec_evlist_parse(&l, s, err, sizeof(err)) < 0 && l.n != n)
+		if (rec_evlist_parse(&l, s) < 0 && l.n != n)
 			abort();
 		for (size_t i = 0; i < l.n; i++)
 			if (!l.ev[i].name)

@@ -37,6 +37,7 @@
 #include "kernel/kerntest.h"
 #include "recorder/events/counters.h"
 #include "recorder/events/groupread.h"
+#include "lib/logcap.h"
 
 #define K_PAGES 3000
 #define P_TRIPS 1000
@@ -119,7 +120,6 @@ static void per_task_group(void **state)
 	struct prec_sink *sink = prec_sink_mem_new();
 	struct prec_writer *w;
 	struct seen seen = { .n = 0 };
-	char err[512];
 	int go, status = 0, ret;
 	pid_t pid;
 	size_t tc, pf, cs;
@@ -130,16 +130,16 @@ static void per_task_group(void **state)
 	assert_non_null(sink);
 	w = prec_writer_new(sink, NULL);
 	assert_non_null(w);
-	ret = rec_counters_add(c, GROUP3, err, sizeof(err));
+	ret = rec_counters_add(c, GROUP3);
 	assert_int_equal(ret, 0);
 	rec_counters_set_interval(c, 2000000);
 	assert_int_equal(rec_counters_ngroups(c), 1);
 	assert_int_equal(rec_counters_nevents(c), 3);
 
 	pid = spawn_held(K_PAGES, P_TRIPS, &go);
-	ret = rec_counters_open(c, NULL, 0, &pid, 1, true, err, sizeof(err));
+	ret = rec_counters_open(c, NULL, 0, &pid, 1, true);
 	if (ret < 0)
-		fail_msg("open: %s", err);
+		fail_msg("open: %s", logcap_err());
 	assert_true(rec_counters_read_format(c) & PERF_FORMAT_GROUP);
 	assert_true(rec_counters_read_format(c) & PERF_FORMAT_ID);
 	assert_int_equal(rec_counters_describe(c, w, 0, 0), 0);
@@ -288,17 +288,16 @@ static void member_fd_read_maps_by_id(void **state)
 	struct rec_counters *c = rec_counters_new();
 	uint64_t buf[3 + 3 * REC_GROUP_MAX];
 	struct rec_group_read gr;
-	char err[512];
 	int go, status;
 	pid_t pid;
 	ssize_t n;
 	int idx;
 
 	(void)state;
-	assert_int_equal(rec_counters_add(c, GROUP3, err, sizeof(err)), 0);
+	assert_int_equal(rec_counters_add(c, GROUP3), 0);
 	pid = spawn_held(K_PAGES, 10, &go);
-	if (rec_counters_open(c, NULL, 0, &pid, 1, true, err, sizeof(err)))
-		fail_msg("open: %s", err);
+	if (rec_counters_open(c, NULL, 0, &pid, 1, true))
+		fail_msg("open: %s", logcap_err());
 	assert_int_equal(write(go, "g", 1), 1);
 	close(go);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -324,17 +323,15 @@ static void per_cpu_group(void **state)
 	int cpus[1024], ncpu = 0;
 	long nc = sysconf(_SC_NPROCESSORS_ONLN);
 	struct rec_counter_value v;
-	char err[512];
 	int go, status;
 	pid_t pid;
 
 	(void)state;
 	for (int i = 0; i < nc && i < 1024; i++)
 		cpus[ncpu++] = i;
-	assert_int_equal(rec_counters_add(c, GROUP3, err, sizeof(err)), 0);
-	if (rec_counters_open(c, cpus, (size_t)ncpu, NULL, 0, false, err,
-			      sizeof(err)))
-		fail_msg("open: %s", err);
+	assert_int_equal(rec_counters_add(c, GROUP3), 0);
+	if (rec_counters_open(c, cpus, (size_t)ncpu, NULL, 0, false))
+		fail_msg("open: %s", logcap_err());
 	assert_int_equal(rec_counters_ntargets(c), (size_t)ncpu);
 	assert_int_equal(rec_counters_enable(c), 0);
 	pid = spawn_held(K_PAGES, P_TRIPS, &go);
@@ -358,34 +355,31 @@ static void per_cpu_group(void **state)
 static void unsupported_events(void **state)
 {
 	struct rec_counters *c = rec_counters_new();
-	char err[512] = "";
 	pid_t self = getpid();
 	int ret;
 
 	(void)state;
-	assert_int_equal(rec_counters_add(c, "{cycles,instructions}", err,
-					  sizeof(err)), 0);
-	ret = rec_counters_open(c, NULL, 0, &self, 1, false, err, sizeof(err));
+	assert_int_equal(rec_counters_add(c, "{cycles,instructions}"), 0);
+	ret = rec_counters_open(c, NULL, 0, &self, 1, false);
 	if (ret == 0) {
 		fprintf(stderr, "this host has a hardware PMU: the "
 			"unsupported-event checks do not apply here\n");
 		rec_counters_free(c);
 		return;
 	}
-	fprintf(stderr, "expected refusal: %s\n", err);
+	fprintf(stderr, "expected refusal: %s\n", logcap_err());
 	assert_int_equal(ret, -EOPNOTSUPP);
-	assert_non_null(strstr(err, "cycles"));
-	assert_non_null(strstr(err, "not supported on this host: no hardware "
+	assert_non_null(strstr(logcap_err(), "cycles"));
+	assert_non_null(strstr(logcap_err(), "not supported on this host: no hardware "
 			       "PMU (VM?)"));
 	rec_counters_free(c);
 
 	/* Mixed: page-faults still counts, cycles is marked. */
 	c = rec_counters_new();
-	assert_int_equal(rec_counters_add(c, "{task-clock,cycles,page-faults}",
-					  err, sizeof(err)), 0);
-	ret = rec_counters_open(c, NULL, 0, &self, 1, false, err, sizeof(err));
+	assert_int_equal(rec_counters_add(c, "{task-clock,cycles,page-faults}"), 0);
+	ret = rec_counters_open(c, NULL, 0, &self, 1, false);
 	if (ret)
-		fail_msg("mixed group: %s", err);
+		fail_msg("mixed group: %s", logcap_err());
 	assert_int_equal(rec_counters_enable(c), 0);
 	assert_false(rec_counters_event_opened(c, 1));
 	assert_non_null(strstr(rec_counters_event_error(c, 1), "cycles: not "
@@ -415,10 +409,8 @@ static void unsupported_events(void **state)
 	 * "not supported" when something else counts. */
 	c = rec_counters_new();
 	rec_counters_set_allow_unsupported(c, true);
-	assert_int_equal(rec_counters_add(c, "cycles,page-faults", err,
-					  sizeof(err)), 0);
-	assert_int_equal(rec_counters_open(c, NULL, 0, &self, 1, false, err,
-					   sizeof(err)), 0);
+	assert_int_equal(rec_counters_add(c, "cycles,page-faults"), 0);
+	assert_int_equal(rec_counters_open(c, NULL, 0, &self, 1, false), 0);
 	assert_int_equal(rec_counters_ngroups(c), 2);
 	assert_false(rec_counters_event_opened(c, 0));
 	assert_true(rec_counters_event_opened(c, 1));
@@ -428,47 +420,42 @@ static void unsupported_events(void **state)
 static void bad_specs(void **state)
 {
 	struct rec_counters *c = rec_counters_new();
-	char err[512] = "";
 	int pid = getpid();
 
 	(void)state;
-	assert_true(rec_counters_add(c, "{cpu-clock,page-faults}:S", err,
-				     sizeof(err)) < 0);
-	assert_non_null(strstr(err, ":S"));
+	assert_true(rec_counters_add(c, "{cpu-clock,page-faults}:S") < 0);
+	assert_non_null(strstr(logcap_err(), ":S"));
 	rec_counters_free(c);
 
 	c = rec_counters_new();
-	assert_true(rec_counters_add(c, "{no-such-event}", err,
-				     sizeof(err)) < 0);
-	assert_true(strlen(err) > 0);
+	assert_true(rec_counters_add(c, "{no-such-event}") < 0);
+	assert_true(strlen(logcap_err()) > 0);
 	/* Nothing added: open refuses. */
-	assert_int_equal(rec_counters_open(c, NULL, 0, &pid, 1, false, err,
-					   sizeof(err)), -EINVAL);
+	assert_int_equal(rec_counters_open(c, NULL, 0, &pid, 1, false), -EINVAL);
 	rec_counters_free(c);
 
 	/* A pid that does not exist: the kernel's ESRCH, named. */
 	c = rec_counters_new();
 	pid = 0x3ffffff0;
-	assert_int_equal(rec_counters_add(c, GROUP3, err, sizeof(err)), 0);
-	assert_int_equal(rec_counters_open(c, NULL, 0, &pid, 1, false, err,
-					   sizeof(err)), -ESRCH);
-	assert_non_null(strstr(err, "no such process"));
+	assert_int_equal(rec_counters_add(c, GROUP3), 0);
+	assert_int_equal(rec_counters_open(c, NULL, 0, &pid, 1, false), -ESRCH);
+	assert_non_null(strstr(logcap_err(), "no such process"));
 	rec_counters_free(c);
 
 	/* A cpu that is not there: named as the cpu list's fault, not as an
 	 * unsupported event. */
 	c = rec_counters_new();
 	pid = 100000;
-	assert_int_equal(rec_counters_add(c, GROUP3, err, sizeof(err)), 0);
-	assert_true(rec_counters_open(c, &pid, 1, NULL, 0, false, err,
-				      sizeof(err)) < 0);
-	assert_non_null(strstr(err, "cpu 100000 is not online"));
+	assert_int_equal(rec_counters_add(c, GROUP3), 0);
+	assert_true(rec_counters_open(c, &pid, 1, NULL, 0, false) < 0);
+	assert_non_null(strstr(logcap_err(), "cpu 100000 is not online"));
 	rec_counters_free(c);
 	rec_counters_free(NULL);
 }
 
 int main(void)
 {
+	logcap_install();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(per_task_group, setup),
 		cmocka_unit_test_setup(member_fd_read_maps_by_id, setup),

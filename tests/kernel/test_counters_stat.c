@@ -26,7 +26,7 @@
 
 #include "format/reader.h"
 #include "kernel/kerntest.h"
-#include "recorder/cli/cmd_stat.h"
+#include "recorder/cli/cmd.h"
 
 #define K_PAGES 4000
 #define P_TRIPS 1500
@@ -50,7 +50,7 @@ static int setup(void **state)
 	return 0;
 }
 
-/* Starts rec_stat_main(argv) (NULL-terminated) in a child, exactly as
+/* Starts rec_cli_stat(argv) (NULL-terminated) in a child, exactly as
  * the perfrec binary would run it, with stdout and stderr on fd. Returns
  * the child's pid; the caller waits for it. */
 static pid_t start_stat(char **argv, int fd)
@@ -66,12 +66,12 @@ static pid_t start_stat(char **argv, int fd)
 	if (pid == 0) {
 		dup2(fd, 1);
 		dup2(fd, 2);
-		_exit(rec_stat_main(argc, argv));
+		_exit(rec_cli_stat(argc, argv));
 	}
 	return pid;
 }
 
-/* Runs rec_stat_main(argv) in a child; returns its exit status and the
+/* Runs rec_cli_stat(argv) in a child; returns its exit status and the
  * output (malloc'd, caller frees) in *out. */
 static int run_stat(char **argv, char **out)
 {
@@ -313,7 +313,7 @@ static void usage_errors(void **state)
 	assert_non_null(strstr(out, "bad -I"));
 	free(out);
 	assert_int_equal(run_stat(a3, &out), 2);
-	assert_non_null(strstr(out, "bad cpu list"));
+	assert_non_null(strstr(out, "bad -C '0-x': not a cpu list"));
 	free(out);
 	assert_int_equal(run_stat(a4, &out), 2);
 	assert_non_null(strstr(out, "no-such-event"));

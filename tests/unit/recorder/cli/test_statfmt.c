@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "recorder/cli/cmd_stat.h"
+#include "recorder/cli/statfmt.h"
 
 #define SW PERF_TYPE_SOFTWARE
 

@@ -11,26 +11,23 @@
 #include <cmocka.h>
 
 #include "recorder/events/counters.h"
+#include "lib/logcap.h"
 
 static void groups_and_singletons(void **state)
 {
 	struct rec_counters *c = rec_counters_new();
-	char err[256];
 
 	(void)state;
 	assert_non_null(c);
 	assert_int_equal(rec_counters_ngroups(c), 0);
 	assert_int_equal(rec_counters_add(c, "{task-clock,page-faults,"
-					  "context-switches}", err,
-					  sizeof(err)), 0);
+					  "context-switches}"), 0);
 	assert_int_equal(rec_counters_ngroups(c), 1);
 	assert_int_equal(rec_counters_nevents(c), 3);
 	/* A second --counters flag adds a group; events outside braces are
 	 * groups of one each. */
-	assert_int_equal(rec_counters_add(c, "{cpu-clock,minor-faults}", err,
-					  sizeof(err)), 0);
-	assert_int_equal(rec_counters_add(c, "page-faults,cpu-migrations", err,
-					  sizeof(err)), 0);
+	assert_int_equal(rec_counters_add(c, "{cpu-clock,minor-faults}"), 0);
+	assert_int_equal(rec_counters_add(c, "page-faults,cpu-migrations"), 0);
 	assert_int_equal(rec_counters_ngroups(c), 4);
 	assert_int_equal(rec_counters_nevents(c), 7);
 	assert_string_equal(rec_counters_event_name(c, 1), "page-faults");
@@ -44,20 +41,17 @@ static void groups_and_singletons(void **state)
 static void refusals(void **state)
 {
 	struct rec_counters *c = rec_counters_new();
-	char err[256] = "";
 
 	(void)state;
 	/* Leader sampling is for -e, not for counting groups. */
-	assert_int_equal(rec_counters_add(c, "{cpu-clock,page-faults}:S", err,
-					  sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "leader sampling"));
+	assert_int_equal(rec_counters_add(c, "{cpu-clock,page-faults}:S"), -EINVAL);
+	assert_non_null(strstr(logcap_err(), "leader sampling"));
 	rec_counters_free(c);
 
 	c = rec_counters_new();
-	err[0] = 0;
-	assert_true(rec_counters_add(c, "{task-clock,bogus-event}", err,
-				     sizeof(err)) < 0);
-	assert_non_null(strstr(err, "bogus-event"));
+	logcap_clear();
+	assert_true(rec_counters_add(c, "{task-clock,bogus-event}") < 0);
+	assert_non_null(strstr(logcap_err(), "bogus-event"));
 	rec_counters_free(c);
 }
 
@@ -65,7 +59,6 @@ static void out_of_order_calls(void **state)
 {
 	struct rec_counters *c = rec_counters_new();
 	struct rec_counter_value v;
-	char err[256] = "";
 	int cpu = 0;
 
 	(void)state;
@@ -79,19 +72,18 @@ static void out_of_order_calls(void **state)
 	assert_int_equal(rec_counters_event_fd(c, 0, 0), -1);
 	assert_false(rec_counters_group_never_ran(c, 0));
 	/* No events, or no target: open refuses with a message. */
-	assert_int_equal(rec_counters_open(c, &cpu, 1, NULL, 0, false, err,
-					   sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "no events"));
-	assert_int_equal(rec_counters_add(c, "task-clock", err, sizeof(err)), 0);
-	assert_int_equal(rec_counters_open(c, NULL, 0, NULL, 0, false, err,
-					   sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "no cpu or pid"));
+	assert_int_equal(rec_counters_open(c, &cpu, 1, NULL, 0, false), -EINVAL);
+	assert_non_null(strstr(logcap_err(), "no events"));
+	assert_int_equal(rec_counters_add(c, "task-clock"), 0);
+	assert_int_equal(rec_counters_open(c, NULL, 0, NULL, 0, false), -EINVAL);
+	assert_non_null(strstr(logcap_err(), "no cpu or pid"));
 	rec_counters_free(c);
 	rec_counters_free(NULL);
 }
 
 int main(void)
 {
+	logcap_install();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(groups_and_singletons),
 		cmocka_unit_test(refusals),

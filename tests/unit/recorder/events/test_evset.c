@@ -12,21 +12,20 @@
 #include <time.h>
 
 #include "recorder/events/evset.h"
+#include "lib/logcap.h"
 
 static void test_attrs(void **state)
 {
 	struct rec_evlist l = REC_EVLIST_INIT;
-	struct rec_session_cfg cfg = { 4000, 0, true, true, false, false, 128 };
-	struct rec_session s;
-	char err[256];
+	struct rec_evset_cfg cfg = { 4000, 0, true, true, false, false, 128 };
+	struct rec_evset s;
 	uint64_t base = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			PERF_SAMPLE_CPU | PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD |
 			PERF_SAMPLE_CALLCHAIN;
 
 	(void)state;
-	assert_int_equal(rec_evlist_parse(&l, "cpu-clock:u,{task-clock,page-faults}:S,mem:0x1000",
-					  err, sizeof(err)), 0);
-	assert_int_equal(rec_session_init(&s, &l, &cfg), 0);
+	assert_int_equal(rec_evlist_parse(&l, "cpu-clock:u,{task-clock,page-faults}:S,mem:0x1000"), 0);
+	assert_int_equal(rec_evset_init(&s, &l, &cfg), 0);
 	assert_int_equal(s.nsel, 4);
 	assert_int_equal(s.dctx.sid_type, REC_SID_TYPE);
 
@@ -79,31 +78,32 @@ static void test_attrs(void **state)
 	assert_int_equal(s.sel[3].attr.type, PERF_TYPE_BREAKPOINT);
 	assert_int_equal(s.sel[3].attr.freq, 0);
 	assert_int_equal(s.sel[3].attr.sample_period, 1);
-	rec_session_release(&s);
+	rec_evset_release(&s);
 
 	/* -c, a command target */
 	cfg.period = 5000;
 	cfg.enable_on_exec = true;
 	cfg.inherit = true;
 	cfg.switch_events = false;
-	assert_int_equal(rec_session_init(&s, &l, &cfg), 0);
+	assert_int_equal(rec_evset_init(&s, &l, &cfg), 0);
 	assert_int_equal(s.sel[0].attr.freq, 0);
 	assert_int_equal(s.sel[0].attr.sample_period, 5000);
 	assert_int_equal(s.sel[0].attr.enable_on_exec, 1);
 	assert_int_equal(s.sel[0].attr.inherit, 1);
 	assert_int_equal(s.sel[0].attr.context_switch, 0);
 	assert_int_equal(s.sel[2].attr.enable_on_exec, 0);   /* members follow */
-	rec_session_release(&s);
+	rec_evset_release(&s);
 
 	/* ring pages must be a power of two */
 	cfg.mmap_pages = 100;
-	assert_int_equal(rec_session_init(&s, &l, &cfg), -EINVAL);
-	rec_session_release(&s);
+	assert_int_equal(rec_evset_init(&s, &l, &cfg), -EINVAL);
+	rec_evset_release(&s);
 	rec_evlist_release(&l);
 }
 
 int main(void)
 {
+	logcap_install();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_attrs),
 	};

@@ -1,16 +1,17 @@
 /*
- * stat.h - `perfrec stat`: count groups and print them live, perf-stat style.
+ * statfmt.h - one line of `perfrec stat` output, as perf stat prints it.
+ * Pure formatting, so tests check it without counters.
  */
-#ifndef REC_STAT_H
-#define REC_STAT_H
+#ifndef REC_CLI_STATFMT_H
+#define REC_CLI_STATFMT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* argv[0] is "stat". Returns the process exit status: the command's
- * (128 + signal when it was killed), 2 for usage errors, 1 for failures. */
-int rec_stat_main(int argc, char **argv);
+/* Whether (type, config) is a clock (task-clock, cpu-clock): shown in
+ * msec, and the base of the other events' rates. */
+bool rec_stat_is_clock(uint32_t type, uint64_t config);
 
 /* One perf-stat style line for an event into buf (always terminated,
  * truncated to len), returns the length it wanted. value/enabled/running

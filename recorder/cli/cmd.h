@@ -1,0 +1,53 @@
+/*
+ * cmd.h - the perfrec commands. Each takes its own argv (argv[0] is the
+ * command's name) and returns the process exit status; only these and
+ * main.c print.
+ *
+ * Exit status: 0 success (for `record -- CMD` and `stat -- CMD`: the
+ * command's own status, 128 + signal when it was killed); 1 the work
+ * failed; 2 bad usage.
+ */
+#ifndef REC_CLI_CMD_H
+#define REC_CLI_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recorder/cli/options.h"
+
+/* perfrec's whole argv, written into the FileHeader of what it records. */
+void rec_cli_set_self(int argc, char **argv);
+
+int rec_cli_record(int argc, char **argv);
+int rec_cli_stat(int argc, char **argv);
+int rec_cli_list(int argc, char **argv);
+
+/* What `perfrec record` parsed (exposed so tests can check that record
+ * and stat accept the same forms). */
+struct rec_cli_record_args {
+	struct rec_cli_common c;
+	uint64_t freq, period;     /* period 0: freq */
+	bool callchain, switch_events;
+	size_t mmap_pages;
+	uint64_t duration_ns;
+	size_t frame_size;
+	uint32_t flush_ms;
+	int zstd_level;
+	uint64_t spool_bytes;
+	bool no_symbols;
+	uint64_t symbols_interval_ns;
+	bool quiet, help;
+};
+
+struct rec_cli_stat_args {
+	struct rec_cli_common c;
+	bool help;
+};
+
+/* 0, or -EINVAL after logging what is wrong. help: --help was given (the
+ * caller prints it). Release with rec_cli_common_release(&a->c). */
+int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a);
+int rec_cli_stat_parse(int argc, char **argv, struct rec_cli_stat_args *a);
+
+#endif

@@ -1,0 +1,64 @@
+/*
+ * log.c - the library's print function; see log.h.
+ */
+#include "recorder/log.h"
+
+#include <stdio.h>
+
+/* Set once by the program before it starts threads; read with atomic
+ * loads so a late change is at worst seen a call late. */
+static rec_print_fn print_fn;
+static void *print_ctx;
+
+rec_print_fn rec_log_set_print(rec_print_fn fn, void *ctx, void **old_ctx)
+{
+	rec_print_fn old = __atomic_load_n(&print_fn, __ATOMIC_ACQUIRE);
+
+	if (old_ctx)
+		*old_ctx = __atomic_load_n(&print_ctx, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&print_ctx, ctx, __ATOMIC_RELEASE);
+	__atomic_store_n(&print_fn, fn, __ATOMIC_RELEASE);
+	return old;
+}
+
+void rec_vlog(enum rec_log_level level, const char *fmt, va_list ap)
+{
+	rec_print_fn fn = __atomic_load_n(&print_fn, __ATOMIC_ACQUIRE);
+	char msg[REC_LOG_MAX];
+
+	if (!fn)
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fn(level, msg, __atomic_load_n(&print_ctx, __ATOMIC_ACQUIRE));
+}
+
+void rec_log(enum rec_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	rec_vlog(level, fmt, ap);
+	va_end(ap);
+}
+
+int rec_log_fail(int ret, const char *msg)
+{
+	if (ret < 0 && msg && msg[0])
+		rec_log(REC_LOG_ERROR, "%s", msg);
+	return ret;
+}
+
+const char *rec_log_level_name(enum rec_log_level level)
+{
+	switch (level) {
+	case REC_LOG_ERROR:
+		return "error";
+	case REC_LOG_WARN:
+		return "warning";
+	case REC_LOG_INFO:
+		return "info";
+	case REC_LOG_DEBUG:
+	default:
+		return "debug";
+	}
+}

@@ -1,0 +1,106 @@
+/*
+ * source.c - the perf event source: recording/source.h over
+ * events/evset.h.
+ */
+#include "recorder/recording/source.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "recorder/events/evset.h"
+
+struct perf_source {
+	struct rec_source pub;   /* first: the recording sees only this */
+	struct rec_evset set;
+};
+
+static struct perf_source *perf_of(struct rec_source *src)
+{
+	return (struct perf_source *)src;
+}
+
+static int perf_open(struct rec_source *src, const int *cpus, size_t ncpus,
+		     const int *pids, size_t npids)
+{
+	struct perf_source *p = perf_of(src);
+	int ret = rec_evset_open(&p->set, cpus, ncpus, pids, npids);
+
+	if (ret < 0)
+		return ret;
+	src->rings = p->set.rings;
+	src->nrings = p->set.nrings;
+	src->ring_cpu = p->set.ring_cpu;
+	src->dctx = &p->set.dctx;
+	src->note = p->set.note;
+	return 0;
+}
+
+static int perf_describe(struct rec_source *src, struct prec_writer *w)
+{
+	return rec_evset_describe(&perf_of(src)->set, w);
+}
+
+static int perf_enable(struct rec_source *src)
+{
+	return rec_evset_enable(&perf_of(src)->set);
+}
+
+static int perf_disable(struct rec_source *src)
+{
+	return rec_evset_disable(&perf_of(src)->set);
+}
+
+static int perf_write_lost(struct rec_source *src, struct prec_writer *w,
+			   uint64_t now_ns, uint64_t *total)
+{
+	return rec_evset_write_lost(&perf_of(src)->set, w, now_ns, total);
+}
+
+static void perf_free(struct rec_source *src)
+{
+	struct perf_source *p = perf_of(src);
+
+	rec_evset_release(&p->set);
+	free(p);
+}
+
+static const struct rec_source_ops perf_ops = {
+	.open = perf_open,
+	.describe = perf_describe,
+	.enable = perf_enable,
+	.disable = perf_disable,
+	.write_lost = perf_write_lost,
+	.free = perf_free,
+};
+
+struct rec_source *rec_source_perf_new(const struct rec_evlist *evlist,
+				       const struct rec_evset_cfg *cfg)
+{
+	struct perf_source *p = calloc(1, sizeof(*p));
+	int ret;
+
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = rec_evset_init(&p->set, evlist, cfg);
+	if (ret < 0) {
+		rec_evset_release(&p->set);
+		free(p);
+		errno = -ret;
+		return NULL;
+	}
+	p->pub.ops = &perf_ops;
+	p->pub.nevents = (uint32_t)p->set.nsel;
+	p->pub.ngroups = (uint32_t)evlist->ngroups;
+	p->pub.ring_pages = cfg->mmap_pages;
+	p->pub.page_size = p->set.page_size;
+	p->pub.note = "";
+	return &p->pub;
+}
+
+void rec_source_free(struct rec_source *src)
+{
+	if (src)
+		src->ops->free(src);
+}
