@@ -179,20 +179,33 @@ static struct wstream *get_stream(struct prec_writer *w, uint32_t id)
 	return s;
 }
 
+/* An intern call cannot return an iid: the writer fails with err (the
+ * first error stays), so a 0 iid always comes with prec_writer_error(). */
+static uint64_t intern_fail(struct prec_writer *w, int err)
+{
+	if (!w->closed)
+		fail(w, err);
+	return 0;
+}
+
 uint64_t prec_writer_intern_string(struct prec_writer *w, uint32_t stream,
 				   const char *str)
 {
 	struct wstream *s;
 	uint64_t iid;
 
-	if (!w || check(w) || !str)
+	if (!w)
 		return 0;
+	if (check(w))
+		return 0;
+	if (!str)
+		return intern_fail(w, -EINVAL);
 	s = get_stream(w, stream);
 	if (!s)
-		return 0;
+		return intern_fail(w, stream >= MAX_STREAMS ? -EINVAL : -ENOMEM);
 	iid = prec_intern_get(&s->strings, str, strlen(str));
 	if (!iid)
-		fail(w, -ENOMEM);
+		return intern_fail(w, -ENOMEM);
 	return iid;
 }
 
@@ -202,16 +215,20 @@ uint64_t prec_writer_intern_callchain(struct prec_writer *w, uint32_t stream,
 	struct wstream *s;
 	uint64_t iid;
 
-	if (!w || check(w) || (!ips && n))
+	if (!w)
 		return 0;
+	if (check(w))
+		return 0;
+	if (!ips && n)
+		return intern_fail(w, -EINVAL);
 	if (n > PREC_MAX_PACKET_SIZE / 16)
-		return 0;
+		return intern_fail(w, PREC_E_TOO_BIG);
 	s = get_stream(w, stream);
 	if (!s)
-		return 0;
+		return intern_fail(w, stream >= MAX_STREAMS ? -EINVAL : -ENOMEM);
 	iid = prec_intern_get(&s->chains, ips, n * sizeof(*ips));
 	if (!iid)
-		fail(w, -ENOMEM);
+		return intern_fail(w, -ENOMEM);
 	return iid;
 }
 
@@ -606,5 +623,7 @@ void prec_writer_stats(const struct prec_writer *w, struct prec_writer_stats *st
 
 int prec_writer_error(const struct prec_writer *w)
 {
-	return w ? w->err : -EINVAL;
+	if (!w)
+		return -EINVAL;
+	return w->err ? w->err : w->closed ? PREC_E_CLOSED : 0;
 }

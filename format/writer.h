@@ -86,7 +86,9 @@ struct prec_writer_stats {
 struct prec_writer *prec_writer_new(struct prec_sink *sink,
 				    const struct prec_writer_opts *opts);
 
-/* Returns an iid >= 1, or 0 and the writer's error when it has failed. */
+/* Returns an iid >= 1, or 0: the writer has failed (a bad argument, no
+ * memory, a callchain too long for any packet, or an earlier error) or is
+ * closed, and prec_writer_error() says which (never 0 after a 0 iid). */
 uint64_t prec_writer_intern_string(struct prec_writer *w, uint32_t stream,
 				   const char *s);
 uint64_t prec_writer_intern_callchain(struct prec_writer *w, uint32_t stream,
@@ -106,7 +108,8 @@ int prec_writer_close(struct prec_writer *w);
 void prec_writer_free(struct prec_writer *w);   /* NULL is fine; does not close */
 
 void prec_writer_stats(const struct prec_writer *w, struct prec_writer_stats *st);
-/* The error that failed the writer, 0 if none. */
+/* The error that failed the writer, PREC_E_CLOSED after a clean close,
+ * 0 while it can be written. */
 int prec_writer_error(const struct prec_writer *w);
 
 #endif

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "recorder/cli/cmd.h"
-#include "recorder/events/evparse.h"
+#include "recorder/events/evnames.h"
 #include "recorder/events/groupopen.h"
 #include "recorder/events/tracefs.h"
 
@@ -163,7 +163,7 @@ int rec_cli_list(int argc, char **argv)
 		return 0;
 	}
 	printf("Software events:\n");
-	for (size_t i = 0; (name = rec_evparse_named(i, &type, &config, &alias)); i++) {
+	for (size_t i = 0; (name = rec_evnames_named(i, &type, &config, &alias)); i++) {
 		if (type != PERF_TYPE_SOFTWARE || !match(filter, name))
 			continue;
 		if (alias)
@@ -173,14 +173,14 @@ int rec_cli_list(int argc, char **argv)
 	}
 	if (hw) {
 		printf("\nHardware events:\n");
-		for (size_t i = 0; (name = rec_evparse_named(i, &type, &config, &alias)); i++) {
+		for (size_t i = 0; (name = rec_evnames_named(i, &type, &config, &alias)); i++) {
 			if (type != PERF_TYPE_HARDWARE || !match(filter, name))
 				continue;
 			printf("  %-50s [hardware%s%s]\n", name, alias ? ", alias of " : "",
 			       alias ? alias : "");
 		}
 		printf("\nHardware cache events:\n");
-		for (size_t i = 0; rec_evparse_hwcache(i, buf, sizeof(buf), &config); i++)
+		for (size_t i = 0; rec_evnames_hwcache(i, buf, sizeof(buf), &config); i++)
 			if (match(filter, buf))
 				printf("  %-50s [hw-cache]\n", buf);
 		printf("\nRaw events: rNNNN (hex config for the CPU PMU)\n");

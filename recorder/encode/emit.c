@@ -55,12 +55,10 @@ static int append(struct rec_emit *e, uint32_t stream, Perfrec__Packet *p,
 	return prec_writer_append(e->w, stream, p, t);
 }
 
-/* An intern call returned 0: the writer's sticky error, else -EIO. */
+/* An intern call returned 0: the writer says why (writer.h). */
 static int intern_failed(const struct rec_emit *e)
 {
-	int err = prec_writer_error(e->w);
-
-	return err ? err : -EIO;
+	return prec_writer_error(e->w);
 }
 
 static int emit_raw(struct rec_emit *e, uint32_t stream, int cpu,

@@ -73,7 +73,7 @@ static int emit_task(struct prec_writer *w, uint32_t stream, int pid, int tid,
 	te.ppid = (uint32_t)ppid;
 	te.comm = prec_writer_intern_string(w, stream, comm);
 	if (!te.comm)
-		return prec_writer_error(w) ? prec_writer_error(w) : -EIO;
+		return prec_writer_error(w);
 	p.data_case = PERFREC__PACKET__DATA_TASK;
 	p.task = &te;
 	return prec_writer_append(w, stream, &p, t);
@@ -151,7 +151,7 @@ static int synth_maps(struct prec_writer *w, uint32_t stream, const char *root,
 		m.misc = PERF_RECORD_MISC_USER;
 		m.filename = prec_writer_intern_string(w, stream, name);
 		if (!m.filename) {
-			ret = prec_writer_error(w) ? prec_writer_error(w) : -EIO;
+			ret = prec_writer_error(w);
 			break;
 		}
 		p.data_case = PERFREC__PACKET__DATA_MMAP;

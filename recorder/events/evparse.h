@@ -67,17 +67,4 @@ int rec_evlist_parse(struct rec_evlist *l, const char *str);
 void rec_evlist_release(struct rec_evlist *l);
 
 
-/* ---- listing (for `perfrec list` and error hints) */
-
-/* The i-th named hardware/software event: its name, type and config, or
- * NULL past the end. Aliases (e.g. "cycles") are listed after their main
- * name with *alias_of set to it (else NULL). */
-const char *rec_evparse_named(size_t i, uint32_t *type, uint64_t *config,
-			      const char **alias_of);
-/* The i-th hw-cache event name written into buf (e.g.
- * "L1-dcache-load-misses") with its config; returns buf, or NULL past the
- * end. */
-const char *rec_evparse_hwcache(size_t i, char *buf, size_t len,
-				uint64_t *config);
-
 #endif

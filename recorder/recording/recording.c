@@ -29,6 +29,7 @@
 #include "recorder/recording/workload.h"
 #include "recorder/ring/drain.h"
 #include "recorder/symbols/symcollect.h"
+#include "recorder/recording/recording_int.h"
 
 /* Longest wait in one step: the drain thread wakes us for batches, this
  * bounds the delay of small ones and of timers. */
@@ -49,47 +50,6 @@
  * is reported: this grace lets the final drain hold those records. */
 #define WORKLOAD_GRACE_NS (20 * 1000000L)
 
-struct rec_recording {
-	struct rec_recording_opts o;
-	enum rec_recording_state state;
-	const char *stop_reason;     /* static string */
-	int err;                     /* the write error that failed it */
-
-	/* targets */
-	struct rec_cpumap cpus;
-	struct rec_threadmap tids;   /* task targets, expanded */
-	char target[256];
-	struct rec_workload wl;
-	bool have_wl, wl_started;
-
-	/* events */
-	struct rec_evlist dummy;     /* only counters were asked for */
-	struct rec_source *src;
-	bool own_src;
-	struct rec_counters *ctr;
-	char notes[2][256];          /* Note packets every output repeats */
-
-	/* output */
-	struct prec_writer *w;
-	char output_name[256];
-	struct rec_emit e;
-	bool emit_ok;
-	struct rec_emit_stats base;  /* e.st when the output began */
-	struct rec_emit_cpu *cpu_base;   /* e.cpu when the output began */
-	struct rec_emit_cpu *cpu_out;    /* scratch: this output's counts */
-	uint64_t out_start_ns;
-	uint64_t done_written, done_raw; /* outputs already ended */
-	uint32_t outputs;
-	struct rec_symcollect *syms;
-	bool *ring_reported;
-
-	/* running */
-	struct rec_drain *drain;
-	uint64_t start_ns;
-	uint64_t next_ctr, next_syms, ctr_ival, syms_ival;
-	uint64_t event_lost;
-};
-
 static const char *name_of(const struct rec_recording *r)
 {
 	return r->output_name[0] ? r->output_name : "the output";
@@ -109,7 +69,7 @@ static void log_write_error(struct rec_recording *r, int e)
 }
 
 /* A write error: the recording can only be released from now on. */
-static int fail_write(struct rec_recording *r, int e)
+int recording_fail_write(struct rec_recording *r, int e)
 {
 	if (r->state != REC_RECORDING_FAILED) {
 		log_write_error(r, e);
@@ -155,7 +115,7 @@ static size_t auto_ring_pages(size_t ncpus)
 	return pages > RING_PAGES_SMALL ? pages : RING_PAGES_SMALL;
 }
 
-static bool task_target(const struct rec_recording *r)
+bool recording_task_target(const struct rec_recording *r)
 {
 	return r->o.target == REC_TARGET_PIDS || r->o.target == REC_TARGET_TIDS;
 }
@@ -191,7 +151,7 @@ static int resolve_targets(struct rec_recording *r)
 		r->cpus.cpu = cpus;
 		r->cpus.n = o->ncpus;
 	}
-	if (task_target(r)) {
+	if (recording_task_target(r)) {
 		ret = rec_threadmap_expand(&r->tids, o->pids, o->npids,
 					   o->target == REC_TARGET_PIDS, NULL);
 		if (ret < 0)
@@ -267,7 +227,7 @@ static int open_source(struct rec_recording *r)
 	if (o->target == REC_TARGET_COMMAND) {
 		pids = &r->wl.pid;
 		npids = 1;
-	} else if (task_target(r)) {
+	} else if (recording_task_target(r)) {
 		pids = r->tids.tid;
 		npids = r->tids.n;
 	}
@@ -305,7 +265,7 @@ static int open_counters(struct rec_recording *r)
 	if (o->target == REC_TARGET_COMMAND) {
 		pids = &r->wl.pid;
 		npids = 1;
-	} else if (task_target(r)) {
+	} else if (recording_task_target(r)) {
 		pids = r->tids.tid;
 		npids = r->tids.n;
 	}
@@ -314,83 +274,6 @@ static int open_counters(struct rec_recording *r)
 }
 
 /* A writer on sink for the next output. */
-static int open_writer(struct rec_recording *r, struct prec_sink *sink,
-		       const char *name, struct prec_writer **out)
-{
-	struct prec_writer_opts wo = PREC_WRITER_OPTS_INIT;
-
-	if (r->o.frame_size)
-		wo.frame_size = r->o.frame_size;
-	if (r->o.flush_ms)
-		wo.flush_ms = r->o.flush_ms;
-	if (r->o.zstd_level)
-		wo.zstd_level = r->o.zstd_level;
-	*out = prec_writer_new(sink, &wo);
-	if (!*out) {
-		int e = errno ? -errno : -ENOMEM;
-
-		rec_log(REC_LOG_ERROR, "cannot start writing %s: %s",
-			name ? name : "the output", prec_strerror(e));
-		return e;
-	}
-	snprintf(r->output_name, sizeof(r->output_name), "%s", name ? name : "");
-	return 0;
-}
-
-/* What every output starts with: header, event and group descriptions,
- * notes. */
-static int write_preamble(struct rec_recording *r, uint64_t start_ns)
-{
-	struct rec_meta_header h;
-	int ret;
-
-	memset(&h, 0, sizeof(h));
-	h.argc = r->o.argc;
-	h.argv = r->o.argv_self;
-	h.start_ns = start_ns;
-	h.target = r->target;
-	if (r->have_wl) {
-		h.workload = r->o.argv;
-		h.workload_pid = r->wl.pid;
-	}
-	ret = rec_meta_write_header(r->w, &h);
-	if (!ret && r->src->ops->describe)
-		ret = r->src->ops->describe(r->src, r->w);
-	if (!ret && r->ctr)
-		ret = rec_counters_describe(r->ctr, r->w, r->src->nevents,
-					    r->src->ngroups);
-	for (size_t i = 0; !ret && i < 2; i++)
-		if (r->notes[i][0])
-			ret = rec_meta_write_note(r->w, PERFREC__NOTE__LEVEL__WARNING,
-						  r->notes[i]);
-	return ret;
-}
-
-/* The tasks and maps that exist now (from /proc). */
-static int write_tasks(struct rec_recording *r)
-{
-	struct rec_synth_stats sst;
-	const int *sp = NULL;
-	size_t sn = 0;
-
-	if (r->o.proc_root && !r->o.proc_root[0])
-		return 0;
-	if (task_target(r)) {
-		sp = r->o.pids;
-		sn = r->o.npids;
-	}
-	return rec_synth_tasks(r->w, 0, r->o.proc_root ? r->o.proc_root : "/proc",
-			       sp, sn, rec_now_ns(), &sst);
-}
-
-static void begin_output_counts(struct rec_recording *r, uint64_t now)
-{
-	r->base = r->e.st;
-	memcpy(r->cpu_base, r->e.cpu, (size_t)r->e.ncpu * sizeof(*r->cpu_base));
-	r->out_start_ns = now;
-	r->outputs++;
-}
-
 int rec_recording_new(const struct rec_recording_opts *opts,
 		      struct prec_sink *sink, const char *output_name,
 		      struct rec_recording **out)
@@ -423,7 +306,7 @@ int rec_recording_new(const struct rec_recording_opts *opts,
 		ret = -ENOMEM;
 		goto err;
 	}
-	ret = open_writer(r, sink, output_name, &r->w);
+	ret = recording_open_writer(r, sink, output_name, &r->w);
 	if (ret < 0)
 		goto err;
 	ret = rec_emit_init(&r->e, r->w, r->src->dctx, rec_cpumap_max(&r->cpus));
@@ -448,10 +331,10 @@ int rec_recording_new(const struct rec_recording_opts *opts,
 		}
 	}
 	r->start_ns = rec_now_ns();
-	begin_output_counts(r, r->start_ns);
-	ret = write_preamble(r, r->start_ns);
+	recording_begin_output(r, r->start_ns);
+	ret = recording_write_preamble(r, r->start_ns);
 	if (ret < 0) {
-		fail_write(r, ret);
+		recording_fail_write(r, ret);
 		goto err;
 	}
 	r->state = REC_RECORDING_READY;
@@ -493,15 +376,15 @@ int rec_recording_start(struct rec_recording *r)
 			rec_log(REC_LOG_ERROR, "cannot enable the events: %s", strerror(-ret));
 			return ret;
 		}
-		ret = write_tasks(r);
+		ret = recording_write_tasks(r);
 		if (ret < 0)
-			return fail_write(r, ret);
+			return recording_fail_write(r, ret);
 	}
 	/* Cut the metadata frame now: a recorder killed early still leaves a
 	 * file that says what it was recording. */
 	ret = prec_writer_flush(r->w);
 	if (ret < 0)
-		return fail_write(r, ret);
+		return recording_fail_write(r, ret);
 	if (r->have_wl) {
 		r->wl_started = true;
 		ret = rec_workload_start(&r->wl);
@@ -594,7 +477,7 @@ static const char *stop_condition(struct rec_recording *r, uint64_t now)
 		nanosleep(&grace, NULL);
 		return "workload exited";
 	}
-	if (task_target(r) && !rec_threadmap_alive(&r->tids))
+	if (recording_task_target(r) && !rec_threadmap_alive(&r->tids))
 		return "targets exited";
 	return NULL;
 }
@@ -641,7 +524,7 @@ int rec_recording_step(struct rec_recording *r, int timeout_ms)
 			r->next_ctr += r->ctr_ival;
 	}
 	if (ret < 0)
-		return fail_write(r, ret);
+		return recording_fail_write(r, ret);
 	/* what the spools still hold is taken by stop()'s final drain */
 	why = stop_condition(r, now);
 	if (why) {
@@ -650,84 +533,6 @@ int rec_recording_step(struct rec_recording *r, int timeout_ms)
 		return 0;
 	}
 	return 1;
-}
-
-/* ---- ending an output */
-
-/* This output's part of the emit counts: whole-recording counts minus
- * those when the output began. */
-static void output_counts(struct rec_recording *r, struct rec_emit_stats *st)
-{
-	const uint64_t *now = (const uint64_t *)&r->e.st;
-	const uint64_t *base = (const uint64_t *)&r->base;
-	uint64_t *out = (uint64_t *)st;
-
-	for (size_t i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
-		out[i] = now[i] - base[i];
-	for (int c = 0; c < r->e.ncpu; c++) {
-		r->cpu_out[c].records = r->e.cpu[c].records - r->cpu_base[c].records;
-		r->cpu_out[c].samples = r->e.cpu[c].samples - r->cpu_base[c].samples;
-		r->cpu_out[c].lost = r->e.cpu[c].lost - r->cpu_base[c].lost;
-		r->cpu_out[c].bytes = r->e.cpu[c].bytes - r->cpu_base[c].bytes;
-		r->cpu_out[c].switches = r->e.cpu[c].switches - r->cpu_base[c].switches;
-	}
-}
-
-/* Symbols hit so far, counter values, SessionEnd, index, sync. */
-static int end_output(struct rec_recording *r, uint64_t now, const char *reason,
-		      bool final_counters)
-{
-	struct rec_emit_stats st;
-	struct rec_emit_cpu *per_ring;
-	struct rec_meta_end end;
-	struct prec_writer_stats ws;
-	int ret = 0;
-
-	if (r->ctr)
-		ret = rec_counters_snapshot(r->ctr, r->w, now, final_counters);
-	if (!ret && r->syms) {
-		int sret = rec_symcollect_write(r->syms, r->w, 0, now);
-
-		if (sret < 0)
-			ret = sret;
-	}
-	if (ret < 0)
-		return ret;
-	output_counts(r, &st);
-	per_ring = calloc(r->src->nrings + 1, sizeof(*per_ring));
-	if (!per_ring)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->src->nrings; i++) {
-		int cpu = r->src->ring_cpu[i];
-
-		if (cpu >= 0 && cpu < r->e.ncpu)
-			per_ring[i] = r->cpu_out[cpu];
-	}
-	memset(&end, 0, sizeof(end));
-	end.end_ns = now;
-	end.reason = reason;
-	end.exit_status = r->have_wl && r->wl.exited ? rec_workload_exit_code(&r->wl) : -1;
-	end.st = &st;
-	end.cpu = per_ring;
-	end.cpus = r->src->ring_cpu;
-	end.ncpus = r->src->nrings;
-	if (r->syms) {
-		struct rec_symcollect_stats ss;
-
-		rec_symcollect_stats(r->syms, &ss);
-		end.symbol_bytes = ss.bytes;
-		end.symbol_time_ns = ss.time_ns;
-	}
-	ret = rec_meta_write_end(r->w, &end);
-	free(per_ring);
-	if (!ret)
-		ret = prec_writer_close(r->w);
-	if (!ret) {
-		prec_writer_stats(r->w, &ws);
-		r->done_written += ws.bytes_written;
-		r->done_raw += ws.bytes_raw;
-	}
-	return ret;
 }
 
 int rec_recording_stop(struct rec_recording *r, const char *reason)
@@ -766,55 +571,12 @@ int rec_recording_stop(struct rec_recording *r, const char *reason)
 	if (!ret && r->src->ops->write_lost)
 		ret = r->src->ops->write_lost(r->src, r->w, rec_now_ns(), &r->event_lost);
 	if (!ret)
-		ret = end_output(r, rec_now_ns(), r->stop_reason, true);
+		ret = recording_end_output(r, rec_now_ns(), r->stop_reason, true);
 	if (ret < 0) {
-		fail_write(r, ret);
+		recording_fail_write(r, ret);
 		return ret;
 	}
 	r->state = REC_RECORDING_STOPPED;
-	return 0;
-}
-
-int rec_recording_rotate(struct rec_recording *r, struct prec_sink *next,
-			 const char *output_name)
-{
-	struct prec_writer *nw;
-	uint64_t now;
-	int ret;
-
-	if (r->state != REC_RECORDING_RUNNING) {
-		rec_log(REC_LOG_ERROR, "cannot rotate: the recording is not running");
-		return -EINVAL;
-	}
-	/* Every record consumed so far goes to the old output, every later
-	 * one to the new: consume_ring() is not running now. */
-	now = rec_now_ns();
-	ret = end_output(r, now, "rotated", true);
-	if (ret < 0)
-		return fail_write(r, ret);
-	prec_writer_free(r->w);
-	r->w = NULL;
-	ret = open_writer(r, next, output_name, &nw);
-	if (ret < 0) {
-		r->state = REC_RECORDING_FAILED;
-		r->err = ret;
-		r->stop_reason = "error: cannot open the next output";
-		return ret;
-	}
-	r->w = nw;
-	r->e.w = nw;
-	if (r->syms)
-		rec_symcollect_restart(r->syms);
-	begin_output_counts(r, now);
-	ret = write_preamble(r, now);
-	if (!ret)
-		ret = write_tasks(r);
-	if (!ret && r->ctr)
-		ret = rec_counters_snapshot(r->ctr, r->w, now, false);
-	if (!ret)
-		ret = prec_writer_flush(r->w);
-	if (ret < 0)
-		return fail_write(r, ret);
 	return 0;
 }
 

@@ -12,8 +12,8 @@
  *  - pending: hits whose pid or mapping was not known yet.
  *
  * Hit handling is O(log maps) per address and touches no files; all file
- * reading happens in rec_symcollect_write(), which is what stats.time_ns
- * measures (plus the kallsyms read in new()).
+ * reading happens in rec_symcollect_write() (symwrite.c), which is what
+ * stats.time_ns measures (plus the kallsyms read in new()).
  */
 #include "recorder/symbols/symcollect.h"
 
@@ -26,209 +26,11 @@
 #include <unistd.h>
 
 #include "recorder/encode/decode.h"
+#include "recorder/encode/hostinfo.h"
 #include "recorder/symbols/elfsym.h"
 #include "recorder/symbols/kallsyms.h"
 #include "recorder/symbols/perfmap.h"
-
-#define NO_OBJ UINT32_MAX
-#define EMPTY_KEY UINT64_MAX
-/* PERF_CONTEXT_* markers in callchains (uapi perf_event.h): every value
- * at or above PERF_CONTEXT_MAX is a marker, not an address. */
-#define CTX_MAX ((uint64_t)-4095)
-#define CTX_KERNEL ((uint64_t)-128)
-#define CTX_USER ((uint64_t)-512)
-#define KERNEL_PATH "[kernel.kallsyms]"
-#define VDSO_PATH "[vdso]"
-/* Approximate bytes an interned name adds besides its text: iid varint,
- * field tags and length prefixes of the InternedString entry. */
-#define NAME_OVERHEAD 4
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* ---- u64 set / map: open addressing, linear probing, EMPTY_KEY free */
-
-struct u64map {
-	uint64_t *keys;
-	uint64_t *vals;   /* NULL for a set */
-	size_t cap, n;
-	int with_vals;
-};
-
-static uint64_t mix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	return k ^ (k >> 33);
-}
-
-static void u64map_release(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	m->keys = m->vals = NULL;
-	m->cap = m->n = 0;
-}
-
-static void u64map_clear(struct u64map *m)
-{
-	if (m->keys)
-		memset(m->keys, 0xff, m->cap * sizeof(*m->keys));
-	m->n = 0;
-}
-
-static uint64_t *u64map_get(const struct u64map *m, uint64_t key)
-{
-	if (!m->cap)
-		return NULL;
-	for (size_t i = mix(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == key)
-			return m->with_vals ? &m->vals[i] : &m->keys[i];
-		if (m->keys[i] == EMPTY_KEY)
-			return NULL;
-	}
-}
-
-static int u64map_put(struct u64map *m, uint64_t key, uint64_t val);
-
-static int u64map_grow(struct u64map *m)
-{
-	struct u64map nm = { 0 };
-	size_t cap = m->cap ? m->cap * 2 : 64;
-
-	nm.with_vals = m->with_vals;
-	nm.cap = cap;
-	nm.keys = malloc(cap * sizeof(*nm.keys));
-	if (m->with_vals)
-		nm.vals = malloc(cap * sizeof(*nm.vals));
-	if (!nm.keys || (m->with_vals && !nm.vals)) {
-		u64map_release(&nm);
-		return -ENOMEM;
-	}
-	memset(nm.keys, 0xff, cap * sizeof(*nm.keys));
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->keys[i] != EMPTY_KEY)
-			u64map_put(&nm, m->keys[i],
-				   m->with_vals ? m->vals[i] : 0);
-	u64map_release(m);
-	*m = nm;
-	return 0;
-}
-
-/* Inserts or overwrites. 1 = added, 0 = was there, < 0 error. */
-static int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
-{
-	size_t i;
-
-	if (key == EMPTY_KEY)
-		return 0;   /* not representable; an ip of -1 names nothing */
-	if ((m->n + 1) * 4 > m->cap * 3) {
-		int ret = u64map_grow(m);
-
-		if (ret)
-			return ret;
-	}
-	for (i = mix(key) & (m->cap - 1); m->keys[i] != EMPTY_KEY;
-	     i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == key) {
-			if (m->with_vals)
-				m->vals[i] = val;
-			return 0;
-		}
-	}
-	m->keys[i] = key;
-	if (m->with_vals)
-		m->vals[i] = val;
-	m->n++;
-	return 1;
-}
-
-/* ---- objects and processes */
-
-struct sc_obj {
-	char *path;
-	uint8_t bid[64];
-	size_t bid_len;
-	uint32_t pid;             /* a process that mapped it (for /proc) */
-	uint64_t start, end;      /* that mapping (for map_files) */
-	struct u64map hits;       /* file offsets hit since the last write */
-	struct u64map done;       /* symbol starts written */
-	int written;              /* the table header went out */
-	int full_done;            /* full table / UNAVAILABLE: nothing more */
-	uint8_t file_bid[64];     /* build-id of the file first read */
-	size_t file_bid_len;
-	uint32_t next;            /* hash chain */
-};
-
-struct sc_map {
-	uint64_t start, end, pgoff;
-	uint32_t obj;             /* NO_OBJ: not an ELF file (anon ...) */
-};
-
-struct sc_proc {
-	uint32_t pid;
-	int known;                /* maps came from /proc, a fork or an exec */
-	struct sc_map *maps;      /* sorted by start, non-overlapping */
-	size_t n, cap;
-	/* The space before the last exec: rings are drained CPU by CPU, so
-	 * samples taken before an exec can be decoded after it. */
-	struct sc_map *old;
-	size_t nold;
-	struct u64map jit_hits;   /* ips outside ELF mappings */
-	struct u64map jit_done;   /* perf-map symbol starts written */
-};
-
-struct pending {
-	uint32_t pid;
-	int ret_addr;
-	uint64_t ip;
-};
-
-#define HCACHE_BITS 14
-#define HCACHE_SIZE (1u << HCACHE_BITS)
-/* tag = gen << 2 | kernel << 1 | ret_addr; gen 0 never matches (empty) */
-struct hit_slot {
-	uint64_t ip;
-	uint32_t pid;
-	uint32_t tag;
-};
-
-struct rec_symcollect {
-	struct rec_symcollect_opts o;
-
-	struct sc_obj **objs;
-	size_t nobjs, cobjs;
-	struct u64map obj_index;  /* hash(path, bid) -> first obj + 1 */
-
-	struct sc_proc **procs;
-	size_t nprocs, cprocs;
-	struct u64map proc_index; /* pid -> proc index */
-
-	struct pending *pend;
-	size_t npend, cpend;
-
-	/* Hits already recorded, so the hot path skips the map and symbol
-	 * searches for the addresses callchains repeat (nearly all of them).
-	 * Direct-mapped, no eviction order: a collision only costs the slow
-	 * path once more. A user entry is valid for one `gen` of the address
-	 * spaces: any mapping change (mmap, fork, exec) bumps gen. */
-	struct hit_slot *hcache;  /* [HCACHE_SIZE] */
-	uint32_t gen;
-
-	struct rec_kallsyms ksyms;
-	uint8_t *kstate;          /* per kernel symbol: 0, 1 hit, 2 written */
-	int kernel_hits;          /* unwritten kernel hits exist */
-	int kernel_noted;         /* hidden/unavailable kernel recorded */
-
-	struct rec_symcollect_stats st;
-};
+#include "recorder/symbols/symcollect_int.h"
 
 static uint64_t hash_str(const char *s, const uint8_t *b, size_t bl)
 {
@@ -238,7 +40,7 @@ static uint64_t hash_str(const char *s, const uint8_t *b, size_t bl)
 		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
 	for (size_t i = 0; i < bl; i++)
 		h = (h ^ b[i]) * 1099511628211ull;
-	return h == EMPTY_KEY ? 0 : h;
+	return h == REC_U64MAP_EMPTY ? 0 : h;
 }
 
 static void obj_free(struct sc_obj *o)
@@ -246,8 +48,8 @@ static void obj_free(struct sc_obj *o)
 	if (!o)
 		return;
 	free(o->path);
-	u64map_release(&o->hits);
-	u64map_release(&o->done);
+	rec_u64map_release(&o->hits);
+	rec_u64map_release(&o->done);
 	free(o);
 }
 
@@ -257,8 +59,8 @@ static void proc_free(struct sc_proc *p)
 		return;
 	free(p->maps);
 	free(p->old);
-	u64map_release(&p->jit_hits);
-	u64map_release(&p->jit_done);
+	rec_u64map_release(&p->jit_hits);
+	rec_u64map_release(&p->jit_done);
 	free(p);
 }
 
@@ -273,8 +75,8 @@ void rec_symcollect_free(struct rec_symcollect *sc)
 	free(sc->objs);
 	free(sc->procs);
 	free(sc->pend);
-	u64map_release(&sc->obj_index);
-	u64map_release(&sc->proc_index);
+	rec_u64map_release(&sc->obj_index);
+	rec_u64map_release(&sc->proc_index);
 	rec_kallsyms_release(&sc->ksyms);
 	free(sc->kstate);
 	free(sc->hcache);
@@ -285,7 +87,7 @@ struct rec_symcollect *rec_symcollect_new(const struct rec_symcollect_opts *o)
 {
 	static const struct rec_symcollect_opts def = REC_SYMCOLLECT_OPTS_INIT;
 	struct rec_symcollect *sc;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = rec_now_ns();
 
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
@@ -329,13 +131,13 @@ struct rec_symcollect *rec_symcollect_new(const struct rec_symcollect_opts *o)
 			sc->st.kernel_status = -ENOENT;   /* no text symbols */
 		}
 	}
-	sc->st.time_ns += now_ns() - t0;
+	sc->st.time_ns += rec_now_ns() - t0;
 	return sc;
 }
 
 static struct sc_proc *find_proc(const struct rec_symcollect *sc, uint32_t pid)
 {
-	uint64_t *v = u64map_get(&sc->proc_index, pid);
+	uint64_t *v = rec_u64map_get(&sc->proc_index, pid);
 
 	return v ? sc->procs[*v] : NULL;
 }
@@ -370,7 +172,7 @@ static struct sc_proc *get_proc(struct rec_symcollect *sc, uint32_t pid,
 	if (!p)
 		return NULL;
 	p->pid = pid;
-	if (u64map_put(&sc->proc_index, pid, sc->nprocs) < 0) {
+	if (rec_u64map_put(&sc->proc_index, pid, sc->nprocs) < 0) {
 		free(p);
 		return NULL;
 	}
@@ -410,7 +212,7 @@ static long get_obj(struct rec_symcollect *sc,
 	if (bl > sizeof(o->bid))
 		bl = 0;   /* not a build-id we know: ignore it */
 	h = hash_str(m->path, m->build_id, bl);
-	first = u64map_get(&sc->obj_index, h);
+	first = rec_u64map_get(&sc->obj_index, h);
 	for (uint32_t i = first ? (uint32_t)*first : NO_OBJ; i != NO_OBJ;
 	     i = sc->objs[i]->next) {
 		o = sc->objs[i];
@@ -442,7 +244,7 @@ static long get_obj(struct rec_symcollect *sc,
 	o->start = m->start;
 	o->end = m->start + m->len;
 	o->next = first ? (uint32_t)*first : NO_OBJ;
-	ret = u64map_put(&sc->obj_index, h, sc->nobjs);
+	ret = rec_u64map_put(&sc->obj_index, h, sc->nobjs);
 	if (ret < 0) {
 		obj_free(o);
 		return ret;
@@ -657,7 +459,7 @@ int rec_symcollect_exit(struct rec_symcollect *sc, uint32_t pid)
 	return 0;
 }
 
-/* ret_addr: the byte before ip counts too (see user_hit()). */
+/* ret_addr: the byte before ip counts too (see rec_symcollect_user_hit()). */
 static void kernel_hit(struct rec_symcollect *sc, uint64_t ip, int ret_addr)
 {
 	long i;
@@ -679,8 +481,8 @@ static void kernel_hit(struct rec_symcollect *sc, uint64_t ip, int ret_addr)
  * are cleared at every write, so they are not cached), 0 = not yet.
  * ret_addr: a callchain return address; the call it returns from may be
  * the last instruction of its function, so the byte before counts too. */
-static int user_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
-		    int ret_addr, int last_chance)
+int rec_symcollect_user_hit(struct rec_symcollect *sc, uint32_t pid,
+			    uint64_t ip, int ret_addr, int last_chance)
 {
 	struct sc_proc *p = find_proc(sc, pid);
 	const struct sc_map *m;
@@ -697,18 +499,18 @@ static int user_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 
 		if (o->full_done)
 			return 2;
-		ret = u64map_put(&o->hits, ip - m->start + m->pgoff, 0);
+		ret = rec_u64map_put(&o->hits, ip - m->start + m->pgoff, 0);
 		if (ret >= 0 && ret_addr && ip > m->start)
-			ret = u64map_put(&o->hits, ip - 1 - m->start + m->pgoff, 0);
+			ret = rec_u64map_put(&o->hits, ip - 1 - m->start + m->pgoff, 0);
 		return ret < 0 ? ret : 2;
 	}
 	if (m || last_chance) {
 		/* anonymous memory, or nothing mapped: JIT code maybe */
 		if (!sc->o.perf_maps)
 			return 1;
-		ret = u64map_put(&p->jit_hits, ip, 0);
+		ret = rec_u64map_put(&p->jit_hits, ip, 0);
 		if (ret >= 0 && ret_addr && ip)
-			ret = u64map_put(&p->jit_hits, ip - 1, 0);
+			ret = rec_u64map_put(&p->jit_hits, ip - 1, 0);
 		return ret < 0 ? ret : 1;
 	}
 	return 0;
@@ -723,7 +525,7 @@ static int hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 
 	if (kernel)
 		pid = 0;   /* one kernel address space */
-	c = &sc->hcache[mix(ip ^ ((uint64_t)pid << 40)) >> (64 - HCACHE_BITS)];
+	c = &sc->hcache[rec_u64map_hash(ip ^ ((uint64_t)pid << 40)) >> (64 - HCACHE_BITS)];
 	if (c->ip == ip && c->pid == pid && c->tag == tag)
 		return 0;
 	if (kernel) {
@@ -733,7 +535,7 @@ static int hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 		c->tag = tag;
 		return 0;
 	}
-	ret = user_hit(sc, pid, ip, ret_addr, 0);
+	ret = rec_symcollect_user_hit(sc, pid, ip, ret_addr, 0);
 	if (ret == 2) {
 		c->ip = ip;
 		c->pid = pid;
@@ -814,7 +616,7 @@ static int scan_proc_maps(struct rec_symcollect *sc, struct sc_proc *p)
 
 	if (!*root)
 		return 0;
-	t0 = now_ns();
+	t0 = rec_now_ns();
 	snprintf(path, sizeof(path), "%s/%u/maps", root, p->pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -845,7 +647,7 @@ static int scan_proc_maps(struct rec_symcollect *sc, struct sc_proc *p)
 	}
 	fclose(f);
 out:
-	sc->st.time_ns += now_ns() - t0;
+	sc->st.time_ns += rec_now_ns() - t0;
 	return ret;
 }
 
@@ -921,578 +723,6 @@ void rec_symcollect_observe(void *ctx, const struct rec_record *r)
 		sc->st.feed_errors++;
 }
 
-/* ---- writing */
-
-struct esym {
-	uint64_t start, size;
-	const char *name;
-};
-
-struct table_hdr {
-	Perfrec__SymbolTable__Kind kind;
-	const char *path;
-	const uint8_t *bid;
-	size_t bid_len;
-	int32_t pid;
-	uint64_t load_bias, text_start;
-	const struct rec_elfsym_seg *segs;
-	size_t nsegs;
-	const char *reason;
-};
-
-/* Emits syms (sorted by start) as one or more SymbolTable packets; a table
- * with no symbols still goes out once (it carries path, build-id, reason). */
-static int emit_table(struct rec_symcollect *sc, struct prec_writer *w,
-		      uint32_t stream, uint64_t t, const struct table_hdr *h,
-		      const struct esym *syms, size_t n)
-{
-	size_t chunk = sc->o.chunk, done = 0;
-	uint64_t *starts, *sizes, *names, *segv = NULL;
-	int ret = 0, packets = 0;
-
-	starts = calloc(chunk, sizeof(*starts));
-	sizes = calloc(chunk, sizeof(*sizes));
-	names = calloc(chunk, sizeof(*names));
-	if (h->nsegs)
-		segv = calloc(h->nsegs * 3, sizeof(*segv));
-	if (!starts || !sizes || !names || (h->nsegs && !segv)) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < h->nsegs; i++) {
-		segv[i] = h->segs[i].offset;
-		segv[h->nsegs + i] = h->segs[i].vaddr;
-		segv[2 * h->nsegs + i] = h->segs[i].filesz;
-	}
-	do {
-		Perfrec__Packet pkt = PERFREC__PACKET__INIT;
-		Perfrec__SymbolTable tab = PERFREC__SYMBOL_TABLE__INIT;
-		size_t k = n - done < chunk ? n - done : chunk;
-		uint64_t prev = 0, name_bytes = 0;
-
-		for (size_t i = 0; i < k; i++) {
-			const struct esym *s = &syms[done + i];
-
-			names[i] = prec_writer_intern_string(w, stream, s->name);
-			if (!names[i]) {
-				ret = prec_writer_error(w);
-				ret = ret ? ret : -ENOMEM;
-				goto out;
-			}
-			starts[i] = s->start - prev;   /* first: absolute */
-			prev = s->start;
-			sizes[i] = s->size;
-			name_bytes += strlen(s->name) + NAME_OVERHEAD;
-		}
-		tab.kind = h->kind;
-		tab.path = (char *)(h->path ? h->path : "");
-		tab.build_id.data = (uint8_t *)h->bid;
-		tab.build_id.len = h->bid_len;
-		tab.pid = h->pid;
-		tab.load_bias = h->load_bias;
-		tab.text_start = h->text_start;
-		if (h->reason)
-			tab.reason = (char *)h->reason;
-		if (!done && h->nsegs) {
-			tab.n_load_offsets = tab.n_load_vaddrs =
-				tab.n_load_sizes = h->nsegs;
-			tab.load_offsets = segv;
-			tab.load_vaddrs = segv + h->nsegs;
-			tab.load_sizes = segv + 2 * h->nsegs;
-		}
-		tab.n_starts = tab.n_sizes = tab.n_names = k;
-		tab.starts = starts;
-		tab.sizes = sizes;
-		tab.names = names;
-		pkt.data_case = PERFREC__PACKET__DATA_SYMBOLS;
-		pkt.symbols = &tab;
-		ret = prec_writer_append(w, stream, &pkt, t);
-		if (ret)
-			goto out;
-		sc->st.bytes += perfrec__packet__get_packed_size(&pkt) + name_bytes;
-		sc->st.tables++;
-		sc->st.symbols += k;
-		packets++;
-		done += k;
-	} while (done < n);
-	ret = packets;
-out:
-	free(starts);
-	free(sizes);
-	free(names);
-	free(segv);
-	return ret;
-}
-
-static int emit_note(struct rec_symcollect *sc, struct prec_writer *w,
-		     uint32_t stream, uint64_t t, const char *text)
-{
-	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
-	Perfrec__Note note = PERFREC__NOTE__INIT;
-	int ret;
-
-	note.level = PERFREC__NOTE__LEVEL__WARNING;
-	note.text = (char *)text;
-	pkt.data_case = PERFREC__PACKET__DATA_NOTE;
-	pkt.note = &note;
-	ret = prec_writer_append(w, stream, &pkt, t);
-	if (ret)
-		return ret;
-	sc->st.bytes += perfrec__packet__get_packed_size(&pkt);
-	return 1;
-}
-
-static int write_kernel(struct rec_symcollect *sc, struct prec_writer *w,
-			uint32_t stream, uint64_t t)
-{
-	const struct rec_kallsyms *k = &sc->ksyms;
-	struct esym *es = NULL;
-	int total = 0, ret = 0;
-
-	if (!sc->o.kernel)
-		return 0;
-	if (!sc->kstate) {
-		struct table_hdr h = { 0 };
-		char reason[160];
-
-		if (sc->kernel_noted)
-			return 0;
-		sc->kernel_noted = 1;
-		h.kind = PERFREC__SYMBOL_TABLE__KIND__UNAVAILABLE;
-		h.path = KERNEL_PATH;
-		h.reason = reason;
-		if (sc->st.kernel_status == REC_KALLSYMS_HIDDEN)
-			snprintf(reason, sizeof(reason), "kernel addresses hidden "
-				 "by kptr_restrict (/proc/kallsyms reads as "
-				 "zeros; set kernel.kptr_restrict=0 or run with "
-				 "CAP_SYSLOG)");
-		else
-			snprintf(reason, sizeof(reason), "kernel symbols "
-				 "unavailable: /proc/kallsyms: %s",
-				 strerror(-sc->st.kernel_status));
-		ret = emit_table(sc, w, stream, t, &h, NULL, 0);
-		if (ret < 0)
-			return ret;
-		ret = emit_note(sc, w, stream, t, reason);
-		return ret < 0 ? ret : 2;
-	}
-	if (!sc->kernel_hits && !sc->o.full_tables)
-		return 0;
-	es = calloc(k->nsyms, sizeof(*es));
-	if (!es)
-		return -ENOMEM;
-	/* core kernel first (module 0), then each module in turn */
-	for (size_t mod = 0; mod <= k->nmodules; mod++) {
-		struct table_hdr h = { 0 };
-		char path[256];
-		size_t n = 0;
-
-		for (size_t i = 0; i < k->nsyms; i++) {
-			if (k->syms[i].module != mod)
-				continue;
-			if (sc->kstate[i] == 2 ||
-			    (!sc->kstate[i] && !sc->o.full_tables))
-				continue;
-			sc->kstate[i] = 2;
-			es[n].start = k->syms[i].start;
-			es[n].size = k->syms[i].size;
-			es[n].name = k->syms[i].name;
-			n++;
-		}
-		if (!n)
-			continue;
-		if (mod == 0) {
-			h.kind = PERFREC__SYMBOL_TABLE__KIND__KERNEL;
-			h.path = KERNEL_PATH;
-			h.text_start = k->text_start;
-		} else {
-			snprintf(path, sizeof(path), "[%s]", k->modules[mod - 1]);
-			h.kind = PERFREC__SYMBOL_TABLE__KIND__KERNEL_MODULE;
-			h.path = path;
-		}
-		ret = emit_table(sc, w, stream, t, &h, es, n);
-		if (ret < 0)
-			break;
-		total += ret;
-	}
-	sc->kernel_hits = 0;
-	free(es);
-	return ret < 0 ? ret : total;
-}
-
-static void strip_deleted(char *path)
-{
-	static const char suffix[] = " (deleted)";
-	size_t n = strlen(path), s = sizeof(suffix) - 1;
-
-	if (n > s && strcmp(path + n - s, suffix) == 0)
-		path[n - s] = 0;
-}
-
-/* Reads o's symbols: through the process's own view first (map_files
- * survives deletion, /proc/PID/root sees its mount namespace), then the
- * plain path. A file whose build-id differs from the mapping's is someone
- * else's. Returns 0, or < 0 with *why set. */
-/* The vDSO is the kernel's: every native process of this host maps the
- * same image, so ours stands for theirs (32-bit processes have another
- * one; a build-id from the MMAP2 record tells them apart). */
-static int load_vdso(struct rec_elfsym *e)
-{
-	unsigned long long lo = 0, hi = 0;
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "re");
-	int ret = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strstr(line, " [vdso]"))
-			continue;
-		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && hi > lo)
-			ret = 0;
-		break;
-	}
-	fclose(f);
-	if (ret)
-		return ret;
-	return rec_elfsym_read_mem((const void *)(uintptr_t)lo, (size_t)(hi - lo), e);
-}
-
-static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
-		    struct rec_elfsym *e, const char **why)
-{
-	char *path = strdup(o->path), cand[3][4200];
-	int nc = 0, ret = -ENOENT, mismatch = 0;
-
-	*why = NULL;
-	if (!path)
-		return -ENOMEM;
-	if (strcmp(path, VDSO_PATH) == 0) {
-		free(path);
-		ret = load_vdso(e);
-		if (!ret && o->bid_len &&
-		    (e->build_id_len != o->bid_len ||
-		     memcmp(e->build_id, o->bid, o->bid_len) != 0)) {
-			rec_elfsym_release(e);
-			*why = "another vDSO (e.g. of a 32-bit process)";
-			return -ESTALE;
-		}
-		return ret;
-	}
-	strip_deleted(path);
-	if (sc->o.proc_root && o->pid) {
-		snprintf(cand[nc++], sizeof(cand[0]), "/proc/%u/map_files/%lx-%lx",
-			 o->pid, (unsigned long)o->start, (unsigned long)o->end);
-		snprintf(cand[nc++], sizeof(cand[0]), "/proc/%u/root%s", o->pid,
-			 path);
-	}
-	snprintf(cand[nc++], sizeof(cand[0]), "%s", path);
-	free(path);
-	for (int i = 0; i < nc; i++) {
-		int r = rec_elfsym_load(cand[i], e);
-
-		if (r == 0 && o->bid_len &&
-		    (e->build_id_len != o->bid_len ||
-		     memcmp(e->build_id, o->bid, o->bid_len) != 0)) {
-			rec_elfsym_release(e);
-			mismatch = 1;
-			continue;
-		}
-		if (r == 0)
-			return 0;
-		/* the last candidate's error is the most telling */
-		ret = r;
-	}
-	if (mismatch) {
-		*why = "build-id mismatch: the file changed since it was mapped";
-		return -ESTALE;
-	}
-	return ret;
-}
-
-/* A stripped object (symbols from .dynsym only) with an installed debug
- * file: take the debug file's symbols, which use the same addresses. The
- * object's own segments and build-id stay. 1 = replaced. */
-static int use_debug_file(const struct rec_symcollect *sc, struct rec_elfsym *e)
-{
-	const char *dir = sc->o.debug_dir ? sc->o.debug_dir : "/usr/lib/debug";
-	struct rec_elfsym d;
-	char path[4200], *q;
-
-	if (!*dir || !e->from_dynsym || e->build_id_len < 2)
-		return 0;
-	q = path + snprintf(path, sizeof(path) - 200, "%s/.build-id/%02x/", dir,
-			    e->build_id[0]);
-	for (size_t i = 1; i < e->build_id_len; i++)
-		q += sprintf(q, "%02x", e->build_id[i]);
-	strcpy(q, ".debug");
-	if (rec_elfsym_load(path, &d) != 0)
-		return 0;
-	if (d.from_dynsym || !d.nsyms ||
-	    (d.build_id_len && (d.build_id_len != e->build_id_len ||
-				memcmp(d.build_id, e->build_id, d.build_id_len)))) {
-		rec_elfsym_release(&d);
-		return 0;
-	}
-	free(e->syms);
-	free(e->names);
-	e->syms = d.syms;
-	e->nsyms = d.nsyms;
-	e->names = d.names;
-	e->from_dynsym = 0;
-	d.syms = NULL;
-	d.names = NULL;
-	rec_elfsym_release(&d);
-	return 1;
-}
-
-static int cmp_esym(const void *pa, const void *pb)
-{
-	const struct esym *a = pa, *b = pb;
-
-	return a->start < b->start ? -1 : a->start > b->start;
-}
-
-static int write_obj(struct rec_symcollect *sc, struct prec_writer *w,
-		     uint32_t stream, uint64_t t, struct sc_obj *o)
-{
-	struct table_hdr h = { 0 };
-	struct rec_elfsym e;
-	struct esym *es = NULL;
-	const char *why;
-	char reason[256];
-	size_t n = 0;
-	int ret;
-
-	h.path = o->path;
-	ret = load_obj(sc, o, &e, &why);
-	if (ret) {
-		if (o->written) {
-			/* symbols went out before; the file is gone now */
-			u64map_clear(&o->hits);
-			return 0;
-		}
-		if (!why) {
-			snprintf(reason, sizeof(reason), "%s: %s",
-				 ret == -EINVAL ? "not an ELF file" :
-				 ret == -EBADMSG ? "corrupt ELF file" : "open",
-				 strerror(-ret));
-			why = reason;
-		}
-		h.kind = PERFREC__SYMBOL_TABLE__KIND__UNAVAILABLE;
-		h.bid = o->bid;
-		h.bid_len = o->bid_len;
-		h.reason = why;
-		o->written = o->full_done = 1;
-		u64map_release(&o->hits);
-		sc->st.unavailable++;
-		return emit_table(sc, w, stream, t, &h, NULL, 0);
-	}
-	/* A later pass must read the same file as the first: a package
-	 * upgrade may have replaced it meanwhile (new hits are then lost
-	 * rather than named from the wrong binary). */
-	if (o->written && (e.build_id_len != o->file_bid_len ||
-			   memcmp(e.build_id, o->file_bid, e.build_id_len) != 0)) {
-		u64map_clear(&o->hits);
-		ret = 0;
-		goto out;
-	}
-	memcpy(o->file_bid, e.build_id, e.build_id_len);
-	o->file_bid_len = e.build_id_len;
-	use_debug_file(sc, &e);
-	h.kind = PERFREC__SYMBOL_TABLE__KIND__ELF;
-	h.bid = e.build_id_len ? e.build_id : o->bid;
-	h.bid_len = e.build_id_len ? e.build_id_len : o->bid_len;
-	h.load_bias = e.load_bias;
-	if (!o->written) {
-		h.segs = e.segs;
-		h.nsegs = e.nsegs;
-	}
-	es = calloc(e.nsyms ? e.nsyms : 1, sizeof(*es));
-	if (!es) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	if (sc->o.full_tables) {
-		for (size_t i = 0; i < e.nsyms; i++) {
-			es[n].start = e.syms[i].start;
-			es[n].size = e.syms[i].size;
-			es[n].name = e.syms[i].name;
-			n++;
-		}
-		o->full_done = 1;
-	} else {
-		/* the symbols holding a hit (return addresses brought
-		 * their byte before, see user_hit) */
-		for (size_t i = 0; i < o->hits.cap; i++) {
-			uint64_t off = o->hits.keys[i];
-			const struct rec_elfsym_sym *s;
-
-			if (off == EMPTY_KEY)
-				continue;
-			s = rec_elfsym_find(&e, rec_elfsym_vaddr(&e, off));
-			if (!s || u64map_get(&o->done, s->start))
-				continue;
-			ret = u64map_put(&o->done, s->start, 0);
-			if (ret < 0)
-				goto out;
-			es[n].start = s->start;
-			es[n].size = s->size;
-			es[n].name = s->name;
-			n++;
-		}
-		qsort(es, n, sizeof(*es), cmp_esym);
-	}
-	u64map_clear(&o->hits);
-	if (o->written && !n) {
-		ret = 0;
-		goto out;
-	}
-	if (!o->written)
-		sc->st.objects++;
-	o->written = 1;
-	ret = emit_table(sc, w, stream, t, &h, es, n);
-out:
-	free(es);
-	rec_elfsym_release(&e);
-	return ret;
-}
-
-/* Which of m's symbols contain a hit: each hit finds its symbol by
- * binary search (JIT maps can hold 10^5 entries). Returns a calloc'd array
- * of m->nsyms flags (caller frees) or NULL. */
-static uint8_t *perfmap_marks(const struct rec_perfmap *m,
-			      const struct u64map *hits)
-{
-	uint8_t *mark = calloc(m->nsyms ? m->nsyms : 1, 1);
-
-	if (!mark)
-		return NULL;
-	for (size_t k = 0; k < hits->cap; k++) {
-		uint64_t ip = hits->keys[k];
-		size_t lo = 0, hi = m->nsyms;
-
-		if (ip == EMPTY_KEY)
-			continue;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (m->syms[mid].start <= ip)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (size_t b = 0; b < 16 && b < lo; b++) {
-			const struct rec_perfmap_sym *s = &m->syms[lo - 1 - b];
-
-			if (ip - s->start < s->size) {
-				mark[lo - 1 - b] = 1;
-				break;
-			}
-		}
-	}
-	return mark;
-}
-
-static int write_perfmap(struct rec_symcollect *sc, struct prec_writer *w,
-			 uint32_t stream, uint64_t t, struct sc_proc *p)
-{
-	struct table_hdr h = { 0 };
-	struct rec_perfmap m;
-	struct esym *es = NULL;
-	uint8_t *mark = NULL;
-	char path[64];
-	size_t n = 0;
-	int ret;
-
-	ret = rec_perfmap_load_pid((pid_t)p->pid, sc->o.perfmap_dir, 0, &m);
-	if (ret) {
-		u64map_clear(&p->jit_hits);
-		return 0;   /* no (readable) JIT map: nothing to add */
-	}
-	es = calloc(m.nsyms ? m.nsyms : 1, sizeof(*es));
-	mark = sc->o.full_tables ? NULL : perfmap_marks(&m, &p->jit_hits);
-	if (!es || (!sc->o.full_tables && !mark)) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < m.nsyms; i++) {
-		const struct rec_perfmap_sym *s = &m.syms[i];
-
-		if (mark && !mark[i])
-			continue;
-		ret = u64map_put(&p->jit_done, s->start, 0);
-		if (ret < 0)
-			goto out;
-		if (ret == 0)
-			continue;   /* written before */
-		es[n].start = s->start;
-		es[n].size = s->size;
-		es[n].name = s->name;
-		n++;
-	}
-	u64map_clear(&p->jit_hits);
-	ret = 0;
-	if (!n)
-		goto out;
-	snprintf(path, sizeof(path), "/tmp/perf-%u.map", p->pid);
-	h.kind = PERFREC__SYMBOL_TABLE__KIND__PERF_MAP;
-	h.path = path;
-	h.pid = (int32_t)p->pid;
-	ret = emit_table(sc, w, stream, t, &h, es, n);
-out:
-	free(mark);
-	free(es);
-	rec_perfmap_release(&m);
-	return ret;
-}
-
-int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
-			 uint32_t stream, uint64_t time_ns)
-{
-	uint64_t t0 = now_ns();
-	int total = 0, ret = 0;
-
-	if (!sc || !w)
-		return -EINVAL;
-	/* hits that came before their mapping: match them now, for good */
-	for (size_t i = 0; i < sc->npend; i++) {
-		ret = user_hit(sc, sc->pend[i].pid, sc->pend[i].ip,
-			       sc->pend[i].ret_addr, 1);
-		if (ret < 0)
-			goto out;
-	}
-	sc->npend = 0;
-	ret = write_kernel(sc, w, stream, time_ns);
-	if (ret < 0)
-		goto out;
-	total += ret;
-	for (size_t i = 0; i < sc->nobjs; i++) {
-		struct sc_obj *o = sc->objs[i];
-
-		if (o->full_done || !o->hits.n)
-			continue;
-		ret = write_obj(sc, w, stream, time_ns, o);
-		if (ret < 0)
-			goto out;
-		total += ret;
-	}
-	for (size_t i = 0; sc->o.perf_maps && i < sc->nprocs; i++) {
-		struct sc_proc *p = sc->procs[i];
-
-		if (!p->jit_hits.n)
-			continue;
-		ret = write_perfmap(sc, w, stream, time_ns, p);
-		if (ret < 0)
-			goto out;
-		total += ret;
-	}
-	ret = total;
-out:
-	sc->st.time_ns += now_ns() - t0;
-	return ret;
-}
-
 void rec_symcollect_restart(struct rec_symcollect *sc)
 {
 	if (!sc)
@@ -1500,14 +730,14 @@ void rec_symcollect_restart(struct rec_symcollect *sc)
 	for (size_t i = 0; i < sc->nobjs; i++) {
 		struct sc_obj *o = sc->objs[i];
 
-		u64map_clear(&o->hits);
-		u64map_clear(&o->done);
+		rec_u64map_clear(&o->hits);
+		rec_u64map_clear(&o->done);
 		o->written = 0;
 		o->full_done = 0;
 	}
 	for (size_t i = 0; i < sc->nprocs; i++) {
-		u64map_clear(&sc->procs[i]->jit_hits);
-		u64map_clear(&sc->procs[i]->jit_done);
+		rec_u64map_clear(&sc->procs[i]->jit_hits);
+		rec_u64map_clear(&sc->procs[i]->jit_done);
 	}
 	sc->npend = 0;
 	if (sc->kstate)

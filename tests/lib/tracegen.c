@@ -102,7 +102,7 @@ static uint64_t str(struct gen *g, uint32_t stream, const char *s)
 {
 	uint64_t iid = prec_writer_intern_string(g->w, stream, s);
 	if (!iid && !g->err)
-		g->err = prec_writer_error(g->w) ? prec_writer_error(g->w) : -ENOMEM;
+		g->err = prec_writer_error(g->w);
 	return iid;
 }
 

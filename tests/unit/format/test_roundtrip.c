@@ -441,6 +441,42 @@ static void test_too_big_and_closed(void **state)
 	free(raw);
 }
 
+/* An intern call that cannot give an iid fails the writer with a reason,
+ * so callers never have to invent one (writer.h). */
+static void test_intern_failures(void **state)
+{
+	struct prec_sink *sink = prec_sink_mem_new();
+	struct prec_writer *w = prec_writer_new(sink, NULL);
+	uint64_t ip = 1;
+
+	(void)state;
+	assert_int_equal(prec_writer_error(w), 0);
+	assert_true(prec_writer_intern_string(w, 1, "ok") > 0);
+	assert_int_equal(prec_writer_intern_string(w, 1u << 20, "x"), 0);
+	assert_int_equal(prec_writer_error(w), -EINVAL);
+	/* sticky: the first reason stays, every later call fails */
+	assert_int_equal(prec_writer_intern_callchain(w, 1, &ip, 1), 0);
+	assert_int_equal(prec_writer_error(w), -EINVAL);
+	prec_writer_free(w);
+
+	w = prec_writer_new(sink, NULL);
+	assert_int_equal(prec_writer_intern_callchain(w, 1, NULL, 3), 0);
+	assert_int_equal(prec_writer_error(w), -EINVAL);
+	prec_writer_free(w);
+
+	w = prec_writer_new(sink, NULL);
+	assert_int_equal(prec_writer_intern_callchain(w, 1, &ip, (size_t)1 << 40), 0);
+	assert_int_equal(prec_writer_error(w), PREC_E_TOO_BIG);
+	prec_writer_free(w);
+
+	w = prec_writer_new(sink, NULL);
+	assert_int_equal(prec_writer_close(w), 0);
+	assert_int_equal(prec_writer_intern_string(w, 1, "late"), 0);
+	assert_int_equal(prec_writer_error(w), PREC_E_CLOSED);
+	prec_writer_free(w);
+	prec_sink_free(sink);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_fd_source),
 		cmocka_unit_test(test_unknown_kind),
 		cmocka_unit_test(test_too_big_and_closed),
+		cmocka_unit_test(test_intern_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "recorder/events/cpumap.h"
+#include "recorder/events/evnames.h"
 #include "recorder/events/evparse.h"
 #include "lib/logcap.h"
 
@@ -94,22 +95,22 @@ static void test_listing(void **state)
 	size_t n = 0;
 
 	(void)state;
-	while (rec_evparse_hwcache(n, buf, sizeof(buf), &config))
+	while (rec_evnames_hwcache(n, buf, sizeof(buf), &config))
 		n++;
 	assert_int_equal(n, 7 * 6);
-	assert_string_equal(rec_evparse_hwcache(1, buf, sizeof(buf), &config),
+	assert_string_equal(rec_evnames_hwcache(1, buf, sizeof(buf), &config),
 			    "L1-dcache-load-misses");
 	assert_int_equal(config, 0x10000);
 	/* every listed name parses back to the same type and config */
-	for (size_t i = 0; rec_evparse_named(i, &type, &config, &alias); i++) {
-		const char *name = rec_evparse_named(i, NULL, NULL, NULL);
+	for (size_t i = 0; rec_evnames_named(i, &type, &config, &alias); i++) {
+		const char *name = rec_evnames_named(i, NULL, NULL, NULL);
 		struct rec_evlist l = parse_ok(name);
 
 		assert_int_equal(l.ev[0].attr.type, type);
 		assert_int_equal(l.ev[0].attr.config, config);
 		rec_evlist_release(&l);
 	}
-	for (size_t i = 0; rec_evparse_hwcache(i, buf, sizeof(buf), &config); i++) {
+	for (size_t i = 0; rec_evnames_hwcache(i, buf, sizeof(buf), &config); i++) {
 		struct rec_evlist l = parse_ok(buf);
 
 		assert_int_equal(l.ev[0].attr.type, PERF_TYPE_HW_CACHE);

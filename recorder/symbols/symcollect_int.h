@@ -1,0 +1,113 @@
+/*
+ * symcollect_int.h - the symbol collector's state, shared by its two
+ * halves: symcollect.c (address spaces and hits, the hot path) and
+ * symwrite.c (reading ELF files, kallsyms and perf maps into SymbolTable
+ * packets). Not part of the recorder's interface: see symcollect.h.
+ */
+#ifndef REC_SYMCOLLECT_INT_H
+#define REC_SYMCOLLECT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recorder/symbols/kallsyms.h"
+#include "recorder/symbols/symcollect.h"
+#include "recorder/symbols/u64map.h"
+
+#define NO_OBJ UINT32_MAX
+/* PERF_CONTEXT_* markers in callchains (uapi perf_event.h): every value
+ * at or above PERF_CONTEXT_MAX is a marker, not an address. */
+#define CTX_MAX ((uint64_t)-4095)
+#define CTX_KERNEL ((uint64_t)-128)
+#define CTX_USER ((uint64_t)-512)
+#define KERNEL_PATH "[kernel.kallsyms]"
+#define VDSO_PATH "[vdso]"
+/* Approximate bytes an interned name adds besides its text: iid varint,
+ * field tags and length prefixes of the InternedString entry. */
+#define NAME_OVERHEAD 4
+
+
+struct sc_obj {
+	char *path;
+	uint8_t bid[64];
+	size_t bid_len;
+	uint32_t pid;             /* a process that mapped it (for /proc) */
+	uint64_t start, end;      /* that mapping (for map_files) */
+	struct rec_u64map hits;       /* file offsets hit since the last write */
+	struct rec_u64map done;       /* symbol starts written */
+	int written;              /* the table header went out */
+	int full_done;            /* full table / UNAVAILABLE: nothing more */
+	uint8_t file_bid[64];     /* build-id of the file first read */
+	size_t file_bid_len;
+	uint32_t next;            /* hash chain */
+};
+
+struct sc_map {
+	uint64_t start, end, pgoff;
+	uint32_t obj;             /* NO_OBJ: not an ELF file (anon ...) */
+};
+
+struct sc_proc {
+	uint32_t pid;
+	int known;                /* maps came from /proc, a fork or an exec */
+	struct sc_map *maps;      /* sorted by start, non-overlapping */
+	size_t n, cap;
+	/* The space before the last exec: rings are drained CPU by CPU, so
+	 * samples taken before an exec can be decoded after it. */
+	struct sc_map *old;
+	size_t nold;
+	struct rec_u64map jit_hits;   /* ips outside ELF mappings */
+	struct rec_u64map jit_done;   /* perf-map symbol starts written */
+};
+
+struct pending {
+	uint32_t pid;
+	int ret_addr;
+	uint64_t ip;
+};
+
+#define HCACHE_BITS 14
+#define HCACHE_SIZE (1u << HCACHE_BITS)
+/* tag = gen << 2 | kernel << 1 | ret_addr; gen 0 never matches (empty) */
+struct hit_slot {
+	uint64_t ip;
+	uint32_t pid;
+	uint32_t tag;
+};
+
+struct rec_symcollect {
+	struct rec_symcollect_opts o;
+
+	struct sc_obj **objs;
+	size_t nobjs, cobjs;
+	struct rec_u64map obj_index;  /* hash(path, bid) -> first obj + 1 */
+
+	struct sc_proc **procs;
+	size_t nprocs, cprocs;
+	struct rec_u64map proc_index; /* pid -> proc index */
+
+	struct pending *pend;
+	size_t npend, cpend;
+
+	/* Hits already recorded, so the hot path skips the map and symbol
+	 * searches for the addresses callchains repeat (nearly all of them).
+	 * Direct-mapped, no eviction order: a collision only costs the slow
+	 * path once more. A user entry is valid for one `gen` of the address
+	 * spaces: any mapping change (mmap, fork, exec) bumps gen. */
+	struct hit_slot *hcache;  /* [HCACHE_SIZE] */
+	uint32_t gen;
+
+	struct rec_kallsyms ksyms;
+	uint8_t *kstate;          /* per kernel symbol: 0, 1 hit, 2 written */
+	int kernel_hits;          /* unwritten kernel hits exist */
+	int kernel_noted;         /* hidden/unavailable kernel recorded */
+
+	struct rec_symcollect_stats st;
+};
+
+/* Records a user-space hit of pid at ip (symcollect.c): 2 = in an ELF
+ * object, 1 = handled otherwise (JIT), 0 = not matched yet; < 0 error. */
+int rec_symcollect_user_hit(struct rec_symcollect *sc, uint32_t pid,
+			    uint64_t ip, int ret_addr, int last_chance);
+
+#endif

@@ -1,0 +1,590 @@
+/*
+ * symwrite.c - the symbol collector's writing half: the symbols of what
+ * was hit, read from ELF files (symbols/elfsym.h), kallsyms and perf maps,
+ * written as SymbolTable packets. See symcollect.h for when; the state is
+ * symcollect_int.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recorder/encode/decode.h"
+#include "recorder/encode/hostinfo.h"
+#include "recorder/symbols/elfsym.h"
+#include "recorder/symbols/kallsyms.h"
+#include "recorder/symbols/perfmap.h"
+#include "recorder/symbols/symcollect_int.h"
+
+struct esym {
+	uint64_t start, size;
+	const char *name;
+};
+
+struct table_hdr {
+	Perfrec__SymbolTable__Kind kind;
+	const char *path;
+	const uint8_t *bid;
+	size_t bid_len;
+	int32_t pid;
+	uint64_t load_bias, text_start;
+	const struct rec_elfsym_seg *segs;
+	size_t nsegs;
+	const char *reason;
+};
+
+/* Emits syms (sorted by start) as one or more SymbolTable packets; a table
+ * with no symbols still goes out once (it carries path, build-id, reason). */
+static int emit_table(struct rec_symcollect *sc, struct prec_writer *w,
+		      uint32_t stream, uint64_t t, const struct table_hdr *h,
+		      const struct esym *syms, size_t n)
+{
+	size_t chunk = sc->o.chunk, done = 0;
+	uint64_t *starts, *sizes, *names, *segv = NULL;
+	int ret = 0, packets = 0;
+
+	starts = calloc(chunk, sizeof(*starts));
+	sizes = calloc(chunk, sizeof(*sizes));
+	names = calloc(chunk, sizeof(*names));
+	if (h->nsegs)
+		segv = calloc(h->nsegs * 3, sizeof(*segv));
+	if (!starts || !sizes || !names || (h->nsegs && !segv)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < h->nsegs; i++) {
+		segv[i] = h->segs[i].offset;
+		segv[h->nsegs + i] = h->segs[i].vaddr;
+		segv[2 * h->nsegs + i] = h->segs[i].filesz;
+	}
+	do {
+		Perfrec__Packet pkt = PERFREC__PACKET__INIT;
+		Perfrec__SymbolTable tab = PERFREC__SYMBOL_TABLE__INIT;
+		size_t k = n - done < chunk ? n - done : chunk;
+		uint64_t prev = 0, name_bytes = 0;
+
+		for (size_t i = 0; i < k; i++) {
+			const struct esym *s = &syms[done + i];
+
+			names[i] = prec_writer_intern_string(w, stream, s->name);
+			if (!names[i]) {
+				ret = prec_writer_error(w);
+				ret = ret ? ret : -ENOMEM;
+				goto out;
+			}
+			starts[i] = s->start - prev;   /* first: absolute */
+			prev = s->start;
+			sizes[i] = s->size;
+			name_bytes += strlen(s->name) + NAME_OVERHEAD;
+		}
+		tab.kind = h->kind;
+		tab.path = (char *)(h->path ? h->path : "");
+		tab.build_id.data = (uint8_t *)h->bid;
+		tab.build_id.len = h->bid_len;
+		tab.pid = h->pid;
+		tab.load_bias = h->load_bias;
+		tab.text_start = h->text_start;
+		if (h->reason)
+			tab.reason = (char *)h->reason;
+		if (!done && h->nsegs) {
+			tab.n_load_offsets = tab.n_load_vaddrs =
+				tab.n_load_sizes = h->nsegs;
+			tab.load_offsets = segv;
+			tab.load_vaddrs = segv + h->nsegs;
+			tab.load_sizes = segv + 2 * h->nsegs;
+		}
+		tab.n_starts = tab.n_sizes = tab.n_names = k;
+		tab.starts = starts;
+		tab.sizes = sizes;
+		tab.names = names;
+		pkt.data_case = PERFREC__PACKET__DATA_SYMBOLS;
+		pkt.symbols = &tab;
+		ret = prec_writer_append(w, stream, &pkt, t);
+		if (ret)
+			goto out;
+		sc->st.bytes += perfrec__packet__get_packed_size(&pkt) + name_bytes;
+		sc->st.tables++;
+		sc->st.symbols += k;
+		packets++;
+		done += k;
+	} while (done < n);
+	ret = packets;
+out:
+	free(starts);
+	free(sizes);
+	free(names);
+	free(segv);
+	return ret;
+}
+
+static int emit_note(struct rec_symcollect *sc, struct prec_writer *w,
+		     uint32_t stream, uint64_t t, const char *text)
+{
+	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
+	Perfrec__Note note = PERFREC__NOTE__INIT;
+	int ret;
+
+	note.level = PERFREC__NOTE__LEVEL__WARNING;
+	note.text = (char *)text;
+	pkt.data_case = PERFREC__PACKET__DATA_NOTE;
+	pkt.note = &note;
+	ret = prec_writer_append(w, stream, &pkt, t);
+	if (ret)
+		return ret;
+	sc->st.bytes += perfrec__packet__get_packed_size(&pkt);
+	return 1;
+}
+
+static int write_kernel(struct rec_symcollect *sc, struct prec_writer *w,
+			uint32_t stream, uint64_t t)
+{
+	const struct rec_kallsyms *k = &sc->ksyms;
+	struct esym *es = NULL;
+	int total = 0, ret = 0;
+
+	if (!sc->o.kernel)
+		return 0;
+	if (!sc->kstate) {
+		struct table_hdr h = { 0 };
+		char reason[160];
+
+		if (sc->kernel_noted)
+			return 0;
+		sc->kernel_noted = 1;
+		h.kind = PERFREC__SYMBOL_TABLE__KIND__UNAVAILABLE;
+		h.path = KERNEL_PATH;
+		h.reason = reason;
+		if (sc->st.kernel_status == REC_KALLSYMS_HIDDEN)
+			snprintf(reason, sizeof(reason), "kernel addresses hidden "
+				 "by kptr_restrict (/proc/kallsyms reads as "
+				 "zeros; set kernel.kptr_restrict=0 or run with "
+				 "CAP_SYSLOG)");
+		else
+			snprintf(reason, sizeof(reason), "kernel symbols "
+				 "unavailable: /proc/kallsyms: %s",
+				 strerror(-sc->st.kernel_status));
+		ret = emit_table(sc, w, stream, t, &h, NULL, 0);
+		if (ret < 0)
+			return ret;
+		ret = emit_note(sc, w, stream, t, reason);
+		return ret < 0 ? ret : 2;
+	}
+	if (!sc->kernel_hits && !sc->o.full_tables)
+		return 0;
+	es = calloc(k->nsyms, sizeof(*es));
+	if (!es)
+		return -ENOMEM;
+	/* core kernel first (module 0), then each module in turn */
+	for (size_t mod = 0; mod <= k->nmodules; mod++) {
+		struct table_hdr h = { 0 };
+		char path[256];
+		size_t n = 0;
+
+		for (size_t i = 0; i < k->nsyms; i++) {
+			if (k->syms[i].module != mod)
+				continue;
+			if (sc->kstate[i] == 2 ||
+			    (!sc->kstate[i] && !sc->o.full_tables))
+				continue;
+			sc->kstate[i] = 2;
+			es[n].start = k->syms[i].start;
+			es[n].size = k->syms[i].size;
+			es[n].name = k->syms[i].name;
+			n++;
+		}
+		if (!n)
+			continue;
+		if (mod == 0) {
+			h.kind = PERFREC__SYMBOL_TABLE__KIND__KERNEL;
+			h.path = KERNEL_PATH;
+			h.text_start = k->text_start;
+		} else {
+			snprintf(path, sizeof(path), "[%s]", k->modules[mod - 1]);
+			h.kind = PERFREC__SYMBOL_TABLE__KIND__KERNEL_MODULE;
+			h.path = path;
+		}
+		ret = emit_table(sc, w, stream, t, &h, es, n);
+		if (ret < 0)
+			break;
+		total += ret;
+	}
+	sc->kernel_hits = 0;
+	free(es);
+	return ret < 0 ? ret : total;
+}
+
+static void strip_deleted(char *path)
+{
+	static const char suffix[] = " (deleted)";
+	size_t n = strlen(path), s = sizeof(suffix) - 1;
+
+	if (n > s && strcmp(path + n - s, suffix) == 0)
+		path[n - s] = 0;
+}
+
+/* Reads o's symbols: through the process's own view first (map_files
+ * survives deletion, /proc/PID/root sees its mount namespace), then the
+ * plain path. A file whose build-id differs from the mapping's is someone
+ * else's. Returns 0, or < 0 with *why set. */
+/* The vDSO is the kernel's: every native process of this host maps the
+ * same image, so ours stands for theirs (32-bit processes have another
+ * one; a build-id from the MMAP2 record tells them apart). */
+static int load_vdso(struct rec_elfsym *e)
+{
+	unsigned long long lo = 0, hi = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, " [vdso]"))
+			continue;
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && hi > lo)
+			ret = 0;
+		break;
+	}
+	fclose(f);
+	if (ret)
+		return ret;
+	return rec_elfsym_read_mem((const void *)(uintptr_t)lo, (size_t)(hi - lo), e);
+}
+
+static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
+		    struct rec_elfsym *e, const char **why)
+{
+	char *path = strdup(o->path), cand[3][4200];
+	int nc = 0, ret = -ENOENT, mismatch = 0;
+
+	*why = NULL;
+	if (!path)
+		return -ENOMEM;
+	if (strcmp(path, VDSO_PATH) == 0) {
+		free(path);
+		ret = load_vdso(e);
+		if (!ret && o->bid_len &&
+		    (e->build_id_len != o->bid_len ||
+		     memcmp(e->build_id, o->bid, o->bid_len) != 0)) {
+			rec_elfsym_release(e);
+			*why = "another vDSO (e.g. of a 32-bit process)";
+			return -ESTALE;
+		}
+		return ret;
+	}
+	strip_deleted(path);
+	if (sc->o.proc_root && o->pid) {
+		snprintf(cand[nc++], sizeof(cand[0]), "/proc/%u/map_files/%lx-%lx",
+			 o->pid, (unsigned long)o->start, (unsigned long)o->end);
+		snprintf(cand[nc++], sizeof(cand[0]), "/proc/%u/root%s", o->pid,
+			 path);
+	}
+	snprintf(cand[nc++], sizeof(cand[0]), "%s", path);
+	free(path);
+	for (int i = 0; i < nc; i++) {
+		int r = rec_elfsym_load(cand[i], e);
+
+		if (r == 0 && o->bid_len &&
+		    (e->build_id_len != o->bid_len ||
+		     memcmp(e->build_id, o->bid, o->bid_len) != 0)) {
+			rec_elfsym_release(e);
+			mismatch = 1;
+			continue;
+		}
+		if (r == 0)
+			return 0;
+		/* the last candidate's error is the most telling */
+		ret = r;
+	}
+	if (mismatch) {
+		*why = "build-id mismatch: the file changed since it was mapped";
+		return -ESTALE;
+	}
+	return ret;
+}
+
+/* A stripped object (symbols from .dynsym only) with an installed debug
+ * file: take the debug file's symbols, which use the same addresses. The
+ * object's own segments and build-id stay. 1 = replaced. */
+static int use_debug_file(const struct rec_symcollect *sc, struct rec_elfsym *e)
+{
+	const char *dir = sc->o.debug_dir ? sc->o.debug_dir : "/usr/lib/debug";
+	struct rec_elfsym d;
+	char path[4200], *q;
+
+	if (!*dir || !e->from_dynsym || e->build_id_len < 2)
+		return 0;
+	q = path + snprintf(path, sizeof(path) - 200, "%s/.build-id/%02x/", dir,
+			    e->build_id[0]);
+	for (size_t i = 1; i < e->build_id_len; i++)
+		q += snprintf(q, 3, "%02x", e->build_id[i]);
+	strcpy(q, ".debug");
+	if (rec_elfsym_load(path, &d) != 0)
+		return 0;
+	if (d.from_dynsym || !d.nsyms ||
+	    (d.build_id_len && (d.build_id_len != e->build_id_len ||
+				memcmp(d.build_id, e->build_id, d.build_id_len)))) {
+		rec_elfsym_release(&d);
+		return 0;
+	}
+	free(e->syms);
+	free(e->names);
+	e->syms = d.syms;
+	e->nsyms = d.nsyms;
+	e->names = d.names;
+	e->from_dynsym = 0;
+	d.syms = NULL;
+	d.names = NULL;
+	rec_elfsym_release(&d);
+	return 1;
+}
+
+static int cmp_esym(const void *pa, const void *pb)
+{
+	const struct esym *a = pa, *b = pb;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static int write_obj(struct rec_symcollect *sc, struct prec_writer *w,
+		     uint32_t stream, uint64_t t, struct sc_obj *o)
+{
+	struct table_hdr h = { 0 };
+	struct rec_elfsym e;
+	struct esym *es = NULL;
+	const char *why;
+	char reason[256];
+	size_t n = 0;
+	int ret;
+
+	h.path = o->path;
+	ret = load_obj(sc, o, &e, &why);
+	if (ret) {
+		if (o->written) {
+			/* symbols went out before; the file is gone now */
+			rec_u64map_clear(&o->hits);
+			return 0;
+		}
+		if (!why) {
+			snprintf(reason, sizeof(reason), "%s: %s",
+				 ret == -EINVAL ? "not an ELF file" :
+				 ret == -EBADMSG ? "corrupt ELF file" : "open",
+				 strerror(-ret));
+			why = reason;
+		}
+		h.kind = PERFREC__SYMBOL_TABLE__KIND__UNAVAILABLE;
+		h.bid = o->bid;
+		h.bid_len = o->bid_len;
+		h.reason = why;
+		o->written = o->full_done = 1;
+		rec_u64map_release(&o->hits);
+		sc->st.unavailable++;
+		return emit_table(sc, w, stream, t, &h, NULL, 0);
+	}
+	/* A later pass must read the same file as the first: a package
+	 * upgrade may have replaced it meanwhile (new hits are then lost
+	 * rather than named from the wrong binary). */
+	if (o->written && (e.build_id_len != o->file_bid_len ||
+			   memcmp(e.build_id, o->file_bid, e.build_id_len) != 0)) {
+		rec_u64map_clear(&o->hits);
+		ret = 0;
+		goto out;
+	}
+	memcpy(o->file_bid, e.build_id, e.build_id_len);
+	o->file_bid_len = e.build_id_len;
+	use_debug_file(sc, &e);
+	h.kind = PERFREC__SYMBOL_TABLE__KIND__ELF;
+	h.bid = e.build_id_len ? e.build_id : o->bid;
+	h.bid_len = e.build_id_len ? e.build_id_len : o->bid_len;
+	h.load_bias = e.load_bias;
+	if (!o->written) {
+		h.segs = e.segs;
+		h.nsegs = e.nsegs;
+	}
+	es = calloc(e.nsyms ? e.nsyms : 1, sizeof(*es));
+	if (!es) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (sc->o.full_tables) {
+		for (size_t i = 0; i < e.nsyms; i++) {
+			es[n].start = e.syms[i].start;
+			es[n].size = e.syms[i].size;
+			es[n].name = e.syms[i].name;
+			n++;
+		}
+		o->full_done = 1;
+	} else {
+		/* the symbols holding a hit (return addresses brought
+		 * their byte before, see user_hit) */
+		for (size_t i = 0; i < o->hits.cap; i++) {
+			uint64_t off = o->hits.keys[i];
+			const struct rec_elfsym_sym *s;
+
+			if (off == REC_U64MAP_EMPTY)
+				continue;
+			s = rec_elfsym_find(&e, rec_elfsym_vaddr(&e, off));
+			if (!s || rec_u64map_get(&o->done, s->start))
+				continue;
+			ret = rec_u64map_put(&o->done, s->start, 0);
+			if (ret < 0)
+				goto out;
+			es[n].start = s->start;
+			es[n].size = s->size;
+			es[n].name = s->name;
+			n++;
+		}
+		qsort(es, n, sizeof(*es), cmp_esym);
+	}
+	rec_u64map_clear(&o->hits);
+	if (o->written && !n) {
+		ret = 0;
+		goto out;
+	}
+	if (!o->written)
+		sc->st.objects++;
+	o->written = 1;
+	ret = emit_table(sc, w, stream, t, &h, es, n);
+out:
+	free(es);
+	rec_elfsym_release(&e);
+	return ret;
+}
+
+/* Which of m's symbols contain a hit: each hit finds its symbol by
+ * binary search (JIT maps can hold 10^5 entries). Returns a calloc'd array
+ * of m->nsyms flags (caller frees) or NULL. */
+static uint8_t *perfmap_marks(const struct rec_perfmap *m,
+			      const struct rec_u64map *hits)
+{
+	uint8_t *mark = calloc(m->nsyms ? m->nsyms : 1, 1);
+
+	if (!mark)
+		return NULL;
+	for (size_t k = 0; k < hits->cap; k++) {
+		uint64_t ip = hits->keys[k];
+		size_t lo = 0, hi = m->nsyms;
+
+		if (ip == REC_U64MAP_EMPTY)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (m->syms[mid].start <= ip)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t b = 0; b < 16 && b < lo; b++) {
+			const struct rec_perfmap_sym *s = &m->syms[lo - 1 - b];
+
+			if (ip - s->start < s->size) {
+				mark[lo - 1 - b] = 1;
+				break;
+			}
+		}
+	}
+	return mark;
+}
+
+static int write_perfmap(struct rec_symcollect *sc, struct prec_writer *w,
+			 uint32_t stream, uint64_t t, struct sc_proc *p)
+{
+	struct table_hdr h = { 0 };
+	struct rec_perfmap m;
+	struct esym *es = NULL;
+	uint8_t *mark = NULL;
+	char path[64];
+	size_t n = 0;
+	int ret;
+
+	ret = rec_perfmap_load_pid((pid_t)p->pid, sc->o.perfmap_dir, 0, &m);
+	if (ret) {
+		rec_u64map_clear(&p->jit_hits);
+		return 0;   /* no (readable) JIT map: nothing to add */
+	}
+	es = calloc(m.nsyms ? m.nsyms : 1, sizeof(*es));
+	mark = sc->o.full_tables ? NULL : perfmap_marks(&m, &p->jit_hits);
+	if (!es || (!sc->o.full_tables && !mark)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < m.nsyms; i++) {
+		const struct rec_perfmap_sym *s = &m.syms[i];
+
+		if (mark && !mark[i])
+			continue;
+		ret = rec_u64map_put(&p->jit_done, s->start, 0);
+		if (ret < 0)
+			goto out;
+		if (ret == 0)
+			continue;   /* written before */
+		es[n].start = s->start;
+		es[n].size = s->size;
+		es[n].name = s->name;
+		n++;
+	}
+	rec_u64map_clear(&p->jit_hits);
+	ret = 0;
+	if (!n)
+		goto out;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", p->pid);
+	h.kind = PERFREC__SYMBOL_TABLE__KIND__PERF_MAP;
+	h.path = path;
+	h.pid = (int32_t)p->pid;
+	ret = emit_table(sc, w, stream, t, &h, es, n);
+out:
+	free(mark);
+	free(es);
+	rec_perfmap_release(&m);
+	return ret;
+}
+
+int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
+			 uint32_t stream, uint64_t time_ns)
+{
+	uint64_t t0 = rec_now_ns();
+	int total = 0, ret = 0;
+
+	if (!sc || !w)
+		return -EINVAL;
+	/* hits that came before their mapping: match them now, for good */
+	for (size_t i = 0; i < sc->npend; i++) {
+		ret = rec_symcollect_user_hit(sc, sc->pend[i].pid, sc->pend[i].ip,
+			       sc->pend[i].ret_addr, 1);
+		if (ret < 0)
+			goto out;
+	}
+	sc->npend = 0;
+	ret = write_kernel(sc, w, stream, time_ns);
+	if (ret < 0)
+		goto out;
+	total += ret;
+	for (size_t i = 0; i < sc->nobjs; i++) {
+		struct sc_obj *o = sc->objs[i];
+
+		if (o->full_done || !o->hits.n)
+			continue;
+		ret = write_obj(sc, w, stream, time_ns, o);
+		if (ret < 0)
+			goto out;
+		total += ret;
+	}
+	for (size_t i = 0; sc->o.perf_maps && i < sc->nprocs; i++) {
+		struct sc_proc *p = sc->procs[i];
+
+		if (!p->jit_hits.n)
+			continue;
+		ret = write_perfmap(sc, w, stream, time_ns, p);
+		if (ret < 0)
+			goto out;
+		total += ret;
+	}
+	ret = total;
+out:
+	sc->st.time_ns += rec_now_ns() - t0;
+	return ret;
+}
