@@ -10,7 +10,7 @@ bash "$src/tests/build.sh" "$src/build" >"$src/build.log" 2>&1 || {
   tail -30 "$src/build.log"; echo "quickstart: build failed, see $src/build.log" >&2; exit 1; }
 out=${PERFREC_OUT:-/tmp/perfrec-quickstart.prec}
 if [ ! -x "$src/build/recorder/perfrec" ]; then
-  echo "quickstart: the recorder is not built yet (recorder/main.c missing)" >&2
+  echo "quickstart: the recorder is not built yet (recorder/cli/main.c missing)" >&2
   exit 1
 fi
 echo "== perfrec record -a -g --switch-events -d $secs -o $out"

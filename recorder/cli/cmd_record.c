@@ -117,12 +117,8 @@ int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 	ret = rec_cli_parser_init(&p, record_opts);
 	if (ret < 0)
 		return ret;
+	p.common = &a->c;
 	while ((key = rec_cli_next(&p, argc, argv, &arg)) > 0) {
-		ret = rec_cli_common_option(&a->c, &p, key, arg);
-		if (ret < 0)
-			goto out;
-		if (ret > 0)
-			continue;
 		ret = 0;
 		switch (key) {
 		case 'F':

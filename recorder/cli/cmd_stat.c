@@ -80,12 +80,8 @@ int rec_cli_stat_parse(int argc, char **argv, struct rec_cli_stat_args *a)
 	ret = rec_cli_parser_init(&p, stat_opts);
 	if (ret < 0)
 		return ret;
+	p.common = &a->c;
 	while ((key = rec_cli_next(&p, argc, argv, &arg)) > 0) {
-		ret = rec_cli_common_option(&a->c, &p, key, arg);
-		if (ret < 0)
-			goto out;
-		if (ret > 0)
-			continue;
 		if (key != 'h') {
 			ret = -EINVAL;
 			goto out;

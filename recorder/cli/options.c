@@ -91,8 +91,8 @@ static void set_token(struct rec_cli_parser *p, char **argv, int before,
 	p->token = p->token_buf;
 }
 
-int rec_cli_next(struct rec_cli_parser *p, int argc, char **argv,
-		 const char **arg)
+static int next_key(struct rec_cli_parser *p, int argc, char **argv,
+		    const char **arg)
 {
 	int before, key;
 
@@ -116,6 +116,22 @@ int rec_cli_next(struct rec_cli_parser *p, int argc, char **argv,
 		return -EINVAL;
 	}
 	return key;
+}
+
+int rec_cli_next(struct rec_cli_parser *p, int argc, char **argv,
+		 const char **arg)
+{
+	for (;;) {
+		int key = next_key(p, argc, argv, arg), ret;
+
+		if (key <= 0 || !p->common)
+			return key;
+		ret = rec_cli_common_option(p->common, p, key, *arg);
+		if (ret == 0)
+			return key;
+		if (ret < 0)
+			return ret;
+	}
 }
 
 int rec_cli_bad_value(const struct rec_cli_parser *p, const char *arg,

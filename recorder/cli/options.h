@@ -18,9 +18,9 @@
  *   };
  *   struct rec_cli_parser p;
  *   rec_cli_parser_init(&p, opts);
+ *   p.common = &common;                    // shared options taken here
  *   while ((key = rec_cli_next(&p, argc, argv, &arg)) > 0) {
- *       if ((ret = rec_cli_common_option(&common, &p, key, arg)) != 0) ...
- *       switch (key) { ... rec_cli_bad_value(&p, "a duration such as 1s") ... }
+ *       switch (key) { ... rec_cli_bad_value(&p, arg, "a duration ...") ... }
  *   }
  *   // key == 0: done, p.optind is the first operand; key < 0: error
  *   // (logged; usage error, exit 2)
@@ -66,8 +66,11 @@ enum {
 	REC_OPT_FIRST_FREE,   /* later commands number from here */
 };
 
+struct rec_cli_common;
+
 struct rec_cli_parser {
 	const struct rec_cli_opt *opts;
+	struct rec_cli_common *common;   /* set: shared options go there */
 	struct option *longopts;
 	char *shortopts;
 	int optind;          /* after the loop: the first operand */
@@ -78,8 +81,10 @@ struct rec_cli_parser {
 /* 0 or -ENOMEM. */
 int rec_cli_parser_init(struct rec_cli_parser *p, const struct rec_cli_opt *opts);
 /* The next option's key (and *arg, its value), 0 at the end of the
- * options, or -EINVAL after logging an unknown option or a missing value.
- * Options stop at the first operand or "--" (a command follows). */
+ * options, or -EINVAL after logging an unknown option, a missing value or
+ * (with p->common) a bad value of a shared option, which are parsed into
+ * p->common and not returned. Options stop at the first operand or "--"
+ * (a command follows). */
 int rec_cli_next(struct rec_cli_parser *p, int argc, char **argv,
 		 const char **arg);
 /* Logs "bad OPT 'VALUE': not WHAT" for the current option and returns

@@ -5,7 +5,7 @@
  * so the decoder reads the event id first (PERF_SAMPLE_IDENTIFIER puts it
  * right after the header) and asks the caller for that event's format.
  * Every other record type ends with a sample_id block (sample_id_all)
- * whose layout is the same for all events of a session (ctx->sid_type), so
+ * whose layout is the same for all events of a recording (ctx->sid_type), so
  * its id is the last u64.
  *
  * Nothing in the record is trusted: every count and size is checked against

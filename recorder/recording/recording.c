@@ -175,11 +175,27 @@ static int resolve_targets(struct rec_recording *r)
 	return 0;
 }
 
+/* The tasks events are opened on: the command, the threads of -p/-t, or
+ * none (every task on the CPUs). */
+static void target_tasks(const struct rec_recording *r, const int **pids,
+			 size_t *npids)
+{
+	*pids = NULL;
+	*npids = 0;
+	if (r->o.target == REC_TARGET_COMMAND) {
+		*pids = &r->wl.pid;
+		*npids = 1;
+	} else if (recording_task_target(r)) {
+		*pids = r->tids.tid;
+		*npids = r->tids.n;
+	}
+}
+
 static int open_source(struct rec_recording *r)
 {
 	const struct rec_recording_opts *o = &r->o;
-	const int *pids = NULL;
-	size_t npids = 0;
+	const int *pids;
+	size_t npids;
 	int ret;
 
 	if (o->source) {
@@ -224,13 +240,7 @@ static int open_source(struct rec_recording *r)
 		}
 		r->own_src = true;
 	}
-	if (o->target == REC_TARGET_COMMAND) {
-		pids = &r->wl.pid;
-		npids = 1;
-	} else if (recording_task_target(r)) {
-		pids = r->tids.tid;
-		npids = r->tids.n;
-	}
+	target_tasks(r, &pids, &npids);
 	ret = r->src->ops->open(r->src, r->cpus.cpu, r->cpus.n, pids, npids);
 	if (ret < 0)
 		return ret;
@@ -247,8 +257,8 @@ static int open_source(struct rec_recording *r)
 static int open_counters(struct rec_recording *r)
 {
 	const struct rec_recording_opts *o = &r->o;
-	const int *pids = NULL;
-	size_t npids = 0;
+	const int *pids;
+	size_t npids;
 	int ret;
 
 	if (!o->ncounters)
@@ -262,13 +272,7 @@ static int open_counters(struct rec_recording *r)
 			return ret;
 	}
 	rec_counters_set_interval(r->ctr, o->interval_ns ? o->interval_ns : 1000000000ull);
-	if (o->target == REC_TARGET_COMMAND) {
-		pids = &r->wl.pid;
-		npids = 1;
-	} else if (recording_task_target(r)) {
-		pids = r->tids.tid;
-		npids = r->tids.n;
-	}
+	target_tasks(r, &pids, &npids);
 	return rec_counters_open(r->ctr, r->cpus.cpu, r->cpus.n, pids, npids,
 				 o->target == REC_TARGET_COMMAND);
 }

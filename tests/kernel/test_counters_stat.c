@@ -1,7 +1,7 @@
 /*
- * test_counters_stat.c - `perfrec stat` (rec_stat_main) on real events.
+ * test_counters_stat.c - `perfrec stat` (rec_cli_stat) on real events.
  *
- * rec_stat_main runs in a forked child with stdout/stderr sent to a file,
+ * rec_cli_stat runs in a forked child with stdout/stderr sent to a file,
  * exactly as the perfrec binary would run it; the output is then parsed.
  * The workload (faultpipe K P) gives known lower bounds: page-faults >= K,
  * context-switches >= 2P. When perf(1) is installed the same workload is

@@ -1,6 +1,6 @@
 /*
  * test_evset.c - the attrs perfrec opens (recorder/events/evset.c,
- * rec_session_init: no syscalls).
+ * rec_evset_init: no syscalls).
  */
 #include <setjmp.h>
 #include <stdarg.h>

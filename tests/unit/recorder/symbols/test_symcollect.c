@@ -1,5 +1,5 @@
 /*
- * test_symcollect.c - recorder/symcollect end to end: this test process's
+ * test_symcollect.c - recorder/symbols/symcollect end to end: this test process's
  * real mappings (its own PIE binary, libc) and addresses of functions in
  * them are fed to the collector, the SymbolTable packets go through the
  * real format writer into memory, are read back with the format reader,
