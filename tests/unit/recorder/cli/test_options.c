@@ -64,13 +64,14 @@ static void same_common(const struct rec_cli_common *a, const struct rec_cli_com
 static void parse_both(const char *const *words, int *rret, int *sret,
 		       struct rec_cli_record_args *ra, struct rec_cli_stat_args *sa)
 {
-	char *argv[MAXARGS];
+	/* the results point into argv (the command): keep it alive */
+	static char *rargv[MAXARGS], *sargv[MAXARGS];
 	int argc;
 
-	argc = make_argv(argv, "record", words);
-	*rret = rec_cli_record_parse(argc, argv, ra);
-	argc = make_argv(argv, "stat", words);
-	*sret = rec_cli_stat_parse(argc, argv, sa);
+	argc = make_argv(rargv, "record", words);
+	*rret = rec_cli_record_parse(argc, rargv, ra);
+	argc = make_argv(sargv, "stat", words);
+	*sret = rec_cli_stat_parse(argc, sargv, sa);
 }
 
 static void test_same_forms(void **state)
