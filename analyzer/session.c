@@ -4,8 +4,10 @@
 #include "analyzer/session.h"
 #include "analyzer/map.h"
 
+#include <ctype.h>
 #include <errno.h>
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,11 +26,31 @@ const char *ana_kind_name(int kind)
 	return kind >= 0 && kind < ANA_NKINDS ? kind_names[kind] : "unknown";
 }
 
+/* Loss kind names come from the schema (perfrec.proto's Loss.Kind, in
+ * lower case), so a kind added there is named here without an edit. */
+#define LOSS_KINDS_MAX 64
+static char loss_names[LOSS_KINDS_MAX][40];
+static pthread_once_t loss_names_once = PTHREAD_ONCE_INIT;
+
+static void make_loss_names(void)
+{
+	const ProtobufCEnumDescriptor *d = &perfrec__loss__kind__descriptor;
+
+	for (unsigned i = 0; i < d->n_values; i++) {
+		const ProtobufCEnumValue *v = &d->values[i];
+
+		if (v->value < 0 || v->value >= LOSS_KINDS_MAX)
+			continue;
+		for (size_t k = 0; v->name[k] && k + 1 < sizeof(loss_names[0]); k++)
+			loss_names[v->value][k] = (char)tolower((unsigned char)v->name[k]);
+	}
+}
+
 const char *ana_loss_kind_name(int kind)
 {
-	static const char *const n[] = { "kernel_lost", "lost_samples",
-		"recorder_dropped", "ring_error", "event_lost" };
-	return kind >= 0 && kind < 5 ? n[kind] : "unknown";
+	pthread_once(&loss_names_once, make_loss_names);
+	return kind >= 0 && kind < LOSS_KINDS_MAX && loss_names[kind][0] ?
+	       loss_names[kind] : "unknown";
 }
 
 /* A deep copy of a decoded message (pack + unpack), owned by the caller. */

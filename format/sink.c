@@ -1,5 +1,6 @@
 /*
- * sink.c - the writer's byte destinations: file descriptor and memory.
+ * sink.c - the writer's byte destinations: file descriptor, memory, and a
+ * tee of two sinks.
  *
  * prec_sink_write() is the only place `written` changes: it advances by n
  * when the sink took all n bytes. A sink that fails part way (a full disk;
@@ -210,4 +211,53 @@ int prec_sink_mem_set_limit(struct prec_sink *sink, size_t limit)
 		return -EINVAL;
 	((struct mem_sink *)sink->priv)->limit = limit;
 	return 0;
+}
+
+/* ---------------------------------------------------------------- tee */
+
+struct tee_sink {
+	struct prec_sink *a, *b;
+};
+
+static int tee_write(struct prec_sink *sink, const void *buf, size_t n)
+{
+	struct tee_sink *t = sink->priv;
+	int ret = prec_sink_write(t->a, buf, n);
+
+	if (ret == 0)
+		ret = prec_sink_write(t->b, buf, n);
+	return ret;
+}
+
+static int tee_sync(struct prec_sink *sink)
+{
+	struct tee_sink *t = sink->priv;
+	int ra = prec_sink_sync(t->a), rb = prec_sink_sync(t->b);
+
+	return ra ? ra : rb;
+}
+
+static void tee_destroy(struct prec_sink *sink)
+{
+	free(sink->priv);
+}
+
+static const struct prec_sink_ops tee_ops = { tee_write, tee_sync, tee_destroy };
+
+struct prec_sink *prec_sink_tee_new(struct prec_sink *a, struct prec_sink *b)
+{
+	struct prec_sink *sink = calloc(1, sizeof(*sink));
+	struct tee_sink *t = calloc(1, sizeof(*t));
+
+	if (!sink || !t) {
+		free(sink);
+		free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	t->a = a;
+	t->b = b;
+	sink->ops = &tee_ops;
+	sink->priv = t;
+	return sink;
 }

@@ -50,6 +50,11 @@ const void *prec_sink_mem_data(const struct prec_sink *sink, size_t *len);
  * later writes return -ENOSPC. For tests of the writer's error path. */
 int prec_sink_mem_set_limit(struct prec_sink *sink, size_t limit);
 
+/* The same bytes to a, then b (e.g. a local file and a collector): a
+ * write fails when either does (a first). Borrows both; freeing the tee
+ * frees neither. */
+struct prec_sink *prec_sink_tee_new(struct prec_sink *a, struct prec_sink *b);
+
 /* Custom sinks: allocate struct prec_sink with malloc/calloc, set ops and
  * priv; prec_sink_free() calls ops->destroy (which frees priv) and then
  * frees the struct. prec_sink_write() adds n to `written` when ops->write

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "recorder/cli/netopts.h"
 #include "recorder/cli/options.h"
 
 /* perfrec's whole argv, written into the FileHeader of what it records. */
@@ -22,6 +23,7 @@ void rec_cli_set_self(int argc, char **argv);
 int rec_cli_record(int argc, char **argv);
 int rec_cli_stat(int argc, char **argv);
 int rec_cli_list(int argc, char **argv);
+int rec_cli_collect(int argc, char **argv);
 
 /* What `perfrec record` parsed (exposed so tests can check that record
  * and stat accept the same forms). */
@@ -38,6 +40,13 @@ struct rec_cli_record_args {
 	bool no_symbols;
 	uint64_t symbols_interval_ns;
 	bool quiet, help;
+	/* streaming (--to) */
+	const char *to;
+	const char *session, *host;
+	uint64_t send_spool_bytes;
+	uint64_t finish_timeout_ns;
+	bool output_given;          /* -o: keep a local copy too */
+	struct rec_cli_net net;
 };
 
 struct rec_cli_stat_args {

@@ -19,6 +19,7 @@
 #include "recorder/cli/print.h"
 #include "recorder/encode/hostinfo.h"
 #include "recorder/log.h"
+#include "recorder/net/sender.h"
 #include "recorder/recording/recording.h"
 #include "recorder/recording/status.h"
 
@@ -84,6 +85,19 @@ static const struct rec_cli_opt record_opts[] = {
 	{ "symbols-interval", REC_OPT_SYMBOLS_INTERVAL, "TIME", "write the symbols hit so far this often\n"
 	  "(default 30s; e.g. 5s), and always at the end" },
 	{ "quiet", 'q', NULL, "no live status line and no summary" },
+	REC_CLI_SECTION("streaming to a collector (perfrec collect)"),
+	{ "to", REC_OPT_TO, "ADDR:PORT", "stream the recording to a collector (with -o, keep\n"
+	  "a local copy too); unacknowledged frames are kept\n"
+	  "and resent after a reconnect" },
+	{ "spool-size", REC_OPT_SPOOL_SIZE, "SIZE", "unacknowledged bytes kept for resending (default\n"
+	  "64m); beyond, new frames are dropped and the loss\n"
+	  "is written into the trace" },
+	{ "session", REC_OPT_SESSION, "ID", "the archive's file name (default: UTC start time\n"
+	  "and a random suffix)" },
+	{ "host", REC_OPT_HOST, "NAME", "this host's name in the archive (default: hostname)" },
+	{ "finish-timeout", REC_OPT_FINISH_TIMEOUT, "TIME", "at the end, wait this long for the\n"
+	  "collector's acknowledgements (default 30s)" },
+	REC_CLI_NET_OPTS,
 	{ "help", 'h', NULL, "this text" },
 	{ NULL, 0, NULL, NULL },
 };
@@ -113,14 +127,34 @@ int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 	a->zstd_level = DEFAULT_ZSTD_LEVEL;
 	a->frame_size = DEFAULT_FRAME_SIZE;
 	a->c.interval_ns = 1000000000ull;
-	a->c.output = DEFAULT_OUTPUT;
+	a->finish_timeout_ns = 30000000000ull;
 	ret = rec_cli_parser_init(&p, record_opts);
 	if (ret < 0)
 		return ret;
 	p.common = &a->c;
 	while ((key = rec_cli_next(&p, argc, argv, &arg)) > 0) {
 		ret = 0;
+		if (rec_cli_net_option(&a->net, key, arg))
+			continue;
 		switch (key) {
+		case REC_OPT_TO:
+			a->to = arg;
+			break;
+		case REC_OPT_SESSION:
+			a->session = arg;
+			break;
+		case REC_OPT_HOST:
+			a->host = arg;
+			break;
+		case REC_OPT_SPOOL_SIZE:
+			if (rec_parse_size(arg, &a->send_spool_bytes) < 0 ||
+			    a->send_spool_bytes < (1u << 20))
+				ret = rec_cli_bad_value(&p, arg, "a size of at least 1m (e.g. 256m)");
+			break;
+		case REC_OPT_FINISH_TIMEOUT:
+			if (rec_parse_duration(arg, 1000000000ull, &a->finish_timeout_ns) < 0)
+				ret = rec_cli_bad_value(&p, arg, "a duration (e.g. 30s)");
+			break;
 		case 'F':
 			if (rec_parse_freq(arg, &a->freq) < 0)
 				ret = rec_cli_bad_value(&p, arg, "a frequency in Hz (e.g. 4000, 10k)");
@@ -202,6 +236,16 @@ int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 	}
 	if (have_c)
 		a->freq = 0;
+	a->output_given = a->c.output != NULL;
+	if (!a->c.output && !a->to)
+		a->c.output = DEFAULT_OUTPUT;
+	if (!a->to && (a->net.token_file || a->net.tls_ca || a->net.tls_cert ||
+		       a->session || a->host || a->send_spool_bytes)) {
+		rec_log(REC_LOG_ERROR, "--token-file, --tls-*, --session, --host and "
+			"--spool-size go with --to");
+		ret = -EINVAL;
+		goto out;
+	}
 	ret = rec_cli_common_finish(&a->c, argc, argv, p.optind);
 out:
 	rec_cli_parser_release(&p);
@@ -300,15 +344,108 @@ static void print_summary(const struct rec_recording_stats *st, const char *outp
 			(unsigned long long)st->st.ring_errors);
 }
 
+/* Where the recording goes: a file, a collector, or both. */
+struct outputs {
+	struct prec_sink *file;
+	struct rec_sender *sender;
+	struct prec_sink *tee;
+	struct prec_sink *sink;      /* what the recording writes into */
+	const char *name;
+};
+
+static int open_outputs(struct rec_cli_record_args *a, struct outputs *out)
+{
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (a->c.output) {
+		ret = open_output(a->c.output, &out->file);
+		if (ret < 0)
+			return ret;
+		out->sink = out->file;
+		out->name = a->c.output;
+	}
+	if (a->to) {
+		struct rec_sender_opts so = REC_SENDER_OPTS_INIT;
+
+		ret = rec_cli_net_load(&a->net, false);
+		if (ret < 0)
+			return ret;
+		so.to = a->to;
+		so.host = a->host;
+		so.session_id = a->session;
+		so.token = a->net.token;
+		so.token_len = a->net.token_len;
+		so.tls = a->net.tls;
+		so.spool_bytes = a->send_spool_bytes;
+		ret = rec_sender_new(&so, &out->sender);
+		if (ret < 0)
+			return ret;
+		if (out->file) {
+			out->tee = prec_sink_tee_new(out->file, rec_sender_sink(out->sender));
+			if (!out->tee)
+				return -ENOMEM;
+			out->sink = out->tee;
+		} else {
+			out->sink = rec_sender_sink(out->sender);
+			out->name = a->to;
+		}
+	}
+	return 0;
+}
+
+static void close_outputs(struct outputs *out)
+{
+	rec_sender_free(out->sender);
+	prec_sink_free(out->tee);
+	prec_sink_free(out->file);
+}
+
+/* Frames the sender had to drop become a Loss packet in the trace. */
+static int note_drops(struct rec_recording *r, struct outputs *out, bool *warned)
+{
+	struct rec_sender_drops d;
+	char why[256];
+
+	if (!out->sender || !rec_sender_take_drops(out->sender, &d))
+		return 0;
+	snprintf(why, sizeof(why), "the collector did not acknowledge in time: %llu "
+		 "frames (%llu bytes, %.3f..%.3f s) dropped from the stream, the send "
+		 "spool (--spool-size) was full", (unsigned long long)d.records,
+		 (unsigned long long)d.bytes, (double)d.t_min / 1e9, (double)d.t_max / 1e9);
+	if (!*warned) {
+		rec_log(REC_LOG_WARN, "%s%s", why, out->file ? "; the local copy (-o) "
+			"keeps them" : "");
+		*warned = true;
+	}
+	return rec_recording_write_loss(r, PERFREC__LOSS__KIND__SENDER_DROPPED,
+					d.packets, why);
+}
+
+static void print_stream_summary(struct rec_cli_record_args *a, struct outputs *out)
+{
+	struct rec_sender_stats ss;
+	char bytes[32];
+
+	rec_sender_stats(out->sender, &ss);
+	rec_status_bytes(ss.acked_bytes, bytes, sizeof(bytes));
+	fprintf(stderr, "perfrec: streamed to %s as %s: %llu frames sent, %llu "
+		"acknowledged (%s), %llu resent, %llu dropped%s\n", a->to,
+		rec_sender_session(out->sender), (unsigned long long)ss.sent,
+		(unsigned long long)ss.acked, bytes, (unsigned long long)ss.resent,
+		(unsigned long long)ss.dropped,
+		ss.connects > 1 ? " (reconnected)" : "");
+}
+
 /* Runs the recording a parsed command line describes. */
 static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 {
 	struct rec_recording_opts o = REC_RECORDING_OPTS_INIT;
 	struct rec_recording_stats st;
 	struct rec_recording *r = NULL;
-	struct prec_sink *sink = NULL;
+	struct outputs out;
 	uint64_t next_status, prev_t, prev_rec = 0;
-	bool status = !a->quiet && isatty(STDERR_FILENO);
+	bool status = !a->quiet && isatty(STDERR_FILENO), warned = false;
 	char sum[160];
 	int ret, code = 1;
 
@@ -338,10 +475,11 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 	o.argv_self = self_argv;
 
 	catch_signals();
-	ret = open_output(a->c.output, &sink);
+	signal(SIGPIPE, SIG_IGN);
+	ret = open_outputs(a, &out);
 	if (ret < 0)
-		return 1;
-	ret = rec_recording_new(&o, sink, a->c.output, &r);
+		goto out;
+	ret = rec_recording_new(&o, out.sink, out.name, &r);
 	if (ret < 0)
 		goto out;
 	ret = rec_recording_start(r);
@@ -350,13 +488,33 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 	prev_t = rec_now_ns();
 	next_status = prev_t + STATUS_NS;
 	while (!stop_signal && (ret = rec_recording_step(r, 100)) > 0) {
+		ret = note_drops(r, &out, &warned);
+		if (ret < 0)
+			break;
 		if (status && rec_now_ns() >= next_status) {
 			print_status(r, &prev_t, &prev_rec);
 			next_status = rec_now_ns() + STATUS_NS;
 		}
 	}
 	if (ret >= 0)
+		ret = note_drops(r, &out, &warned);
+	if (ret >= 0)
 		ret = rec_recording_stop(r, "signal");
+	if (out.sender) {
+		/* the index went out with the stop: wait for the acks */
+		int fret;
+
+		rec_cli_status_end();
+		if (!a->quiet && !stop_signal)
+			rec_log(REC_LOG_INFO, "waiting for %s to acknowledge the last frames",
+				a->to);
+		fret = rec_sender_finish(out.sender,
+					 (uint32_t)(a->finish_timeout_ns / 1000000));
+		if (!a->quiet)
+			print_stream_summary(a, &out);
+		if (fret < 0 && ret >= 0)
+			ret = fret;
+	}
 out:
 	rec_cli_status_end();
 	if (r)
@@ -366,16 +524,16 @@ out:
 			fprintf(stderr, "perfrec: %s before the error\n",
 				rec_recording_summary(&st, sum, sizeof(sum)));
 		/* a failed writer cannot close; the frames written stay valid */
-		if (sink)
-			prec_sink_sync(sink);
+		if (out.file)
+			prec_sink_sync(out.file);
 		code = 1;
 	} else {
 		if (!a->quiet)
-			print_summary(&st, a->c.output);
+			print_summary(&st, out.name);
 		code = st.have_workload && st.workload_exit >= 0 ? st.workload_exit : 0;
 	}
 	rec_recording_free(r);
-	prec_sink_free(sink);
+	close_outputs(&out);
 	return code;
 }
 
@@ -391,6 +549,8 @@ int rec_cli_record(int argc, char **argv)
 		fprintf(stderr, "perfrec: see 'perfrec record --help'\n");
 		goto out;
 	}
+	if (a.quiet)
+		rec_cli_print_quiet();
 	if (a.help) {
 		rec_cli_help(stdout, record_usage, record_about, record_opts, record_footer);
 		code = 0;
@@ -405,5 +565,6 @@ int rec_cli_record(int argc, char **argv)
 out:
 	rec_evlist_release(&evl);
 	rec_cli_common_release(&a.c);
+	rec_cli_net_release(&a.net);
 	return code;
 }

@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{ "record", rec_cli_record, "sample events per CPU (or per task) into a .prec file" },
 	{ "stat", rec_cli_stat, "count event groups and print them live, like perf stat" },
 	{ "list", rec_cli_list, "list the events this host supports" },
+	{ "collect", rec_cli_collect, "archive the recordings streamed with record --to" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

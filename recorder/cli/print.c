@@ -8,12 +8,13 @@
 #include "recorder/log.h"
 
 static bool status_shown;
+static bool quiet;
 
 static void print(enum rec_log_level level, const char *msg, void *ctx)
 {
 	bool verbose = ctx != NULL;
 
-	if (level == REC_LOG_DEBUG && !verbose)
+	if ((level == REC_LOG_DEBUG && !verbose) || (level >= REC_LOG_INFO && quiet))
 		return;
 	rec_cli_status_end();
 	if (level == REC_LOG_ERROR || level == REC_LOG_WARN)
@@ -42,4 +43,9 @@ void rec_cli_status_end(void)
 		fputc('\n', stderr);
 		status_shown = false;
 	}
+}
+
+void rec_cli_print_quiet(void)
+{
+	quiet = true;
 }

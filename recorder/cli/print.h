@@ -13,6 +13,8 @@
 /* Installs the print function: "perfrec: error: ...", "perfrec: warning:
  * ...", "perfrec: ..." on stderr; debug messages only with verbose. */
 void rec_cli_print_install(bool verbose);
+/* -q: from now on errors and warnings only. */
+void rec_cli_print_quiet(void);
 
 /* Replaces the status line (carriage return, no newline). */
 void rec_cli_status(const char *line);

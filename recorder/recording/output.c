@@ -212,3 +212,22 @@ int rec_recording_rotate(struct rec_recording *r, struct prec_sink *next,
 		return recording_fail_write(r, ret);
 	return 0;
 }
+
+int rec_recording_write_loss(struct rec_recording *r, int kind, uint64_t count,
+			     const char *reason)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__Loss l = PERFREC__LOSS__INIT;
+	int ret;
+
+	if (r->state != REC_RECORDING_RUNNING && r->state != REC_RECORDING_ENDING &&
+	    r->state != REC_RECORDING_READY)
+		return r->err ? r->err : -EINVAL;
+	l.kind = (Perfrec__Loss__Kind)kind;
+	l.count = count;
+	l.reason = (char *)reason;
+	p.data_case = PERFREC__PACKET__DATA_LOSS;
+	p.loss = &l;
+	ret = prec_writer_append(r->w, 0, &p, rec_now_ns());
+	return ret < 0 ? recording_fail_write(r, ret) : 0;
+}

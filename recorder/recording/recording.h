@@ -147,6 +147,13 @@ int rec_recording_stop(struct rec_recording *r, const char *reason);
 int rec_recording_rotate(struct rec_recording *r, struct prec_sink *next,
 			 const char *output_name);
 
+/* A loss the driver learned of outside the kernel rings (e.g. the
+ * streaming sender dropped frames): a Loss packet of kind
+ * (Perfrec__Loss__Kind) with count and reason in the current output, now.
+ * 0 or the writer's error (the recording then fails). */
+int rec_recording_write_loss(struct rec_recording *r, int kind, uint64_t count,
+			     const char *reason);
+
 struct rec_recording_stats {
 	enum rec_recording_state state;
 	const char *stop_reason;          /* "" until it stops */

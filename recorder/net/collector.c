@@ -1,0 +1,815 @@
+/*
+ * collector.c - the archive collector's event loop; see collector.h.
+ *
+ * Per connection: HELLO (waiting for the hello, with a deadline) ->
+ * STREAM (frames in seq order) -> closed. Per session (host + session id,
+ * at most one connection at a time: a reconnect takes the session over):
+ * its archive file. After each epoll turn every session that received
+ * frames is fdatasync'ed once and its connection gets one cumulative Ack:
+ * many frames, one sync.
+ */
+#include "recorder/net/collector.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recorder/log.h"
+#include "recorder/net/archive.h"
+#include "recorder/net/conn.h"
+#include "recorder/net/wire.h"
+#include "recorder/opts.h"
+
+#define MAX_LISTEN 4
+/* epoll tags that are not connections (those carry their pointer) */
+#define TAG_STOP 1u
+#define TAG_LISTEN 2u                   /* + listener index */
+
+#ifndef PERFREC_VERSION
+#define PERFREC_VERSION "0"
+#endif
+/* Bytes read from one connection per turn, so one fast sender cannot
+ * starve the others. */
+#define READ_BUDGET (8u << 20)
+#define TICK_MS 100
+
+enum cstate { C_HELLO, C_STREAM, C_CLOSING };
+
+struct session;
+
+struct cconn {
+	struct rec_conn io;
+	struct rec_wire_in in;
+	enum cstate state;
+	unsigned char *out;          /* replies not yet sent */
+	size_t out_len, out_pos, out_cap;
+	uint64_t hello_deadline;
+	uint64_t partial_since;      /* a message has been incomplete since */
+	uint64_t last_msg;
+	struct session *sess;
+	bool fake;                   /* rec_collector_feed(): no socket */
+	uint32_t events;             /* registered with epoll */
+	char peer[64];
+	struct cconn *next;
+};
+
+struct session {
+	char host[65], id[65];
+	struct rec_archive a;
+	struct cconn *owner;
+	bool need_ack;               /* frames (or duplicates) since the last ack */
+	uint64_t finish_seq;         /* Finish received: the last seq */
+	struct session *next;
+};
+
+struct rec_collector {
+	struct rec_collector_opts o;
+	int ep, stopfd;
+	int lfd[MAX_LISTEN];
+	int nlisten;
+	int port;
+	struct cconn *conns;
+	unsigned nconns;
+	struct session *sessions;
+	unsigned nsessions;
+	struct rec_collector_stats st;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- replies */
+
+static int queue_bytes(struct cconn *k, const void *b, size_t n)
+{
+	if (k->fake)
+		return 0;
+	if (k->out_cap - k->out_len < n) {
+		size_t cap = k->out_cap ? k->out_cap : 256;
+		unsigned char *nb;
+
+		while (cap - k->out_len < n)
+			cap *= 2;
+		nb = realloc(k->out, cap);
+		if (!nb)
+			return -ENOMEM;
+		k->out = nb;
+		k->out_cap = cap;
+	}
+	memcpy(k->out + k->out_len, b, n);
+	k->out_len += n;
+	return 0;
+}
+
+static int queue_msg(struct cconn *k, const Perfrec__Control__StreamMessage *m)
+{
+	unsigned char *b;
+	size_t n;
+	int ret = rec_wire_pack(m, &b, &n);
+
+	if (ret < 0)
+		return ret;
+	ret = queue_bytes(k, b, n);
+	free(b);
+	return ret;
+}
+
+/* Sends what is queued; 0, -EAGAIN (the rest waits for EPOLLOUT) or an
+ * error. */
+static int flush_out(struct cconn *k)
+{
+	while (k->out_pos < k->out_len) {
+		ssize_t n = rec_conn_write(&k->io, k->out + k->out_pos,
+					   k->out_len - k->out_pos);
+
+		if (n < 0)
+			return (int)n;
+		k->out_pos += (size_t)n;
+	}
+	k->out_pos = k->out_len = 0;
+	return 0;
+}
+
+/* Refuses the peer: the reason goes to it and to the log; the connection
+ * closes once the reply is out. */
+static void refuse(struct rec_collector *c, struct cconn *k, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void refuse(struct rec_collector *c, struct cconn *k, const char *fmt, ...)
+{
+	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
+	Perfrec__Control__Refusal r = PERFREC__CONTROL__REFUSAL__INIT;
+	char reason[512];
+	va_list ap;
+
+	if (k->state == C_CLOSING)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	rec_log(REC_LOG_WARN, "collect: %s%s%s: %s", k->peer,
+		k->sess ? " " : "", k->sess ? k->sess->id : "", reason);
+	r.reason = reason;
+	r.version = REC_WIRE_VERSION;
+	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_REFUSAL;
+	m.refusal = &r;
+	queue_msg(k, &m);
+	k->state = C_CLOSING;
+	c->st.refused++;
+}
+
+/* ---- sessions */
+
+static struct session *find_session(struct rec_collector *c, const char *host,
+				    const char *id)
+{
+	for (struct session *s = c->sessions; s; s = s->next)
+		if (!strcmp(s->host, host) && !strcmp(s->id, id))
+			return s;
+	return NULL;
+}
+
+static void drop_session(struct rec_collector *c, struct session *s)
+{
+	struct session **pp = &c->sessions;
+
+	if (rec_archive_sync(&s->a) < 0)
+		rec_log(REC_LOG_ERROR, "collect: syncing %s failed: %s", s->a.path,
+			strerror(errno));
+	rec_archive_close(&s->a);
+	while (*pp && *pp != s)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = s->next;
+	c->nsessions--;
+	free(s);
+}
+
+/* ---- connections */
+
+static void close_conn(struct rec_collector *c, struct cconn *k)
+{
+	struct cconn **pp = &c->conns;
+
+	if (k->sess) {
+		/* the session's file is released: a reconnect (here or at
+		 * another collector) resumes it from disk */
+		k->sess->owner = NULL;
+		drop_session(c, k->sess);
+		k->sess = NULL;
+	}
+	if (!k->fake)
+		epoll_ctl(c->ep, EPOLL_CTL_DEL, k->io.fd, NULL);
+	rec_conn_release(&k->io);
+	rec_wire_in_release(&k->in);
+	free(k->out);
+	while (*pp && *pp != k)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = k->next;
+	c->nconns--;
+	free(k);
+}
+
+static void on_hello(struct rec_collector *c, struct cconn *k,
+		     const Perfrec__Control__Hello *h)
+{
+	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
+	Perfrec__Control__Welcome w = PERFREC__CONTROL__WELCOME__INIT;
+	struct session *s;
+	int ret;
+
+	if (h->version != REC_WIRE_VERSION) {
+		refuse(c, k, "protocol version %u is not supported: this collector "
+		       "speaks version %u", h->version, REC_WIRE_VERSION);
+		return;
+	}
+	if (c->o.token && !rec_wire_token_equal(h->token.data, h->token.len,
+						c->o.token, c->o.token_len)) {
+		refuse(c, k, "bad token (see --token-file)");
+		return;
+	}
+	if (!rec_wire_name_ok(h->host)) {
+		refuse(c, k, "bad host name '%.64s': 1 to 64 of [A-Za-z0-9._-], "
+		       "not starting with '.' or '-'", h->host);
+		return;
+	}
+	if (!rec_wire_name_ok(h->session_id)) {
+		refuse(c, k, "bad session id '%.64s': 1 to 64 of [A-Za-z0-9._-], "
+		       "not starting with '.' or '-'", h->session_id);
+		return;
+	}
+	s = find_session(c, h->host, h->session_id);
+	if (s && s->owner) {
+		/* the recorder reconnected before we saw the old connection
+		 * die: the new one takes over */
+		struct cconn *old = s->owner;
+
+		s->owner = NULL;
+		old->sess = NULL;
+		refuse(c, old, "replaced by a newer connection of the same session");
+	}
+	if (!s) {
+		unsigned max = c->o.max_sessions ? c->o.max_sessions : 256;
+
+		if (c->nsessions >= max) {
+			refuse(c, k, "too many sessions at once (%u, see --max-sessions)", max);
+			return;
+		}
+		s = calloc(1, sizeof(*s));
+		if (!s) {
+			refuse(c, k, "out of memory");
+			return;
+		}
+		snprintf(s->host, sizeof(s->host), "%s", h->host);
+		snprintf(s->id, sizeof(s->id), "%s", h->session_id);
+		ret = rec_archive_open(c->o.dir, s->host, s->id, &s->a);
+		if (ret < 0) {
+			free(s);
+			refuse(c, k, "cannot open the archive of %s/%s: %s", h->host,
+			       h->session_id, ret == -EBUSY ?
+			       "another collector is writing it" : strerror(-ret));
+			return;
+		}
+		s->next = c->sessions;
+		c->sessions = s;
+		c->nsessions++;
+		c->st.sessions++;
+	}
+	s->owner = k;
+	k->sess = s;
+	k->state = C_STREAM;
+	w.version = REC_WIRE_VERSION;
+	w.next_seq = s->a.next_seq;
+	w.complete = s->a.complete;
+	w.collector = (char *)"perfrec collect " PERFREC_VERSION;
+	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_WELCOME;
+	m.welcome = &w;
+	queue_msg(k, &m);
+	rec_log(REC_LOG_INFO, "collect: %s: session %s/%s from record %llu (%s)",
+		k->peer, s->host, s->id, (unsigned long long)s->a.next_seq,
+		h->recorder_version ? h->recorder_version : "?");
+}
+
+static void on_frame(struct rec_collector *c, struct cconn *k, uint64_t seq,
+		     const unsigned char *data, size_t len)
+{
+	struct session *s = k->sess;
+	int ret;
+
+	if (seq < s->a.next_seq) {
+		/* sent again after a reconnect: already in the file */
+		c->st.duplicates++;
+		s->need_ack = true;
+		return;
+	}
+	if (seq > s->a.next_seq) {
+		refuse(c, k, "frame %llu out of order: record %llu comes next",
+		       (unsigned long long)seq, (unsigned long long)s->a.next_seq);
+		return;
+	}
+	ret = rec_archive_append(&s->a, data, len);
+	if (ret == -EBADMSG) {
+		refuse(c, k, "frame %llu is not %s", (unsigned long long)seq,
+		       s->a.complete ? "expected: the session's index is in already" :
+		       "one whole file record (SPEC.md section 10)");
+		return;
+	}
+	if (ret < 0) {
+		refuse(c, k, "cannot write %s: %s", s->a.path, strerror(-ret));
+		return;
+	}
+	s->need_ack = true;
+	c->st.frames++;
+	c->st.bytes += len;
+}
+
+static void on_message(struct rec_collector *c, struct cconn *k,
+		       const unsigned char *msg, size_t len)
+{
+	Perfrec__Control__StreamMessage *m;
+	const unsigned char *data;
+	size_t dlen;
+	uint64_t seq;
+	int f = rec_wire_parse_frame(msg, len, &seq, &data, &dlen);
+
+	k->last_msg = now_ms();
+	if (f < 0) {
+		refuse(c, k, "malformed frame message");
+		return;
+	}
+	if (f > 0) {
+		if (k->state != C_STREAM)
+			refuse(c, k, "a frame before the hello");
+		else
+			on_frame(c, k, seq, data, dlen);
+		return;
+	}
+	if (len > REC_WIRE_MAX_SMALL) {
+		refuse(c, k, "a %zu-byte message that is not a frame", len);
+		return;
+	}
+	m = rec_wire_unpack(msg, len);
+	if (!m) {
+		refuse(c, k, "garbage: not a protocol message (is this a perfrec "
+		       "recorder?)");
+		return;
+	}
+	if (k->state == C_HELLO) {
+		if (m->body_case == PERFREC__CONTROL__STREAM_MESSAGE__BODY_HELLO)
+			on_hello(c, k, m->hello);
+		else
+			refuse(c, k, "expected a hello first");
+	} else {
+		switch (m->body_case) {
+		case PERFREC__CONTROL__STREAM_MESSAGE__BODY_FINISH:
+			if (m->finish->last_seq + 1 != k->sess->a.next_seq) {
+				refuse(c, k, "finish at %llu but the file has %llu records",
+				       (unsigned long long)m->finish->last_seq,
+				       (unsigned long long)(k->sess->a.next_seq - 1));
+				break;
+			}
+			k->sess->finish_seq = m->finish->last_seq;
+			k->sess->need_ack = true;
+			break;
+		case PERFREC__CONTROL__STREAM_MESSAGE__BODY_PING:
+			break;
+		default:
+			refuse(c, k, "unexpected message %d", (int)m->body_case);
+			break;
+		}
+	}
+	perfrec__control__stream_message__free_unpacked(m, NULL);
+}
+
+/* Takes every whole message the input holds. */
+static void take_messages(struct rec_collector *c, struct cconn *k)
+{
+	const unsigned char *msg;
+	size_t len;
+	int ret;
+
+	while (k->state != C_CLOSING && (ret = rec_wire_in_next(&k->in, &msg, &len)) != 0) {
+		if (ret < 0) {
+			refuse(c, k, "a %zu-byte message is larger than any record "
+			       "(%u bytes at most)", len, REC_WIRE_MAX_MSG);
+			return;
+		}
+		on_message(c, k, msg, len);
+	}
+	if (rec_wire_in_partial(&k->in)) {
+		if (!k->partial_since)
+			k->partial_since = now_ms();
+	} else {
+		k->partial_since = 0;
+	}
+}
+
+static void set_events(struct rec_collector *c, struct cconn *k)
+{
+	struct epoll_event ev;
+	uint32_t want = EPOLLIN | EPOLLRDHUP;
+
+	if (k->fake)
+		return;
+	if (k->out_len > k->out_pos || (k->io.ssl && rec_conn_want(&k->io) == POLLOUT))
+		want |= EPOLLOUT;
+	if (want == k->events)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = want;
+	ev.data.ptr = k;
+	epoll_ctl(c->ep, EPOLL_CTL_MOD, k->io.fd, &ev);
+	k->events = want;
+}
+
+/* Readable (or writable for a TLS read in progress). false: close it. */
+static bool on_readable(struct rec_collector *c, struct cconn *k)
+{
+	size_t budget = READ_BUDGET;
+
+	if (!k->io.handshaken) {
+		int ret = rec_conn_handshake(&k->io);
+
+		if (ret == -EAGAIN)
+			return true;
+		if (ret < 0) {
+			rec_log(REC_LOG_WARN, "collect: %s: TLS handshake failed: %s",
+				k->peer, ret == -EPROTO ? rec_conn_error(&k->io) : strerror(-ret));
+			c->st.refused++;
+			return false;
+		}
+	}
+	while (budget && k->state != C_CLOSING) {
+		size_t room;
+		void *p = rec_wire_in_space(&k->in, &room);
+		ssize_t n;
+
+		if (!p) {
+			refuse(c, k, "out of memory");
+			break;
+		}
+		if (room > budget)
+			room = budget;
+		n = rec_conn_read(&k->io, p, room);
+		if (n == -EAGAIN)
+			break;
+		if (n <= 0) {
+			if (n < 0 && n != -ECONNRESET)
+				rec_log(REC_LOG_WARN, "collect: %s: %s", k->peer,
+					n == -EPROTO ? rec_conn_error(&k->io) : strerror((int)-n));
+			return false;   /* closed by the peer */
+		}
+		rec_wire_in_commit(&k->in, (size_t)n);
+		budget -= (size_t)n;
+		take_messages(c, k);
+	}
+	return true;
+}
+
+static void accept_conns(struct rec_collector *c, int lfd)
+{
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		unsigned max = c->o.max_conns ? c->o.max_conns : 1024;
+		struct epoll_event ev;
+		struct cconn *k;
+		char host[48], port[8];
+		int one = 1;
+
+		if (fd < 0)
+			return;
+		c->st.accepted++;
+		if (getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), port,
+				sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+			snprintf(host, sizeof(host), "?");
+		if (c->nconns >= max) {
+			rec_log(REC_LOG_WARN, "collect: %s: refused: %u connections open "
+				"already", host, max);
+			c->st.refused++;
+			close(fd);
+			continue;
+		}
+		k = calloc(1, sizeof(*k));
+		if (!k || rec_conn_init(&k->io, fd, c->o.tls, NULL) < 0) {
+			free(k);
+			close(fd);
+			continue;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		snprintf(k->peer, sizeof(k->peer), "%s:%s", host, port);
+		rec_wire_in_init(&k->in, REC_WIRE_MAX_MSG);
+		k->hello_deadline = now_ms() + (c->o.hello_timeout_ms ? c->o.hello_timeout_ms : 5000);
+		k->last_msg = now_ms();
+		memset(&ev, 0, sizeof(ev));
+		ev.events = k->events = EPOLLIN | EPOLLRDHUP;
+		ev.data.ptr = k;
+		if (epoll_ctl(c->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			rec_conn_release(&k->io);
+			rec_wire_in_release(&k->in);
+			free(k);
+			continue;
+		}
+		k->next = c->conns;
+		c->conns = k;
+		c->nconns++;
+	}
+}
+
+/* After a turn: sync every session that took frames, then ack. */
+static void sync_and_ack(struct rec_collector *c)
+{
+	for (struct session *s = c->sessions; s; s = s->next) {
+		Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
+		Perfrec__Control__Ack a = PERFREC__CONTROL__ACK__INIT;
+		int ret;
+
+		if (!s->need_ack || !s->owner)
+			continue;
+		s->need_ack = false;
+		if (s->a.synced_seq + 1 != s->a.next_seq)
+			c->st.syncs++;
+		ret = rec_archive_sync(&s->a);
+		if (ret < 0) {
+			refuse(c, s->owner, "cannot sync %s: %s", s->a.path, strerror(-ret));
+			continue;
+		}
+		a.seq = s->a.synced_seq;
+		m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_ACK;
+		m.ack = &a;
+		queue_msg(s->owner, &m);
+		c->st.acks++;
+		if (s->finish_seq && s->finish_seq == s->a.synced_seq) {
+			rec_log(REC_LOG_INFO, "collect: session %s/%s finished: %s "
+				"(%llu records, %s)", s->host, s->id, s->a.path,
+				(unsigned long long)s->a.synced_seq,
+				s->a.complete ? "with its index" : "no index");
+			s->finish_seq = 0;
+		}
+	}
+}
+
+static void check_deadlines(struct rec_collector *c)
+{
+	uint64_t now = now_ms();
+	uint32_t idle = c->o.idle_timeout_ms ? c->o.idle_timeout_ms : 60000;
+
+	for (struct cconn *k = c->conns; k; k = k->next) {
+		if (k->state == C_HELLO && now > k->hello_deadline)
+			refuse(c, k, "no hello within %u ms", c->o.hello_timeout_ms ?
+			       c->o.hello_timeout_ms : 5000);
+		else if (k->state == C_STREAM && k->partial_since &&
+			 now - k->partial_since > idle)
+			refuse(c, k, "a message did not complete within %u ms", idle);
+		else if (k->state == C_STREAM && now - k->last_msg > idle)
+			refuse(c, k, "silent for %u ms", idle);
+	}
+}
+
+/* Sends queued replies; closes connections that are done or failed. */
+static void flush_all(struct rec_collector *c)
+{
+	struct cconn *k = c->conns, *next;
+
+	for (; k; k = next) {
+		int ret = 0;
+
+		next = k->next;
+		if (k->fake)
+			continue;
+		if (k->out_len > k->out_pos && k->io.handshaken)
+			ret = flush_out(k);
+		if ((ret < 0 && ret != -EAGAIN) ||
+		    (k->state == C_CLOSING && (ret == 0 || k->out_len == k->out_pos))) {
+			close_conn(c, k);
+			continue;
+		}
+		set_events(c, k);
+	}
+}
+
+/* ---- setup */
+
+static int listen_on(struct rec_collector *c, const char *spec)
+{
+	char host[256], *colon;
+	struct addrinfo hints, *ai, *p;
+	int ret;
+
+	snprintf(host, sizeof(host), "%s", spec);
+	colon = strrchr(host, ':');
+	if (!colon || !colon[1]) {
+		rec_log(REC_LOG_ERROR, "bad --listen '%s': ADDR:PORT, e.g. 127.0.0.1:7878",
+			spec);
+		return -EINVAL;
+	}
+	*colon = '\0';
+	if (host[0] == '[' && colon[-1] == ']') {   /* [::1]:port */
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	ret = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai);
+	if (ret) {
+		rec_log(REC_LOG_ERROR, "bad --listen '%s': %s", spec, gai_strerror(ret));
+		return -EINVAL;
+	}
+	for (p = ai; p && c->nlisten < MAX_LISTEN; p = p->ai_next) {
+		int fd = socket(p->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		int one = 1;
+		struct epoll_event ev;
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+
+		if (fd < 0)
+			continue;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, p->ai_addr, p->ai_addrlen) < 0 || listen(fd, 128) < 0) {
+			ret = -errno;
+			rec_log(REC_LOG_ERROR, "cannot listen on %s: %s%s", spec, strerror(-ret),
+				ret == -EADDRINUSE ? " (another collector? choose another "
+				"port)" : "");
+			close(fd);
+			freeaddrinfo(ai);
+			return ret;
+		}
+		if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+			c->port = ntohs(ss.ss_family == AF_INET6 ?
+					((struct sockaddr_in6 *)&ss)->sin6_port :
+					((struct sockaddr_in *)&ss)->sin_port);
+		memset(&ev, 0, sizeof(ev));
+		ev.events = EPOLLIN;
+		ev.data.u64 = TAG_LISTEN + (uint64_t)c->nlisten;
+		epoll_ctl(c->ep, EPOLL_CTL_ADD, fd, &ev);
+		c->lfd[c->nlisten++] = fd;
+		break;   /* the first address that works */
+	}
+	freeaddrinfo(ai);
+	if (!c->nlisten) {
+		rec_log(REC_LOG_ERROR, "cannot listen on %s: no usable address", spec);
+		return -EADDRNOTAVAIL;
+	}
+	return 0;
+}
+
+int rec_collector_new(const struct rec_collector_opts *o, struct rec_collector **out)
+{
+	struct rec_collector *c = calloc(1, sizeof(*c));
+	struct epoll_event ev;
+	int ret;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->ep = c->stopfd = -1;
+	if (rec_opts_copy(&c->o, sizeof(c->o), o) < 0) {
+		free(c);
+		return -EINVAL;
+	}
+	c->ep = epoll_create1(EPOLL_CLOEXEC);
+	c->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->ep < 0 || c->stopfd < 0) {
+		ret = -errno;
+		goto err;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.u64 = TAG_STOP;
+	epoll_ctl(c->ep, EPOLL_CTL_ADD, c->stopfd, &ev);
+	ret = listen_on(c, c->o.listen ? c->o.listen : "127.0.0.1:0");
+	if (ret < 0)
+		goto err;
+	*out = c;
+	return 0;
+err:
+	rec_collector_free(c);
+	return ret;
+}
+
+int rec_collector_port(const struct rec_collector *c)
+{
+	return c->port;
+}
+
+int rec_collector_run(struct rec_collector *c)
+{
+	struct epoll_event evs[64];
+
+	for (;;) {
+		int n = epoll_wait(c->ep, evs, 64, TICK_MS);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		for (int i = 0; i < n; i++) {
+			uint64_t tag = evs[i].data.u64;
+			struct cconn *k;
+
+			if (tag == TAG_STOP)
+				return 0;
+			if (tag >= TAG_LISTEN && tag < TAG_LISTEN + MAX_LISTEN) {
+				accept_conns(c, c->lfd[tag - TAG_LISTEN]);
+				continue;
+			}
+			k = evs[i].data.ptr;
+			if (k->state == C_CLOSING)
+				continue;
+			if ((evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) ||
+			    (k->io.ssl && rec_conn_want(&k->io) == POLLOUT &&
+			     (evs[i].events & EPOLLOUT))) {
+				if (!on_readable(c, k))
+					k->state = C_CLOSING, k->out_len = k->out_pos = 0;
+			}
+		}
+		sync_and_ack(c);
+		check_deadlines(c);
+		flush_all(c);
+	}
+}
+
+void rec_collector_stop(struct rec_collector *c)
+{
+	uint64_t one = 1;
+
+	if (write(c->stopfd, &one, sizeof(one)) < 0) {
+		/* already signalled */
+	}
+}
+
+void rec_collector_stats(const struct rec_collector *c, struct rec_collector_stats *st)
+{
+	*st = c->st;
+	st->open_sessions = c->nsessions;
+}
+
+int rec_collector_feed(struct rec_collector *c, const void *bytes, size_t len)
+{
+	struct cconn *k = calloc(1, sizeof(*k));
+	size_t off = 0;
+	int closed;
+
+	if (!k)
+		return -ENOMEM;
+	k->fake = true;
+	k->io.fd = -1;
+	snprintf(k->peer, sizeof(k->peer), "feed");
+	rec_wire_in_init(&k->in, REC_WIRE_MAX_MSG);
+	k->next = c->conns;
+	c->conns = k;
+	c->nconns++;
+	while (off < len && k->state != C_CLOSING) {
+		size_t room;
+		void *p = rec_wire_in_space(&k->in, &room);
+
+		if (!p)
+			break;
+		if (room > len - off)
+			room = len - off;
+		memcpy(p, (const char *)bytes + off, room);
+		rec_wire_in_commit(&k->in, room);
+		off += room;
+		take_messages(c, k);
+	}
+	sync_and_ack(c);
+	closed = k->state == C_CLOSING;
+	close_conn(c, k);
+	return closed;
+}
+
+void rec_collector_free(struct rec_collector *c)
+{
+	if (!c)
+		return;
+	while (c->conns)
+		close_conn(c, c->conns);
+	while (c->sessions)
+		drop_session(c, c->sessions);
+	for (int i = 0; i < c->nlisten; i++)
+		close(c->lfd[i]);
+	if (c->ep >= 0)
+		close(c->ep);
+	if (c->stopfd >= 0)
+		close(c->stopfd);
+	free(c);
+}

@@ -1,0 +1,68 @@
+/*
+ * collector.h - `perfrec collect`: the server recorders stream to. One
+ * thread, non-blocking sockets, epoll; every session's frames are appended
+ * to its archive file (net/archive.h) and acknowledged only once
+ * fdatasync'ed, so an acknowledged frame survives a kill -9.
+ *
+ * How to use:
+ *
+ *   struct rec_collector_opts o = REC_COLLECTOR_OPTS_INIT;
+ *   o.listen = "127.0.0.1:7777"; o.dir = "/srv/traces";
+ *   rec_collector_new(&o, &c);        // binds and listens (errors logged)
+ *   rec_collector_run(c);             // until rec_collector_stop()
+ *   rec_collector_free(c);            // every open archive synced, closed
+ *
+ * rec_collector_stop() is async-signal-safe (a SIGTERM handler may call
+ * it). Untrusted peers: a connection must say a valid hello within
+ * hello_timeout_ms; a message is at most a file record (64 MiB) and its
+ * bytes must keep coming (idle_timeout_ms); names are checked before they
+ * become paths; the token is compared in constant time. A refused peer
+ * gets a Refusal with the reason, and the collector logs it and goes on.
+ */
+#ifndef REC_COLLECTOR_H
+#define REC_COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rec_tls;
+
+struct rec_collector_opts {
+	size_t sz;                  /* sizeof(struct rec_collector_opts) */
+	const char *listen;         /* "ADDR:PORT"; port 0 = any free port */
+	const char *dir;            /* archive root */
+	const void *token;          /* required from every hello, or NULL */
+	size_t token_len;
+	struct rec_tls *tls;        /* server TLS, or NULL (plain TCP) */
+	unsigned max_sessions;      /* at once; 0 = 256 */
+	unsigned max_conns;         /* at once; 0 = 1024 */
+	uint32_t hello_timeout_ms;  /* 0 = 5000 */
+	uint32_t idle_timeout_ms;   /* a message must complete within; 0 = 60000 */
+};
+
+#define REC_COLLECTOR_OPTS_INIT { .sz = sizeof(struct rec_collector_opts) }
+
+struct rec_collector;
+
+int rec_collector_new(const struct rec_collector_opts *o, struct rec_collector **out);
+/* The port it listens on (useful after port 0). */
+int rec_collector_port(const struct rec_collector *c);
+/* Serves until stopped. 0, or -errno when epoll itself fails. */
+int rec_collector_run(struct rec_collector *c);
+void rec_collector_stop(struct rec_collector *c);
+
+struct rec_collector_stats {
+	uint64_t accepted, refused, sessions, open_sessions;
+	uint64_t frames, bytes, duplicates, acks, syncs;
+};
+void rec_collector_stats(const struct rec_collector *c, struct rec_collector_stats *st);
+
+void rec_collector_free(struct rec_collector *c);   /* NULL is fine */
+
+/* For the fuzzer and tests: feeds bytes as if received on a fresh plain
+ * connection (no socket; replies discarded), through hello, frames and
+ * refusals, into c's directory. Returns how the connection ended: 0 still
+ * open, 1 refused/closed. */
+int rec_collector_feed(struct rec_collector *c, const void *bytes, size_t len);
+
+#endif

@@ -1,0 +1,798 @@
+/*
+ * sender.c - records to a collector, resent until acknowledged; see
+ * sender.h.
+ *
+ * The spool is a list of records in seq order: the writer's thread
+ * appends at the tail (under the lock); the sender's thread sends from
+ * `next` and frees from the head as acks arrive. A record's bytes never
+ * change once queued, so the thread writes them without the lock.
+ */
+#include "recorder/net/sender.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format/record.h"
+#include "recorder/log.h"
+#include "recorder/net/conn.h"
+#include "recorder/net/wire.h"
+#include "recorder/opts.h"
+
+#ifndef PERFREC_VERSION
+#define PERFREC_VERSION "0"
+#endif
+
+#define SPOOL_DEFAULT (64ull << 20)
+#define PING_MS 10000
+#define BACKOFF_MIN_MS 100
+
+struct entry {
+	struct entry *next;
+	uint64_t seq;
+	size_t len;
+	bool sent;                  /* went out on some connection */
+	unsigned char data[];
+};
+
+struct rec_sender {
+	struct rec_sender_opts o;
+	char host[65], session[65], boot_id[64];
+	struct prec_sink sink;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;         /* acks arrived / the thread ended */
+	struct entry *head, *tail;   /* unacknowledged, seq order */
+	uint64_t last_seq;           /* seq of the newest queued record */
+	uint64_t acked_seq;
+	bool finishing, finished, stop, lost_records;
+	struct rec_sender_stats st;
+	struct rec_sender_drops drops;
+
+	int wakefd;
+	pthread_t th;
+	bool started;
+	unsigned seed;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void wake(struct rec_sender *s)
+{
+	uint64_t one = 1;
+
+	if (write(s->wakefd, &one, sizeof(one)) < 0) {
+		/* already pending */
+	}
+}
+
+/* ---- the sink side (the writer's thread) */
+
+static int queue_record(struct rec_sender *s, const unsigned char *b, size_t n,
+			const struct prec_record *rec)
+{
+	struct entry *e;
+
+	pthread_mutex_lock(&s->lock);
+	if (rec->kind == PREC_RECORD_INDEX && s->lost_records) {
+		/* its offsets count records the collector never got */
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
+	if (rec->kind != PREC_RECORD_HEADER &&
+	    s->st.spool_used + n > s->o.spool_bytes) {
+		s->st.dropped++;
+		s->st.dropped_bytes += n;
+		s->drops.records++;
+		s->drops.bytes += n;
+		if (rec->kind == PREC_RECORD_FRAME) {
+			s->drops.packets += rec->info.packets;
+			if (rec->info.t_min && (!s->drops.t_min || rec->info.t_min < s->drops.t_min))
+				s->drops.t_min = rec->info.t_min;
+			if (rec->info.t_max > s->drops.t_max)
+				s->drops.t_max = rec->info.t_max;
+		}
+		s->lost_records = true;
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	e = malloc(sizeof(*e) + n);
+	if (!e)
+		return -ENOMEM;
+	memcpy(e->data, b, n);
+	e->len = n;
+	e->sent = false;
+	e->next = NULL;
+	pthread_mutex_lock(&s->lock);
+	e->seq = ++s->last_seq;
+	if (s->tail)
+		s->tail->next = e;
+	else
+		s->head = e;
+	s->tail = e;
+	s->st.records++;
+	s->st.bytes += n;
+	s->st.spool_used += n;
+	if (s->st.spool_used > s->st.spool_peak)
+		s->st.spool_peak = s->st.spool_used;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+static int sink_write(struct prec_sink *sink, const void *buf, size_t n)
+{
+	struct rec_sender *s = sink->priv;
+	const unsigned char *b = buf;
+	size_t off = 0;
+	int ret = 0;
+
+	/* the writer hands over whole records (one per write); split anyway */
+	while (off < n) {
+		struct prec_record rec;
+
+		if (prec_record_scan(b + off, n - off, 0, &rec) != 1) {
+			rec_log(REC_LOG_ERROR, "stream: the writer produced bytes that are "
+				"not a whole record (a bug): %zu bytes not sent", n - off);
+			return -EINVAL;
+		}
+		ret = queue_record(s, b + off, rec.len, &rec);
+		if (ret < 0)
+			return ret;
+		off += rec.len;
+	}
+	wake(s);
+	return 0;
+}
+
+static const struct prec_sink_ops sender_sink_ops = {
+	.write = sink_write,
+	.sync = NULL,       /* durability is the collector's ack */
+	.destroy = NULL,
+};
+
+/* ---- the connection (the sender's thread) */
+
+struct link {
+	struct rec_conn io;
+	struct rec_wire_in in;
+	bool open, welcomed, finish_sent;
+	struct entry *next;          /* the record being sent, or NULL */
+	uint64_t sent_seq;           /* last record fully written on this link */
+	size_t hdr_len, hdr_pos, data_pos;   /* progress within `next` */
+	unsigned char hdr[REC_WIRE_FRAME_HDR_MAX];
+	unsigned char *ctl;          /* a control message being sent */
+	size_t ctl_len, ctl_pos;
+	uint64_t last_io;
+};
+
+static void set_error(struct rec_sender *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void set_error(struct rec_sender *s, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&s->lock);
+	/* say it once per distinct failure, not once per retry */
+	if (strcmp(msg, s->st.last_error))
+		rec_log(REC_LOG_WARN, "stream to %s: %s", s->o.to, msg);
+	snprintf(s->st.last_error, sizeof(s->st.last_error), "%s", msg);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void link_close(struct rec_sender *s, struct link *l)
+{
+	if (l->open)
+		rec_conn_release(&l->io);
+	rec_wire_in_release(&l->in);
+	free(l->ctl);
+	memset(l, 0, sizeof(*l));
+	pthread_mutex_lock(&s->lock);
+	s->st.connected = false;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* A non-blocking TCP connection to s->o.to within the timeout. */
+static int tcp_connect(struct rec_sender *s, char *server, size_t slen)
+{
+	char host[256], *colon;
+	struct addrinfo hints, *ai, *p;
+	int ret, fd = -1;
+	uint32_t tmo = s->o.connect_timeout_ms ? s->o.connect_timeout_ms : 5000;
+
+	snprintf(host, sizeof(host), "%s", s->o.to);
+	colon = strrchr(host, ':');
+	if (!colon)
+		return -EINVAL;
+	*colon = '\0';
+	if (host[0] == '[' && colon[-1] == ']') {
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	snprintf(server, slen, "%s", host);
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	ret = getaddrinfo(host, colon + 1, &hints, &ai);
+	if (ret) {
+		set_error(s, "cannot resolve %s: %s", host, gai_strerror(ret));
+		return -EHOSTUNREACH;
+	}
+	ret = -ECONNREFUSED;
+	for (p = ai; p; p = p->ai_next) {
+		struct pollfd pfd;
+		int err = 0, one = 1;
+		socklen_t el = sizeof(err);
+
+		fd = socket(p->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (connect(fd, p->ai_addr, p->ai_addrlen) < 0 && errno != EINPROGRESS) {
+			ret = -errno;
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		if (poll(&pfd, 1, (int)tmo) <= 0) {
+			ret = -ETIMEDOUT;
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
+		if (err) {
+			ret = -err;
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		break;
+	}
+	freeaddrinfo(ai);
+	if (fd < 0)
+		set_error(s, "cannot connect: %s", strerror(-ret));
+	return fd >= 0 ? fd : ret;
+}
+
+static int send_ctl(struct link *l, const Perfrec__Control__StreamMessage *m)
+{
+	free(l->ctl);
+	l->ctl = NULL;
+	l->ctl_pos = 0;
+	return rec_wire_pack(m, &l->ctl, &l->ctl_len);
+}
+
+static int link_open(struct rec_sender *s, struct link *l)
+{
+	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
+	Perfrec__Control__Hello h = PERFREC__CONTROL__HELLO__INIT;
+	char server[256];
+	int fd = tcp_connect(s, server, sizeof(server)), ret;
+
+	if (fd < 0)
+		return fd;
+	memset(l, 0, sizeof(*l));
+	ret = rec_conn_init(&l->io, fd, s->o.tls, server);
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	l->open = true;
+	rec_wire_in_init(&l->in, REC_WIRE_MAX_SMALL);
+	h.version = REC_WIRE_VERSION;
+	h.host = s->host;
+	h.boot_id = s->boot_id;
+	h.session_id = s->session;
+	h.recorder_version = (char *)"perfrec " PERFREC_VERSION;
+	if (s->o.token) {
+		h.token.data = (uint8_t *)s->o.token;
+		h.token.len = s->o.token_len;
+	}
+	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_HELLO;
+	m.hello = &h;
+	l->last_io = now_ms();
+	return send_ctl(l, &m);
+}
+
+/* Frees every record up to seq (acknowledged). */
+static void take_ack(struct rec_sender *s, uint64_t seq)
+{
+	pthread_mutex_lock(&s->lock);
+	while (s->head && s->head->seq <= seq) {
+		struct entry *e = s->head;
+
+		s->head = e->next;
+		if (!s->head)
+			s->tail = NULL;
+		s->st.acked++;
+		s->st.acked_bytes += e->len;
+		s->st.spool_used -= e->len;
+		free(e);
+	}
+	if (seq > s->acked_seq)
+		s->acked_seq = seq;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The first record at or after seq, or NULL. */
+static struct entry *record_from(struct rec_sender *s, uint64_t seq)
+{
+	struct entry *e;
+
+	pthread_mutex_lock(&s->lock);
+	for (e = s->head; e && e->seq < seq; e = e->next)
+		;
+	pthread_mutex_unlock(&s->lock);
+	return e;
+}
+
+/* One message from the collector. false: close the link. */
+static bool on_message(struct rec_sender *s, struct link *l,
+		       const unsigned char *msg, size_t len)
+{
+	Perfrec__Control__StreamMessage *m = rec_wire_unpack(msg, len);
+	bool ok = true;
+
+	if (!m) {
+		set_error(s, "the collector sent garbage");
+		return false;
+	}
+	switch (m->body_case) {
+	case PERFREC__CONTROL__STREAM_MESSAGE__BODY_WELCOME:
+		if (l->welcomed || m->welcome->version != REC_WIRE_VERSION) {
+			set_error(s, "unexpected welcome (collector protocol version %u, "
+				  "ours %u)", m->welcome->version, REC_WIRE_VERSION);
+			ok = false;
+			break;
+		}
+		l->welcomed = true;
+		/* below next_seq the collector has it all */
+		if (m->welcome->next_seq > 1)
+			take_ack(s, m->welcome->next_seq - 1);
+		l->sent_seq = m->welcome->next_seq - 1;
+		l->next = NULL;
+		pthread_mutex_lock(&s->lock);
+		s->st.connects++;
+		s->st.connected = true;
+		pthread_mutex_unlock(&s->lock);
+		rec_log(REC_LOG_INFO, "stream to %s: session %s/%s, from record %llu",
+			s->o.to, s->host, s->session,
+			(unsigned long long)m->welcome->next_seq);
+		break;
+	case PERFREC__CONTROL__STREAM_MESSAGE__BODY_ACK:
+		take_ack(s, m->ack->seq);
+		break;
+	case PERFREC__CONTROL__STREAM_MESSAGE__BODY_REFUSAL:
+		set_error(s, "refused by the collector: %s",
+			  m->refusal->reason ? m->refusal->reason : "");
+		ok = false;
+		break;
+	case PERFREC__CONTROL__STREAM_MESSAGE__BODY_PING:
+		break;
+	default:
+		set_error(s, "unexpected message %d from the collector", (int)m->body_case);
+		ok = false;
+		break;
+	}
+	perfrec__control__stream_message__free_unpacked(m, NULL);
+	return ok;
+}
+
+/* Writes what is pending: a control message, then records. 0, -EAGAIN or
+ * an error. */
+static int pump_out(struct rec_sender *s, struct link *l)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (l->ctl) {
+			n = rec_conn_write(&l->io, l->ctl + l->ctl_pos, l->ctl_len - l->ctl_pos);
+			if (n < 0)
+				return (int)n;
+			l->ctl_pos += (size_t)n;
+			if (l->ctl_pos < l->ctl_len)
+				continue;
+			free(l->ctl);
+			l->ctl = NULL;
+			l->last_io = now_ms();
+			continue;
+		}
+		if (!l->welcomed)
+			return 0;
+		if (!l->next)
+			l->next = record_from(s, l->sent_seq + 1);
+		if (!l->next)
+			return 0;   /* all sent; the writer wakes us for more */
+		if (!l->hdr_len) {
+			l->hdr_len = rec_wire_frame_header(l->next->seq, l->next->len, l->hdr);
+			l->hdr_pos = l->data_pos = 0;
+		}
+		if (l->hdr_pos < l->hdr_len)
+			n = rec_conn_write(&l->io, l->hdr + l->hdr_pos, l->hdr_len - l->hdr_pos);
+		else
+			n = rec_conn_write(&l->io, l->next->data + l->data_pos,
+					   l->next->len - l->data_pos);
+		if (n < 0)
+			return (int)n;
+		if (l->hdr_pos < l->hdr_len)
+			l->hdr_pos += (size_t)n;
+		else
+			l->data_pos += (size_t)n;
+		if (l->hdr_pos == l->hdr_len && l->data_pos == l->next->len) {
+			struct entry *e = l->next;
+
+			pthread_mutex_lock(&s->lock);
+			if (e->sent) {
+				s->st.resent++;
+			} else {
+				e->sent = true;
+				s->st.sent++;
+				s->st.sent_bytes += e->len;
+			}
+			pthread_mutex_unlock(&s->lock);
+			l->sent_seq = e->seq;
+			l->next = NULL;
+			l->hdr_len = 0;
+			l->last_io = now_ms();
+		}
+	}
+}
+
+static void *sender_main(void *arg)
+{
+	struct rec_sender *s = arg;
+	struct link l;
+	uint64_t backoff = BACKOFF_MIN_MS, retry_at = 0;
+
+	memset(&l, 0, sizeof(l));
+	for (;;) {
+		struct pollfd pfd[2];
+		bool stop, finishing, done;
+		int timeout = PING_MS, ret = 0;
+
+		pthread_mutex_lock(&s->lock);
+		stop = s->stop;
+		finishing = s->finishing;
+		done = finishing && s->acked_seq == s->last_seq && !s->head;
+		pthread_mutex_unlock(&s->lock);
+		if (stop || (done && l.finish_sent && !l.ctl))
+			break;   /* everything acknowledged, Finish written */
+		if (!l.open) {
+			uint64_t now = now_ms();
+
+			if (now < retry_at) {
+				pfd[0].fd = s->wakefd;
+				pfd[0].events = POLLIN;
+				poll(pfd, 1, (int)(retry_at - now));
+				continue;
+			}
+			if (link_open(s, &l) < 0) {
+				uint64_t cap = s->o.backoff_max_ms ? s->o.backoff_max_ms : 5000;
+
+				/* full jitter: somewhere in [backoff/2, backoff] */
+				retry_at = now_ms() + backoff / 2 + (uint64_t)rand_r(&s->seed) % (backoff / 2 + 1);
+				backoff = backoff * 2 > cap ? cap : backoff * 2;
+				if (l.open)
+					link_close(s, &l);
+				continue;
+			}
+		}
+		if (!l.io.handshaken) {
+			ret = rec_conn_handshake(&l.io);
+			if (ret < 0 && ret != -EAGAIN) {
+				set_error(s, "TLS handshake failed: %s", ret == -EPROTO ?
+					  rec_conn_error(&l.io) : strerror(-ret));
+				link_close(s, &l);
+				retry_at = now_ms() + backoff;
+				continue;
+			}
+		}
+		if (l.io.handshaken) {
+			ret = pump_out(s, &l);
+			if (ret < 0 && ret != -EAGAIN) {
+				set_error(s, "connection lost: %s", strerror(-ret));
+				link_close(s, &l);
+				retry_at = now_ms() + backoff;
+				continue;
+			}
+			if (finishing && l.welcomed && !l.next && !l.ctl && !l.finish_sent &&
+			    !record_from(s, l.sent_seq + 1)) {
+				Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
+				Perfrec__Control__Finish f = PERFREC__CONTROL__FINISH__INIT;
+
+				pthread_mutex_lock(&s->lock);
+				f.last_seq = s->last_seq;
+				pthread_mutex_unlock(&s->lock);
+				m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_FINISH;
+				m.finish = &f;
+				if (send_ctl(&l, &m) == 0)
+					l.finish_sent = true;
+				continue;
+			}
+			if (!l.ctl && now_ms() - l.last_io >= PING_MS) {
+				Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
+				Perfrec__Control__Ping p = PERFREC__CONTROL__PING__INIT;
+
+				m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_PING;
+				m.ping = &p;
+				send_ctl(&l, &m);
+				continue;
+			}
+		}
+		pfd[0].fd = l.io.fd;
+		pfd[0].events = POLLIN;
+		if (!l.io.handshaken)
+			pfd[0].events = rec_conn_want(&l.io);
+		else if (l.ctl || l.next || ret == -EAGAIN)
+			pfd[0].events |= POLLOUT;
+		pfd[1].fd = s->wakefd;
+		pfd[1].events = POLLIN;
+		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents & POLLIN) {
+			uint64_t v;
+
+			if (read(s->wakefd, &v, sizeof(v)) < 0) {
+				/* nothing to clear */
+			}
+		}
+		if (l.io.handshaken && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+			bool ok = true;
+
+			for (;;) {
+				size_t room;
+				void *p = rec_wire_in_space(&l.in, &room);
+				const unsigned char *msg;
+				size_t len;
+				ssize_t n;
+				int r;
+
+				if (!p) {
+					ok = false;
+					break;
+				}
+				n = rec_conn_read(&l.io, p, room);
+				if (n == -EAGAIN)
+					break;
+				if (n <= 0) {
+					set_error(s, "the collector closed the connection%s",
+						  n < 0 ? " abruptly" : "");
+					ok = false;
+					break;
+				}
+				rec_wire_in_commit(&l.in, (size_t)n);
+				while (ok && (r = rec_wire_in_next(&l.in, &msg, &len)) != 0) {
+					if (r < 0) {
+						set_error(s, "the collector sent an oversized message");
+						ok = false;
+						break;
+					}
+					ok = on_message(s, &l, msg, len);
+				}
+				if (!ok)
+					break;
+			}
+			if (!ok) {
+				link_close(s, &l);
+				retry_at = now_ms() + backoff;
+				continue;
+			}
+			if (l.welcomed)
+				backoff = BACKOFF_MIN_MS;
+		}
+	}
+	if (l.open)
+		link_close(s, &l);
+	pthread_mutex_lock(&s->lock);
+	s->finished = true;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* ---- setup */
+
+static void safe_name(const char *in, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (; in && in[n] && n + 1 < len && n < 64; n++) {
+		char c = in[n];
+
+		out[n] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-') ? c : '_';
+	}
+	out[n] = '\0';
+	if (!n || out[0] == '.' || out[0] == '-')
+		out[0] = n ? '_' : 'h', out[n ? n : 1] = '\0';
+}
+
+int rec_sender_new(const struct rec_sender_opts *o, struct rec_sender **out)
+{
+	struct rec_sender *s = calloc(1, sizeof(*s));
+	int ret;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	if (rec_opts_copy(&s->o, sizeof(s->o), o) < 0 || !s->o.to || !strchr(s->o.to, ':')) {
+		rec_log(REC_LOG_ERROR, "bad --to '%s': HOST:PORT of a collector",
+			s->o.to ? s->o.to : "");
+		free(s);
+		return -EINVAL;
+	}
+	if (!s->o.spool_bytes)
+		s->o.spool_bytes = SPOOL_DEFAULT;
+	if (s->o.host) {
+		snprintf(s->host, sizeof(s->host), "%s", s->o.host);
+	} else {
+		char h[256] = "";
+
+		gethostname(h, sizeof(h) - 1);
+		safe_name(h, s->host, sizeof(s->host));
+	}
+	if (s->o.session_id) {
+		snprintf(s->session, sizeof(s->session), "%s", s->o.session_id);
+	} else {
+		time_t t = time(NULL);
+		struct tm tm;
+		uint32_t rnd = 0;
+
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			rnd = (uint32_t)now_ms() ^ (uint32_t)getpid();
+		gmtime_r(&t, &tm);
+		snprintf(s->session, sizeof(s->session), "%04d%02d%02dT%02d%02d%02dZ-%08x",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+			 tm.tm_min, tm.tm_sec, rnd);
+	}
+	if (!rec_wire_name_ok(s->host) || !rec_wire_name_ok(s->session)) {
+		rec_log(REC_LOG_ERROR, "bad host or session name '%s'/'%s': 1 to 64 of "
+			"[A-Za-z0-9._-]", s->host, s->session);
+		free(s);
+		return -EINVAL;
+	}
+	{
+		FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+		if (f) {
+			if (fgets(s->boot_id, sizeof(s->boot_id), f))
+				s->boot_id[strcspn(s->boot_id, "\n")] = '\0';
+			fclose(f);
+		}
+	}
+	s->seed = (unsigned)now_ms() ^ (unsigned)getpid();
+	s->sink.ops = &sender_sink_ops;
+	s->sink.priv = s;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->wakefd < 0) {
+		ret = -errno;
+		rec_sender_free(s);
+		return ret;
+	}
+	ret = pthread_create(&s->th, NULL, sender_main, s);
+	if (ret) {
+		rec_sender_free(s);
+		return -ret;
+	}
+	s->started = true;
+	*out = s;
+	return 0;
+}
+
+struct prec_sink *rec_sender_sink(struct rec_sender *s)
+{
+	return &s->sink;
+}
+
+const char *rec_sender_session(const struct rec_sender *s)
+{
+	return s->session;
+}
+
+int rec_sender_finish(struct rec_sender *s, uint32_t timeout_ms)
+{
+	struct timespec dl;
+	int ret = 0;
+
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (dl.tv_nsec >= 1000000000) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&s->lock);
+	s->finishing = true;
+	pthread_mutex_unlock(&s->lock);
+	wake(s);
+	pthread_mutex_lock(&s->lock);
+	while (!s->finished && ret == 0)
+		ret = pthread_cond_timedwait(&s->cond, &s->lock, &dl);
+	if (!s->finished) {
+		uint64_t left = s->last_seq - s->acked_seq;
+
+		rec_log(REC_LOG_ERROR, "stream to %s: %llu records (%llu bytes) not "
+			"acknowledged after %u ms (%s): they are not archived",
+			s->o.to, (unsigned long long)left,
+			(unsigned long long)s->st.spool_used, timeout_ms,
+			s->st.last_error[0] ? s->st.last_error : "no answer");
+		pthread_mutex_unlock(&s->lock);
+		return -ETIMEDOUT;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+void rec_sender_stats(struct rec_sender *s, struct rec_sender_stats *st)
+{
+	pthread_mutex_lock(&s->lock);
+	*st = s->st;
+	pthread_mutex_unlock(&s->lock);
+}
+
+bool rec_sender_take_drops(struct rec_sender *s, struct rec_sender_drops *d)
+{
+	bool any;
+
+	pthread_mutex_lock(&s->lock);
+	any = s->drops.records > 0;
+	*d = s->drops;
+	memset(&s->drops, 0, sizeof(s->drops));
+	pthread_mutex_unlock(&s->lock);
+	return any;
+}
+
+void rec_sender_free(struct rec_sender *s)
+{
+	if (!s)
+		return;
+	if (s->started) {
+		pthread_mutex_lock(&s->lock);
+		s->stop = true;
+		pthread_mutex_unlock(&s->lock);
+		wake(s);
+		pthread_join(s->th, NULL);
+	}
+	while (s->head) {
+		struct entry *e = s->head;
+
+		s->head = e->next;
+		free(e);
+	}
+	if (s->wakefd >= 0)
+		close(s->wakefd);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
+	free(s);
+}

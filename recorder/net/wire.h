@@ -1,0 +1,100 @@
+/*
+ * wire.h - the framing of perfrec's connections (format/SPEC.md section
+ * 10): every message is a u32 big-endian length N, then N bytes of one
+ * protobuf message of proto/control.proto.
+ *
+ * Bytes from the network are untrusted: a length is checked against the
+ * connection's limit before anything is allocated for it, and the input
+ * buffer grows only as bytes actually arrive, so a peer that announces a
+ * large message and sends nothing costs nothing.
+ *
+ * How to read a connection:
+ *
+ *   struct rec_wire_in in;
+ *   rec_wire_in_init(&in, REC_WIRE_MAX_MSG);
+ *   on readable:
+ *       p = rec_wire_in_space(&in, &room);   n = read(fd, p, room);
+ *       rec_wire_in_commit(&in, n);
+ *       while ((ret = rec_wire_in_next(&in, &msg, &len)) > 0)
+ *           ... msg/len valid until the next rec_wire_in_* call ...
+ *       ret < 0: a bad length: refuse the peer
+ *   rec_wire_in_release(&in);
+ *
+ * Frames (the bulk of the traffic) are encoded and decoded here without
+ * protobuf-c, so their payload is neither copied nor allocated; the bytes
+ * are exactly those protobuf-c produces (tests/unit/recorder/net checks
+ * both ways). Every other message goes through protobuf-c.
+ */
+#ifndef REC_WIRE_H
+#define REC_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "control.pb-c.h"
+
+/* Stream protocol version spoken by this build. */
+#define REC_WIRE_VERSION 1
+
+/* The largest record a file holds (prec_record_scan()'s default max) and
+ * the largest message on a stream connection: a record plus its frame
+ * header. */
+#define REC_WIRE_MAX_RECORD ((64u << 20) + (64u << 10))
+#define REC_WIRE_MAX_MSG (REC_WIRE_MAX_RECORD + 64u)
+/* Messages other than frames are small. */
+#define REC_WIRE_MAX_SMALL (64u << 10)
+/* Bytes before a frame's payload: length prefix and field headers. */
+#define REC_WIRE_FRAME_HDR_MAX 32
+
+struct rec_wire_in {
+	unsigned char *buf;
+	size_t len;     /* bytes held */
+	size_t pos;     /* start of the next message */
+	size_t cap;
+	size_t max;     /* largest message accepted */
+};
+
+void rec_wire_in_init(struct rec_wire_in *in, size_t max);
+/* Room to read into (at least 1 byte): grows toward the announced size of
+ * the message being received. NULL when out of memory. */
+void *rec_wire_in_space(struct rec_wire_in *in, size_t *room);
+void rec_wire_in_commit(struct rec_wire_in *in, size_t n);
+/* 1 and the next whole message; 0: more bytes needed; -EMSGSIZE: its
+ * length is above the limit (*len says what was announced). */
+int rec_wire_in_next(struct rec_wire_in *in, const unsigned char **msg,
+		     size_t *len);
+/* Bytes of a message still being received (for "slow peer" deadlines). */
+size_t rec_wire_in_partial(const struct rec_wire_in *in);
+void rec_wire_in_release(struct rec_wire_in *in);
+
+/* The length prefix and frame header for a Frame{seq, data of data_len
+ * bytes}; the payload follows them on the wire. Returns the header's
+ * length (<= REC_WIRE_FRAME_HDR_MAX). */
+size_t rec_wire_frame_header(uint64_t seq, size_t data_len,
+			     unsigned char out[REC_WIRE_FRAME_HDR_MAX]);
+
+/* When msg (one message, without its length prefix) is a Frame: 1 with
+ * seq and the payload (pointing into msg). 0 when it is another message
+ * (decode it with rec_wire_unpack). -EBADMSG when it is a malformed
+ * frame. */
+int rec_wire_parse_frame(const unsigned char *msg, size_t len, uint64_t *seq,
+			 const unsigned char **data, size_t *data_len);
+
+/* A message with its length prefix, in a new buffer (caller frees).
+ * 0 or -ENOMEM. */
+int rec_wire_pack(const Perfrec__Control__StreamMessage *m, unsigned char **out,
+		  size_t *len);
+/* Decodes msg (no prefix); NULL when it is not a valid message. Free with
+ * perfrec__control__stream_message__free_unpacked(m, NULL). */
+Perfrec__Control__StreamMessage *rec_wire_unpack(const unsigned char *msg,
+						 size_t len);
+
+/* Host and session names that may become path components: 1..64 bytes of
+ * [A-Za-z0-9._-], not starting with '.' or '-'. */
+bool rec_wire_name_ok(const char *s);
+
+/* a == b in time that depends only on blen (the secret's length). */
+bool rec_wire_token_equal(const void *a, size_t alen, const void *b, size_t blen);
+
+#endif
