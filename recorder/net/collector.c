@@ -352,7 +352,7 @@ static void on_message(struct rec_collector *c, struct cconn *k,
 
 	k->last_msg = now_ms();
 	if (f < 0) {
-		refuse(c, k, "malformed frame message");
+		refuse(c, k, "garbage: not a protocol message (a malformed frame)");
 		return;
 	}
 	if (f > 0) {

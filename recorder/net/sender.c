@@ -49,8 +49,9 @@ struct entry {
 };
 
 struct rec_sender {
-	struct rec_sender_opts o;
-	char host[65], session[65], boot_id[64];
+	struct rec_sender_opts o;    /* strings below are our copies */
+	char to[256], host[65], session[65], boot_id[64];
+	unsigned char *token;
 	struct prec_sink sink;
 
 	pthread_mutex_t lock;
@@ -652,6 +653,17 @@ int rec_sender_new(const struct rec_sender_opts *o, struct rec_sender **out)
 	}
 	if (!s->o.spool_bytes)
 		s->o.spool_bytes = SPOOL_DEFAULT;
+	snprintf(s->to, sizeof(s->to), "%s", s->o.to);
+	s->o.to = s->to;
+	if (s->o.token) {
+		s->token = malloc(s->o.token_len ? s->o.token_len : 1);
+		if (!s->token) {
+			free(s);
+			return -ENOMEM;
+		}
+		memcpy(s->token, s->o.token, s->o.token_len);
+		s->o.token = s->token;
+	}
 	if (s->o.host) {
 		snprintf(s->host, sizeof(s->host), "%s", s->o.host);
 	} else {
@@ -792,6 +804,7 @@ void rec_sender_free(struct rec_sender *s)
 	}
 	if (s->wakefd >= 0)
 		close(s->wakefd);
+	free(s->token);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
 	free(s);

@@ -26,6 +26,9 @@
  *
  * Thread safety: the sink is written by one thread (the writer's); stats,
  * take_drops and finish may be called from that thread or another.
+ *
+ * Ownership: the options' strings and token are copied by new(); the TLS
+ * context is borrowed and must outlive the sender.
  */
 #ifndef REC_SENDER_H
 #define REC_SENDER_H

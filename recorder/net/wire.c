@@ -118,8 +118,9 @@ size_t rec_wire_frame_header(uint64_t seq, size_t data_len,
 			     unsigned char out[REC_WIRE_FRAME_HDR_MAX])
 {
 	/* Frame{seq, data} as protobuf-c writes it: fields in number order,
-	 * a zero seq omitted (proto3) */
-	size_t inner = (seq ? 1 + varint_len(seq) : 0) + 1 + varint_len(data_len) + data_len;
+	 * a zero seq and empty data omitted (proto3) */
+	size_t inner = (seq ? 1 + varint_len(seq) : 0) +
+		       (data_len ? 1 + varint_len(data_len) + data_len : 0);
 	size_t total = 1 + varint_len(inner) + inner, n = 4;
 
 	out[0] = (unsigned char)(total >> 24);
@@ -132,8 +133,10 @@ size_t rec_wire_frame_header(uint64_t seq, size_t data_len,
 		out[n++] = KEY_SEQ;
 		n += put_varint(out + n, seq);
 	}
-	out[n++] = KEY_DATA;
-	n += put_varint(out + n, data_len);
+	if (data_len) {
+		out[n++] = KEY_DATA;
+		n += put_varint(out + n, data_len);
+	}
 	return n;
 }
 
