@@ -97,13 +97,19 @@ static inline struct cpu *cpu_get(struct sstate *st, uint32_t cpu)
 	return c;
 }
 
-static int add_busy(struct sstate *st, uint32_t cpu, uint64_t d)
+/* Charges tid's on-CPU interval [start, end) to cpu. */
+static int add_busy(struct sstate *st, uint32_t cpu, uint32_t pid, uint32_t tid,
+		    uint64_t start, uint64_t end)
 {
 	struct cpu *c = cpu_get(st, cpu);
 	if (!c)
 		return -ENOMEM;
-	c->busy += d;
-	return 0;
+	c->busy += end - start;
+	if (!st->o->on_interval)
+		return 0;
+	struct ana_sched_interval iv = { .cpu = cpu, .pid = pid, .tid = tid,
+					 .start = start, .end = end };
+	return st->o->on_interval(st->o->ctx, &iv);
 }
 
 static int bucket_of(uint64_t ns)
@@ -167,18 +173,17 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 	if (cs->pid != UINT32_MAX && cs->tid != UINT32_MAX)
 		k->pid = cs->pid;
 	if (cs->out) {
+		int ret = 0;
 		if (k->on) {
-			uint64_t d = t - k->on_since;
-			k->on_total += d;
-			if (add_busy(st, k->cpu, d))
-				return -ENOMEM;
+			k->on_total += t - k->on_since;
+			ret = add_busy(st, k->cpu, k->pid, tid, k->on_since, t);
 		} else if (!k->seen) {
 			/* Running since before the window. */
-			uint64_t d = t - st->t0;
-			k->on_total += d;
-			if (add_busy(st, cs->cpu, d))
-				return -ENOMEM;
+			k->on_total += t - st->t0;
+			ret = add_busy(st, cs->cpu, k->pid, tid, st->t0, t);
 		}
+		if (ret < 0)
+			return ret;
 		k->on = 0;
 		k->off = 1;
 		k->off_since = t;
@@ -242,8 +247,10 @@ static int close_open(struct sstate *st)
 			k->on = 0;
 		}
 		k->on_total += end - k->on_since;
-		if (add_busy(st, k->cpu, end - k->on_since))
-			return -ENOMEM;
+		uint32_t tid = *(const uint32_t *)ana_map_key(&st->tasks, i);
+		int ret = add_busy(st, k->cpu, k->pid, tid, k->on_since, end);
+		if (ret < 0)
+			return ret;
 	}
 	return 0;
 }

@@ -26,6 +26,8 @@
 #ifndef ANA_SCHED_H
 #define ANA_SCHED_H
 
+#include <stdint.h>
+
 #include "analyzer/filter.h"
 #include "analyzer/table.h"
 
@@ -35,12 +37,26 @@ enum ana_sched_sort { ANA_SS_ONCPU, ANA_SS_OFFCPU, ANA_SS_SWITCHES,
 		      ANA_SS_PREEMPT, ANA_SS_VOLUNTARY, ANA_SS_MAXGAP,
 		      ANA_SS_TID, ANA_SS_COMM };
 
+/* One on-CPU interval of a task, as sched charges it to a CPU. */
+struct ana_sched_interval {
+	uint32_t cpu, pid, tid;
+	uint64_t start, end;   /* absolute ns, [start, end) */
+};
+
 struct ana_sched_opts {
 	int sort;              /* enum ana_sched_sort */
 	int hist;              /* add the off-CPU histogram section */
 	size_t top;            /* 0 = all tasks */
 	int jobs;
 	const struct ana_filter *filter;
+	/* Called for every on-CPU interval charged to a CPU (the "cpus"
+	 * busy time is their sum; the --pid/--tid/--comm filters, which
+	 * only pick table rows, are not applied). Intervals come in the
+	 * order they close: per CPU in time order, then those still open
+	 * at the window end. A negative return stops the pass and is
+	 * returned. May be NULL. */
+	int (*on_interval)(void *ctx, const struct ana_sched_interval *iv);
+	void *ctx;
 };
 
 int ana_sched_parse_sort(struct ana_sched_opts *o, const char *arg,
