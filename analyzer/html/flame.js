@@ -53,6 +53,8 @@ var PerfrecFlame = (function () {
 	}
 
 	function color(n) {
+		if (n.tag === -1)   /* the root */
+			return '#c5cad3';
 		if (n.tag === 0)
 			return '';
 		var h = U.hash(n.name);
