@@ -49,6 +49,8 @@ struct task {
 
 struct cpu {
 	uint64_t busy, switch_ins;
+	uint64_t last;       /* time of the last switch record on this CPU */
+	int has_last;
 	uint32_t cur;        /* tid switched in last on this CPU */
 	int has_cur;
 };
@@ -142,6 +144,13 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 	struct cpu *c = cpu_get(st, cs->cpu);
 	if (!c)
 		return -ENOMEM;
+	/* A task first seen switching out ran since the window start, or
+	 * since this CPU's previous record if there is one: some other task
+	 * was switched in or out on it then (its own switch-in was not
+	 * recorded: it came before the task's events were enabled). */
+	uint64_t since = c->has_last && c->last > st->t0 ? c->last : st->t0;
+	c->last = t;
+	c->has_last = 1;
 	uint32_t tid = cs->tid;
 	if (!cs->out) {
 		c->switch_ins++;
@@ -178,9 +187,10 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 			k->on_total += t - k->on_since;
 			ret = add_busy(st, k->cpu, k->pid, tid, k->on_since, t);
 		} else if (!k->seen) {
-			/* Running since before the window. */
-			k->on_total += t - st->t0;
-			ret = add_busy(st, cs->cpu, k->pid, tid, st->t0, t);
+			/* Running since before the window or the CPU's
+			 * previous record. */
+			k->on_total += t - since;
+			ret = add_busy(st, cs->cpu, k->pid, tid, since, t);
 		}
 		if (ret < 0)
 			return ret;

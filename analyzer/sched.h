@@ -17,7 +17,9 @@
  * recordings carry no last switch-out, so without this an exited task
  * would be on a CPU until the end of the recording.
  * The analysis window is [first, last] switch record processed. A task
- * whose first record is a switch-out was running since the window start; a
+ * whose first record is a switch-out was running since the window start,
+ * or since the previous switch record on that CPU if there is one (its
+ * switch-in was not recorded; another task was on the CPU until then); a
  * task still on a CPU at the end runs until the window end. Off-CPU time
  * only counts gaps that end with a switch-in (a task that blocks until the
  * end or exits has no closed gap). A CPU's busy time is the on-CPU time of

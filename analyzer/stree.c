@@ -35,6 +35,7 @@ void ana_stree_init(struct ana_stree *t)
 void ana_stree_release(struct ana_stree *t)
 {
 	ana_map_release(&t->nodes);
+	free(t->last);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -46,30 +47,53 @@ size_t ana_stree_nodes(const struct ana_stree *t)
 int ana_stree_add(struct ana_stree *t, const struct ana_stree_frame *path,
 		  size_t n, int leaf_first, uint64_t weight)
 {
+	if (n > t->last_cap) {
+		struct ana_stree_step *l = realloc(t->last, n * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		t->last = l;
+		t->last_cap = n;
+	}
 	uint32_t parent = ANA_STREE_ROOT;
 	struct sval *v = NULL;
+	size_t same = 0;   /* frames equal to the previous stack's so far */
 	for (size_t i = 0; i < n; i++) {
 		const struct ana_stree_frame *f = &path[leaf_first ? n - 1 - i : i];
-		struct skey k;
-		memset(&k, 0, sizeof(k));
-		k.parent = parent;
-		k.tag = f->tag;
-		k.name = f->name;
-		/* The index must fit below ANA_STREE_ROOT. */
-		if (ana_map_count(&t->nodes) >= ANA_STREE_ROOT - 1)
-			return -ENOMEM;
-		v = ana_map_get(&t->nodes, &k, NULL);
-		if (!v)
-			return -ENOMEM;
+		struct ana_stree_step *st = &t->last[i];
+		if (same == i && i < t->nlast && st->name == f->name && st->tag == f->tag) {
+			same++;
+			v = ana_map_val(&t->nodes, st->node);
+		} else {
+			struct skey k;
+			memset(&k, 0, sizeof(k));
+			k.parent = parent;
+			k.tag = f->tag;
+			k.name = f->name;
+			/* The index must fit below ANA_STREE_ROOT. */
+			if (ana_map_count(&t->nodes) >= ANA_STREE_ROOT - 1)
+				goto fail;
+			if (!(v = ana_map_get(&t->nodes, &k, NULL)))
+				goto fail;
+			st->name = f->name;
+			st->tag = f->tag;
+			st->node = (uint32_t)ana_map_index(&t->nodes, v);
+		}
 		v->weight = sat_add(v->weight, weight);
 		v->count++;
-		parent = (uint32_t)ana_map_index(&t->nodes, v);
+		parent = st->node;
 	}
+	t->nlast = n;
 	if (v)
 		v->self = sat_add(v->self, weight);
 	t->weight = sat_add(t->weight, weight);
 	t->count++;
 	return 0;
+
+fail:
+	/* Counts of the frames before the failure stay added: the caller
+	 * gives up on the tree (ENOMEM). The path cache is void. */
+	t->nlast = 0;
+	return -ENOMEM;
 }
 
 /* Children of every node in one array (CSR); slot n is the root. */

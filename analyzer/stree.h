@@ -46,6 +46,10 @@ struct ana_stree_frame {
 struct ana_stree {
 	struct ana_map nodes;   /* {parent, tag, name} -> counts; node i = entry i */
 	uint64_t weight, count; /* the root: every stack added */
+	/* The previous stack's path, frame by frame: consecutive stacks
+	 * (same thread) share prefixes, found here without a lookup. */
+	struct ana_stree_step { const char *name; uint32_t tag, node; } *last;
+	size_t nlast, last_cap;
 };
 
 void ana_stree_init(struct ana_stree *t);
