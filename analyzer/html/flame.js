@@ -150,6 +150,8 @@ var PerfrecFlame = (function () {
 		}
 		el.style.height = ((deepest + 1) * ROW + 2) + 'px';
 		el.appendChild(frag);
+		/* what is shown, for the inspector and tests */
+		el.setAttribute('data-zoom', z.name);
 	};
 
 	Flame.prototype.label = function (n) {

@@ -203,6 +203,8 @@ var PerfrecTimeline = (function () {
 	Timeline.prototype.draw = function () {
 		var dpr = window.devicePixelRatio || 1, self = this;
 		var v0 = this.v0, v1 = this.v1;
+		/* the view in ns from t0, for the inspector and tests */
+		this.el.setAttribute('data-view', Math.round(v0) + ',' + Math.round(v1));
 		function setup(c, h) {
 			var w = c.clientWidth || 600;
 			c.width = Math.round(w * dpr);

@@ -15,10 +15,14 @@
 #  2. a recorded workload (root): symprog spinning in symprog_hot_loop,
 #     recorded system-wide with call stacks and switch events: the flame
 #     graph has a frame named symprog_hot_loop, the timeline has one lane
-#     per online CPU, and the scripts ran clean.
+#     per online CPU, and the scripts ran clean. Then a copy of the page
+#     with tests/browser/interact.js inserted is driven like a person
+#     would: hover, click to zoom and reset, search, inverted view,
+#     timeline zoom, drag and tooltip, sorting a table.
 # Screenshots are kept in BUILD/tests/html_browser/ to look at.
 set -euo pipefail
 build=${PERFREC_BUILD_DIR:?}
+source_dir=${PERFREC_SOURCE_DIR:?}
 perfrec=${PERFREC_BIN:?}
 ana=${PERFREC_ANALYZE_BIN:?}
 work=$(mktemp -d)
@@ -34,15 +38,21 @@ fi
 [ -x "$ana" ] && [ -x "$build/tests/tracegen_cli" ] || fail "build perfrec-analyze and tracegen_cli first"
 mkdir -p "$shots"
 
-# render PAGE NAME: NAME.dom (the document), NAME.log (console), NAME.png
-render() {
-  local page=$1 name=$2 flags
-  flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
-         --disable-background-networking --disable-component-update --disable-sync
-         --window-size=1400,1800 --virtual-time-budget=3000)
+flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+       --disable-background-networking --disable-component-update --disable-sync
+       --window-size=1400,1800 --virtual-time-budget=3000)
+# dom PAGE NAME: NAME.dom (the document the scripts built), NAME.log (console)
+dom() {
+  local page=$1 name=$2
   timeout 120 "$browser" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" \
     --enable-logging=stderr --v=0 --dump-dom "file://$page" >"$work/$name.dom" 2>"$work/$name.log" ||
     fail "$name: chromium --dump-dom failed: $(tail -5 "$work/$name.log")"
+}
+
+# render PAGE NAME: dom, and a screenshot NAME.png
+render() {
+  local page=$1 name=$2
+  dom "$page" "$name"
   timeout 120 "$browser" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" \
     --screenshot="$shots/$name.png" "file://$page" >/dev/null 2>&1 ||
     fail "$name: chromium --screenshot failed"
@@ -94,4 +104,19 @@ cpus=$(getconf _NPROCESSORS_ONLN)
 lanes=$(grep -o '<div class="lane" data-cpu="[0-9]*"' "$work/workload.dom" | wc -l)
 [ "$lanes" = "$cpus" ] || fail "the timeline has $lanes lanes for $cpus CPUs"
 echo "workload: symprog_hot_loop in the flame graph, $lanes lanes for $cpus CPUs"
+
+# ---- 3. the same page, driven
+awk -v js="$source_dir/tests/browser/interact.js" '
+  /^<\/body>$/ { print "<script>"; while ((getline l < js) > 0) print l; print "</script>" }
+  { sub(/^<html lang="en">$/, "<html lang=\"en\" data-hot=\"symprog_hot_loop\">"); print }' \
+  "$work/t.html" >"$work/t-driven.html"
+dom "$work/t-driven.html" driven
+clean driven
+driven=$(grep -o 'data-interact="[^"]*"' "$work/driven.dom" || true)
+echo "driven: $driven"
+[ -n "$driven" ] || fail "the interaction script did not run"
+case "$driven" in *FAIL*) fail "interactions failed: $driven";; esac
+for c in hover zoom search inverted timeline sort; do
+  case "$driven" in *"$c=ok"*) ;; *) fail "interaction $c did not run: $driven";; esac
+done
 echo "html browser: ok (screenshots in $shots)"
