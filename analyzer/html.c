@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -380,22 +381,40 @@ static void bad(FILE *out, const char *text)
 	fputs("</li>\n", out);
 }
 
+/* Appends to buf at *o (which may run past len: then nothing more is
+ * written). */
+static void append(char *buf, size_t len, size_t *o, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t len, size_t *o, const char *fmt, ...)
+{
+	if (*o >= len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + *o, len - *o, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*o += (size_t)n;
+}
+
+/* "; what 1,3-5" for a --cpu/--pid/--tid list */
 static void ranges(char *buf, size_t len, size_t *o, const char *what,
 		   const struct ana_range *r, size_t n)
 {
-	for (size_t i = 0; i < n && *o < len; i++) {
-		if (r[i].lo == r[i].hi)
-			*o += (size_t)snprintf(buf + *o, len - *o, "%s%" PRIu64, i ? "," : what, r[i].lo);
-		else
-			*o += (size_t)snprintf(buf + *o, len - *o, "%s%" PRIu64 "-%" PRIu64,
-					       i ? "," : what, r[i].lo, r[i].hi);
+	for (size_t i = 0; i < n; i++) {
+		if (!i)
+			append(buf, len, o, "%s%s ", *o ? "; " : "", what);
+		append(buf, len, o, "%s%" PRIu64, i ? "," : "", r[i].lo);
+		if (r[i].hi != r[i].lo)
+			append(buf, len, o, "-%" PRIu64, r[i].hi);
 	}
 }
 
+/* "; what a,b" for a --comm/--event list */
 static void names(char *buf, size_t len, size_t *o, const char *what, char **v, size_t n)
 {
-	for (size_t i = 0; i < n && *o < len; i++)
-		*o += (size_t)snprintf(buf + *o, len - *o, "%s%s", i ? "," : what, v[i]);
+	for (size_t i = 0; i < n; i++)
+		append(buf, len, o, "%s%s%s", i ? "," : *o ? "; " : "", i ? "" : what, v[i]);
 }
 
 static void write_header(struct page *pg, FILE *out)
@@ -419,7 +438,8 @@ static void write_header(struct page *pg, FILE *out)
 	double dur = end > s->start ? (double)(end - s->start) / 1e9 : 0.0;
 	if (h && h->realtime_ns) {
 		/* wall clock of the start: realtime - monotonic at the header */
-		int64_t wall = (int64_t)h->realtime_ns + ((int64_t)s->start - (int64_t)h->monotonic_ns);
+		/* (unsigned: the three are trace bytes, and may not add up) */
+		uint64_t wall = h->realtime_ns + s->start - h->monotonic_ns;
 		time_t secs = (time_t)(wall / 1000000000);
 		struct tm tm;
 		char when[64] = "?";
@@ -436,42 +456,32 @@ static void write_header(struct page *pg, FILE *out)
 	if (f && f->active) {
 		size_t o = 0;
 		buf[0] = '\0';
-		ranges(buf, sizeof(buf), &o, "cpu ", f->cpus, f->ncpus);
-		if (o && o < sizeof(buf) && (f->npids || f->ntids || f->ncomms || f->nevents))
-			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "; ");
-		ranges(buf, sizeof(buf), &o, "pid ", f->pids, f->npids);
-		if (o && o < sizeof(buf) && f->npids && (f->ntids || f->ncomms || f->nevents))
-			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "; ");
-		ranges(buf, sizeof(buf), &o, "tid ", f->tids, f->ntids);
-		if (o && o < sizeof(buf) && f->ntids && (f->ncomms || f->nevents))
-			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "; ");
+		ranges(buf, sizeof(buf), &o, "cpu", f->cpus, f->ncpus);
+		ranges(buf, sizeof(buf), &o, "pid", f->pids, f->npids);
+		ranges(buf, sizeof(buf), &o, "tid", f->tids, f->ntids);
 		names(buf, sizeof(buf), &o, "comm ", f->comms, f->ncomms);
-		if (o && o < sizeof(buf) && f->ncomms && f->nevents)
-			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "; ");
 		names(buf, sizeof(buf), &o, "event ", f->events, f->nevents);
-		if (f->has_time && o < sizeof(buf)) {
+		if (f->has_time) {
 			double a = f->t0_open ? 0.0 : (double)(int64_t)(f->tmin - s->start) / 1e9;
 			double b = f->t1_open || f->tmax == UINT64_MAX ? dur :
 				   (double)(int64_t)(f->tmax - s->start) / 1e9;
-			snprintf(buf + o, sizeof(buf) - o, "%stime %.3f-%.3f s", o ? "; " : "", a, b);
+			append(buf, sizeof(buf), &o, "%stime %.3f-%.3f s", o ? "; " : "", a, b);
 		}
 		fact(out, "Filters", buf);
 	}
 	{
 		size_t o = 0;
 		buf[0] = '\0';
-		for (size_t i = 0; i < s->nevents && o < sizeof(buf); i++) {
+		for (size_t i = 0; i < s->nevents; i++) {
 			const Perfrec__EventDesc *e = s->events[i];
-			const char *name = ana_session_event_name(s, (int)i);
+			append(buf, sizeof(buf), &o, "%s%s", i ? ", " : "",
+			       ana_session_event_name(s, (int)i));
 			if (!e->sampling)
-				o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s (counting)",
-						      i ? ", " : "", name);
+				append(buf, sizeof(buf), &o, " (counting)");
 			else if (e->freq)
-				o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s (%" PRIu64 " Hz)",
-						      i ? ", " : "", name, e->sample_freq);
+				append(buf, sizeof(buf), &o, " (%" PRIu64 " Hz)", e->sample_freq);
 			else
-				o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s (every %" PRIu64 ")",
-						      i ? ", " : "", name, e->sample_period);
+				append(buf, sizeof(buf), &o, " (every %" PRIu64 ")", e->sample_period);
 		}
 		fact(out, "Events", s->nevents ? buf : "none described");
 	}
@@ -479,21 +489,20 @@ static void write_header(struct page *pg, FILE *out)
 		uint64_t total = 0;
 		for (int k = 0; k < ANA_NKINDS; k++)
 			total += s->kind_count[k];
-		size_t o = (size_t)snprintf(buf, sizeof(buf), "%s:", grouped(num, sizeof(num), total));
-		for (int k = 0; k < ANA_NKINDS && o < sizeof(buf); k++)
+		size_t o = 0;
+		append(buf, sizeof(buf), &o, "%s:", grouped(num, sizeof(num), total));
+		for (int k = 0, n = 0; k < ANA_NKINDS; k++)
 			if (s->kind_count[k])
-				o += (size_t)snprintf(buf + o, sizeof(buf) - o, " %s %s,", ana_kind_name(k),
-						      grouped(num, sizeof(num), s->kind_count[k]));
-		if (o && o < sizeof(buf) && buf[o - 1] == ',')
-			buf[o - 1] = '\0';
+				append(buf, sizeof(buf), &o, "%s %s %s", n++ ? "," : "", ana_kind_name(k),
+				       grouped(num, sizeof(num), s->kind_count[k]));
 		fact(out, "Packets", buf);
 	}
 	if (h && h->n_cmdline) {
 		size_t o = 0;
 		buf[0] = '\0';
-		for (size_t i = 0; i < h->n_cmdline && o < sizeof(buf); i++)
-			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s", i ? " " : "",
-					      h->cmdline[i] ? h->cmdline[i] : "");
+		for (size_t i = 0; i < h->n_cmdline; i++)
+			append(buf, sizeof(buf), &o, "%s%s", i ? " " : "",
+			       h->cmdline[i] ? h->cmdline[i] : "");
 		fact(out, "Command", buf);
 	}
 	fputs("</dl>\n<ul class=\"alerts\">\n", out);

@@ -65,7 +65,7 @@
 		flames.forEach(function (f, i) {
 			var o = document.createElement('option');
 			o.value = String(i);
-			o.textContent = f.title + (f.kind === 'offcpu' ? ' (off-CPU)' : '') + ' \u2014 ' +
+			o.textContent = f.title + ' \u2014 ' +
 				(f.unit === 'ns' ? U.duration(f.weight) : U.grouped(f.count) + ' samples');
 			which.appendChild(o);
 		});
