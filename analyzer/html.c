@@ -59,6 +59,15 @@ struct task_key {
 	const char *comm;
 };
 
+/* A task's runs close in time order (it is on one CPU at a time; the runs
+ * still open at the end come last), so its longest off-CPU gap between
+ * two runs is found as they arrive. */
+struct task_val {
+	uint64_t last_end;
+	uint64_t gap_at, gap;    /* the longest gap so far (gap 0: none) */
+	int seen;
+};
+
 struct page {
 	struct ana_session *s;
 	struct ana_html_opts o;
@@ -67,7 +76,7 @@ struct page {
 	struct ana_stree_frame *path;
 	size_t path_cap;
 	struct ana_timeline *tl;     /* NULL without switch records */
-	struct ana_map tasks;        /* task_key -> uint32 (unused: position) */
+	struct ana_map tasks;        /* task_key -> task_val; position = task id */
 	struct ana_map names;        /* const char * -> nothing; position = id */
 	struct ana_doc *report, *sched, *counters, *info;
 };
@@ -146,9 +155,16 @@ static int on_interval(void *ctx, const struct ana_sched_interval *iv)
 	k.pid = iv->pid;
 	k.tid = iv->tid;
 	k.comm = comm;
-	uint32_t *v = ana_map_get(&pg->tasks, &k, NULL);
+	struct task_val *v = ana_map_get(&pg->tasks, &k, NULL);
 	if (!v)
 		return -ENOMEM;
+	if (v->seen && iv->start > v->last_end && iv->start - v->last_end > v->gap) {
+		v->gap = iv->start - v->last_end;
+		v->gap_at = v->last_end;
+	}
+	if (!v->seen || iv->end > v->last_end)
+		v->last_end = iv->end;
+	v->seen = 1;
 	return ana_timeline_add(pg->tl, iv->cpu, (uint32_t)ana_map_index(&pg->tasks, v),
 				iv->start, iv->end);
 }
@@ -302,8 +318,13 @@ static int write_timeline(struct page *pg, FILE *out)
 		ana_timeline_bucket_ns(tl), ana_timeline_nbuckets(tl), ana_timeline_dropped(tl));
 	for (size_t i = 0; i < ana_map_count(&pg->tasks) && !err; i++) {
 		const struct task_key *k = ana_map_key(&pg->tasks, i);
+		const struct task_val *v = ana_map_val(&pg->tasks, i);
 		fprintf(out, "%s%" PRIu32 ",%" PRIu32 ",%" PRIu32, i ? "," : "", k->pid, k->tid,
 			name_id(pg, k->comm, &err));
+		if (v->gap)
+			fprintf(out, ",%" PRId64 ",%" PRIu64, (int64_t)(v->gap_at - t0), v->gap);
+		else
+			fputs(",-1,0", out);
 	}
 	fputs("],\n\"lanes\":[", out);
 	for (size_t i = 0; i < ana_timeline_lanes(tl); i++) {
@@ -670,7 +691,7 @@ int ana_html_run(struct ana_session *s, const struct ana_html_opts *o, FILE *out
 	if (ret)
 		return ret;
 	pg.s = s;
-	ana_map_init(&pg.tasks, sizeof(struct task_key), sizeof(uint32_t));
+	ana_map_init(&pg.tasks, sizeof(struct task_key), sizeof(struct task_val));
 	ana_map_init(&pg.names, sizeof(const char *), 1);
 	size_t top = pg.o.top ? pg.o.top : ANA_HTML_TOP;
 

@@ -5,19 +5,22 @@
  * Data (analyzer/html.c, analyzer/timeline.h), times in ns from t0:
  *   t0, t1     the window, ns from the trace start
  *   bucket     bucket width in ns; nbuckets per lane
- *   tasks      flat [pid, tid, name id, ...]: task i at 3 i
+ *   tasks      flat [pid, tid, name id, gap start, gap ns, ...]: task i at
+ *              5 i; its longest off-CPU gap between two runs (start -1:
+ *              none)
  *   lanes[]    { cpu, busy, intervals,
  *                spans: flat [start, duration, task, ...] (runs at least
  *                       a bucket long, exact),
  *                buckets: flat [index, busy ns, runs, top task or -1, ...]
  *                       (shorter runs summed per bucket, exact busy) }
  * Lanes are canvases (thousands of rectangles); the lane labels are text.
- * Empty space in a lane is the CPU idle; clicking a run selects its task
- * and fades the others, so its gaps off-CPU stand out across lanes.
+ * Empty space in a lane is the CPU idle; clicking a run selects its task:
+ * the other tasks fade, so its runs and the gaps between them stand out
+ * across lanes, and its longest off-CPU gap is marked in red.
  */
 var PerfrecTimeline = (function () {
 	var U = PerfrecUtil;
-	var LANE_H = 20, AXIS_H = 22;
+	var LANE_H = 20, AXIS_H = 22, TASK = 5;
 
 	function taskColor(name, alpha) {
 		var h = U.hash(name);
@@ -85,12 +88,13 @@ var PerfrecTimeline = (function () {
 	}
 
 	Timeline.prototype.taskName = function (t) {
-		var id = this.d.tasks[3 * t + 2];
+		var id = this.d.tasks[TASK * t + 2];
 		return id >= 0 && id < this.names.length ? String(this.names[id]) : '?';
 	};
 
 	Timeline.prototype.taskLine = function (t) {
-		return this.taskName(t) + '  pid ' + this.d.tasks[3 * t] + ', tid ' + this.d.tasks[3 * t + 1];
+		return this.taskName(t) + '  pid ' + this.d.tasks[TASK * t] + ', tid ' +
+			this.d.tasks[TASK * t + 1];
 	};
 
 	Timeline.prototype.build = function () {
@@ -232,9 +236,18 @@ var PerfrecTimeline = (function () {
 			ax.fillRect(Math.round(x), AXIS_H - 6, 1, 6);
 			ax.fillText(U.seconds(t, step), x + 3, 4);
 		}
+		var gap = this.gap(this.sel);
+		if (gap) {
+			ax.fillStyle = 'rgba(211,47,47,0.8)';
+			ax.fillRect((gap[0] - v0) * k, AXIS_H - 3, Math.max(1, gap[1] * k), 3);
+		}
 		this.lanes.forEach(function (lane, i) {
 			var s = setup(self.canvases[i], LANE_H), ctx = s.ctx, kk = s.w / (v1 - v0);
 			var bw = self.d.bucket, j, sel = self.sel;
+			if (gap) {   /* the followed task's longest time off-CPU */
+				ctx.fillStyle = 'rgba(211,47,47,0.16)';
+				ctx.fillRect((gap[0] - v0) * kk, 0, Math.max(1, gap[1] * kk), LANE_H);
+			}
 			/* short runs: one block per bucket, its opacity the busy share */
 			for (j = lower(lane.bi, Math.floor(v0 / bw)); j < lane.bi.length; j++) {
 				var b0 = lane.bi[j] * bw;
@@ -274,6 +287,13 @@ var PerfrecTimeline = (function () {
 		});
 	};
 
+	/* [start, ns] of task t's longest off-CPU gap, or null. */
+	Timeline.prototype.gap = function (t) {
+		if (t < 0 || this.d.tasks[TASK * t + 3] < 0)
+			return null;
+		return [this.d.tasks[TASK * t + 3], this.d.tasks[TASK * t + 4]];
+	};
+
 	/* What is under the pointer: { span: j } or { bucket: j } or null. */
 	Timeline.prototype.find = function (lane, t, slack) {
 		var j = lower(lane.ss, t + slack) - 1;
@@ -298,7 +318,7 @@ var PerfrecTimeline = (function () {
 		if (hit.span !== undefined) {
 			var j = hit.span, task = lane.st[j];
 			this.tip.show(ev, this.taskName(task), [
-				'pid ' + this.d.tasks[3 * task] + ', tid ' + this.d.tasks[3 * task + 1] +
+				'pid ' + this.d.tasks[TASK * task] + ', tid ' + this.d.tasks[TASK * task + 1] +
 					', CPU ' + lane.cpu,
 				'ran ' + U.duration(lane.sd[j]) + ' from ' +
 					U.seconds(this.d.t0 + lane.ss[j], 1e3)]);
@@ -320,8 +340,13 @@ var PerfrecTimeline = (function () {
 		var task = !hit ? -1 : hit.span !== undefined ? lane.st[hit.span] : lane.bt[hit.bucket];
 		this.sel = task === this.sel ? -1 : task;
 		this.draw();
-		if (this.onselect)
-			this.onselect(this.sel >= 0 ? this.taskLine(this.sel) : null);
+		if (this.onselect) {
+			var g = this.gap(this.sel), line = null;
+			if (this.sel >= 0)
+				line = this.taskLine(this.sel) + (g ? '; longest off-CPU gap (red) ' +
+					U.duration(g[1]) + ' from ' + U.seconds(this.d.t0 + g[0], 1e3) : '');
+			this.onselect(line);
+		}
 	};
 
 	return { Timeline: Timeline };

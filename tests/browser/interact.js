@@ -109,6 +109,21 @@
 		document.getElementById('tl-reset').click();
 		if (tl.getAttribute('data-view') !== v.join(','))
 			return 'reset: ' + tl.getAttribute('data-view');
+		/* a click on a run follows its task (symprog is on one of the
+		 * CPUs mid-trace); a second click lets go */
+		var lanes = tl.querySelectorAll('.lane canvas'), sel = document.getElementById('tl-sel');
+		for (var i = 0; i < lanes.length && !sel.textContent; i++) {
+			at(lanes[i], 'mousedown');
+			at(lanes[i], 'mouseup', undefined, window);
+		}
+		if (!/^Following .* pid [0-9]+, tid [0-9]+/.test(sel.textContent))
+			return 'click on a run: "' + sel.textContent + '"';
+		var line = sel.textContent;
+		at(lanes[i - 1], 'mousedown');
+		at(lanes[i - 1], 'mouseup', undefined, window);
+		if (sel.textContent)
+			return 'second click kept ' + sel.textContent;
+		results.push('follow=' + JSON.stringify(line).replace(/"/g, "'"));
 	});
 	check('sort', function () {
 		var th = document.querySelector('table.t[data-section="rows"] th[data-col="overhead"]');
