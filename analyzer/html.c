@@ -303,6 +303,24 @@ static int write_flames(struct page *pg, FILE *out)
 	return err;
 }
 
+/* Page ids of the tasks the lanes show (span owners, bucket tops), in
+ * order of first use: the page's task table holds only those, so its size
+ * is bounded by the lanes', whatever the number of tasks in the trace. */
+struct task_ids {
+	uint32_t *id;      /* task -> page id, UINT32_MAX: not shown */
+	uint32_t *order;   /* page id -> task */
+	uint32_t n;
+};
+
+static uint32_t page_task(struct task_ids *t, uint32_t task)
+{
+	if (t->id[task] == UINT32_MAX) {
+		t->id[task] = t->n;
+		t->order[t->n++] = task;
+	}
+	return t->id[task];
+}
+
 static int write_timeline(struct page *pg, FILE *out)
 {
 	struct ana_timeline *tl = pg->tl;
@@ -311,22 +329,20 @@ static int write_timeline(struct page *pg, FILE *out)
 		fputs("\"timeline\":null", out);
 		return 0;
 	}
+	size_t ntasks = ana_map_count(&pg->tasks);
+	struct task_ids ids = { malloc((ntasks ? ntasks : 1) * sizeof(uint32_t)),
+				malloc((ntasks ? ntasks : 1) * sizeof(uint32_t)), 0 };
+	if (!ids.id || !ids.order) {
+		free(ids.id);
+		free(ids.order);
+		return -ENOMEM;
+	}
+	memset(ids.id, 0xff, ntasks * sizeof(uint32_t));
 	uint64_t t0 = ana_timeline_t0(tl), origin = pg->s->start;
 	fprintf(out, "\"timeline\":{\"t0\":%" PRId64 ",\"t1\":%" PRId64 ",\"bucket\":%" PRIu64
-		",\"nbuckets\":%zu,\"dropped\":%" PRIu64 ",\n\"tasks\":[",
+		",\"nbuckets\":%zu,\"dropped\":%" PRIu64 ",\n\"lanes\":[",
 		(int64_t)(t0 - origin), (int64_t)(ana_timeline_t1(tl) - origin),
 		ana_timeline_bucket_ns(tl), ana_timeline_nbuckets(tl), ana_timeline_dropped(tl));
-	for (size_t i = 0; i < ana_map_count(&pg->tasks) && !err; i++) {
-		const struct task_key *k = ana_map_key(&pg->tasks, i);
-		const struct task_val *v = ana_map_val(&pg->tasks, i);
-		fprintf(out, "%s%" PRIu32 ",%" PRIu32 ",%" PRIu32, i ? "," : "", k->pid, k->tid,
-			name_id(pg, k->comm, &err));
-		if (v->gap)
-			fprintf(out, ",%" PRId64 ",%" PRIu64, (int64_t)(v->gap_at - t0), v->gap);
-		else
-			fputs(",-1,0", out);
-	}
-	fputs("],\n\"lanes\":[", out);
 	for (size_t i = 0; i < ana_timeline_lanes(tl); i++) {
 		const struct ana_tl_lane *l = ana_timeline_lane(tl, i);
 		fprintf(out, "%s{\"cpu\":%" PRIu32 ",\"busy\":%" PRIu64 ",\"intervals\":%" PRIu64
@@ -334,7 +350,7 @@ static int write_timeline(struct page *pg, FILE *out)
 		for (size_t j = 0; j < l->nspans; j++) {
 			const struct ana_tl_span *sp = &l->spans[j];
 			fprintf(out, "%s%" PRIu64 ",%" PRIu64 ",%" PRIu32, j ? "," : "",
-				sp->start - t0, sp->end - sp->start, sp->task);
+				sp->start - t0, sp->end - sp->start, page_task(&ids, sp->task));
 		}
 		fputs("],\n\"buckets\":[", out);
 		int first = 1;
@@ -343,13 +359,27 @@ static int write_timeline(struct page *pg, FILE *out)
 			if (!b->n)
 				continue;
 			int top = ana_tl_bucket_top(b);
-			fprintf(out, "%s%zu,%" PRIu64 ",%" PRIu32 ",%" PRId64, first ? "" : ",",
-				j, b->busy, b->n, top < 0 ? (int64_t)-1 : (int64_t)b->task[top]);
+			int64_t task = top < 0 ? -1 : (int64_t)page_task(&ids, b->task[top]);
+			fprintf(out, "%s%zu,%" PRIu64 ",%" PRIu32 ",%" PRId64, first ? "" : ",", j,
+				b->busy, b->n, task);
 			first = 0;
 		}
 		fputs("]}", out);
 	}
+	fputs("],\n\"tasks\":[", out);
+	for (uint32_t i = 0; i < ids.n && !err; i++) {
+		const struct task_key *k = ana_map_key(&pg->tasks, ids.order[i]);
+		const struct task_val *v = ana_map_val(&pg->tasks, ids.order[i]);
+		fprintf(out, "%s%" PRIu32 ",%" PRIu32 ",%" PRIu32, i ? "," : "", k->pid, k->tid,
+			name_id(pg, k->comm, &err));
+		if (v->gap)
+			fprintf(out, ",%" PRId64 ",%" PRIu64, (int64_t)(v->gap_at - t0), v->gap);
+		else
+			fputs(",-1,0", out);
+	}
 	fputs("]}", out);
+	free(ids.id);
+	free(ids.order);
 	return err;
 }
 

@@ -176,7 +176,8 @@ var PerfrecFlame = (function () {
 		if (this.zoom !== this.tree.root && n !== this.zoom && this.zoom.w)
 			lines.push(U.pct(n.w / this.zoom.w, 1) + ' of the zoomed frame');
 		if (n.tag === 3)
-			lines.push('each under ' + U.pct(this.fraction || 0, 1) + ' of all: merged to keep the page small');
+			lines.push('each under ' + U.pct(this.fraction || 0, 1) +
+				   ' of all: merged to keep the page small');
 		else if (n.tag !== 0 && n.tag !== -1)
 			lines.push('self: ' + U.pct(this.tree.root.w ? n.s / this.tree.root.w : 0, 1));
 		this.tip.show(ev, n.tag === 3 ? this.label(n) : n.name, lines);
