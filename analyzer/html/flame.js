@@ -55,7 +55,7 @@ var PerfrecFlame = (function () {
 	function color(n) {
 		if (n.tag === -1)   /* the root */
 			return '#c5cad3';
-		if (n.tag === 0)
+		if (n.tag === 0 || n.tag === 3)   /* tasks, pruned: by class */
 			return '';
 		var h = U.hash(n.name);
 		if (n.tag === 2)   /* kernel: blue-green */

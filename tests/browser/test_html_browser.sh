@@ -13,9 +13,10 @@
 #     from the trace (no img, svg, iframe), shows the symbol as text in
 #     the flame graph and the tables, and the scripts ran clean.
 #  2. a recorded workload (root): symprog spinning in symprog_hot_loop,
-#     recorded system-wide with call stacks and switch events: the flame
-#     graph has a frame named symprog_hot_loop, the timeline has one lane
-#     per online CPU, and the scripts ran clean. Then a copy of the page
+#     recorded alone (so other load on the host cannot shrink its frames)
+#     with call stacks and switch events: the flame graph has a frame
+#     named symprog_hot_loop, the timeline has one lane per online CPU,
+#     and the scripts ran clean. Then a copy of the page
 #     with tests/browser/interact.js inserted is driven like a person
 #     would: hover, click to zoom and reset, search, inverted view,
 #     timeline zoom, drag and tooltip, sorting a table.
@@ -92,7 +93,7 @@ if [ "$(id -u)" != 0 ]; then
   echo "SKIP (part 2): recording needs root"; exit 0
 fi
 [ -x "$perfrec" ] && [ -x "$build/tests/symprog" ] || fail "build perfrec and symprog first"
-"$perfrec" record -q -a -g --switch-events -F 999 -o "$work/t.prec" -- \
+"$perfrec" record -q -g --switch-events -F 999 -o "$work/t.prec" -- \
   "$build/tests/symprog" 2 >"$work/run.out" || fail "record failed: $(cat "$work/run.out")"
 "$ana" html "$work/t.prec" -o "$work/t.html"
 echo "page: $(stat -c %s "$work/t.html") bytes"
