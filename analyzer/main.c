@@ -19,6 +19,7 @@
 #include "analyzer/export.h"
 #include "analyzer/filter.h"
 #include "analyzer/frames.h"
+#include "analyzer/html.h"
 #include "analyzer/info.h"
 #include "analyzer/report.h"
 #include "analyzer/sched.h"
@@ -42,6 +43,7 @@ static const char usage_main[] =
 "  dump      every packet, one line each, in global time order\n"
 "  verify    integrity of frames, checksums, index; exit 0 only if whole\n"
 "  export    folded stacks, pprof, or a report as JSON/CSV\n"
+"  html      one self-contained page: flame graphs, CPU timeline, tables\n"
 "\n"
 "Run `" PROG " COMMAND --help` for the options of a command.\n";
 
@@ -117,6 +119,17 @@ static const struct cmd_help helps[] = {
 	  "  --report NAME      with json/csv: report (default), sched, counters, info\n"
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  (report options -s/-n/--children apply to json/csv)\n", 1 },
+	{ "html", "usage: " PROG " html FILE -o PAGE.html [options]\n\n"
+	  "One HTML page that opens offline in any browser (everything inline, nothing\n"
+	  "fetched): the trace's host, window, events and losses; a flame graph per\n"
+	  "sampling event (click to zoom, search, inverted view); a per-CPU timeline\n"
+	  "from context-switch records (zoom, pan, which task ran when); and the tables\n"
+	  "of report --children, sched and counters. Sizes stay bounded: flame-graph\n"
+	  "frames under 0.05% of the weight are merged, timeline runs shorter than\n"
+	  "about a pixel are summed per pixel (busy times stay exact).\n\n"
+	  "  -n, --top N        rows of each table (default 100)\n"
+	  "  --symfs DIR        richer symbol files by build-id or path\n"
+	  "  (without -o the page goes to standard output, unless that is a terminal)\n", 1 },
 };
 
 static void print_help(FILE *f, const char *cmd)
@@ -248,6 +261,8 @@ static int allowed(const char *cmd, int opt)
 		return opt == 'I' || opt == O_RATIO;
 	if (!strcmp(cmd, "dump"))
 		return filt || opt == O_FILEORDER;
+	if (!strcmp(cmd, "html"))
+		return filt || opt == 'n' || opt == O_SYMFS;
 	if (!strcmp(cmd, "export"))
 		return filt || opt == 'f' || opt == 's' || opt == 'n' || opt == O_CHILDREN ||
 		       opt == O_SYMFS || opt == O_REPORT || opt == 'I' || opt == O_RATIO ||
@@ -354,7 +369,8 @@ static int run(struct cli *c)
 	prog.enabled = c->progress && isatty(2);
 	clock_gettime(CLOCK_MONOTONIC, &prog.start);
 
-	int want_syms = !strcmp(c->cmd, "report") || !strcmp(c->cmd, "export");
+	int is_html = !strcmp(c->cmd, "html");
+	int want_syms = !strcmp(c->cmd, "report") || !strcmp(c->cmd, "export") || is_html;
 	struct ana_session_opts so = { .jobs = c->jobs, .symbols = want_syms,
 				       .symfs = c->symfs,
 				       /* no callback when nothing is shown: the
@@ -377,6 +393,11 @@ static int run(struct cli *c)
 			return fail_usage(c->cmd, "%s", "pprof output is binary: give -o FILE "
 					  "or redirect standard output");
 	}
+	if (is_html && c->fmt != ANA_FMT_TEXT)
+		return fail_usage(c->cmd, "%s", "html writes one HTML page: --json and --csv do not apply");
+	if (is_html && !c->output && isatty(1))
+		return fail_usage(c->cmd, "%s", "the page is HTML for a browser: give -o FILE.html "
+				  "or redirect standard output");
 	if (!strcmp(c->cmd, "dump") && c->fmt == ANA_FMT_CSV)
 		return fail_usage(c->cmd, "%s", "dump writes text or JSON Lines, not CSV");
 
@@ -449,6 +470,10 @@ static int run(struct cli *c)
 		ret = ana_export_folded(s, &c->filter, out);
 	} else if (is_export && !strcmp(xfmt, "pprof")) {
 		ret = ana_export_pprof(s, &c->filter, out);
+	} else if (is_html) {
+		struct ana_html_opts ho = { .sz = sizeof(ho), .filter = &c->filter,
+					    .jobs = c->jobs, .top = c->top };
+		ret = ana_html_run(s, &ho, out);
 	} else if (!strcmp(c->cmd, "dump")) {
 		struct ana_dump_opts d = { .fmt = fmt, .jobs = c->jobs,
 					   .file_order = c->file_order, .filter = &c->filter };

@@ -74,16 +74,6 @@ struct rstate {
 	int err;
 };
 
-static const char *comm_of(struct ana_session *s, uint32_t tid, uint64_t t)
-{
-	const char *c = ana_session_comm(s, tid, t);
-	if (c)
-		return c;
-	char buf[32];
-	snprintf(buf, sizeof(buf), ":%" PRIu32, tid);
-	return ana_strpool_intern(&s->pool, buf);
-}
-
 static int add(struct rstate *st, const struct rkey *k, uint64_t w, int child)
 {
 	struct rval *v = ana_map_get(&st->table, k, NULL);
@@ -115,7 +105,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 		    !ana_filter_event(f, ana_session_event_name(s, ev)))
 			goto out_filtered;
 		if (f->ncomms) {
-			comm = comm_of(s, smp->tid, p->time);
+			comm = ana_session_task_name(s, smp->tid, p->time);
 			if (!comm)
 				return -ENOMEM;
 			if (!ana_filter_comm(f, comm))
@@ -125,7 +115,8 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	uint64_t w = smp->period ? smp->period : 1;
 	struct rkey k;
 	memset(&k, 0, sizeof(k));
-	if (st->use[ANA_KEY_COMM] && !comm && !(comm = comm_of(s, smp->tid, p->time)))
+	if (st->use[ANA_KEY_COMM] && !comm &&
+	    !(comm = ana_session_task_name(s, smp->tid, p->time)))
 		return -ENOMEM;
 	if (st->use[ANA_KEY_COMM])
 		k.comm = comm;
@@ -141,10 +132,18 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	st->period += w;
 	if (!st->need_frames)
 		return add(st, &k, w, 0);
+	const struct ana_report_opts *o = st->o;
 	int n = ana_resolve_sample(s, p, st->frames,
-				   st->o->children ? MAX_FRAMES : 1);
+				   o->children || o->on_sample ? MAX_FRAMES : 1);
 	if (n < 0)
 		return n;
+	if (o->on_sample) {
+		for (int i = 0; i < n; i++)
+			if (!(st->frames[i].sym = ana_frame_name(s, &st->frames[i])))
+				return -ENOMEM;
+		if (!comm && !(comm = ana_session_task_name(s, smp->tid, p->time)))
+			return -ENOMEM;
+	}
 	/* Self: the leaf. Children: each distinct (dso, sym) once. Names
 	 * are kept in frames[].sym for the duplicate check. */
 	for (int i = 0; i < n; i++) {
@@ -159,7 +158,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 			if (ret < 0)
 				return ret;
 		}
-		if (!st->o->children)
+		if (!o->children)
 			break;
 		int dup = 0;
 		for (int j = 0; j < i && !dup; j++) {
@@ -172,6 +171,12 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 			if (ret < 0)
 				return ret;
 		}
+	}
+	if (o->on_sample) {
+		struct ana_report_sample rs = { .p = p, .event = ev, .comm = comm,
+						.weight = w, .frames = st->frames,
+						.nframes = n };
+		return o->on_sample(o->ctx, &rs);
 	}
 	return 0;
 
@@ -251,7 +256,8 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 	st.o = o;
 	for (size_t i = 0; i < o->nkeys; i++)
 		st.use[o->keys[i]] = 1;
-	st.need_frames = st.use[ANA_KEY_DSO] || st.use[ANA_KEY_SYM] || o->children;
+	st.need_frames = st.use[ANA_KEY_DSO] || st.use[ANA_KEY_SYM] || o->children ||
+			 o->on_sample;
 	ana_map_init(&st.table, sizeof(struct rkey), sizeof(struct rval));
 	st.frames = calloc(MAX_FRAMES, sizeof(*st.frames));
 	struct row *order = NULL;

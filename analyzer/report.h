@@ -15,6 +15,7 @@
 #define ANA_REPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "analyzer/filter.h"
 #include "analyzer/table.h"
@@ -24,12 +25,33 @@ struct ana_session;
 enum ana_key { ANA_KEY_COMM, ANA_KEY_PID, ANA_KEY_TID, ANA_KEY_CPU,
 	       ANA_KEY_DSO, ANA_KEY_SYM, ANA_KEY_EVENT, ANA_NKEYS };
 
+struct ana_frame;
+struct prec_packet;
+
+/* A sample as the report counted it, for callers that aggregate more
+ * from the same pass (the HTML page's flame graphs). Everything is
+ * borrowed for the duration of the call; names are interned in the
+ * session's pool and live as long as it. */
+struct ana_report_sample {
+	const struct prec_packet *p;       /* the Sample packet */
+	int event;                         /* event position, or -1 */
+	const char *comm;                  /* task name, ":TID" when unknown */
+	uint64_t weight;                   /* period, 1 when none */
+	const struct ana_frame *frames;    /* leaf first; every sym set to */
+	int nframes;                       /* its ana_frame_name() */
+};
+
 struct ana_report_opts {
 	int keys[ANA_NKEYS];
 	size_t nkeys;          /* 0 = comm,dso,sym */
 	size_t top;            /* 0 = all rows */
 	int children;
 	const struct ana_filter *filter;   /* NULL = none */
+	/* Called for every sample that passed the filters, with its whole
+	 * resolved callchain. A negative return stops the pass and is
+	 * returned. May be NULL. */
+	int (*on_sample)(void *ctx, const struct ana_report_sample *smp);
+	void *ctx;
 };
 
 /* Parses "comm,dso,sym" into o->keys; -EINVAL with a message in err. */

@@ -49,6 +49,8 @@ struct task {
 
 struct cpu {
 	uint64_t busy, switch_ins;
+	uint64_t last;       /* time of the last switch record on this CPU */
+	int has_last;
 	uint32_t cur;        /* tid switched in last on this CPU */
 	int has_cur;
 };
@@ -97,13 +99,19 @@ static inline struct cpu *cpu_get(struct sstate *st, uint32_t cpu)
 	return c;
 }
 
-static int add_busy(struct sstate *st, uint32_t cpu, uint64_t d)
+/* Charges tid's on-CPU interval [start, end) to cpu. */
+static int add_busy(struct sstate *st, uint32_t cpu, uint32_t pid, uint32_t tid,
+		    uint64_t start, uint64_t end)
 {
 	struct cpu *c = cpu_get(st, cpu);
 	if (!c)
 		return -ENOMEM;
-	c->busy += d;
-	return 0;
+	c->busy += end - start;
+	if (!st->o->on_interval)
+		return 0;
+	struct ana_sched_interval iv = { .cpu = cpu, .pid = pid, .tid = tid,
+					 .start = start, .end = end };
+	return st->o->on_interval(st->o->ctx, &iv);
 }
 
 static int bucket_of(uint64_t ns)
@@ -136,6 +144,13 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 	struct cpu *c = cpu_get(st, cs->cpu);
 	if (!c)
 		return -ENOMEM;
+	/* A task first seen switching out ran since the window start, or
+	 * since this CPU's previous record if there is one: some other task
+	 * was switched in or out on it then (its own switch-in was not
+	 * recorded: it came before the task's events were enabled). */
+	uint64_t since = c->has_last && c->last > st->t0 ? c->last : st->t0;
+	c->last = t;
+	c->has_last = 1;
 	uint32_t tid = cs->tid;
 	if (!cs->out) {
 		c->switch_ins++;
@@ -167,18 +182,18 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 	if (cs->pid != UINT32_MAX && cs->tid != UINT32_MAX)
 		k->pid = cs->pid;
 	if (cs->out) {
+		int ret = 0;
 		if (k->on) {
-			uint64_t d = t - k->on_since;
-			k->on_total += d;
-			if (add_busy(st, k->cpu, d))
-				return -ENOMEM;
+			k->on_total += t - k->on_since;
+			ret = add_busy(st, k->cpu, k->pid, tid, k->on_since, t);
 		} else if (!k->seen) {
-			/* Running since before the window. */
-			uint64_t d = t - st->t0;
-			k->on_total += d;
-			if (add_busy(st, cs->cpu, d))
-				return -ENOMEM;
+			/* Running since before the window or the CPU's
+			 * previous record. */
+			k->on_total += t - since;
+			ret = add_busy(st, cs->cpu, k->pid, tid, since, t);
 		}
+		if (ret < 0)
+			return ret;
 		k->on = 0;
 		k->off = 1;
 		k->off_since = t;
@@ -242,8 +257,10 @@ static int close_open(struct sstate *st)
 			k->on = 0;
 		}
 		k->on_total += end - k->on_since;
-		if (add_busy(st, k->cpu, end - k->on_since))
-			return -ENOMEM;
+		uint32_t tid = *(const uint32_t *)ana_map_key(&st->tasks, i);
+		int ret = add_busy(st, k->cpu, k->pid, tid, k->on_since, end);
+		if (ret < 0)
+			return ret;
 	}
 	return 0;
 }

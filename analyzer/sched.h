@@ -17,7 +17,9 @@
  * recordings carry no last switch-out, so without this an exited task
  * would be on a CPU until the end of the recording.
  * The analysis window is [first, last] switch record processed. A task
- * whose first record is a switch-out was running since the window start; a
+ * whose first record is a switch-out was running since the window start,
+ * or since the previous switch record on that CPU if there is one (its
+ * switch-in was not recorded; another task was on the CPU until then); a
  * task still on a CPU at the end runs until the window end. Off-CPU time
  * only counts gaps that end with a switch-in (a task that blocks until the
  * end or exits has no closed gap). A CPU's busy time is the on-CPU time of
@@ -25,6 +27,8 @@
  */
 #ifndef ANA_SCHED_H
 #define ANA_SCHED_H
+
+#include <stdint.h>
 
 #include "analyzer/filter.h"
 #include "analyzer/table.h"
@@ -35,12 +39,26 @@ enum ana_sched_sort { ANA_SS_ONCPU, ANA_SS_OFFCPU, ANA_SS_SWITCHES,
 		      ANA_SS_PREEMPT, ANA_SS_VOLUNTARY, ANA_SS_MAXGAP,
 		      ANA_SS_TID, ANA_SS_COMM };
 
+/* One on-CPU interval of a task, as sched charges it to a CPU. */
+struct ana_sched_interval {
+	uint32_t cpu, pid, tid;
+	uint64_t start, end;   /* absolute ns, [start, end) */
+};
+
 struct ana_sched_opts {
 	int sort;              /* enum ana_sched_sort */
 	int hist;              /* add the off-CPU histogram section */
 	size_t top;            /* 0 = all tasks */
 	int jobs;
 	const struct ana_filter *filter;
+	/* Called for every on-CPU interval charged to a CPU (the "cpus"
+	 * busy time is their sum; the --pid/--tid/--comm filters, which
+	 * only pick table rows, are not applied). Intervals come in the
+	 * order they close: per CPU in time order, then those still open
+	 * at the window end. A negative return stops the pass and is
+	 * returned. May be NULL. */
+	int (*on_interval)(void *ctx, const struct ana_sched_interval *iv);
+	void *ctx;
 };
 
 int ana_sched_parse_sort(struct ana_sched_opts *o, const char *arg,

@@ -6,8 +6,9 @@
 
 #include <ctype.h>
 #include <errno.h>
-
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -672,6 +673,17 @@ const char *ana_session_comm(const struct ana_session *s, uint32_t tid,
 			b = mid;
 	}
 	return a > first ? s->comms[a - 1].comm : s->comms[first].comm;
+}
+
+const char *ana_session_task_name(struct ana_session *s, uint32_t tid,
+				  uint64_t time)
+{
+	const char *c = ana_session_comm(s, tid, time);
+	if (c)
+		return c;
+	char buf[32];
+	snprintf(buf, sizeof(buf), ":%" PRIu32, tid);
+	return ana_strpool_intern(&s->pool, buf);
 }
 
 int ana_session_event_of(const struct ana_session *s, uint64_t id)

@@ -158,6 +158,10 @@ void ana_session_note_damage(struct ana_session *s, uint64_t offset, int err);
  * before time, else the first one known, else NULL. */
 const char *ana_session_comm(const struct ana_session *s, uint32_t tid,
 			     uint64_t time);
+/* ana_session_comm(), or ":TID" (interned in the session's pool) when no
+ * name is known; NULL only when memory ran out. */
+const char *ana_session_task_name(struct ana_session *s, uint32_t tid,
+				  uint64_t time);
 /* The event position (index into s->events) for a kernel id, or -1. With
  * a single sampling event, id 0 / unknown ids map to it. */
 int ana_session_event_of(const struct ana_session *s, uint64_t id);

@@ -223,7 +223,7 @@ size_t ana_table_rows(const struct ana_table *t)
 	return t->nrows;
 }
 
-void ana_json_str(FILE *f, const char *s)
+static void json_str(FILE *f, const char *s, int html)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -234,13 +234,43 @@ void ana_json_str(FILE *f, const char *s)
 		case '\r': fputs("\\r", f); break;
 		case '\t': fputs("\\t", f); break;
 		default:
-			if (*p < 0x20 || *p == 0x7f)
+			if (*p < 0x20 || *p == 0x7f ||
+			    (html && (*p == '<' || *p == '>' || *p == '&')))
 				fprintf(f, "\\u%04x", *p);
 			else
 				fputc(*p, f);
 		}
 	}
 	fputc('"', f);
+}
+
+void ana_json_str(FILE *f, const char *s)
+{
+	json_str(f, s, 0);
+}
+
+void ana_json_str_html(FILE *f, const char *s)
+{
+	json_str(f, s, 1);
+}
+
+void ana_html_str(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		case '\t': case '\n': fputc(*p, f); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fputs("&#xfffd;", f);
+			else
+				fputc(*p, f);
+		}
+	}
 }
 
 void ana_csv_str(FILE *f, const char *s)
@@ -374,6 +404,51 @@ static void render_csv(const struct ana_table *t, FILE *f)
 	}
 }
 
+static void render_html(const struct ana_table *t, FILE *f)
+{
+	fputs(t->kv ? "<table class=\"kv\" data-section=\"" : "<table class=\"t\" data-section=\"", f);
+	ana_html_str(f, t->name);
+	fputs("\">\n", f);
+	if (t->title) {
+		fputs("<caption>", f);
+		ana_html_str(f, t->title);
+		fputs("</caption>\n", f);
+	}
+	if (t->kv) {
+		for (size_t r = 0; r < t->nrows; r++) {
+			fputs("<tr><th>", f);
+			ana_html_str(f, cell_at(t, r, 0)->s);
+			fputs("</th><td>", f);
+			ana_html_str(f, cell_at(t, r, 1)->s);
+			fputs("</td></tr>\n", f);
+		}
+		fputs("</table>\n", f);
+		return;
+	}
+	fputs("<thead><tr>", f);
+	for (size_t c = 0; c < t->ncols; c++) {
+		fputs(t->cols[c].kind == ANA_STR ? "<th data-col=\"" : "<th class=\"n\" data-col=\"", f);
+		ana_html_str(f, t->cols[c].name);
+		fputs("\">", f);
+		ana_html_str(f, t->cols[c].header);
+		fputs("</th>", f);
+	}
+	fputs("</tr></thead>\n<tbody>\n", f);
+	for (size_t r = 0; r < t->nrows; r++) {
+		fputs("<tr>", f);
+		for (size_t c = 0; c < t->ncols; c++) {
+			const struct cell *v = cell_at(t, r, c);
+			fputs(t->cols[c].kind == ANA_STR ? "<td>" : "<td class=\"n\">", f);
+			ana_html_str(f, v->s);
+			if (t->cols[c].kind == ANA_PCT && !v->null)
+				fputc('%', f);
+			fputs("</td>", f);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+}
+
 int ana_doc_render(const struct ana_doc *d, FILE *f, enum ana_fmt fmt)
 {
 	if (d->err)
@@ -396,6 +471,9 @@ int ana_doc_render(const struct ana_doc *d, FILE *f, enum ana_fmt fmt)
 			if (d->nsecs > 1)
 				fprintf(f, "%s# %s\n", i ? "\n" : "", t->name);
 			render_csv(t, f);
+			break;
+		case ANA_FMT_HTML:
+			render_html(t, f);
 			break;
 		}
 	}

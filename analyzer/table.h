@@ -25,7 +25,9 @@
  * objects keyed by column name, kv sections are objects); numbers are
  * written unquoted, ANA_NULL cells as null. CSV: a header of column names
  * then rows; with several sections each starts with a "# name" line and
- * sections are separated by an empty line.
+ * sections are separated by an empty line. HTML: one <table> per section
+ * (a kv section as rows of <th>key</th><td>value</td>), every string
+ * escaped; a fragment for a page (perfrec-analyze html), not a page.
  */
 #ifndef ANA_TABLE_H
 #define ANA_TABLE_H
@@ -33,7 +35,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-enum ana_fmt { ANA_FMT_TEXT = 0, ANA_FMT_JSON = 1, ANA_FMT_CSV = 2 };
+enum ana_fmt { ANA_FMT_TEXT = 0, ANA_FMT_JSON = 1, ANA_FMT_CSV = 2,
+	       ANA_FMT_HTML = 3 };
 /* ANA_PCT: a number shown with a '%' suffix in text, bare in JSON/CSV. */
 enum ana_col_kind { ANA_STR = 0, ANA_NUM = 1, ANA_PCT = 2 };
 
@@ -70,6 +73,13 @@ int ana_doc_render(const struct ana_doc *d, FILE *f, enum ana_fmt fmt);
 
 /* Writes s as a JSON string literal (quotes included). */
 void ana_json_str(FILE *f, const char *s);
+/* The same, with '<', '>' and '&' written as \u escapes too, so the
+ * literal can sit inside an HTML <script> element: no "</script>" or
+ * "<!--" can come out of trace bytes. */
+void ana_json_str_html(FILE *f, const char *s);
+/* Writes s as HTML text or a quoted attribute value: & < > " ' become
+ * character references, control characters U+FFFD. */
+void ana_html_str(FILE *f, const char *s);
 /* Writes s as a CSV field (quoted when needed). */
 void ana_csv_str(FILE *f, const char *s);
 

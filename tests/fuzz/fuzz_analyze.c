@@ -2,8 +2,8 @@
  * fuzz_analyze.c - every analyzer report over arbitrary bytes.
  *
  * The input is opened as a trace from memory and run through info,
- * report (with children), sched, counters, verify, dump and the folded
- * and pprof exports, with both the serial and the threaded decoder. No
+ * report (with children), sched, counters, verify, dump, the folded
+ * and pprof exports and the HTML page, with both the serial and the threaded decoder. No
  * input may crash, hang, leak or trip a sanitizer; errors are fine.
  */
 #include <stddef.h>
@@ -14,6 +14,7 @@
 #include "analyzer/counters.h"
 #include "analyzer/dump.h"
 #include "analyzer/export.h"
+#include "analyzer/html.h"
 #include "analyzer/info.h"
 #include "analyzer/report.h"
 #include "analyzer/sched.h"
@@ -52,6 +53,7 @@ static void one(const uint8_t *data, size_t size, int jobs, int which)
 		ana_report_run(s, &ro, d);
 		ana_export_folded(s, NULL, sink());
 		ana_export_pprof(s, NULL, sink());
+		ana_html_run(s, NULL, sink());
 		break;
 	case 1: ana_sched_run(s, &sc, d); break;
 	case 2: ana_counters_run(s, &co, d, err, sizeof(err)); break;

@@ -80,9 +80,15 @@ static const struct sw switches[] = {
 struct gen {
 	struct prec_writer *w;
 	int err;
+	int hostile;      /* TRACEGEN_HOSTILE_* names */
 	uint32_t shift;   /* tid offset of the current copy */
 	uint64_t base;    /* time offset of the current copy */
 };
+
+static const char *bin_path(const struct gen *g)
+{
+	return g->hostile ? TRACEGEN_HOSTILE_PATH : "/usr/bin/pingpong";
+}
 
 static uint32_t pid_of(uint32_t tid)
 {
@@ -113,7 +119,7 @@ static void header(struct gen *g, int repeat)
 	static char *cmdline[] = { "perfrec", "record", "-a", "--switch-events",
 				   "--counters", "{task-clock,context-switches}" };
 	h.recorder_version = "tracegen 1";
-	h.hostname = "golden-host";
+	h.hostname = g->hostile ? TRACEGEN_HOSTILE_HOST : "golden-host";
 	h.kernel_release = "6.1.0-golden";
 	h.kernel_version = "#1 SMP";
 	h.machine = "x86_64";
@@ -167,7 +173,7 @@ static void metadata(struct gen *g)
 {
 	/* software events: type 1, configs as in perf_event.h */
 	event(g, 0, "cpu-clock", 1, 0, 1, 1000000, -1, 0, 101);
-	event(g, 1, "page-faults", 1, 2, 1, 1, -1, 0, 111);
+	event(g, 1, g->hostile ? TRACEGEN_HOSTILE_EVENT : "page-faults", 1, 2, 1, 1, -1, 0, 111);
 	event(g, 2, "task-clock", 1, 1, 0, 0, 0, 0, 201);
 	event(g, 3, "context-switches", 1, 3, 0, 0, 0, 1, 301);
 	/* a hardware counter the (virtual) PMU never scheduled */
@@ -225,12 +231,12 @@ static void symtab(struct gen *g, int kind, const char *path, uint64_t bias,
 static void symbols(struct gen *g)
 {
 	static const uint64_t s1[] = { A_MAIN, A_PING, A_PONG }, z1[] = { 0x100, 0x100, 0x100 };
-	static const char *const n1[] = { "main", "ping", "pong" };
+	const char *const n1[] = { "main", g->hostile ? TRACEGEN_HOSTILE_SYM : "ping", "pong" };
 	static const uint64_t s2[] = { 0x1000, 0x1100 }, z2[] = { 0x100, 0x100 };
 	static const char *const n2[] = { "read", "write" };
 	static const uint64_t s3[] = { K_SCHED, K_SYSCALL }, z3[] = { 0x200, 0x200 };
 	static const char *const n3[] = { "schedule", "do_syscall_64" };
-	symtab(g, PERFREC__SYMBOL_TABLE__KIND__ELF, "/usr/bin/pingpong", 0x400000, s1, z1, n1, 3);
+	symtab(g, PERFREC__SYMBOL_TABLE__KIND__ELF, bin_path(g), 0x400000, s1, z1, n1, 3);
 	symtab(g, PERFREC__SYMBOL_TABLE__KIND__ELF, "/usr/lib/libc.so.6", 0, s2, z2, n2, 2);
 	symtab(g, PERFREC__SYMBOL_TABLE__KIND__KERNEL, "", 0, s3, z3, n3, 2);
 }
@@ -378,8 +384,9 @@ static void timeline(struct gen *g)
 	uint32_t sh = g->shift;
 	/* Tasks and maps known at the start (synthesized from /proc). */
 	task(g, 1, T, PERFREC__TASK_EVENT__KIND__EXISTING, 100 + sh, 100 + sh, 0, 0, "pingpong");
-	task(g, 1, T, PERFREC__TASK_EVENT__KIND__EXISTING, 200 + sh, 200 + sh, 0, 0, "bash");
-	mmap_(g, T, 100 + sh, 0x400000, 0x2000, "/usr/bin/pingpong");
+	task(g, 1, T, PERFREC__TASK_EVENT__KIND__EXISTING, 200 + sh, 200 + sh, 0, 0,
+	     g->hostile ? TRACEGEN_HOSTILE_COMM : "bash");
+	mmap_(g, T, 100 + sh, 0x400000, 0x2000, bin_path(g));
 	mmap_(g, T, 100 + sh, LIBC_BASE, 0x200000, "/usr/lib/libc.so.6");
 	mmap_(g, T, 200 + sh, 0x500000, 0x1000, "/usr/bin/bash");
 
@@ -466,6 +473,7 @@ int tracegen_write(const char *path, const struct tracegen_opts *o)
 	wo.flush_ms = 0;
 	wo.write_index = o->write_index;
 	struct gen g = { 0 };
+	g.hostile = o->hostile;
 	g.w = prec_writer_new(sink, &wo);
 	if (!g.w) {
 		int e = -errno;

@@ -23,9 +23,19 @@ struct tracegen_opts {
 	int write_index;     /* 0 = leave the trailing index out */
 	int repeat;          /* copies of the 70 ms timeline, each shifted by
 			      * 100 ms (1 = the golden trace; more for load) */
+	int hostile;         /* names made of markup (below), for escaping
+			      * tests: same timeline, other strings */
 };
 
-#define TRACEGEN_OPTS_INIT { 0, 1, 1 }
+#define TRACEGEN_OPTS_INIT { 0, 1, 1, 0 }
+
+/* With hostile: the symbol "ping", the comm "bash", the host name, the
+ * event "page-faults" and the object path "/usr/bin/pingpong" become: */
+#define TRACEGEN_HOSTILE_SYM "</script><img src=x onerror=alert(1)>"
+#define TRACEGEN_HOSTILE_COMM "\"><svg onload=alert(2)>"
+#define TRACEGEN_HOSTILE_HOST "<b>host</b>&amp;"
+#define TRACEGEN_HOSTILE_EVENT "<script>alert(3)</script>"
+#define TRACEGEN_HOSTILE_PATH "/usr/bin/<iframe src=x>'"
 
 /* Writes the trace to path. 0 or a negative errno / PREC_E_* code. */
 int tracegen_write(const char *path, const struct tracegen_opts *o);

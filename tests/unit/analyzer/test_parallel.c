@@ -74,6 +74,7 @@ static void test_dump_json(void **s) { (void)s; same_output("dump big.prec --jso
 static void test_folded(void **s) { (void)s; same_output("export big.prec -f folded"); }
 static void test_verify(void **s) { (void)s; same_output("verify big.prec"); }
 static void test_info(void **s) { (void)s; same_output("info big.prec --json"); }
+static void test_html(void **s) { (void)s; same_output("html big.prec"); }
 
 /* The repeated timeline scales every count: 40 copies of the golden one. */
 static void test_totals(void **state)
@@ -159,6 +160,7 @@ int main(void)
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_verify),
 		cmocka_unit_test(test_info),
+		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_totals),
 		cmocka_unit_test(test_merge_order),
 	};

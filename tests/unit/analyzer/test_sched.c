@@ -229,11 +229,43 @@ static void test_per_task_exit(void **state)
 	tw_free(&t);
 }
 
+/* A task whose first record is a switch-out (its switch-in came before
+ * its events were enabled, as for a workload that perfrec starts) ran
+ * since the CPU's previous record, not since the window start: CPU0:
+ * 0 idle->100, 20 100->idle, 30 700 out (no switch-in of 700 recorded)
+ * then idle in: 700 ran 10 ms. CPU1 has no record before 800's
+ * switch-out at 40: 800 ran there since the start, 40 ms. */
+static void test_first_record_out(void **state)
+{
+	(void)state;
+	struct tw t;
+	tw_open(&t);
+	task(&t, 0, 0, PERFREC__TASK_EVENT__KIND__EXISTING, 100, "hundred");
+	task(&t, 0, 0, PERFREC__TASK_EVENT__KIND__EXISTING, 700, "sevenhundred");
+	sw(&t, 0, 0, 0, 1, 0, 1);
+	sw(&t, 0, 0, 100, 0, 0, 1);
+	sw(&t, 20, 0, 100, 1, 0, 1);
+	sw(&t, 20, 0, 0, 0, 0, 1);
+	sw(&t, 30, 0, 700, 1, 0, 1);
+	sw(&t, 30, 0, 0, 0, 0, 1);
+	sw(&t, 40, 1, 800, 1, 0, 1);
+	sw(&t, 40, 1, 0, 0, 0, 1);
+	end(&t, 50);
+	char *csv = run_sched(&t, 1);
+	expect_line(csv, "sevenhundred,700,700,10.000,0.000,0,0,1,,");
+	expect_line(csv, ":800,800,800,40.000,0.000,0,0,1,,");
+	expect_line(csv, "0,30.000,60.00,3");
+	expect_line(csv, "1,40.000,80.00,1");
+	free(csv);
+	tw_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpu_wide_exit),
 		cmocka_unit_test(test_per_task_exit),
+		cmocka_unit_test(test_first_record_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,141 @@
+/*
+ * interact.js - drives a `perfrec-analyze html` page like a person would,
+ * inside headless Chromium (tests/browser/test_html_browser.sh inserts it
+ * at the end of the page's body). Each check writes "name=ok" or
+ * "name=FAIL(why)" into the root element's data-interact attribute, which
+ * the test reads from --dump-dom.
+ *
+ *   HOT: the function to zoom into and search for (data-hot on <html>)
+ */
+(function () {
+	var root = document.documentElement, hot = root.getAttribute('data-hot') || 'main';
+	var results = [];
+	function check(name, fn) {
+		var why;
+		try {
+			why = fn();
+		} catch (e) {
+			why = 'exception ' + e.message;
+		}
+		results.push(name + '=' + (why ? 'FAIL(' + why + ')' : 'ok'));
+	}
+	function at(el, type, dx, target) {
+		var r = el.getBoundingClientRect();
+		(target || el).dispatchEvent(new MouseEvent(type, { bubbles: true, cancelable: true,
+			button: 0, clientX: r.left + (dx === undefined ? r.width / 2 : dx), clientY: r.top + 5 }));
+	}
+	function frame(name) {
+		var all = document.querySelectorAll('#fg .fr');
+		for (var i = 0; i < all.length; i++)
+			if (all[i].textContent === name)
+				return all[i];
+		return null;
+	}
+	var fg = document.getElementById('fg'), tip = document.getElementById('tip');
+
+	check('hover', function () {
+		var f = frame(hot);
+		if (!f)
+			return 'no frame ' + hot;
+		at(f, 'mousemove');
+		if (tip.hidden || tip.textContent.indexOf(hot) < 0 || tip.textContent.indexOf('%') < 0)
+			return 'tooltip: ' + tip.textContent;
+	});
+	check('zoom', function () {
+		var before = fg.querySelectorAll('.fr').length;
+		at(frame(hot), 'click');
+		var f = frame(hot);
+		if (fg.getAttribute('data-zoom') !== hot || !f)
+			return 'zoomed to ' + fg.getAttribute('data-zoom');
+		if (Math.abs(f.offsetWidth - fg.clientWidth) > 2)
+			return 'zoomed frame is ' + f.offsetWidth + ' of ' + fg.clientWidth + ' px';
+		if (!fg.querySelector('.fr.anc'))
+			return 'no ancestor row';
+		document.getElementById('fg-reset').click();
+		if (fg.getAttribute('data-zoom') !== 'all' || fg.querySelectorAll('.fr').length !== before)
+			return 'reset did not restore the view';
+	});
+	check('search', function () {
+		var s = document.getElementById('fg-search');
+		s.value = hot;
+		s.dispatchEvent(new Event('input', { bubbles: true }));
+		var m = document.getElementById('fg-match').textContent;
+		if (!/^Matched: [0-9.]+% in [0-9,]+ frames?$/.test(m))
+			return 'match line: ' + m;
+		if (!fg.querySelector('.fr.match'))
+			return 'nothing highlighted';
+		s.value = '';
+		s.dispatchEvent(new Event('input', { bubbles: true }));
+		if (fg.querySelector('.fr.match') || document.getElementById('fg-match').textContent)
+			return 'clearing the search left highlights';
+	});
+	check('inverted', function () {
+		/* the first row under the root: tasks in the caller view,
+		 * running functions in the inverted one */
+		function firstRow() {   /* pruned boxes (t3) may be anywhere */
+			var rows = fg.querySelectorAll('.fr'), kinds = {};
+			for (var i = 0; i < rows.length; i++)
+				if (rows[i].style.top === '18px' && !rows[i].classList.contains('t3'))
+					kinds[rows[i].className.split(' ')[1]] = 1;
+			return Object.keys(kinds).sort().join(',');
+		}
+		var before = firstRow(), inv = document.getElementById('fg-invert');
+		inv.click();
+		var after = firstRow();
+		inv.click();
+		if (before !== 't0')
+			return 'caller view first row: ' + before;
+		if (!after || after.indexOf('t0') >= 0)
+			return 'inverted view first row: ' + after;
+	});
+	check('timeline', function () {
+		var tl = document.getElementById('tl'), lane = tl.querySelector('.lane canvas');
+		if (!lane)
+			return 'no lane';
+		var v = tl.getAttribute('data-view').split(',').map(Number);
+		document.getElementById('tl-in').click();
+		var z = tl.getAttribute('data-view').split(',').map(Number);
+		if (!(z[1] - z[0] < (v[1] - v[0]) * 0.6))
+			return 'zoom in: ' + v + ' -> ' + z;
+		at(lane, 'mousedown', 200);
+		at(lane, 'mousemove', 100, window);
+		at(lane, 'mouseup', 100, window);
+		var p = tl.getAttribute('data-view').split(',').map(Number);
+		if (!(p[0] > z[0]) || Math.abs((p[1] - p[0]) - (z[1] - z[0])) > 2)
+			return 'drag right to left did not pan later: ' + z + ' -> ' + p;
+		at(lane, 'mousemove');
+		if (tip.hidden || !/CPU|pid/.test(tip.textContent))
+			return 'lane tooltip: ' + tip.textContent;
+		document.getElementById('tl-reset').click();
+		if (tl.getAttribute('data-view') !== v.join(','))
+			return 'reset: ' + tl.getAttribute('data-view');
+		/* a click on a run follows its task (symprog is on one of the
+		 * CPUs mid-trace); a second click lets go */
+		var lanes = tl.querySelectorAll('.lane canvas'), sel = document.getElementById('tl-sel');
+		for (var i = 0; i < lanes.length && !sel.textContent; i++) {
+			at(lanes[i], 'mousedown');
+			at(lanes[i], 'mouseup', undefined, window);
+		}
+		if (!/^Following .* pid [0-9]+, tid [0-9]+/.test(sel.textContent))
+			return 'click on a run: "' + sel.textContent + '"';
+		var line = sel.textContent;
+		at(lanes[i - 1], 'mousedown');
+		at(lanes[i - 1], 'mouseup', undefined, window);
+		if (sel.textContent)
+			return 'second click kept ' + sel.textContent;
+		results.push('follow=' + JSON.stringify(line).replace(/"/g, "'"));
+	});
+	check('sort', function () {
+		var th = document.querySelector('table.t[data-section="rows"] th[data-col="overhead"]');
+		if (!th)
+			return 'no Self column';
+		th.click();
+		var rows = th.closest('table').tBodies[0].rows, col = th.cellIndex;
+		for (var i = 1; i < rows.length; i++)
+			if (parseFloat(rows[i - 1].cells[col].textContent) < parseFloat(rows[i].cells[col].textContent))
+				return 'not descending at row ' + i;
+		if (th.getAttribute('aria-sort') !== 'descending')
+			return 'aria-sort ' + th.getAttribute('aria-sort');
+	});
+	root.setAttribute('data-interact', results.join(' '));
+})();

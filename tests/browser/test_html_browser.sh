@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# test_html_browser.sh - `perfrec-analyze html` pages in a real browser.
+#
+# Chromium (Debian's `chromium`, headless) loads each page from a file,
+# with no network, and dumps the document its scripts built (--dump-dom)
+# and a screenshot. The page counts its own script errors on the root
+# element (data-js-errors, set by a script that runs before the others)
+# and sets data-ready="1" when it has drawn everything; the console log
+# is searched for uncaught errors too.
+#  1. tracegen's hostile trace (a symbol named
+#     "</script><img src=x onerror=alert(1)>", markup in a comm, the host
+#     name, an event and an object path): the document has no element
+#     from the trace (no img, svg, iframe), shows the symbol as text in
+#     the flame graph and the tables, and the scripts ran clean.
+#  2. a recorded workload (root): symprog spinning in symprog_hot_loop,
+#     recorded alone (so other load on the host cannot shrink its frames)
+#     with call stacks and switch events: the flame graph has a frame
+#     named symprog_hot_loop, the timeline has one lane per online CPU,
+#     and the scripts ran clean. Then a copy of the page
+#     with tests/browser/interact.js inserted is driven like a person
+#     would: hover, click to zoom and reset, search, inverted view,
+#     timeline zoom, drag and tooltip, sorting a table.
+# Screenshots are kept in BUILD/tests/html_browser/ to look at.
+set -euo pipefail
+build=${PERFREC_BUILD_DIR:?}
+source_dir=${PERFREC_SOURCE_DIR:?}
+perfrec=${PERFREC_BIN:?}
+ana=${PERFREC_ANALYZE_BIN:?}
+work=$(mktemp -d)
+shots=$build/tests/html_browser
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$browser" ]; then
+  # CI installs it (tests/install-deps.sh): a missing browser there is a failure
+  [ -n "${CI:-}" ] && fail "chromium is not installed (tests/install-deps.sh installs it)"
+  echo "SKIP: no chromium (apt-get install chromium)"; exit 0
+fi
+[ -x "$ana" ] && [ -x "$build/tests/tracegen_cli" ] || fail "build perfrec-analyze and tracegen_cli first"
+mkdir -p "$shots"
+
+flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+       --disable-background-networking --disable-component-update --disable-sync
+       --window-size=1400,1800 --virtual-time-budget=3000)
+# dom PAGE NAME: NAME.dom (the document the scripts built), NAME.log (console)
+dom() {
+  local page=$1 name=$2
+  timeout 120 "$browser" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" \
+    --enable-logging=stderr --v=0 --dump-dom "file://$page" >"$work/$name.dom" 2>"$work/$name.log" ||
+    fail "$name: chromium --dump-dom failed: $(tail -5 "$work/$name.log")"
+}
+
+# render PAGE NAME: dom, and a screenshot NAME.png
+render() {
+  local page=$1 name=$2
+  dom "$page" "$name"
+  timeout 120 "$browser" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" \
+    --screenshot="$shots/$name.png" "file://$page" >/dev/null 2>&1 ||
+    fail "$name: chromium --screenshot failed"
+  [ "$(stat -c %s "$shots/$name.png")" -gt 20000 ] || fail "$name: the screenshot is (nearly) empty"
+}
+
+# clean NAME: the page's scripts ran to the end without an error.
+clean() {
+  local root
+  root=$(grep -o '<html[^>]*>' "$work/$1.dom" | head -1)
+  echo "$1: $root"
+  case "$root" in *'data-ready="1"'*) ;; *) fail "$1: the page's script did not finish: $root";; esac
+  case "$root" in *'data-js-errors="0"'*) ;; *) fail "$1: script errors: $root";; esac
+  if grep -E 'CONSOLE.*(Uncaught|Error)' "$work/$1.log"; then
+    fail "$1: errors on the console"
+  fi
+}
+
+# ---- 1. hostile names
+"$build/tests/tracegen_cli" --hostile "$work/hostile.prec"
+"$ana" html "$work/hostile.prec" -o "$work/hostile.html"
+render "$work/hostile.html" hostile
+clean hostile
+for tag in img svg iframe; do
+  if grep -qi "<$tag" "$work/hostile.dom"; then
+    fail "hostile: a <$tag> element from the trace is in the document: $(grep -oi "<$tag[^>]*>" "$work/hostile.dom" | head -3)"
+  fi
+done
+sym='&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;'
+grep -q "class=\"fr t1\"[^>]*>$sym</div>" "$work/hostile.dom" ||
+  fail "hostile: no flame-graph frame shows the symbol as text"
+grep -q "<td>$sym</td>" "$work/hostile.dom" || fail "hostile: the table does not show the symbol as text"
+echo "hostile: names shown as text, no element injected"
+
+# ---- 2. a recorded workload
+if [ "$(id -u)" != 0 ]; then
+  echo "SKIP (part 2): recording needs root"; exit 0
+fi
+[ -x "$perfrec" ] && [ -x "$build/tests/symprog" ] || fail "build perfrec and symprog first"
+"$perfrec" record -q -g --switch-events -F 999 -o "$work/t.prec" -- \
+  "$build/tests/symprog" 2 >"$work/run.out" || fail "record failed: $(cat "$work/run.out")"
+"$ana" html "$work/t.prec" -o "$work/t.html"
+echo "page: $(stat -c %s "$work/t.html") bytes"
+render "$work/t.html" workload
+clean workload
+grep -q 'class="fr t1"[^>]*>symprog_hot_loop</div>' "$work/workload.dom" ||
+  fail "no flame-graph frame names symprog_hot_loop: $(grep -o 'class="fr t1"[^>]*>[^<]*<' "$work/workload.dom" | head -20)"
+cpus=$(getconf _NPROCESSORS_ONLN)
+lanes=$(grep -o '<div class="lane" data-cpu="[0-9]*"' "$work/workload.dom" | wc -l)
+[ "$lanes" = "$cpus" ] || fail "the timeline has $lanes lanes for $cpus CPUs"
+echo "workload: symprog_hot_loop in the flame graph, $lanes lanes for $cpus CPUs"
+
+# ---- 3. the same page, driven
+awk -v js="$source_dir/tests/browser/interact.js" '
+  /^<\/body>$/ { print "<script>"; while ((getline l < js) > 0) print l; print "</script>" }
+  { sub(/^<html lang="en">$/, "<html lang=\"en\" data-hot=\"symprog_hot_loop\">"); print }' \
+  "$work/t.html" >"$work/t-driven.html"
+dom "$work/t-driven.html" driven
+clean driven
+driven=$(grep -o 'data-interact="[^"]*"' "$work/driven.dom" || true)
+echo "driven: $driven"
+[ -n "$driven" ] || fail "the interaction script did not run"
+case "$driven" in *FAIL*) fail "interactions failed: $driven";; esac
+for c in hover zoom search inverted timeline sort; do
+  case "$driven" in *"$c=ok"*) ;; *) fail "interaction $c did not run: $driven";; esac
+done
+echo "html browser: ok (screenshots in $shots)"
