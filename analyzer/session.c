@@ -16,7 +16,7 @@
 static const char *const kind_names[ANA_NKINDS] = {
 	"unknown", "kind1", "header", "event", "sample", "context_switch",
 	"task", "mmap", "loss", "throttle", "group", "interned",
-	"session_end", "raw", "symbols", "group_desc", "note",
+	"session_end", "raw", "symbols", "group_desc", "note", "unwind",
 };
 
 const char *ana_kind_name(int kind)

@@ -33,7 +33,7 @@
 struct ana_symbols;
 struct pass1;
 
-#define ANA_NKINDS 17   /* Packet.data oneof cases 0..16 */
+#define ANA_NKINDS 18   /* Packet.data oneof cases 0..17 */
 
 struct ana_session_opts {
 	int jobs;            /* decode threads; <= 1 serial */
