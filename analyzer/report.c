@@ -12,6 +12,7 @@
 #include "analyzer/map.h"
 #include "analyzer/resolve.h"
 #include "analyzer/session.h"
+#include "format/unwind/unwind.h"
 
 #define MAX_FRAMES 256
 
@@ -299,6 +300,25 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 	}
 	ana_kv_num(sum, "lost", "%" PRIu64,
 		   s->loss_count[0] + s->loss_count[1] + s->loss_count[2]);
+	if (s->ustack.samples) {
+		/* --call-graph dwarf: how the copied user stacks unwound */
+		char stops[512];
+		size_t off = 0;
+		stops[0] = '\0';
+		for (int k = 0; k < 8 && off < sizeof(stops); k++)
+			if (s->ustack.stops[k])
+				off += (size_t)snprintf(stops + off, sizeof(stops) - off,
+							"%s%s %" PRIu64, off ? ", " : "",
+							prec_unwind_stop_name(k), s->ustack.stops[k]);
+		ana_kv_num(sum, "user_stacks", "%" PRIu64, s->ustack.samples);
+		ana_kv_num(sum, "user_frames_unwound", "%" PRIu64, s->ustack.frames);
+		if (s->ustack.fp_frames)
+			ana_kv_num(sum, "user_frames_by_frame_pointer", "%" PRIu64,
+				   s->ustack.fp_frames);
+		if (s->ustack.no_arch)
+			ana_kv_num(sum, "user_stacks_unknown_arch", "%" PRIu64, s->ustack.no_arch);
+		ana_kv_str(sum, "unwind_stops", stops);
+	}
 	if (s->ndamage || s->torn)
 		ana_kv_num(sum, "damaged_frames", "%zu", s->ndamage);
 	if (s->ndamage)

@@ -297,7 +297,8 @@ static int pass1_packet(void *ctx, const struct prec_packet *p)
 	}
 	if (s->syms && (pkt->data_case == PERFREC__PACKET__DATA_MMAP ||
 			pkt->data_case == PERFREC__PACKET__DATA_TASK ||
-			pkt->data_case == PERFREC__PACKET__DATA_SYMBOLS)) {
+			pkt->data_case == PERFREC__PACKET__DATA_SYMBOLS ||
+			pkt->data_case == PERFREC__PACKET__DATA_UNWIND)) {
 		int ret = ana_symbols_add(s->syms, p);
 		if (ret == -ENOMEM)
 			return ret;

@@ -113,6 +113,14 @@ struct ana_session {
 	/* resolve.c caches: symbolizer strings -> interned names, and names
 	 * of unresolved frames */
 	struct ana_map name_cache, unknown_cache;
+	/* user stacks unwound (ustack.c), for the reports' summaries */
+	struct {
+		uint64_t samples;      /* samples that carried a user stack */
+		uint64_t frames;       /* user frames found */
+		uint64_t fp_frames;    /* of them through frame pointers */
+		uint64_t no_arch;      /* stacks of an architecture without a table */
+		uint64_t stops[8];     /* by enum prec_unwind_stop */
+	} ustack;
 	struct ana_session_opts opts;
 	uint64_t scan_kinds;             /* see ana_session_set_kinds() */
 };
@@ -130,7 +138,8 @@ struct ana_session {
 /* What the symbolizer reads. */
 #define ANA_KINDS_SYMBOLS (PREC_KIND(PERFREC__PACKET__DATA_MMAP) | \
 	PREC_KIND(PERFREC__PACKET__DATA_TASK) | \
-	PREC_KIND(PERFREC__PACKET__DATA_SYMBOLS))
+	PREC_KIND(PERFREC__PACKET__DATA_SYMBOLS) | \
+	PREC_KIND(PERFREC__PACKET__DATA_UNWIND))
 
 /* Opens path and runs pass 1. Returns 0 or a negative code (errno or
  * PREC_E_*) with *out NULL; the reader's refusal reason is kept. */

@@ -5,8 +5,9 @@
  * nofp.c, built with -O2 -fomit-frame-pointer: main -> level_one ->
  * level_two -> level_three -> qsort (libc) -> compare_cb, and compare_cb
  * snapshots its own user registers (rbx, rbp, rsp, rip, r12-r15, as
- * perf's PERF_SAMPLE_REGS_USER would) and 8 KiB of its stack, then writes
- * them to the file named by argv[1]:
+ * perf's PERF_SAMPLE_REGS_USER would) and 8 KiB of its stack (less at the
+ * end of the stack mapping), then writes them to the file named by
+ * argv[1] (read back by unwindprog_snap_read()):
  *
  *   "REGS" u64 mask, u64 values[popcount(mask)] (perf x86 order),
  *   u64 stack_start, u64 stack_len, stack bytes,
@@ -17,7 +18,7 @@
  * compare_cb and every register is what compare_cb's caller chain holds.
  * The functions are noinline and exported so their names are in .symtab.
  *
- * Header only (static functions) because tests are single files.
+ * Header only (static inline functions: a test uses some of them).
  */
 #ifndef TESTS_UNWINDPROG_H
 #define TESTS_UNWINDPROG_H
@@ -123,7 +124,7 @@ static const char unwindprog_cxx_src[] =
 	"  return 0;\n"
 	"}\n";
 
-static int unwindprog_sh(const char *fmt, ...)
+static inline int unwindprog_sh(const char *fmt, ...)
 {
 	char cmd[4096];
 	va_list ap;
@@ -134,7 +135,7 @@ static int unwindprog_sh(const char *fmt, ...)
 	return system(cmd);
 }
 
-static int unwindprog_write(const char *path, const char *text)
+static inline int unwindprog_write(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
 
@@ -145,7 +146,7 @@ static int unwindprog_write(const char *path, const char *text)
 }
 
 /* The whole file (malloc'd), NULL on error. */
-static uint8_t *unwindprog_slurp(const char *path, size_t *len)
+static inline uint8_t *unwindprog_slurp(const char *path, size_t *len)
 {
 	struct stat st;
 	uint8_t *b;
@@ -166,9 +167,51 @@ static uint8_t *unwindprog_slurp(const char *path, size_t *len)
 	return b;
 }
 
+/* What the nofp program wrote: registers in perf's order (BX BP SP IP
+ * R12-R15), the stack copy and its /proc/self/maps text. */
+struct unwindprog_snap {
+	uint64_t mask, regs[8], start, len;
+	uint8_t *stack;
+	char *maps;
+};
+
+static inline int unwindprog_snap_read(const char *path, struct unwindprog_snap *sn)
+{
+	size_t len = 0, at = 92;
+	uint8_t *b = unwindprog_slurp(path, &len);
+
+	memset(sn, 0, sizeof(*sn));
+	if (!b || len < at || memcmp(b, "REGS", 4)) {
+		free(b);
+		return -1;
+	}
+	memcpy(&sn->mask, b + 4, 8);
+	memcpy(sn->regs, b + 12, 64);
+	memcpy(&sn->start, b + 76, 8);
+	memcpy(&sn->len, b + 84, 8);
+	if (sn->len > len - at) {
+		free(b);
+		return -1;
+	}
+	sn->stack = malloc(sn->len ? sn->len : 1);
+	sn->maps = calloc(1, len - at - sn->len + 1);
+	if (sn->stack && sn->len)
+		memcpy(sn->stack, b + at, sn->len);
+	if (sn->maps)
+		memcpy(sn->maps, b + at + sn->len, len - at - sn->len);
+	free(b);
+	return sn->stack && sn->maps ? 0 : -1;
+}
+
+static inline void unwindprog_snap_free(struct unwindprog_snap *sn)
+{
+	free(sn->stack);
+	free(sn->maps);
+}
+
 /* Fills s from the ELF image buf (borrowed by s). 0 when at least one
  * unwind section is there. */
-static int unwindprog_sections(const uint8_t *buf, size_t len, struct prec_cfi_sections *s)
+static inline int unwindprog_sections(const uint8_t *buf, size_t len, struct prec_cfi_sections *s)
 {
 	struct ana_elf_section eh, hdr, dbg;
 

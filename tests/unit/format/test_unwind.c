@@ -60,35 +60,6 @@ struct space {
 	int lookups;
 };
 
-struct snap {
-	uint64_t mask, regs[8], start, len;
-	uint8_t *stack;
-	char *maps;
-};
-
-static int read_snap(const char *path, struct snap *sn)
-{
-	size_t len = 0, at;
-	uint8_t *b = unwindprog_slurp(path, &len);
-
-	if (!b || len < 4 + 8 * 11 || memcmp(b, "REGS", 4))
-		return -1;
-	memcpy(&sn->mask, b + 4, 8);
-	memcpy(sn->regs, b + 12, 64);
-	memcpy(&sn->start, b + 76, 8);
-	memcpy(&sn->len, b + 84, 8);
-	at = 92;
-	if (sn->len > len - at)
-		return -1;
-	sn->stack = malloc(sn->len ? sn->len : 1);
-	memcpy(sn->stack, b + at, sn->len);
-	at += sn->len;
-	sn->maps = calloc(1, len - at + 1);
-	memcpy(sn->maps, b + at, len - at);
-	free(b);
-	return 0;
-}
-
 static struct object *object_get(struct space *sp, const char *path)
 {
 	struct object *o;
@@ -192,7 +163,7 @@ static const char *name_of(const struct space *sp, uint64_t ip, const char **dso
 static void test_real_stack(void **state)
 {
 	char p[600];
-	struct snap sn;
+	struct unwindprog_snap sn;
 	struct space sp;
 	struct prec_unwind_opts o = PREC_UNWIND_OPTS_INIT;
 	struct prec_unwind_regs r;
@@ -206,7 +177,7 @@ static void test_real_stack(void **state)
 	snprintf(p, sizeof(p), "%s/nofp %s/snap.bin", dir, dir);
 	assert_int_equal(unwindprog_sh("%s", p), 0);
 	snprintf(p, sizeof(p), "%s/snap.bin", dir);
-	assert_int_equal(read_snap(p, &sn), 0);
+	assert_int_equal(unwindprog_snap_read(p, &sn), 0);
 	space_load(&sp, sn.maps);
 	o.find = find_cb;
 	o.ctx = &sp;
@@ -280,8 +251,7 @@ static void test_real_stack(void **state)
 		free(keep);
 	}
 	space_free(&sp);
-	free(sn.stack);
-	free(sn.maps);
+	unwindprog_snap_free(&sn);
 }
 
 /* ---- synthetic CFI */
