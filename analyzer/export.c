@@ -67,16 +67,6 @@ struct lockey {
 	const char *dso, *sym;
 };
 
-static const char *comm_of(struct ana_session *s, uint32_t tid, uint64_t t)
-{
-	const char *c = ana_session_comm(s, tid, t);
-	if (c)
-		return c;
-	char b[32];
-	snprintf(b, sizeof(b), ":%" PRIu32, tid);
-	return ana_strpool_intern(&s->pool, b);
-}
-
 /* Folded frames may not contain ';' and should not end in a space count:
  * replace ';' and newlines by '_' (names keep their spaces). */
 static int add_frame_name(struct buf *b, const char *n)
@@ -122,7 +112,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 		return 0;
 	const Perfrec__Sample *smp = p->pkt->sample;
 	const struct ana_filter *f = st->f;
-	const char *comm = comm_of(s, smp->tid, p->time);
+	const char *comm = ana_session_comm_name(s, smp->tid, p->time);
 	if (!comm)
 		return -ENOMEM;
 	if (f && (!ana_filter_cpu(f, smp->cpu) || !ana_filter_pid(f, smp->pid) ||

@@ -75,16 +75,6 @@ struct rstate {
 	int err;
 };
 
-static const char *comm_of(struct ana_session *s, uint32_t tid, uint64_t t)
-{
-	const char *c = ana_session_comm(s, tid, t);
-	if (c)
-		return c;
-	char buf[32];
-	snprintf(buf, sizeof(buf), ":%" PRIu32, tid);
-	return ana_strpool_intern(&s->pool, buf);
-}
-
 static int add(struct rstate *st, const struct rkey *k, uint64_t w, int child)
 {
 	struct rval *v = ana_map_get(&st->table, k, NULL);
@@ -116,7 +106,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 		    !ana_filter_event(f, ana_session_event_name(s, ev)))
 			goto out_filtered;
 		if (f->ncomms) {
-			comm = comm_of(s, smp->tid, p->time);
+			comm = ana_session_comm_name(s, smp->tid, p->time);
 			if (!comm)
 				return -ENOMEM;
 			if (!ana_filter_comm(f, comm))
@@ -126,7 +116,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	uint64_t w = smp->period ? smp->period : 1;
 	struct rkey k;
 	memset(&k, 0, sizeof(k));
-	if (st->use[ANA_KEY_COMM] && !comm && !(comm = comm_of(s, smp->tid, p->time)))
+	if (st->use[ANA_KEY_COMM] && !comm && !(comm = ana_session_comm_name(s, smp->tid, p->time)))
 		return -ENOMEM;
 	if (st->use[ANA_KEY_COMM])
 		k.comm = comm;

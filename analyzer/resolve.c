@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/demangle.h"
 #include "analyzer/session.h"
 #include "analyzer/symbolize.h"
 #include "analyzer/ustack.h"
@@ -47,8 +49,14 @@ int ana_resolve_ip(struct ana_session *s, uint32_t pid, uint64_t ip,
 		return -ENOMEM;
 	if (r.dso && !names[0] && !(names[0] = ana_strpool_intern(&s->pool, base_name(r.dso))))
 		return -ENOMEM;
-	if (r.sym && !names[1] && !(names[1] = ana_strpool_intern(&s->pool, r.sym)))
-		return -ENOMEM;
+	if (r.sym && !names[1]) {
+		/* C++ and Rust names as perf shows them, unless asked not to */
+		char *d = s->opts.no_demangle ? NULL : ana_demangle(r.sym);
+		names[1] = ana_strpool_intern(&s->pool, d ? d : r.sym);
+		free(d);
+		if (!names[1])
+			return -ENOMEM;
+	}
 	out->dso = names[0];
 	out->sym = names[1];
 	out->dso_off = r.dso_off;

@@ -5,7 +5,8 @@
 #include "analyzer/map.h"
 
 #include <errno.h>
-
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -622,6 +623,22 @@ void ana_session_free(struct ana_session *s)
 	free(s);
 }
 
+const char *ana_session_comm_name(struct ana_session *s, uint32_t tid,
+				  uint64_t time)
+{
+	const char *c = ana_session_comm(s, tid, time);
+	char buf[32];
+
+	if (c)
+		return c;
+	snprintf(buf, sizeof(buf), ":%" PRIu32, tid);
+	return ana_strpool_intern(&s->pool, buf);
+}
+
+/* The idle task has no COMM record (it never execs and /proc does not
+ * list it): perf names pid/tid 0 "swapper", the kernel's name for it. */
+#define IDLE_COMM "swapper"
+
 const char *ana_session_comm(const struct ana_session *s, uint32_t tid,
 			     uint64_t time)
 {
@@ -636,7 +653,7 @@ const char *ana_session_comm(const struct ana_session *s, uint32_t tid,
 			hi = mid;
 	}
 	if (lo >= s->ncomms || s->comms[lo].tid != tid)
-		return NULL;
+		return tid == 0 ? IDLE_COMM : NULL;
 	size_t first = lo;
 	hi = lo;
 	while (hi < s->ncomms && s->comms[hi].tid == tid)

@@ -44,6 +44,7 @@ struct ana_session_opts {
 	 * at the end (sched, counters, dump, verify). */
 	int single_pass;
 	const char *symfs;   /* optional --symfs */
+	int no_demangle;     /* keep C++/Rust symbol names as recorded */
 	/* Packet kinds pass 1 decodes (PREC_KIND() bits); 0 = all. Other
 	 * kinds are skipped without unpacking, and their counts
 	 * (kind_count, samples, switches, ...) stay 0: only for reports
@@ -164,9 +165,14 @@ uint64_t ana_session_lost_packets(const struct ana_session *s);
 void ana_session_note_damage(struct ana_session *s, uint64_t offset, int err);
 
 /* The comm of tid at time: the last COMM/EXISTING/inherited name at or
- * before time, else the first one known, else NULL. */
+ * before time, else the first one known, else "swapper" for tid 0 (the
+ * idle task, named as perf names it), else NULL. */
 const char *ana_session_comm(const struct ana_session *s, uint32_t tid,
 			     uint64_t time);
+/* The same, never NULL: ":<tid>" (interned in the session's pool) when
+ * no name is known; NULL only on ENOMEM. */
+const char *ana_session_comm_name(struct ana_session *s, uint32_t tid,
+				  uint64_t time);
 /* The event position (index into s->events) for a kernel id, or -1. With
  * a single sampling event, id 0 / unknown ids map to it. */
 int ana_session_event_of(const struct ana_session *s, uint64_t id);

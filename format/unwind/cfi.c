@@ -702,16 +702,21 @@ static void set_rule(struct interp *in, uint64_t reg, uint8_t kind, int64_t off,
 	r->explicit_ = 1;
 }
 
-static void advance(struct interp *in, uint64_t to)
+/* Moves the location by delta code units. Past pc: the row in effect at
+ * pc ends there. A sum that wraps is past any pc. */
+static void advance(struct interp *in, uint64_t delta)
 {
-	if (to > in->pc || to < in->loc) {
-		/* the row in effect at pc ends here; a location going
-		 * backwards ends it too (bytes we do not trust) */
-		in->row->end = to > in->loc ? to : in->loc + 1;
+	uint64_t to = in->loc + delta;
+
+	if (to < in->loc) {
+		in->row->end = UINT64_MAX;
 		in->done = 1;
-		return;
+	} else if (to > in->pc) {
+		in->row->end = to;
+		in->done = 1;
+	} else {
+		in->loc = to;
 	}
-	in->loc = to;
 }
 
 /* A block (DW_FORM_block: ULEB length, bytes) inside the entry: its
@@ -752,7 +757,7 @@ static int run(struct interp *in, const uint8_t *insns, size_t n, int is_cie)
 
 		switch (op & 0xc0) {
 		case 0x40:
-			advance(in, in->loc + (op & 0x3f) * cie->code_align);
+			advance(in, (op & 0x3f) * cie->code_align);
 			continue;
 		case 0x80:
 			v = rd_uleb(&c);
@@ -778,13 +783,17 @@ static int run(struct interp *in, const uint8_t *insns, size_t n, int is_cie)
 			} else {
 				v = rd_n(&c, cie->addr_size);
 			}
+			/* an absolute location; one going backwards is
+			 * bytes we do not trust */
+			if (!c.bad && v < in->loc)
+				return PREC_E_CFI;
 			if (!c.bad)
-				advance(in, v);
+				advance(in, v - in->loc);
 			break;
 		}
-		case 0x02: advance(in, in->loc + rd_n(&c, 1) * cie->code_align); break;
-		case 0x03: advance(in, in->loc + rd_n(&c, 2) * cie->code_align); break;
-		case 0x04: advance(in, in->loc + rd_n(&c, 4) * cie->code_align); break;
+		case 0x02: advance(in, rd_n(&c, 1) * cie->code_align); break;
+		case 0x03: advance(in, rd_n(&c, 2) * cie->code_align); break;
+		case 0x04: advance(in, rd_n(&c, 4) * cie->code_align); break;
 		case 0x05: /* offset_extended */
 			reg = rd_uleb(&c);
 			v = rd_uleb(&c);

@@ -359,6 +359,20 @@ static void test_dwarf_report(void **state)
 		assert_non_null(strstr(out, ";compare_cb;entry_SYSCALL_64;do_kernel_thing 1\n"));
 	}
 	free(out);
+
+	/* with the system's debug files, libc's own frames get names
+	 * (Debian's libc6-dbg: msort_with_tmp under qsort_r) */
+	if (access("/usr/lib/debug/.build-id", R_OK) == 0) {
+		assert_int_equal(anatest_run(dir, "export dwarf.prec -f folded --no-progress "
+					     "--symfs /usr/lib/debug", &out, NULL, NULL), 0);
+		print_message("%s", out);
+		if (!strstr(out, "qsort_r;msort_with_tmp"))
+			print_message("no libc debug file with msort_with_tmp: not checked\n");
+		else
+			assert_non_null(strstr(out, ";main;level_one;level_two;level_three;qsort_r;"
+					       "msort_with_tmp"));
+		free(out);
+	}
 	unwindprog_snap_free(&sn);
 }
 
