@@ -490,6 +490,13 @@ static uint64_t hdr_value(const struct prec_cfi_table *t, uint64_t i, int which)
 	const uint8_t *p = t->hdr_table + (i * 2 + (uint64_t)which) * t->hdr_entsz;
 	uint64_t v = 0;
 
+	/* what every toolchain writes: datarel | sdata4 */
+	if (t->hdr_enc == (PE_DATAREL | PE_SDATA4)) {
+		int32_t x = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+				      (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+		v = (uint64_t)(int64_t)x + t->s.eh_frame_hdr_addr;
+		return t->asz == 4 ? v & 0xffffffffu : v;
+	}
 	for (unsigned k = 0; k < t->hdr_entsz; k++)
 		v |= (uint64_t)p[k] << (8 * k);
 	switch (t->hdr_enc & 0x0f) {
