@@ -350,6 +350,32 @@ static int same_obj(const struct obj *o, int kind, const char *path,
 	       strcmp(o->path, path) == 0;
 }
 
+/* A new object, appended to s->objs (which owns it). NULL on ENOMEM. */
+static struct obj *obj_add(struct ana_symbols *s, int kind, const char *path,
+			   const ProtobufCBinaryData *bid, int32_t pid)
+{
+	struct obj *o;
+
+	if (grow((void **)&s->objs, &s->cobjs, s->nobjs + 1, sizeof(*s->objs)))
+		return NULL;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	s->objs[s->nobjs++] = o;
+	o->kind = kind;
+	o->pid = pid;
+	o->path = arena_strdup(&s->arena, path);
+	if (!o->path)
+		return NULL;
+	if (bid->len) {
+		o->bid = copy_bytes(&s->arena, bid);
+		if (!o->bid)
+			return NULL;
+		o->bid_len = bid->len;
+	}
+	return o;
+}
+
 static int take_segs(struct obj *o, const uint64_t *off, size_t noff, const uint64_t *va,
 		     size_t nva, const uint64_t *sz, size_t nsz)
 {
@@ -393,27 +419,19 @@ static int add_symtab(struct ana_symbols *s, const struct prec_packet *p)
 			break;
 		}
 	}
-	if (!o) {
-		ret = grow((void **)&s->objs, &s->cobjs, s->nobjs + 1,
-			   sizeof(*s->objs));
-		if (ret)
-			return ret;
-		o = calloc(1, sizeof(*o));
-		if (!o)
-			return -ENOMEM;
-		s->objs[s->nobjs++] = o;
-		o->kind = t->kind;
-		o->pid = t->pid;
-		o->path = arena_strdup(&s->arena, path);
-		if (!o->path)
-			return -ENOMEM;
-		if (t->build_id.len) {
-			o->bid = copy_bytes(&s->arena, &t->build_id);
-			if (!o->bid)
-				return -ENOMEM;
-			o->bid_len = t->build_id.len;
-		}
+	/* An object that so far has only unwind tables (they came first)
+	 * takes the symbols of its file, build-id missing on one side or
+	 * not (add_unwind() matches the same way). */
+	for (size_t i = s->nobjs; !o && t->kind == PERFREC__SYMBOL_TABLE__KIND__ELF && i-- > 0;) {
+		struct obj *c = s->objs[i];
+		if (c->kind == PERFREC__SYMBOL_TABLE__KIND__ELF && !c->nsyms && c->pid == 0 &&
+		    (c->usec[0].data || c->usec[2].data) && strcmp(c->path, path) == 0 &&
+		    (!c->bid_len || !t->build_id.len ||
+		     bid_eq(c->bid, c->bid_len, t->build_id.data, t->build_id.len)))
+			o = c;
 	}
+	if (!o && !(o = obj_add(s, t->kind, path, &t->build_id, t->pid)))
+		return -ENOMEM;
 	o->load_bias = t->load_bias ? t->load_bias : o->load_bias;
 	if (t->reason && *t->reason && !o->reason) {
 		o->reason = arena_strdup(&s->arena, t->reason);
@@ -467,33 +485,26 @@ static int add_unwind(struct ana_symbols *s, const struct prec_packet *p)
 	if (!t || t->kind != PERFREC__UNWIND_TABLE__KIND__ELF)
 		return 0;
 	path = t->path ? t->path : "";
+	/* The object of the same path and build-id; a build-id missing on
+	 * either side does not make another object (the symbols and the
+	 * unwind tables of one file must stay together). */
 	for (size_t i = s->nobjs; i-- > 0;) {
 		struct obj *c = s->objs[i];
 		if (is_user_obj(c) && c->pid == 0 && strcmp(c->path, path) == 0 &&
-		    bid_eq(c->bid, c->bid_len, t->build_id.data, t->build_id.len)) {
+		    (!c->bid_len || !t->build_id.len ||
+		     bid_eq(c->bid, c->bid_len, t->build_id.data, t->build_id.len))) {
 			o = c;
 			break;
 		}
 	}
-	if (!o) {
-		ret = grow((void **)&s->objs, &s->cobjs, s->nobjs + 1, sizeof(*s->objs));
-		if (ret)
-			return ret;
-		o = calloc(1, sizeof(*o));
-		if (!o)
+	if (o && !o->bid_len && t->build_id.len) {
+		o->bid = copy_bytes(&s->arena, &t->build_id);
+		if (!o->bid)
 			return -ENOMEM;
-		s->objs[s->nobjs++] = o;
-		o->kind = PERFREC__SYMBOL_TABLE__KIND__ELF;
-		o->path = arena_strdup(&s->arena, path);
-		if (!o->path)
-			return -ENOMEM;
-		if (t->build_id.len) {
-			o->bid = copy_bytes(&s->arena, &t->build_id);
-			if (!o->bid)
-				return -ENOMEM;
-			o->bid_len = t->build_id.len;
-		}
+		o->bid_len = t->build_id.len;
 	}
+	if (!o && !(o = obj_add(s, PERFREC__SYMBOL_TABLE__KIND__ELF, path, &t->build_id, 0)))
+		return -ENOMEM;
 	if (!o->load_bias)
 		o->load_bias = t->load_bias;
 	ret = take_segs(o, t->load_offsets, t->n_load_offsets, t->load_vaddrs,

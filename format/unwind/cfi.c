@@ -71,24 +71,8 @@ static uint64_t sext(uint64_t v, unsigned bytes)
 	return bytes >= 8 ? v : (uint64_t)((int64_t)(v << sh) >> sh);
 }
 
-static uint64_t rd_uleb(struct cur *c)
-{
-	uint64_t v = 0;
-
-	for (unsigned i = 0, sh = 0; i < 10; i++, sh += 7) {
-		if (c->pos >= c->end)
-			break;
-		uint8_t b = c->b[c->pos++];
-		if (sh < 64)
-			v |= (uint64_t)(b & 0x7f) << sh;
-		if (!(b & 0x80))
-			return v;
-	}
-	c->bad = 1;
-	return 0;
-}
-
-static int64_t rd_sleb(struct cur *c)
+/* LEB128, at most 10 bytes; bits past 64 are dropped. */
+static uint64_t rd_leb(struct cur *c, int is_signed)
 {
 	uint64_t v = 0;
 
@@ -99,14 +83,23 @@ static int64_t rd_sleb(struct cur *c)
 		if (sh < 64)
 			v |= (uint64_t)(b & 0x7f) << sh;
 		if (!(b & 0x80)) {
-			sh += 7;
-			if (sh < 64 && (b & 0x40))
-				v |= ~0ull << sh;
-			return (int64_t)v;
+			if (is_signed && sh + 7 < 64 && (b & 0x40))
+				v |= ~0ull << (sh + 7);
+			return v;
 		}
 	}
 	c->bad = 1;
 	return 0;
+}
+
+static uint64_t rd_uleb(struct cur *c)
+{
+	return rd_leb(c, 0);
+}
+
+static int64_t rd_sleb(struct cur *c)
+{
+	return (int64_t)rd_leb(c, 1);
 }
 
 /* Bases of the relative pointer encodings; a base not known (0 in has)
@@ -932,17 +925,15 @@ static int run(struct interp *in, const uint8_t *insns, size_t n, int is_cie)
 int prec_cfi_row_at(const struct prec_cfi_fde *fde, uint64_t pc,
 		    struct prec_cfi_row *row)
 {
-	struct interp *in;
+	/* ~6 KiB, mostly the remember stack: on the heap it would cost a
+	 * malloc per frame; any thread's stack has room for it */
+	struct interp state, *in = &state;
 	int ret;
 
 	if (!fde || !row || !fde->sec)
 		return -EINVAL;
 	if (pc < fde->pc_begin || pc >= fde->pc_end)
 		return PREC_E_CFI;
-	/* ~6 KiB of remember stack: on the heap would cost a malloc per
-	 * frame; the stack of any thread has room for it */
-	struct interp state;
-	in = &state;
 	memset(row, 0, sizeof(*row));
 	in->fde = fde;
 	in->row = row;

@@ -145,6 +145,19 @@ static inline int unwindprog_write(const char *path, const char *text)
 	return fclose(f);
 }
 
+/* Writes src to dir/file and runs `cd dir && cmd`: 0 when both worked
+ * (the tests' setup). */
+static inline int unwindprog_build(const char *dir, const char *file, const char *src,
+				   const char *cmd)
+{
+	char p[600];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	if (unwindprog_write(p, src))
+		return -1;
+	return unwindprog_sh("cd %s && %s", dir, cmd) ? -1 : 0;
+}
+
 /* The whole file (malloc'd), NULL on error. */
 static inline uint8_t *unwindprog_slurp(const char *path, size_t *len)
 {

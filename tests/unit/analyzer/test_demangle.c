@@ -479,16 +479,11 @@ static void test_report_names(void **state)
 
 static int setup(void **state)
 {
-	char p[600];
-
 	(void)state;
 	dir = anatest_tmpdir("test_demangle");
 	if (!dir)
 		return -1;
-	snprintf(p, sizeof(p), "%s/prog.cc", dir);
-	if (unwindprog_write(p, unwindprog_cxx_src))
-		return -1;
-	return unwindprog_sh("cd %s && c++ -O2 prog.cc -o cxx", dir) ? -1 : 0;
+	return unwindprog_build(dir, "prog.cc", unwindprog_cxx_src, "c++ -O2 prog.cc -o cxx");
 }
 
 static int teardown(void **state)

@@ -40,6 +40,9 @@
 #define NFULL 10
 
 static const char *dir;
+/* write each object's UnwindTables before its SymbolTable, and the
+ * SymbolTable without build-id (the symbolizer must still join them) */
+static int unwind_first;
 
 struct tw {
 	struct prec_sink *sink;
@@ -98,9 +101,14 @@ static void object_tables(struct tw *t, const char *path, const uint8_t *bid, si
 	st.load_offsets = lo;
 	st.load_vaddrs = lv;
 	st.load_sizes = ls;
-	pkt.data_case = PERFREC__PACKET__DATA_SYMBOLS;
-	pkt.symbols = &st;
-	put(t, 0, &pkt, 0);
+	if (unwind_first) {
+		st.build_id.data = NULL;
+		st.build_id.len = 0;
+	} else {
+		pkt.data_case = PERFREC__PACKET__DATA_SYMBOLS;
+		pkt.symbols = &st;
+		put(t, 0, &pkt, 0);
+	}
 
 	assert_int_equal(unwindprog_sections(buf, len, &cs), 0);
 	assert_non_null(cs.eh_frame);
@@ -134,6 +142,14 @@ static void object_tables(struct tw *t, const char *path, const uint8_t *bid, si
 		pkt.unwind = &ut;
 		put(t, 0, &pkt, 0);
 		assert_int_equal(prec_writer_flush(t->w), 0);
+	}
+	if (unwind_first) {
+		/* the frames were cut: iids of the names must be made anew */
+		for (size_t i = 0; i < e.nsyms; i++)
+			names[i] = prec_writer_intern_string(t->w, 0, e.syms[i].name);
+		pkt.data_case = PERFREC__PACKET__DATA_SYMBOLS;
+		pkt.symbols = &st;
+		put(t, 0, &pkt, 0);
 	}
 	free(starts);
 	free(sizes);
@@ -174,7 +190,9 @@ static void sample(struct tw *t, const struct unwindprog_snap *sn, size_t stack_
 	put(t, 1, &pkt, t->t);
 }
 
-static void write_trace(const struct unwindprog_snap *sn, const char *out)
+/* small: only the program's tables and two samples with 1 KiB of stack
+ * (a fuzz seed, see test_dwarf_report) */
+static void write_trace(const struct unwindprog_snap *sn, const char *out, int small)
 {
 	struct tw t = { prec_sink_mem_new(), NULL, 1000000000ull };
 	struct prec_writer_opts o = PREC_WRITER_OPTS_INIT;
@@ -259,7 +277,7 @@ static void write_trace(const struct unwindprog_snap *sn, const char *out)
 		put(&t, 1, &pkt, t.t);
 		for (int i = 0; i < ndone; i++)
 			seen |= !strcmp(done[i], path);
-		if (!seen && ndone < 8) {
+		if (!seen && ndone < 8 && (!small || strstr(path, "nofp"))) {
 			snprintf(done[ndone++], sizeof(done[0]), "%s", path);
 			/* the program's .eh_frame in many small pieces */
 			object_tables(&t, path, e.build_id, e.build_id_len,
@@ -268,8 +286,8 @@ static void write_trace(const struct unwindprog_snap *sn, const char *out)
 		ana_elf_release(&e);
 		free(b);
 	}
-	for (int i = 0; i < NFULL; i++)
-		sample(&t, sn, (size_t)sn->len, 0);
+	for (int i = 0; i < (small ? 1 : NFULL); i++)
+		sample(&t, sn, small ? 1024 : (size_t)sn->len, 0);
 	sample(&t, sn, (size_t)sn->len, 1);
 	sample(&t, sn, 48, 0);   /* cut: compare_cb and a frame or two of libc */
 	assert_int_equal(prec_writer_close(t.w), 0);
@@ -316,7 +334,18 @@ static void test_dwarf_report(void **state)
 	snprintf(trace, sizeof(trace), "%s/snap.bin", dir);
 	assert_int_equal(unwindprog_snap_read(trace, &sn), 0);
 	snprintf(trace, sizeof(trace), "%s/dwarf.prec", dir);
-	write_trace(&sn, trace);
+	write_trace(&sn, trace, 0);
+	/* PERFREC_FUZZ_SEED_DIR=dir: also write a small trace there, the
+	 * seed of fuzz_analyze and fuzz_symbolize that reaches unwinding */
+	if (getenv("PERFREC_FUZZ_SEED_DIR")) {
+		char seed[600];
+		snprintf(seed, sizeof(seed), "%s/ustack.prec", getenv("PERFREC_FUZZ_SEED_DIR"));
+		write_trace(&sn, seed, 1);
+	}
+	unwind_first = 1;
+	snprintf(trace, sizeof(trace), "%s/dwarf2.prec", dir);
+	write_trace(&sn, trace, 0);
+	unwind_first = 0;
 	/* offline: the binary is gone */
 	assert_int_equal(unwindprog_sh("rm -f %s/nofp", dir), 0);
 
@@ -360,6 +389,13 @@ static void test_dwarf_report(void **state)
 	}
 	free(out);
 
+	/* unwind tables before symbols, symbols without build-id: the same */
+	assert_int_equal(anatest_run(dir, "export dwarf2.prec -f folded --no-progress", &out,
+				     NULL, NULL), 0);
+	assert_non_null(strstr(out, ";main;level_one;level_two;level_three;qsort_r;"));
+	assert_non_null(strstr(out, ";compare_cb 10\n"));
+	free(out);
+
 	/* with the system's debug files, libc's own frames get names
 	 * (Debian's libc6-dbg: msort_with_tmp under qsort_r) */
 	if (access("/usr/lib/debug/.build-id", R_OK) == 0) {
@@ -378,16 +414,11 @@ static void test_dwarf_report(void **state)
 
 static int setup(void **state)
 {
-	char p[600];
-
 	(void)state;
 	dir = anatest_tmpdir("test_ustack");
 	if (!dir)
 		return -1;
-	snprintf(p, sizeof(p), "%s/nofp.c", dir);
-	if (unwindprog_write(p, unwindprog_nofp_src))
-		return -1;
-	return unwindprog_sh("cd %s && cc -O2 -fomit-frame-pointer nofp.c -o nofp", dir) ? -1 : 0;
+	return unwindprog_build(dir, "nofp.c", unwindprog_nofp_src, "cc -O2 -fomit-frame-pointer nofp.c -o nofp");
 }
 
 static int teardown(void **state)

@@ -916,16 +916,12 @@ static void test_cfi_ladder(void **state)
 
 static int setup(void **state)
 {
-	char p[400];
-
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/test_unwind.XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
-	snprintf(p, sizeof(p), "%s/nofp.c", dir);
-	if (unwindprog_write(p, unwindprog_nofp_src))
-		return -1;
-	return unwindprog_sh("cd %s && cc -O2 -fomit-frame-pointer nofp.c -o nofp", dir) ? -1 : 0;
+	return unwindprog_build(dir, "nofp.c", unwindprog_nofp_src,
+				"cc -O2 -fomit-frame-pointer nofp.c -o nofp");
 }
 
 static int teardown(void **state)
