@@ -3,12 +3,18 @@
  * as it takes them, for tests/bench/stream_vs_file.sh.
  *
  *   stream_bench ADDR:PORT SENDERS SECONDS [TRACE.prec]
+ *   stream_bench ADDR:PORT 1 SECONDS TRACE.prec --latency ARCHIVE_ROOT
  *
  * Each sender speaks the real protocol (hello, frames, reads the acks)
  * from pre-built messages: the records of TRACE (or of a synthetic trace)
  * cut once, their frames repeated with increasing seq, so the sender side
  * costs little CPU and the collector is what is measured. Prints one line:
  * "frames N bytes B seconds S acked A".
+ *
+ * --latency: one sender, one frame every 20 ms; for each, the time from
+ * its send until its bytes are in ARCHIVE_ROOT/benchhost/<session>.prec
+ * (written by the collector with --dir, or by perfrec archive from
+ * JetStream). Prints "latency n N p50 X ms p90 Y ms p99 Z ms".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +41,7 @@ static const unsigned char *trace;
 static size_t trace_len, nrec, off[1 << 16];
 static const char *addr;
 static double seconds;
+static const char *latency_root;   /* --latency: the archive root */
 
 struct result {
 	uint64_t frames, bytes, acked;
@@ -123,6 +131,58 @@ static void drain_acks(int fd, struct rec_wire_in *in, uint64_t *acked)
 	}
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* One frame at a time: send, then wait until the archive file holds it. */
+static void latency_run(int fd, const char *session, double end)
+{
+	static double lat[100000];
+	char path[4096];
+	size_t n = 0, expect = 0;
+	uint64_t seq = 1;
+
+	snprintf(path, sizeof(path), "%s/benchhost/%s.prec", latency_root, session);
+	while (now() < end && n < sizeof(lat) / sizeof(lat[0])) {
+		size_t i = seq == 1 ? 0 : 1 + (seq - 2) % (nrec - 2);
+		unsigned char hdr[REC_WIRE_FRAME_HDR_MAX];
+		struct iovec v[2];
+		struct stat st;
+		double t0, deadline;
+
+		v[1].iov_base = (void *)(trace + off[i]);
+		v[1].iov_len = off[i + 1] - off[i];
+		v[0].iov_base = hdr;
+		v[0].iov_len = rec_wire_frame_header(seq, v[1].iov_len, hdr);
+		expect += v[1].iov_len;
+		t0 = now();
+		if (write_all(fd, v, 2) < 0)
+			break;
+		deadline = t0 + 30;
+		while (now() < deadline && (stat(path, &st) < 0 || (size_t)st.st_size < expect))
+			usleep(200);
+		if (seq > 1)
+			lat[n++] = (now() - t0) * 1000;
+		seq++;
+		usleep(20000);
+		{
+			char junk[4096];
+			struct pollfd p = { fd, POLLIN, 0 };
+
+			while (poll(&p, 1, 0) > 0 && read(fd, junk, sizeof(junk)) > 0)
+				;   /* acks: not needed here */
+		}
+	}
+	qsort(lat, n, sizeof(lat[0]), cmp_double);
+	if (n)
+		printf("latency n %zu p50 %.2f ms p90 %.2f ms p99 %.2f ms\n", n, lat[n / 2],
+		       lat[n * 9 / 10], lat[n * 99 / 100]);
+}
+
 static void *sender(void *arg)
 {
 	struct result *r = arg;
@@ -141,6 +201,8 @@ static void *sender(void *arg)
 		return NULL;
 	}
 	snprintf(session, sizeof(session), "bench-%d-%p", getpid(), arg);
+	if (latency_root)
+		snprintf(session, sizeof(session), "lat-%d", getpid());
 	h.version = REC_WIRE_VERSION;
 	h.host = (char *)"benchhost";
 	h.session_id = session;
@@ -155,6 +217,12 @@ static void *sender(void *arg)
 	free(hello);
 	rec_wire_in_init(&in, REC_WIRE_MAX_SMALL);
 	end = now() + seconds;
+	if (latency_root) {
+		latency_run(fd, session, end);
+		rec_wire_in_release(&in);
+		close(fd);
+		return NULL;
+	}
 	while (now() < end) {
 		/* record 0 (the header) once, then the frames over and over */
 		size_t i = seq == 1 ? 0 : 1 + (seq - 2) % (nrec - 2);
@@ -200,6 +268,10 @@ int main(int argc, char **argv)
 	}
 	addr = argv[1];
 	seconds = atof(argv[3]);
+	if (argc > 6 && !strcmp(argv[5], "--latency")) {
+		latency_root = argv[6];
+		n = 1;
+	}
 	if (argc > 4) {
 		FILE *f = fopen(argv[4], "rb");
 		static unsigned char *buf;
@@ -258,7 +330,8 @@ int main(int argc, char **argv)
 		bytes += res[i].bytes;
 		acked += res[i].acked;
 	}
-	printf("frames %llu bytes %llu seconds %.3f acked %llu\n",
+	if (!latency_root)
+		printf("frames %llu bytes %llu seconds %.3f acked %llu\n",
 	       (unsigned long long)frames, (unsigned long long)bytes, now() - t0,
 	       (unsigned long long)acked);
 	prec_sink_free(mem);

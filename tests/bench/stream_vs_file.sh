@@ -13,6 +13,11 @@
 #    little) for SECONDS into one `perfrec collect`, archiving on disk and
 #    on tmpfs: frames/s, MB/s, and the collector's CPU per MB (from
 #    /proc/PID/stat). Target: one collector core sustains >= 500 MB/s.
+# 3. The fleet path: the same 8 senders through one collector into an R3
+#    JetStream stream of a 3-node nats-server cluster on loopback (with an
+#    archiver writing the files), beside `collect --dir`; and the
+#    end-to-end latency of a frame (sent -> in the archive file) both ways.
+#    Skipped when nats-server is not installed.
 # Figures, never pass/fail; run it by hand as root on a quiet machine.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,6 +50,12 @@ start_collector() {   # DIR
 	echo "collector did not start" >&2; exit 1
 }
 stop_collector() { kill "$coll"; wait "$coll" 2>/dev/null || true; coll=; }
+start_nats_collector() {
+	"$perfrec" collect --listen "127.0.0.1:$port" --nats "$NATS_URLS" 2>"$tmp/coll.log" &
+	coll=$!
+	for _ in $(seq 100); do grep -q listening "$tmp/coll.log" 2>/dev/null && return; sleep 0.1; done
+	echo "collector did not start" >&2; cat "$tmp/coll.log" >&2; exit 1
+}
 # user+sys clock ticks of a pid
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
@@ -96,3 +107,29 @@ for where in disk tmpfs; do
 		"$(calc "$mb / $wall")" "$cpu" "$(calc "$cpu * 1000 / $mb")" \
 		"$(calc "$mb / ($cpu + 0.0001)")"
 done
+
+command -v nats-server >/dev/null || { echo "== fleet: skipped (no nats-server)"; exit 0; }
+# shellcheck source=../lib/nats_cluster.sh
+source "$src/tests/lib/nats_cluster.sh"
+trap 'nats_cluster_stop; cleanup' EXIT
+nats_cluster_start "$tmp/nats" >/dev/null
+"$perfrec" archive --nats "$NATS_URLS" --dir "$tmp/jarch" 2>"$tmp/archive.log" &
+arch=$!
+start_nats_collector
+t0=$(ticks "$coll")
+line=$("$bench" "127.0.0.1:$port" 8 "$secs" "$tmp/src.prec")
+t1=$(ticks "$coll")
+read -r _ frames _ bytes _ wall _ acked <<<"$line"
+cpu=$(calc "($t1 - $t0) / $hz")
+mb=$(calc "$bytes / 1000000")
+printf '== collector -> JetStream R3 (3 nats-server on loopback), 8 senders: %d frames, %.0f MB in %.2f s: %.0f frames/s, %.1f MB/s; collector CPU %.2f s = %.2f ms per MB\n' \
+	"$frames" "$mb" "$wall" "$(calc "$frames / $wall")" "$(calc "$mb / $wall")" "$cpu" \
+	"$(calc "$cpu * 1000 / $mb")"
+lat=$("$bench" "127.0.0.1:$port" 1 5 "$tmp/src.prec" --latency "$tmp/jarch")
+echo "== end to end via JetStream (collector -> R3 stream -> archiver -> file): $lat"
+stop_collector
+kill "$arch"; wait "$arch" 2>/dev/null || true
+start_collector "$tmp/arch-lat"
+lat=$("$bench" "127.0.0.1:$port" 1 5 "$tmp/src.prec" --latency "$tmp/arch-lat")
+echo "== end to end via collect --dir (collector -> file): $lat"
+stop_collector
