@@ -336,8 +336,10 @@ static void mark_stored(struct rec_js_session *s, uint64_t seq)
 		/* absorb what was waiting for it */
 		for (i = 0; i < s->ndone && s->done[i] == s->stored + 1; i++)
 			s->stored++;
-		memmove(s->done, s->done + i, (s->ndone - i) * sizeof(*s->done));
-		s->ndone -= i;
+		if (i) {
+			memmove(s->done, s->done + i, (s->ndone - i) * sizeof(*s->done));
+			s->ndone -= i;
+		}
 		return;
 	}
 	if (s->ndone == s->cdone) {
