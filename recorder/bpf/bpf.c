@@ -162,9 +162,10 @@ static int open_offcpu(struct rec_bpf *b, bool raw_tp)
 				  REC_OFFCPU_ALL;
 	oc->rodata->follow_children = b->o.follow;
 	oc->rodata->have_prev_state = kernel_at_least(5, 18);
-	/* Measured on 6.18 (tests/kernel/test_offcpu.sh keeps it true): the
-	 * tracepoint glue adds no frame worth keeping above __schedule. */
-	oc->rodata->kstack_skip = 0;
+	/* The stack starts in the program and the tracepoint's glue
+	 * (bpf_prog_..., bpf_trace_run4): skip both, so it starts in
+	 * __schedule (6.18; tests/kernel/test_offcpu.sh checks the leaf). */
+	oc->rodata->kstack_skip = 2;
 	if (b->o.ncpus) {
 		oc->rodata->all_cpus = 0;
 		for (size_t i = 0; i < b->o.ncpus; i++)

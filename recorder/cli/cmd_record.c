@@ -508,6 +508,8 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 	o.off_cpu = a->off_cpu;
 	o.off_cpu_threshold_ns = a->off_cpu_threshold_ns;
 	o.filter = a->filter;
+	/* tests: the off-CPU program kernels without BTF get */
+	o.off_cpu_raw_tp = getenv("PERFREC_OFFCPU_RAW_TP") != NULL;
 
 	catch_signals();
 	signal(SIGPIPE, SIG_IGN);

@@ -262,6 +262,7 @@ static int open_source(struct rec_recording *r)
 		cfg.bpf.off_cpu = o->off_cpu;
 		cfg.bpf.off_cpu_threshold = o->off_cpu_threshold_ns;
 		cfg.bpf.filter = o->filter && o->filter[0] ? o->filter : NULL;
+		cfg.bpf.force_raw_tp = o->off_cpu_raw_tp;
 		bpf_targets(r, &cfg.bpf);
 		r->src = rec_source_perf_new(l, &cfg);
 		if (!r->src) {

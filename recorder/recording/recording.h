@@ -103,6 +103,8 @@ struct rec_recording_opts {
 					    * intervals, shorter are summed
 					    * (0: every block an interval) */
 	const char *filter;                /* in-kernel sample filter, or NULL */
+	bool off_cpu_raw_tp;               /* the fallback program for kernels
+					    * without BTF, even with BTF (tests) */
 };
 
 #define REC_RECORDING_OPTS_INIT { .sz = sizeof(struct rec_recording_opts) }

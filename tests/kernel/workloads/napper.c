@@ -9,8 +9,11 @@
  * x86-64 and arm64; libc's syscall() elsewhere), so the user stack the
  * kernel walks by frame pointers at the switch-out starts in napper_nap:
  * through libc's wrapper (built without frame pointers) the walk would
- * skip the function that called it. Prints the total time asleep in
- * nanoseconds, measured with CLOCK_MONOTONIC around each nap.
+ * skip the function that called it. napper_nap also calls a function
+ * after the system call: a leaf function gets no frame of its own from
+ * gcc even with -fno-omit-frame-pointer, and its caller would be skipped
+ * instead. Prints the total time asleep in nanoseconds, measured with
+ * CLOCK_MONOTONIC around each nap.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -25,6 +28,13 @@ static long long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static volatile int naps_done;
+
+__attribute__((noinline)) void napper_count(void)
+{
+	naps_done++;
 }
 
 __attribute__((noinline)) void napper_nap(const struct timespec *ts)
@@ -45,6 +55,7 @@ __attribute__((noinline)) void napper_nap(const struct timespec *ts)
 #else
 	syscall(SYS_nanosleep, ts, NULL);
 #endif
+	napper_count();
 }
 
 __attribute__((noinline)) long long napper_loop(int naps, long ms)
