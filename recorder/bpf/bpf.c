@@ -56,7 +56,7 @@ struct rec_bpf {
 	struct offcpu_bpf *oc;
 	struct sfilter_bpf *sf;
 	bool raw_tp;                     /* the fallback switch program */
-	struct bpf_link **links;         /* filter attachments */
+	int *links;                      /* filter attachments (link fds) */
 	size_t nlinks;
 	bool stopped;
 	/* filtered events: evsel index -> EventDesc index (the same) */
@@ -82,19 +82,22 @@ bool rec_bpf_built(void)
 
 static char libbpf_last[256];
 
-/* libbpf's messages: debug level, and the last warning kept for ours */
+/* libbpf's messages: debug level, line by line (a verifier log is one
+ * message of many lines), and the last warning kept for ours */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char buf[REC_LOG_MAX];
-	size_t n;
+	char *buf = NULL, *line, *save = NULL;
+	int n = vasprintf(&buf, fmt, ap);
 
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	n = strlen(buf);
+	if (n < 0)
+		return 0;
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
-	if (level == LIBBPF_WARN && n)
+	if (level == LIBBPF_WARN && n && !strchr(buf, '\n'))
 		snprintf(libbpf_last, sizeof(libbpf_last), "%s", buf);
-	rec_log(REC_LOG_DEBUG, "libbpf: %s", buf);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		rec_log(REC_LOG_DEBUG, "libbpf: %s", line);
+	free(buf);
 	return 0;
 }
 
@@ -315,21 +318,27 @@ static int load_filter(struct rec_bpf *b)
 	return ret;
 }
 
-static int add_link(struct rec_bpf *b, struct bpf_link *l)
+static int add_link(struct rec_bpf *b, int fd)
 {
-	struct bpf_link **n = realloc(b->links, (b->nlinks + 1) * sizeof(*n));
+	int *n = realloc(b->links, (b->nlinks + 1) * sizeof(*n));
 
 	if (!n) {
-		bpf_link__destroy(l);
+		close(fd);
 		return -ENOMEM;
 	}
 	b->links = n;
-	b->links[b->nlinks++] = l;
+	b->links[b->nlinks++] = fd;
 	return 0;
 }
 
+/* The filter on every fd of each filterable event, its cookie the
+ * event's number among them. A BPF link of its own, not libbpf's
+ * bpf_program__attach_perf_event(): that one enables the event, and the
+ * recording enables its events itself (a command's at its exec). */
 static int attach_filter(struct rec_bpf *b, struct rec_evset *s)
 {
+	int prog = bpf_program__fd(b->sf->progs.sample_filter);
+
 	for (size_t i = 0; i < s->nsel; i++) {
 		struct rec_evsel *e = &s->sel[i];
 
@@ -341,21 +350,20 @@ static int attach_filter(struct rec_bpf *b, struct rec_evset *s)
 			return -E2BIG;
 		}
 		for (size_t j = 0; j < e->nfds; j++) {
-			LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = b->nfiltered);
-			struct bpf_link *l;
-			int ret;
+			LIBBPF_OPTS(bpf_link_create_opts, lo);
+			int fd, ret;
 
-			libbpf_last[0] = '\0';
-			l = bpf_program__attach_perf_event_opts(b->sf->progs.sample_filter,
-								e->fds[j].fd, &po);
-			if (!l) {
-				ret = -errno;
-				load_failed("--filter: attaching to the sampling events", ret,
-					    "it needs Linux >= 5.15 (perf_event programs with "
-					    "attach cookies)");
+			lo.perf_event.bpf_cookie = b->nfiltered;
+			fd = bpf_link_create(prog, e->fds[j].fd, BPF_PERF_EVENT, &lo);
+			if (fd < 0) {
+				ret = fd;
+				rec_log(REC_LOG_ERROR, "--filter: cannot attach the filter to "
+					"%s (cpu %d): %s; it needs Linux >= 5.15 (perf_event "
+					"programs with BPF links and attach cookies)",
+					e->ev->name, e->fds[j].cpu, strerror(-ret));
 				return ret;
 			}
-			ret = add_link(b, l);
+			ret = add_link(b, fd);
 			if (ret < 0)
 				return ret;
 		}
@@ -452,7 +460,7 @@ void rec_bpf_free(struct rec_bpf *b)
 	if (!b)
 		return;
 	for (size_t i = 0; i < b->nlinks; i++)
-		bpf_link__destroy(b->links[i]);
+		close(b->links[i]);
 	free(b->links);
 	offcpu_bpf__destroy(b->oc);
 	sfilter_bpf__destroy(b->sf);

@@ -26,12 +26,14 @@ struct {
 	__uint(max_entries, 2 * REC_SF_MAX_EVENTS);
 } counts SEC(".maps");
 
+/* Context fields are read whole (volatile): the verifier refuses a
+ * narrower load of a pt_regs field, which clang makes of `cs & 3`. */
 static __always_inline int user_mode(struct bpf_perf_event_data *ctx)
 {
 #if defined(__TARGET_ARCH_x86)
-	return (ctx->regs.cs & 3) != 0;
+	return (*(volatile __u64 *)&ctx->regs.cs & 3) != 0;
 #elif defined(__TARGET_ARCH_arm64)
-	return (ctx->regs.pstate & 0xf) == 0;
+	return (*(volatile __u64 *)&ctx->regs.pstate & 0xf) == 0;
 #else
 	return (long)PT_REGS_IP(&ctx->regs) >= 0;
 #endif

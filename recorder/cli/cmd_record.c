@@ -580,7 +580,8 @@ int rec_cli_record(int argc, char **argv)
 	struct rec_evlist evl = REC_EVLIST_INIT;
 	int ret, code = 2;
 
-	rec_cli_print_install(false);
+	/* PERFREC_DEBUG: debug messages too (libbpf's, the verifier's log) */
+	rec_cli_print_install(getenv("PERFREC_DEBUG") != NULL);
 	ret = rec_cli_record_parse(argc, argv, &a);
 	if (ret < 0) {
 		fprintf(stderr, "perfrec: see 'perfrec record --help'\n");
