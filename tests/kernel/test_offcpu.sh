@@ -87,7 +87,7 @@ done
 "$ana" info "$work/t1s.prec" | grep -q '^offcpu_sums  *[1-9]' || fail "--off-cpu=1s wrote no sums"
 
 # ---- 2. pingpong: BPF blocked time vs switch records
-"$perfrec" record -q --off-cpu --switch-events -o "$work/pp.prec" -- "$build/tests/pingpong" 20000 0 \
+"$perfrec" record -q --off-cpu --switch-events -o "$work/pp.prec" -- "$build/tests/pingpong" 4000 0 0 50 \
   >"$work/pp.out" || fail "pingpong record failed"
 "$ana" sched --csv "$work/pp.prec" >"$work/pp.csv"
 for t in pp-ping pp-pong; do
