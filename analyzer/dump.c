@@ -596,12 +596,8 @@ static int pass(struct ana_session *s, const struct ana_filter *f,
 		tid = k->context_switch->tid;
 		break;
 	case PERFREC__PACKET__DATA_OFF_CPU:
-		/* sums carry no CPU: a --cpu filter keeps intervals only */
-		if (k->off_cpu->count && f->ncpus)
-			return 0;
-		cpu = k->off_cpu->count ? UINT32_MAX : k->off_cpu->cpu;
-		pid = k->off_cpu->pid, tid = k->off_cpu->tid;
-		break;
+		return ana_filter_offcpu(f, k->off_cpu->count, k->off_cpu->cpu,
+					 k->off_cpu->pid, k->off_cpu->tid, p->time);
 	case PERFREC__PACKET__DATA_TASK:
 		pid = k->task->pid, tid = k->task->tid;
 		break;

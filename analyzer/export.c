@@ -117,23 +117,14 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 		const Perfrec__OffCpu *oc = p->pkt->off_cpu;
 		if (!(comm = ana_session_comm_name(s, oc->tid, p->time)))
 			return -ENOMEM;
-		/* sums carry no CPU: a --cpu filter keeps intervals only */
-		if (f && ((oc->count && f->ncpus) ||
-			  (!oc->count && !ana_filter_cpu(f, oc->cpu)) ||
-			  !ana_filter_pid(f, oc->pid) || !ana_filter_tid(f, oc->tid) ||
-			  !ana_filter_time(f, p->time) || !ana_filter_comm(f, comm) ||
+		if (f && (!ana_filter_offcpu(f, oc->count, oc->cpu, oc->pid, oc->tid, p->time) ||
+			  !ana_filter_comm(f, comm) ||
 			  !ana_filter_event(f, ana_session_event_name(s,
 					ana_session_offcpu_event(s)))))
 			return 0;
 		n = ana_resolve_offcpu(s, p, st->frames, MAX_FRAMES);
 		if (n < 0)
 			return n;
-		if (n == 0) {
-			memset(&st->frames[0], 0, sizeof(st->frames[0]));
-			if (!(st->frames[0].sym = ana_strpool_intern(&s->pool, "[no stack]")))
-				return -ENOMEM;
-			n = 1;
-		}
 		count = oc->count ? oc->count : 1;
 		weight = oc->duration;
 	} else if (!st->off_cpu && p->pkt->data_case == PERFREC__PACKET__DATA_SAMPLE) {

@@ -138,9 +138,7 @@ static int on_offcpu(struct rstate *st, const struct prec_packet *p)
 	int ev = ana_session_offcpu_event(s);
 	const char *comm = NULL;
 	if (f) {
-		if ((oc->count && f->ncpus) || (!oc->count && !ana_filter_cpu(f, oc->cpu)) ||
-		    !ana_filter_pid(f, oc->pid) || !ana_filter_tid(f, oc->tid) ||
-		    !ana_filter_time(f, p->time) ||
+		if (!ana_filter_offcpu(f, oc->count, oc->cpu, oc->pid, oc->tid, p->time) ||
 		    !ana_filter_event(f, ana_session_event_name(s, ev)))
 			goto out_filtered;
 		if (f->ncomms) {
@@ -174,13 +172,6 @@ static int on_offcpu(struct rstate *st, const struct prec_packet *p)
 				       MAX_FRAMES : 1);
 		if (n < 0)
 			return n;
-		if (n == 0) {
-			/* no stack was recorded for it */
-			memset(&st->frames[0], 0, sizeof(st->frames[0]));
-			if (!(st->frames[0].sym = ana_strpool_intern(&s->pool, "[no stack]")))
-				return -ENOMEM;
-			n = 1;
-		}
 	}
 	if (!st->need_frames)
 		return add(st, &k, w, c, 0);

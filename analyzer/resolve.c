@@ -182,6 +182,13 @@ int ana_resolve_offcpu(struct ana_session *s, const struct prec_packet *p,
 			return ret;
 		n++;
 	}
+	if (!n && max) {
+		/* no stack was recorded for it: one frame says so */
+		memset(&frames[0], 0, sizeof(frames[0]));
+		if (!(frames[0].sym = ana_strpool_intern(&s->pool, "[no stack]")))
+			return -ENOMEM;
+		n = 1;
+	}
 	return (int)n;
 }
 

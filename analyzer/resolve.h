@@ -59,8 +59,9 @@ int ana_resolve_sample(struct ana_session *s, const struct prec_packet *p,
 		       struct ana_frame *frames, size_t max);
 
 /* Resolves an OffCpu packet's callchain (kernel then user frames, each a
- * return address) into frames[0..max), innermost first. Returns the
- * number of frames (0: no stack), or -ENOMEM. */
+ * return address) into frames[0..max), innermost first. A packet
+ * without a stack gets one frame named "[no stack]". Returns the number
+ * of frames (>= 1 when max >= 1), or -ENOMEM. */
 int ana_resolve_offcpu(struct ana_session *s, const struct prec_packet *p,
 		       struct ana_frame *frames, size_t max);
 

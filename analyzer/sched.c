@@ -241,9 +241,8 @@ static int on_offcpu(struct sstate *st, const struct prec_packet *p)
 {
 	const Perfrec__OffCpu *oc = p->pkt->off_cpu;
 	const struct ana_filter *f = st->o->filter;
-	if (f && f->active && (!ana_filter_time(f, p->time) ||
-			       (oc->count && f->ncpus) ||
-			       (!oc->count && !ana_filter_cpu(f, oc->cpu))))
+	if (f && f->active &&
+	    !ana_filter_offcpu(f, oc->count, oc->cpu, oc->pid, oc->tid, p->time))
 		return 0;
 	struct skey k = { oc->tid, (uint32_t)oc->state };
 	struct sval *v = ana_map_get(&st->states, &k, NULL);
