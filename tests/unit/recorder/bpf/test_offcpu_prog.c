@@ -121,8 +121,11 @@ static void sums(void **state)
 	size_t keys;
 
 	(void)state;
-	block(oc, 1234, 1200, REC_TASK_INTERRUPTIBLE, 1000, 500000);
-	block(oc, 1234, 1200, REC_TASK_INTERRUPTIBLE, 2000000, 300000);
+	/* one call site: the same user stack (with frame pointers the
+	 * caller's return address is part of it) */
+	for (int i = 0; i < 2; i++)
+		block(oc, 1234, 1200, REC_TASK_INTERRUPTIBLE, i ? 2000000 : 1000,
+		      i ? 300000 : 500000);
 	v = sum_of(oc->maps.agg0, 1234, REC_OFFCPU_SLEEPING, &keys);
 	assert_int_equal(keys, 1);   /* same stacks: one key */
 	assert_true(v.ns == 800000 && v.count == 2);
