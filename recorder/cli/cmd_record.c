@@ -362,6 +362,10 @@ static void print_summary(const struct rec_recording_stats *st, const char *outp
 		output, bytes,
 		st->bytes_written ? (double)st->bytes_raw / (double)st->bytes_written : 0.0,
 		(unsigned long long)st->wakeups, st->mmap_pages, st->stop_reason);
+	if (st->bpf_records)
+		fprintf(stderr, "perfrec: %llu off-CPU records from the BPF program (shorter "
+			"blocks are summed in the kernel)\n",
+			(unsigned long long)st->bpf_records);
 	if (st->st.lost && st->spool_full)
 		fprintf(stderr, "perfrec: warning: the encoder fell behind the kernel "
 			"(%llu times the spool was full); losses shrink with fewer "
