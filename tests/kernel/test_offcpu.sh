@@ -68,7 +68,8 @@ nap() {  # nap NAME [env...]: record napper, check report and folded export
   within "$((us * 1000))" "$expect_ns" 5 ||
     fail "$name: folded stacks hold $us us under napper_loop;napper_nap: $(cat "$work/$name.folded")"
   grep -q 'napper_nap;.*;schedule;__schedule [0-9]*$' "$work/$name.folded" ||
-    fail "$name: the kernel stack does not end in schedule;__schedule"
+    fail "$name: the kernel stack does not end in schedule;__schedule: $(cat "$work/$name.folded")
+$("$ana" info "$work/$name.prec" | grep -iE 'bpf|lost')"
   "$ana" sched --csv "$work/$name.prec" | grep -q '^napper,.*,sleeping,' ||
     fail "$name: sched shows no sleeping time for napper"
 }

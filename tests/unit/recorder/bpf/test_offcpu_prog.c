@@ -114,6 +114,25 @@ static struct rec_offcpu_val sum_of(struct bpf_map *m, __u32 tid, __u32 state, s
 	return total;
 }
 
+/* Whether the keys of tid in m have pairwise different stacks. */
+static int distinct_stacks(struct bpf_map *m, __u32 tid)
+{
+	struct rec_offcpu_key k, *prev = NULL, cur, seen[8];
+	int fd = bpf_map__fd(m), n = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &k) == 0 && n < 8) {
+		cur = k;
+		prev = &cur;
+		if (k.tid != tid)
+			continue;
+		for (int i = 0; i < n; i++)
+			if (seen[i].kstack == k.kstack && seen[i].ustack == k.ustack)
+				return 0;
+		seen[n++] = k;
+	}
+	return 1;
+}
+
 static void sums(void **state)
 {
 	struct offcpu_bpf *oc = need(REC_OFFCPU_ALL, 0);
@@ -127,8 +146,10 @@ static void sums(void **state)
 		block(oc, 1234, 1200, REC_TASK_INTERRUPTIBLE, i ? 2000000 : 1000,
 		      i ? 300000 : 500000);
 	v = sum_of(oc->maps.agg0, 1234, REC_OFFCPU_SLEEPING, &keys);
-	assert_int_equal(keys, 1);   /* same stacks: one key */
 	assert_true(v.ns == 800000 && v.count == 2);
+	/* one key, unless the two user stacks differ (without frame
+	 * pointers the kernel's walk reads whatever rbp held) */
+	assert_true(keys == 1 || distinct_stacks(oc->maps.agg0, 1234));
 	/* states */
 	block(oc, 1235, 1200, REC_TASK_UNINTERRUPTIBLE, 0, 100);
 	block(oc, 1236, 1200, REC_TASK_UNINTERRUPTIBLE | REC_TASK_NOLOAD, 0, 100);
