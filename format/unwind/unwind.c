@@ -26,6 +26,7 @@ struct ctx {
 	const struct prec_unwind_arch *a;
 	const struct prec_unwind_stack *st;
 	const struct frame *f;     /* for the expression callbacks */
+	uint64_t *used;            /* res->stack_used */
 };
 
 const char *prec_unwind_stop_name(int stop)
@@ -52,10 +53,11 @@ int prec_unwind_regs_get(const struct prec_unwind_regs *r, int reg, uint64_t *v)
 	return 0;
 }
 
-/* n bytes (<= 8) at addr from the copy, little-endian. */
-static int stack_read(const struct prec_unwind_stack *st, uint64_t addr, unsigned n,
-		      uint64_t *v)
+/* n bytes (<= 8) at addr from the copy, little-endian. *used grows to
+ * cover every read that succeeds (one that fails fails in any prefix). */
+static int stack_read(const struct ctx *c, uint64_t addr, unsigned n, uint64_t *v)
 {
+	const struct prec_unwind_stack *st = c->st;
 	uint64_t off, x = 0;
 
 	if (addr < st->start)
@@ -63,6 +65,8 @@ static int stack_read(const struct prec_unwind_stack *st, uint64_t addr, unsigne
 	off = addr - st->start;
 	if (off > st->len || st->len - off < n)
 		return -EFAULT;
+	if (off + n > *c->used)
+		*c->used = off + n;
 	for (unsigned i = 0; i < n; i++)
 		x |= (uint64_t)st->bytes[off + i] << (8 * i);
 	*v = x;
@@ -83,7 +87,7 @@ static int env_mem(void *p, uint64_t addr, unsigned size, uint64_t *v)
 {
 	const struct ctx *c = p;
 
-	return stack_read(c->st, addr, size, v);
+	return stack_read(c, addr, size, v);
 }
 
 static int bad_args(const struct prec_unwind_opts *o, const struct prec_unwind_arch *a,
@@ -151,7 +155,7 @@ static int step_cfi(const struct ctx *c, const struct prec_cfi_row *row,
 		case PREC_CFI_RULE_UNDEF:
 			break;
 		case PREC_CFI_RULE_OFFSET:
-			ok = stack_read(c->st, cfa + (uint64_t)r->off, a->ptr_size, &v) == 0;
+			ok = stack_read(c, cfa + (uint64_t)r->off, a->ptr_size, &v) == 0;
 			break;
 		case PREC_CFI_RULE_VAL_OFFSET:
 			ok = 1;
@@ -164,7 +168,7 @@ static int step_cfi(const struct ctx *c, const struct prec_cfi_row *row,
 		case PREC_CFI_RULE_EXPR:
 			e = prec_cfi_rule_expr(row, r, &len);
 			ok = e && prec_cfi_expr_eval(e, len, &env, 1, cfa, &v) == 0 &&
-			     stack_read(c->st, v, a->ptr_size, &v) == 0;
+			     stack_read(c, v, a->ptr_size, &v) == 0;
 			break;
 		case PREC_CFI_RULE_VAL_EXPR:
 			e = prec_cfi_rule_expr(row, r, &len);
@@ -201,8 +205,8 @@ static int step_fp(const struct ctx *c, const struct frame *in, struct frame *ou
 
 	if (!(in->known >> a->fp_col & 1) || fp < in->sp || fp % a->ptr_size)
 		return PREC_UNWIND_STOP_NO_CFI;
-	if (stack_read(c->st, fp, a->ptr_size, &saved) ||
-	    stack_read(c->st, fp + a->ptr_size, a->ptr_size, &ra))
+	if (stack_read(c, fp, a->ptr_size, &saved) ||
+	    stack_read(c, fp + a->ptr_size, a->ptr_size, &ra))
 		return PREC_UNWIND_STOP_NO_CFI;
 	memset(out, 0, sizeof(*out));
 	out->val[a->fp_col] = saved;
@@ -219,13 +223,14 @@ int prec_unwind(const struct prec_unwind_opts *o, const struct prec_unwind_regs 
 {
 	const struct prec_unwind_arch *a = o && o->arch ? o->arch : &prec_unwind_arch_x86_64;
 	struct frame fr[2], *cur = &fr[0], *next = &fr[1];
-	struct ctx c = { a, stack, NULL };
+	struct ctx c = { a, stack, NULL, NULL };
 	int exact = 1;   /* the pc is exact (frame 0, after a signal frame) */
 	uint64_t v;
 
 	if (bad_args(o, a, regs, stack, ips, res))
 		return -EINVAL;
 	memset(res, 0, sizeof(*res));
+	c.used = &res->stack_used;
 	res->stop = PREC_UNWIND_STOP_MAX;
 	if (!max)
 		return 0;

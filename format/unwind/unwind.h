@@ -130,6 +130,9 @@ struct prec_unwind_result {
 	int stop;                  /* enum prec_unwind_stop */
 	int err;                   /* behind BAD_CFI / LOOKUP, else 0 */
 	unsigned fp_steps;         /* frames found through frame pointers */
+	uint64_t stack_used;       /* bytes of the copy from its start up to
+				    * the last one read: a prefix this long
+				    * unwinds the same */
 };
 
 /* Writes up to max addresses to ips: the pc first, then return

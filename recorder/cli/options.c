@@ -39,10 +39,12 @@ int rec_cli_parser_init(struct rec_cli_parser *p, const struct rec_cli_opt *opts
 
 		if (!o->key)
 			continue;   /* a section title */
-		p->longopts[k].name = o->name;
-		p->longopts[k].has_arg = o->value ? required_argument : no_argument;
-		p->longopts[k].val = o->key;
-		k++;
+		if (o->name[0]) {
+			p->longopts[k].name = o->name;
+			p->longopts[k].has_arg = o->value ? required_argument : no_argument;
+			p->longopts[k].val = o->key;
+			k++;
+		}
 		if (o->key < 256) {
 			p->shortopts[s++] = (char)o->key;
 			if (o->value)
@@ -145,6 +147,9 @@ int rec_cli_bad_value(const struct rec_cli_parser *p, const char *arg,
 /* One option's left column: "  -e, --event EVENTS" */
 static int left_column(const struct rec_cli_opt *o, char *buf, size_t len)
 {
+	if (!o->name[0])
+		return snprintf(buf, len, "  -%c%s%s", o->key, o->value ? " " : "",
+				o->value ? o->value : "");
 	if (o->key > 0 && o->key < 256)
 		return snprintf(buf, len, "  -%c, --%s%s%s", o->key, o->name,
 				o->value ? " " : "", o->value ? o->value : "");

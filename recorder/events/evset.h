@@ -46,6 +46,13 @@ struct rec_evset_cfg {
 	bool inherit;           /* task targets: follow new threads/children */
 	bool enable_on_exec;    /* command target */
 	size_t mmap_pages;      /* data pages per ring, power of two */
+	/* --call-graph dwarf: samples also carry the user registers of
+	 * regs_user (sample_regs_user) and stack_user bytes of user stack
+	 * (sample_stack_user, a multiple of 8); the kernel's callchain then
+	 * holds its kernel part only (exclude_callchain_user, as perf sets
+	 * it). 0: none. */
+	uint32_t stack_user;
+	uint64_t regs_user;
 };
 
 struct rec_evsel_fd {

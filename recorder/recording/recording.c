@@ -13,10 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "format/error.h"
+#include "format/unwind/unwind.h"
 #include "format/writer.h"
 #include "recorder/encode/hostinfo.h"
 #include "recorder/encode/synth.h"
@@ -191,6 +193,14 @@ static void target_tasks(const struct rec_recording *r, const int **pids,
 	}
 }
 
+/* The register set of this host's user stacks (format/unwind), or NULL. */
+static const struct prec_unwind_arch *host_unwind_arch(void)
+{
+	struct utsname u;
+
+	return uname(&u) == 0 ? prec_unwind_arch_find(u.machine) : NULL;
+}
+
 static int open_source(struct rec_recording *r)
 {
 	const struct rec_recording_opts *o = &r->o;
@@ -227,6 +237,24 @@ static int open_source(struct rec_recording *r)
 		cfg.freq = o->freq;
 		cfg.period = o->period;
 		cfg.callchain = o->callchain;
+		if (o->dwarf) {
+			const struct prec_unwind_arch *a = host_unwind_arch();
+
+			if (!a) {
+				rec_log(REC_LOG_ERROR, "--call-graph dwarf: perfrec cannot "
+					"unwind user stacks of this machine's architecture; "
+					"use --call-graph fp (frame pointers)");
+				return -EOPNOTSUPP;
+			}
+			if (o->stack_user % 8 || o->stack_user > REC_STACK_USER_MAX) {
+				rec_log(REC_LOG_ERROR, "--call-graph dwarf: a user stack size "
+					"of %u bytes is not a multiple of 8 from 8 to %u",
+					o->stack_user, REC_STACK_USER_MAX);
+				return -EINVAL;
+			}
+			cfg.stack_user = o->stack_user ? o->stack_user : REC_STACK_USER_DEFAULT;
+			cfg.regs_user = a->perf_mask_min;
+		}
 		cfg.switch_events = o->switch_events;
 		cfg.inherit = o->target == REC_TARGET_PIDS || o->target == REC_TARGET_COMMAND;
 		cfg.enable_on_exec = o->target == REC_TARGET_COMMAND;
@@ -323,15 +351,34 @@ int rec_recording_new(const struct rec_recording_opts *opts,
 		ret = -ENOMEM;
 		goto err;
 	}
-	if (!r->o.no_symbols) {
-		/* kallsyms now, the tables of hit objects as they are hit */
-		r->syms = rec_symcollect_new(NULL);
+	if (!r->o.no_symbols || r->o.dwarf) {
+		/* kallsyms now, the tables of hit objects as they are hit.
+		 * Without symbols, dwarf call graphs still need the address
+		 * spaces: the collector then writes nothing. */
+		struct rec_symcollect_opts so = REC_SYMCOLLECT_OPTS_INIT;
+
+		if (r->o.no_symbols) {
+			so.kernel = 0;
+			so.perf_maps = 0;
+		}
+		r->syms = rec_symcollect_new(&so);
 		if (r->syms) {
 			r->e.observe = rec_symcollect_observe;
 			r->e.observe_ctx = r->syms;
+			r->syms_write = !r->o.no_symbols;
 		} else {
-			rec_log(REC_LOG_WARN, "no symbols will be recorded: %s",
+			rec_log(REC_LOG_WARN, "no symbols will be recorded%s: %s",
+				r->o.dwarf ? " and user stacks not unwound" : "",
 				strerror(errno));
+		}
+	}
+	if (r->o.dwarf) {
+		/* user stacks unwound here, into the callchains (raw: kept,
+		 * with the unwind tables they need) */
+		r->e.raw_stacks = r->o.raw_stacks;
+		if (r->syms) {
+			r->e.unwind = rec_symcollect_unwind_sample;
+			r->e.unwind_ctx = r->syms;
 		}
 	}
 	r->start_ns = rec_now_ns();
@@ -515,7 +562,7 @@ int rec_recording_step(struct rec_recording *r, int timeout_ms)
 	now = rec_now_ns();
 	if (!ret)
 		ret = prec_writer_flush_due(r->w, now);
-	if (!ret && r->syms && now >= r->next_syms) {
+	if (!ret && r->syms_write && now >= r->next_syms) {
 		int sret = rec_symcollect_write(r->syms, r->w, 0, now);
 
 		if (sret < 0)

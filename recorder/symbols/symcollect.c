@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +51,7 @@ static void obj_free(struct sc_obj *o)
 	free(o->path);
 	rec_u64map_release(&o->hits);
 	rec_u64map_release(&o->done);
+	rec_symcollect_cfi_free(o->cfi);
 	free(o);
 }
 
@@ -116,6 +118,14 @@ struct rec_symcollect *rec_symcollect_new(const struct rec_symcollect_opts *o)
 		return NULL;
 	}
 	sc->gen = 1;
+	if (sc->o.machine) {
+		sc->arch = prec_unwind_arch_find(sc->o.machine);
+	} else {
+		struct utsname u;
+
+		if (uname(&u) == 0)
+			sc->arch = prec_unwind_arch_find(u.machine);
+	}
 	if (sc->o.kernel) {
 		int ret = rec_kallsyms_load(sc->o.kallsyms_path, &sc->ksyms);
 
@@ -268,7 +278,7 @@ static size_t map_upper(const struct sc_proc *p, uint64_t addr)
 	return lo;
 }
 
-static const struct sc_map *find_map(const struct sc_proc *p, uint64_t ip)
+const struct sc_map *rec_symcollect_map_at(const struct sc_proc *p, uint64_t ip)
 {
 	size_t i = map_upper(p, ip);
 
@@ -481,19 +491,23 @@ static void kernel_hit(struct rec_symcollect *sc, uint64_t ip, int ret_addr)
  * are cleared at every write, so they are not cached), 0 = not yet.
  * ret_addr: a callchain return address; the call it returns from may be
  * the last instruction of its function, so the byte before counts too. */
+struct sc_proc *rec_symcollect_proc(struct rec_symcollect *sc, uint32_t pid)
+{
+	struct sc_proc *p = find_proc(sc, pid);
+
+	return p && p->known ? p : get_proc(sc, pid, 1);
+}
+
 int rec_symcollect_user_hit(struct rec_symcollect *sc, uint32_t pid,
 			    uint64_t ip, int ret_addr, int last_chance)
 {
-	struct sc_proc *p = find_proc(sc, pid);
+	struct sc_proc *p = rec_symcollect_proc(sc, pid);
 	const struct sc_map *m;
 	int ret;
 
-	if (!p || !p->known) {
-		p = get_proc(sc, pid, 1);
-		if (!p)
-			return -ENOMEM;
-	}
-	m = find_map(p, ip);
+	if (!p)
+		return -ENOMEM;
+	m = rec_symcollect_map_at(p, ip);
 	if (m && m->obj != NO_OBJ) {
 		struct sc_obj *o = sc->objs[m->obj];
 
@@ -734,6 +748,8 @@ void rec_symcollect_restart(struct rec_symcollect *sc)
 		rec_u64map_clear(&o->done);
 		o->written = 0;
 		o->full_done = 0;
+		o->unwind_need = 0;
+		o->unwind_written = 0;
 	}
 	for (size_t i = 0; i < sc->nprocs; i++) {
 		rec_u64map_clear(&sc->procs[i]->jit_hits);
