@@ -16,8 +16,10 @@
  *    vanished, are not ELF or changed since they were mapped become
  *    UNAVAILABLE tables with the reason;
  *  - the kernel: /proc/kallsyms is read at rec_symcollect_new() (modules can
- *    unload later); one KERNEL table plus one KERNEL_MODULE table ("[mod]")
- *    per module hit; addresses hidden by kptr_restrict give an UNAVAILABLE
+ *    unload later), and again when a kernel address no symbol holds was
+ *    hit (a module loaded since), at most every opts.kallsyms_reload_ms;
+ *    one KERNEL table plus one KERNEL_MODULE table ("[mod]") per module
+ *    hit; addresses hidden by kptr_restrict give an UNAVAILABLE
  *    "[kernel.kallsyms]" table and a WARNING Note instead;
  *  - JIT code: DIR/perf-PID.map of every pid that hit memory no ELF mapping
  *    covers (PERF_MAP tables, absolute addresses);

@@ -116,6 +116,13 @@ struct rec_symcollect {
 	uint8_t *kstate;          /* per kernel symbol: 0, 1 hit, 2 written */
 	int kernel_hits;          /* unwritten kernel hits exist */
 	int kernel_noted;         /* hidden/unavailable kernel recorded */
+	/* Kernel addresses no symbol holds (a module loaded after kallsyms
+	 * was read, a BPF program): kept (bounded) until a new read of
+	 * kallsyms names them. No read before kreload_ns; each read that
+	 * names nothing doubles the wait (kreload_mult, up to 64). */
+	struct rec_u64map kunknown;
+	uint64_t kreload_ns;
+	uint32_t kreload_mult;
 
 	const struct prec_unwind_arch *arch;  /* NULL: no unwinding here */
 
@@ -140,6 +147,11 @@ int rec_symcollect_obj_open(const struct rec_symcollect *sc,
 /* This process's own [vdso] image (the same kernel's as every native
  * process's): 0 and *img, *len, or -errno. (symwrite.c) */
 int rec_symcollect_vdso(const void **img, size_t *len);
+
+/* Reads kallsyms again when unknown kernel addresses wait and the wait
+ * is over (or now when force); they then count as hits if named. 1 =
+ * read, 0 = not due, < 0 = error. (symcollect.c) */
+int rec_symcollect_kernel_reload(struct rec_symcollect *sc, int force);
 
 /* Records a user-space hit of pid at ip (symcollect.c): 2 = in an ELF
  * object, 1 = handled otherwise (JIT), 0 = not matched yet; < 0 error. */

@@ -703,6 +703,11 @@ int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 			goto out;
 	}
 	sc->npend = 0;
+	ret = rec_symcollect_kernel_reload(sc, 0);
+	if (ret < 0 && ret != -ENOMEM)
+		ret = 0;   /* kallsyms unreadable now: the old table stays */
+	if (ret < 0)
+		goto out;
 	ret = write_kernel(sc, w, stream, time_ns);
 	if (ret < 0)
 		goto out;
