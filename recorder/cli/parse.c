@@ -159,8 +159,8 @@ int rec_parse_call_graph(const char *s, struct rec_call_graph *out)
 			return -EINVAL;
 		}
 	}
-	/* "dwarf," and ",raw" leave empty parts strtok skips: refuse them */
-	if (!out->dwarf || s[strlen(s) - 1] == ',' || strstr(s, ",,"))
+	/* empty parts ("dwarf,", ",dwarf", "dwarf,,raw"): strtok skips them */
+	if (!out->dwarf || s[0] == ',' || s[strlen(s) - 1] == ',' || strstr(s, ",,"))
 		return -EINVAL;
 	return 0;
 }

@@ -584,7 +584,7 @@ static int cfi_read(Elf *elf, uint64_t fsize, void *arg)
 	if (!out->eh_frame.data && dbg &&
 	    (ret = take_section(dbg, &dbg_sh, fsize, &out->debug_frame)))
 		return ret;
-	return out->eh_frame.data || out->debug_frame.data ? 0 : -ENOENT;
+	return out->eh_frame.data || out->debug_frame.data ? 0 : -ENODATA;
 }
 
 static void cfi_release(void *out)

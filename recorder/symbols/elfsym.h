@@ -130,7 +130,7 @@ struct rec_elfsym_cfi {
 	size_t build_id_len;
 };
 
-/* 0, or -ENOENT (no unwind section), -EFBIG, and the errors of
+/* 0, or -ENODATA (no unwind section), -EFBIG, and the errors of
  * rec_elfsym_read_*. On error *out is zeroed. */
 int rec_elfsym_cfi_read_fd(int fd, struct rec_elfsym_cfi *out);   /* fd borrowed */
 int rec_elfsym_cfi_read_mem(const void *buf, size_t len, struct rec_elfsym_cfi *out);

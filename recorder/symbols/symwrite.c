@@ -625,7 +625,7 @@ static int write_unwind(struct rec_symcollect *sc, struct prec_writer *w,
 		ut.build_id.data = o->bid;
 		ut.build_id.len = o->bid_len;
 		snprintf(reason, sizeof(reason), "%s", o->cfi_why ? o->cfi_why :
-			 o->cfi_err == -ENOENT ? "no .eh_frame or .debug_frame" :
+			 o->cfi_err == -ENODATA ? "no .eh_frame or .debug_frame" :
 			 strerror(-o->cfi_err));
 		ut.reason = reason;
 		ret = prec_writer_append(w, stream, &pkt, t);
