@@ -24,9 +24,16 @@
 
 #define N 2048
 
+/* one function, one frame: never inlined, never cloned (gcc) */
+#ifdef __clang__
+#define KEEP __attribute__((noinline))
+#else
+#define KEEP __attribute__((noinline, noclone))
+#endif
+
 static volatile unsigned sink;
 
-__attribute__((noinline, noclone)) int chain_compare(const void *a, const void *b)
+KEEP int chain_compare(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
 
@@ -35,7 +42,7 @@ __attribute__((noinline, noclone)) int chain_compare(const void *a, const void *
 	return (x > y) - (x < y);
 }
 
-__attribute__((noinline, noclone)) int chain_three(int *v, int n)
+KEEP int chain_three(int *v, int n)
 {
 	for (int i = 0; i < n; i++)
 		v[i] = (i * 7919) % n;
@@ -43,7 +50,7 @@ __attribute__((noinline, noclone)) int chain_three(int *v, int n)
 	return v[n / 2];
 }
 
-__attribute__((noinline, noclone)) unsigned chain_spin(unsigned rounds)
+KEEP unsigned chain_spin(unsigned rounds)
 {
 	unsigned x = rounds;
 
@@ -52,7 +59,7 @@ __attribute__((noinline, noclone)) unsigned chain_spin(unsigned rounds)
 	return x;
 }
 
-__attribute__((noinline, noclone)) int chain_two(int *v, int n)
+KEEP int chain_two(int *v, int n)
 {
 	int r = chain_three(v, n);
 
@@ -60,7 +67,7 @@ __attribute__((noinline, noclone)) int chain_two(int *v, int n)
 	return r + 1;
 }
 
-__attribute__((noinline, noclone)) int chain_one(int *v, int n)
+KEEP int chain_one(int *v, int n)
 {
 	int r = chain_two(v, n);
 
