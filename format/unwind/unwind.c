@@ -12,6 +12,7 @@
 #include "format/unwind/unwind.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "format/error.h"
@@ -28,6 +29,118 @@ struct ctx {
 	const struct frame *f;     /* for the expression callbacks */
 	uint64_t *used;            /* res->stack_used */
 };
+
+/* ---- the row cache: (table, object pc) -> the row there, or "no FDE" */
+
+enum { SLOT_EMPTY = 0, SLOT_ROW, SLOT_NONE };
+
+struct slot {
+	const struct prec_cfi_table *t;
+	uint64_t pc;
+	int kind;
+	struct prec_cfi_row row;
+};
+
+struct prec_unwind_cache {
+	struct slot *slots;
+	size_t mask;
+	uint64_t hits, misses;
+};
+
+#define CACHE_MAX_SLOTS (1u << 20)
+
+struct prec_unwind_cache *prec_unwind_cache_new(size_t entries)
+{
+	struct prec_unwind_cache *c;
+	size_t n = 1;
+
+	if (!entries || entries > CACHE_MAX_SLOTS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	while (n < entries)
+		n *= 2;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->slots = calloc(n, sizeof(*c->slots));
+	if (!c->slots) {
+		free(c);
+		return NULL;
+	}
+	c->mask = n - 1;
+	return c;
+}
+
+void prec_unwind_cache_clear(struct prec_unwind_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i <= c->mask; i++)
+		c->slots[i].kind = SLOT_EMPTY;
+}
+
+void prec_unwind_cache_free(struct prec_unwind_cache *c)
+{
+	if (!c)
+		return;
+	free(c->slots);
+	free(c);
+}
+
+void prec_unwind_cache_stats(const struct prec_unwind_cache *c, uint64_t *hits,
+			     uint64_t *misses)
+{
+	*hits = c ? c->hits : 0;
+	*misses = c ? c->misses : 0;
+}
+
+static struct slot *cache_slot(struct prec_unwind_cache *c,
+			       const struct prec_cfi_table *t, uint64_t pc)
+{
+	uint64_t h = (pc ^ (uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull) *
+		     0xff51afd7ed558ccdull;
+
+	return &c->slots[(h >> 32) & c->mask];
+}
+
+/* The row of table t at object address pc into *row (or *rowp pointing
+ * at the cache's copy): 0, -ENOENT (no FDE covers pc), or an error of
+ * the table (not cached). */
+static int row_lookup(struct prec_unwind_cache *c, const struct prec_cfi_table *t,
+		      uint64_t pc, struct prec_cfi_row *row,
+		      const struct prec_cfi_row **rowp)
+{
+	struct prec_cfi_fde fde;
+	struct slot *sl = NULL;
+	int ret;
+
+	*rowp = row;
+	if (c) {
+		sl = cache_slot(c, t, pc);
+		if (sl->kind != SLOT_EMPTY && sl->t == t && sl->pc == pc) {
+			c->hits++;
+			if (sl->kind == SLOT_NONE)
+				return -ENOENT;
+			*rowp = &sl->row;
+			return 0;
+		}
+		c->misses++;
+	}
+	ret = prec_cfi_table_find(t, pc, &fde);
+	if (ret == 0)
+		ret = prec_cfi_row_at(&fde, pc, row);
+	if (sl && (ret == 0 || ret == -ENOENT)) {
+		sl->t = t;
+		sl->pc = pc;
+		sl->kind = ret == 0 ? SLOT_ROW : SLOT_NONE;
+		if (ret == 0) {
+			sl->row = *row;
+			*rowp = &sl->row;
+		}
+	}
+	return ret;
+}
 
 const char *prec_unwind_stop_name(int stop)
 {
@@ -225,10 +338,14 @@ int prec_unwind(const struct prec_unwind_opts *o, const struct prec_unwind_regs 
 	struct frame fr[2], *cur = &fr[0], *next = &fr[1];
 	struct ctx c = { a, stack, NULL, NULL };
 	int exact = 1;   /* the pc is exact (frame 0, after a signal frame) */
+	struct prec_unwind_cache *cache = NULL;
 	uint64_t v;
 
 	if (bad_args(o, a, regs, stack, ips, res))
 		return -EINVAL;
+	/* a caller built before opts.cache existed has none */
+	if (o->sz >= offsetof(struct prec_unwind_opts, cache) + sizeof(o->cache))
+		cache = o->cache;
 	memset(res, 0, sizeof(*res));
 	c.used = &res->stack_used;
 	res->stop = PREC_UNWIND_STOP_MAX;
@@ -250,7 +367,7 @@ int prec_unwind(const struct prec_unwind_opts *o, const struct prec_unwind_regs 
 	while (res->n < max) {
 		uint64_t look = exact ? cur->pc : cur->pc - 1, bias = 0;
 		const struct prec_cfi_table *t = NULL;
-		struct prec_cfi_fde fde;
+		const struct prec_cfi_row *rowp;
 		struct prec_cfi_row row;
 		int ret = 0, stop, signal = 0;
 
@@ -266,16 +383,10 @@ int prec_unwind(const struct prec_unwind_opts *o, const struct prec_unwind_regs 
 			res->err = ret;
 			break;
 		}
-		ret = ret > 0 && t ? prec_cfi_table_find(t, look - bias, &fde) : -ENOENT;
+		ret = ret > 0 && t ? row_lookup(cache, t, look - bias, &row, &rowp) : -ENOENT;
 		if (ret == 0) {
-			ret = prec_cfi_row_at(&fde, look - bias, &row);
-			if (ret < 0) {
-				res->stop = PREC_UNWIND_STOP_BAD_CFI;
-				res->err = ret;
-				break;
-			}
-			signal = row.signal_frame;
-			stop = step_cfi(&c, &row, cur, next, &res->err);
+			signal = rowp->signal_frame;
+			stop = step_cfi(&c, rowp, cur, next, &res->err);
 		} else if (ret == -ENOENT) {
 			stop = o->no_fp ? PREC_UNWIND_STOP_NO_CFI : step_fp(&c, cur, next);
 			if (!stop)

@@ -85,6 +85,7 @@ void rec_symcollect_free(struct rec_symcollect *sc)
 	rec_kallsyms_release(&sc->ksyms);
 	free(sc->kstate);
 	rec_u64map_release(&sc->kunknown);
+	prec_unwind_cache_free(sc->ucache);
 	free(sc->hcache);
 	free(sc);
 }

@@ -125,6 +125,10 @@ struct rec_symcollect {
 	uint32_t kreload_mult;
 
 	const struct prec_unwind_arch *arch;  /* NULL: no unwinding here */
+	/* CFI rows of recent frames (symunwind.c): made at the first
+	 * unwind; tables live as long as the collector, so it is never
+	 * stale */
+	struct prec_unwind_cache *ucache;
 
 	struct rec_symcollect_stats st;
 };

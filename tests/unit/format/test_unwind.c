@@ -229,6 +229,44 @@ static void test_real_stack(void **state)
 			     (double)(t1.tv_nsec - t0.tv_nsec)) / rounds;
 		print_message("  cost: %.0f ns per unwind of %d frames (%.0f ns/frame, "
 			      "lookups by a linear map scan)\n", ns, n, ns / n);
+		/* with a row cache: the same chain, the CFI interpreted once */
+		struct prec_unwind_cache *cache = prec_unwind_cache_new(1024);
+		struct prec_unwind_opts oc = o;
+		uint64_t hits, misses;
+		assert_non_null(cache);
+		oc.cache = cache;
+		uint64_t h1 = 0, m1 = 0;
+		for (int pass = 0; pass < 2; pass++) {
+			assert_int_equal(prec_unwind(&oc, &r, &st, ipsb, 64, &rb), n);
+			assert_memory_equal(ipsb, ips, (size_t)n * 8);
+			assert_int_equal(rb.stop, res.stop);
+			assert_int_equal(rb.stack_used, res.stack_used);
+			prec_unwind_cache_stats(cache, &hits, &misses);
+			if (!pass) {
+				/* one lookup per frame (_start's says it is
+				 * the outermost); msort's recursion repeats
+				 * return addresses */
+				assert_int_equal(hits + misses, (uint64_t)n);
+				h1 = hits;
+				m1 = misses;
+			}
+		}
+		assert_int_equal(misses, m1);   /* warm: all from the cache */
+		assert_int_equal(hits - h1, (uint64_t)n);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (int i = 0; i < rounds; i++)
+			prec_unwind(&oc, &r, &st, ipsb, 64, &rb);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 +
+		      (double)(t1.tv_nsec - t0.tv_nsec)) / rounds;
+		print_message("  cost with a row cache: %.0f ns per unwind (%.0f ns/frame)\n",
+			      ns, ns / n);
+		prec_unwind_cache_clear(cache);
+		prec_unwind_cache_stats(cache, &hits, &misses);
+		assert_int_equal(prec_unwind(&oc, &r, &st, ipsb, 64, &rb), n);
+		prec_unwind_cache_free(cache);
+		assert_null(prec_unwind_cache_new(0));
+		prec_unwind_cache_free(NULL);
 	}
 	/* A copy cut short stops cleanly at its end, with a prefix of the
 	 * same chain. */
