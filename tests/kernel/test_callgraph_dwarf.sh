@@ -83,8 +83,10 @@ fi
 
 # ---- the callback under libc's qsort, in one stack with the whole chain
 "$ana" export --format folded "$work/t.prec" >"$work/folded.txt" || fail "export failed"
-grep -qE '(^|;)main;chain_one;chain_two;chain_three;qsort_r;([^;]*;)*chain_compare [0-9]+$' \
-  "$work/folded.txt" || fail "no folded stack main;...;chain_three;qsort_r;...;chain_compare"
+# (an ASan build's qsort interceptor may sit between chain_three and qsort_r)
+stack_re='(^|;)main;chain_one;chain_two;chain_three;([^;]*;)?qsort_r;([^;]*;)*chain_compare [0-9]+$'
+grep -qE "$stack_re" "$work/folded.txt" ||
+  fail "no folded stack main;...;chain_three;qsort_r;...;chain_compare"
 if grep -E 'qsort_r;([^;]*;)*chain_compare' "$work/folded.txt" |
      sed 's/.*qsort_r;//; s/chain_compare.*//' | grep -q 'chain_'; then
   fail "a program frame between qsort_r and chain_compare"
@@ -94,8 +96,7 @@ fi
 "$ana" report --children -s sym "$work/raw.prec" >"$work/raw.txt" 2>&1 || fail "report raw failed"
 grep -q 'unwind_stops' "$work/raw.txt" || fail "raw trace: no user stacks unwound offline"
 "$ana" export --format folded "$work/raw.prec" >"$work/raw-folded.txt"
-grep -qE '(^|;)main;chain_one;chain_two;chain_three;qsort_r;([^;]*;)*chain_compare [0-9]+$' \
-  "$work/raw-folded.txt" || fail "raw trace: the chain is not unwound offline"
+grep -qE "$stack_re" "$work/raw-folded.txt" || fail "raw trace: the chain is not unwound offline"
 sed -n 's/^perfrec: user stacks: /record-time: /p;s/^perfrec: .*records in.*(\(.*\), .*compression.*/file: \1/p' \
   "$work/run.out" "$work/run-raw.out" || true
 ls -l "$work/t.prec" "$work/raw.prec" | awk '{ print $5, $NF }'
