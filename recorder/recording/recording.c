@@ -13,12 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "format/error.h"
-#include "format/unwind/unwind.h"
 #include "format/writer.h"
 #include "recorder/encode/hostinfo.h"
 #include "recorder/encode/synth.h"
@@ -193,14 +191,6 @@ static void target_tasks(const struct rec_recording *r, const int **pids,
 	}
 }
 
-/* The register set of this host's user stacks (format/unwind), or NULL. */
-static const struct prec_unwind_arch *host_unwind_arch(void)
-{
-	struct utsname u;
-
-	return uname(&u) == 0 ? prec_unwind_arch_find(u.machine) : NULL;
-}
-
 static int open_source(struct rec_recording *r)
 {
 	const struct rec_recording_opts *o = &r->o;
@@ -238,7 +228,7 @@ static int open_source(struct rec_recording *r)
 		cfg.period = o->period;
 		cfg.callchain = o->callchain;
 		if (o->dwarf) {
-			const struct prec_unwind_arch *a = host_unwind_arch();
+			const struct prec_unwind_arch *a = rec_symcollect_arch(NULL);
 
 			if (!a) {
 				rec_log(REC_LOG_ERROR, "--call-graph dwarf: perfrec cannot "

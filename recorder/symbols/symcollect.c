@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -123,14 +122,7 @@ struct rec_symcollect *rec_symcollect_new(const struct rec_symcollect_opts *o)
 		return NULL;
 	}
 	sc->gen = 1;
-	if (sc->o.machine) {
-		sc->arch = prec_unwind_arch_find(sc->o.machine);
-	} else {
-		struct utsname u;
-
-		if (uname(&u) == 0)
-			sc->arch = prec_unwind_arch_find(u.machine);
-	}
+	sc->arch = rec_symcollect_arch(sc->o.machine);
 	if (sc->o.kernel) {
 		int ret = rec_kallsyms_load(sc->o.kallsyms_path, &sc->ksyms);
 

@@ -184,6 +184,10 @@ int rec_symcollect_unwind(struct rec_symcollect *sc, uint32_t pid,
 			  const struct prec_unwind_regs *regs,
 			  const struct prec_unwind_stack *stack, int raw,
 			  uint64_t *ips, size_t max, struct prec_unwind_result *res);
+/* The register set user stacks of `machine` (uname -m; NULL = this host)
+ * unwind with, and whose PERF_SAMPLE_REGS_USER mask (perf_mask_min) the
+ * recording requests; NULL when format/unwind has none. */
+const struct prec_unwind_arch *rec_symcollect_arch(const char *machine);
 /* The same for a decoded sample with user registers and stack, as the
  * emitter's unwind callback (recorder/encode/emit.h; ctx is the
  * collector): *keep = the bytes of the stack an offline unwind of it

@@ -151,6 +151,10 @@ int rec_symcollect_obj_open(const struct rec_symcollect *sc,
 /* This process's own [vdso] image (the same kernel's as every native
  * process's): 0 and *img, *len, or -errno. (symwrite.c) */
 int rec_symcollect_vdso(const void **img, size_t *len);
+/* -ESTALE with *why when the build-id read from our [vdso] is not the one
+ * o's mapping gave (another vDSO, e.g. of a 32-bit process), else 0. */
+int rec_symcollect_vdso_mismatch(const struct sc_obj *o, const uint8_t *bid,
+				 size_t bid_len, const char **why);
 
 /* Reads kallsyms again when unknown kernel addresses wait and the wait
  * is over (or now when force); they then count as hits if named. 1 =

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "recorder/encode/decode.h"
@@ -28,6 +29,15 @@
 #define CPUMODE_MASK 7
 #define CPUMODE_KERNEL 1
 #define CPUMODE_USER 2
+
+const struct prec_unwind_arch *rec_symcollect_arch(const char *machine)
+{
+	struct utsname u;
+
+	if (machine)
+		return prec_unwind_arch_find(machine);
+	return uname(&u) == 0 ? prec_unwind_arch_find(u.machine) : NULL;
+}
 
 void rec_symcollect_cfi_free(struct sc_cfi *c)
 {
@@ -54,13 +64,9 @@ static int read_cfi(const struct rec_symcollect *sc, const struct sc_obj *o,
 		if (ret)
 			return ret;
 		ret = rec_elfsym_cfi_read_mem(img, len, c);
-		if (!ret && o->bid_len &&
-		    (c->build_id_len != o->bid_len ||
-		     memcmp(c->build_id, o->bid, o->bid_len) != 0)) {
+		if (!ret && (ret = rec_symcollect_vdso_mismatch(o, c->build_id,
+								c->build_id_len, why)))
 			rec_elfsym_cfi_release(c);
-			*why = "another vDSO (e.g. of a 32-bit process)";
-			return -ESTALE;
-		}
 		return ret;
 	}
 	fd = rec_symcollect_obj_open(sc, o, why);

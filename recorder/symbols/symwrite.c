@@ -250,6 +250,15 @@ int rec_symcollect_vdso(const void **img, size_t *len)
 	return 0;
 }
 
+int rec_symcollect_vdso_mismatch(const struct sc_obj *o, const uint8_t *bid,
+				 size_t bid_len, const char **why)
+{
+	if (!o->bid_len || (bid_len == o->bid_len && !memcmp(bid, o->bid, bid_len)))
+		return 0;
+	*why = "another vDSO (e.g. of a 32-bit process)";
+	return -ESTALE;
+}
+
 /* The vDSO is the kernel's: every native process of this host maps the
  * same image, so ours stands for theirs (32-bit processes have another
  * one; a build-id from the MMAP2 record tells them apart). */
@@ -338,13 +347,9 @@ static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
 	*why = NULL;
 	if (strcmp(o->path, VDSO_PATH) == 0) {
 		ret = load_vdso(e);
-		if (!ret && o->bid_len &&
-		    (e->build_id_len != o->bid_len ||
-		     memcmp(e->build_id, o->bid, o->bid_len) != 0)) {
+		if (!ret && (ret = rec_symcollect_vdso_mismatch(o, e->build_id,
+								e->build_id_len, why)))
 			rec_elfsym_release(e);
-			*why = "another vDSO (e.g. of a 32-bit process)";
-			return -ESTALE;
-		}
 		return ret;
 	}
 	fd = rec_symcollect_obj_open(sc, o, why);
