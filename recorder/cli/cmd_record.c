@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "format/sink.h"
+#include "format/unwind/unwind.h"
 #include "format/writer.h"
 #include "recorder/cli/cmd.h"
 #include "recorder/cli/parse.h"
@@ -363,13 +364,23 @@ static void print_summary(const struct rec_recording_stats *st, const char *outp
 		const struct rec_emit_stats *e = &st->st;
 		uint64_t un = e->ustack_unwound;
 
+		char stops[256];
+		size_t n = 0;
+
+		stops[0] = 0;
+		for (int i = 0; i < 8 && n < sizeof(stops); i++)
+			if (e->ustack_stops[i])
+				n += (size_t)snprintf(stops + n, sizeof(stops) - n, "%s%s %llu",
+						      n ? ", " : "", prec_unwind_stop_name(i),
+						      (unsigned long long)e->ustack_stops[i]);
 		fprintf(stderr, "perfrec: user stacks: %llu, %llu unwound here (%.1f frames, "
-			"%.1f us each), %llu kept raw (%.0f bytes each)\n",
+			"%.1f us each), %llu kept raw (%.0f bytes each); ended by: %s\n",
 			(unsigned long long)e->ustacks, (unsigned long long)un,
 			un ? (double)e->ustack_frames / (double)un : 0.0,
 			e->ustacks ? (double)e->ustack_ns / 1e3 / (double)e->ustacks : 0.0,
 			(unsigned long long)e->ustack_raw,
-			e->ustack_raw ? (double)e->ustack_raw_bytes / (double)e->ustack_raw : 0.0);
+			e->ustack_raw ? (double)e->ustack_raw_bytes / (double)e->ustack_raw : 0.0,
+			stops[0] ? stops : "-");
 	}
 	if (st->st.bad || st->st.ring_errors)
 		fprintf(stderr, "perfrec: warning: %llu records did not decode (kept raw), "
