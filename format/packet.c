@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "format/varint.h"
 #include "format/packet.h"
 
 int prec_packet_fast_ok(void)
@@ -46,21 +47,8 @@ int prec_packet_fast_ok(void)
 
 /* ---------------------------------------------------------------- encode */
 
-static inline size_t vsize(uint64_t v)
-{
-	/* bits needed / 7, rounded up; v | 1 keeps clz defined for 0 */
-	return (size_t)(((64 - __builtin_clzll(v | 1)) * 9 + 64) / 64);
-}
-
-static inline uint8_t *vput(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
+#define vsize prec_varint_size
+#define vput prec_varint_put
 
 static inline uint64_t zigzag(int64_t v)
 {
