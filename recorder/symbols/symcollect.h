@@ -57,9 +57,13 @@
  * MMAP2 on one CPU can be decoded after a sample on another) are kept
  * (bounded) and matched again at write time.
  *
- * Ownership: the collector copies everything it is given; it borrows the
- * writer only during rec_symcollect_write(). Errors are negative errno (or
- * the writer's PREC_E_* code); the library never prints.
+ * Ownership: the collector copies everything it is given but the strings
+ * of its opts (paths and directories, read again while it records: keep
+ * them alive until free); it borrows the writer only during
+ * rec_symcollect_write(), and the registers and stack of an unwind during
+ * the call. It owns the unwind sections it reads and their CFI tables.
+ * Errors are negative errno (or the writer's PREC_E_* code); the library
+ * never prints.
  */
 #ifndef REC_SYMCOLLECT_H
 #define REC_SYMCOLLECT_H
