@@ -7,7 +7,9 @@
  * column's value in the caller from its rule (reading the stack copy),
  * sets the caller's sp to the CFA, and takes the caller's pc from the
  * return-address column. Columns without a rule keep their value (the
- * psABI's callee-saved convention: "same value").
+ * psABI's callee-saved convention: "same value"), and so do those whose
+ * save slot lies below the stack pointer (popped in an epilogue: the
+ * copy starts at sp, and the register already holds the saved value).
  */
 #include "format/unwind/unwind.h"
 
@@ -268,6 +270,16 @@ static int step_cfi(const struct ctx *c, const struct prec_cfi_row *row,
 		case PREC_CFI_RULE_UNDEF:
 			break;
 		case PREC_CFI_RULE_OFFSET:
+			if (cfa + (uint64_t)r->off < in->sp) {
+				/* a save slot below the stack pointer: the
+				 * epilogue popped it already (a sample between
+				 * "pop %rbp" and "ret"), so the register holds
+				 * the caller's value; the kernel's copy does
+				 * not reach below sp anyway */
+				ok = in->known >> col & 1;
+				v = in->val[col];
+				break;
+			}
 			ok = stack_read(c, cfa + (uint64_t)r->off, a->ptr_size, &v) == 0;
 			break;
 		case PREC_CFI_RULE_VAL_OFFSET:
