@@ -7,11 +7,14 @@
  * column's value in the caller from its rule (reading the stack copy),
  * sets the caller's sp to the CFA, and takes the caller's pc from the
  * return-address column. Columns without a rule keep their value (the
- * psABI's callee-saved convention: "same value").
+ * psABI's callee-saved convention: "same value"), and so do those whose
+ * save slot lies below the stack pointer (popped in an epilogue: the
+ * copy starts at sp, and the register already holds the saved value).
  */
 #include "format/unwind/unwind.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "format/error.h"
@@ -26,7 +29,120 @@ struct ctx {
 	const struct prec_unwind_arch *a;
 	const struct prec_unwind_stack *st;
 	const struct frame *f;     /* for the expression callbacks */
+	uint64_t *used;            /* res->stack_used */
 };
+
+/* ---- the row cache: (table, object pc) -> the row there, or "no FDE" */
+
+enum { SLOT_EMPTY = 0, SLOT_ROW, SLOT_NONE };
+
+struct slot {
+	const struct prec_cfi_table *t;
+	uint64_t pc;
+	int kind;
+	struct prec_cfi_row row;
+};
+
+struct prec_unwind_cache {
+	struct slot *slots;
+	size_t mask;
+	uint64_t hits, misses;
+};
+
+#define CACHE_MAX_SLOTS (1u << 20)
+
+struct prec_unwind_cache *prec_unwind_cache_new(size_t entries)
+{
+	struct prec_unwind_cache *c;
+	size_t n = 1;
+
+	if (!entries || entries > CACHE_MAX_SLOTS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	while (n < entries)
+		n *= 2;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->slots = calloc(n, sizeof(*c->slots));
+	if (!c->slots) {
+		free(c);
+		return NULL;
+	}
+	c->mask = n - 1;
+	return c;
+}
+
+void prec_unwind_cache_clear(struct prec_unwind_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i <= c->mask; i++)
+		c->slots[i].kind = SLOT_EMPTY;
+}
+
+void prec_unwind_cache_free(struct prec_unwind_cache *c)
+{
+	if (!c)
+		return;
+	free(c->slots);
+	free(c);
+}
+
+void prec_unwind_cache_stats(const struct prec_unwind_cache *c, uint64_t *hits,
+			     uint64_t *misses)
+{
+	*hits = c ? c->hits : 0;
+	*misses = c ? c->misses : 0;
+}
+
+static struct slot *cache_slot(struct prec_unwind_cache *c,
+			       const struct prec_cfi_table *t, uint64_t pc)
+{
+	uint64_t h = (pc ^ (uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull) *
+		     0xff51afd7ed558ccdull;
+
+	return &c->slots[(h >> 32) & c->mask];
+}
+
+/* The row of table t at object address pc into *row (or *rowp pointing
+ * at the cache's copy): 0, -ENOENT (no FDE covers pc), or an error of
+ * the table (not cached). */
+static int row_lookup(struct prec_unwind_cache *c, const struct prec_cfi_table *t,
+		      uint64_t pc, struct prec_cfi_row *row,
+		      const struct prec_cfi_row **rowp)
+{
+	struct prec_cfi_fde fde;
+	struct slot *sl = NULL;
+	int ret;
+
+	*rowp = row;
+	if (c) {
+		sl = cache_slot(c, t, pc);
+		if (sl->kind != SLOT_EMPTY && sl->t == t && sl->pc == pc) {
+			c->hits++;
+			if (sl->kind == SLOT_NONE)
+				return -ENOENT;
+			*rowp = &sl->row;
+			return 0;
+		}
+		c->misses++;
+	}
+	ret = prec_cfi_table_find(t, pc, &fde);
+	if (ret == 0)
+		ret = prec_cfi_row_at(&fde, pc, row);
+	if (sl && (ret == 0 || ret == -ENOENT)) {
+		sl->t = t;
+		sl->pc = pc;
+		sl->kind = ret == 0 ? SLOT_ROW : SLOT_NONE;
+		if (ret == 0) {
+			sl->row = *row;
+			*rowp = &sl->row;
+		}
+	}
+	return ret;
+}
 
 const char *prec_unwind_stop_name(int stop)
 {
@@ -52,10 +168,11 @@ int prec_unwind_regs_get(const struct prec_unwind_regs *r, int reg, uint64_t *v)
 	return 0;
 }
 
-/* n bytes (<= 8) at addr from the copy, little-endian. */
-static int stack_read(const struct prec_unwind_stack *st, uint64_t addr, unsigned n,
-		      uint64_t *v)
+/* n bytes (<= 8) at addr from the copy, little-endian. *used grows to
+ * cover every read that succeeds (one that fails fails in any prefix). */
+static int stack_read(const struct ctx *c, uint64_t addr, unsigned n, uint64_t *v)
 {
+	const struct prec_unwind_stack *st = c->st;
 	uint64_t off, x = 0;
 
 	if (addr < st->start)
@@ -63,6 +180,8 @@ static int stack_read(const struct prec_unwind_stack *st, uint64_t addr, unsigne
 	off = addr - st->start;
 	if (off > st->len || st->len - off < n)
 		return -EFAULT;
+	if (off + n > *c->used)
+		*c->used = off + n;
 	for (unsigned i = 0; i < n; i++)
 		x |= (uint64_t)st->bytes[off + i] << (8 * i);
 	*v = x;
@@ -83,7 +202,7 @@ static int env_mem(void *p, uint64_t addr, unsigned size, uint64_t *v)
 {
 	const struct ctx *c = p;
 
-	return stack_read(c->st, addr, size, v);
+	return stack_read(c, addr, size, v);
 }
 
 static int bad_args(const struct prec_unwind_opts *o, const struct prec_unwind_arch *a,
@@ -151,7 +270,17 @@ static int step_cfi(const struct ctx *c, const struct prec_cfi_row *row,
 		case PREC_CFI_RULE_UNDEF:
 			break;
 		case PREC_CFI_RULE_OFFSET:
-			ok = stack_read(c->st, cfa + (uint64_t)r->off, a->ptr_size, &v) == 0;
+			if (cfa + (uint64_t)r->off < in->sp) {
+				/* a save slot below the stack pointer: the
+				 * epilogue popped it already (a sample between
+				 * "pop %rbp" and "ret"), so the register holds
+				 * the caller's value; the kernel's copy does
+				 * not reach below sp anyway */
+				ok = in->known >> col & 1;
+				v = in->val[col];
+				break;
+			}
+			ok = stack_read(c, cfa + (uint64_t)r->off, a->ptr_size, &v) == 0;
 			break;
 		case PREC_CFI_RULE_VAL_OFFSET:
 			ok = 1;
@@ -164,7 +293,7 @@ static int step_cfi(const struct ctx *c, const struct prec_cfi_row *row,
 		case PREC_CFI_RULE_EXPR:
 			e = prec_cfi_rule_expr(row, r, &len);
 			ok = e && prec_cfi_expr_eval(e, len, &env, 1, cfa, &v) == 0 &&
-			     stack_read(c->st, v, a->ptr_size, &v) == 0;
+			     stack_read(c, v, a->ptr_size, &v) == 0;
 			break;
 		case PREC_CFI_RULE_VAL_EXPR:
 			e = prec_cfi_rule_expr(row, r, &len);
@@ -201,8 +330,8 @@ static int step_fp(const struct ctx *c, const struct frame *in, struct frame *ou
 
 	if (!(in->known >> a->fp_col & 1) || fp < in->sp || fp % a->ptr_size)
 		return PREC_UNWIND_STOP_NO_CFI;
-	if (stack_read(c->st, fp, a->ptr_size, &saved) ||
-	    stack_read(c->st, fp + a->ptr_size, a->ptr_size, &ra))
+	if (stack_read(c, fp, a->ptr_size, &saved) ||
+	    stack_read(c, fp + a->ptr_size, a->ptr_size, &ra))
 		return PREC_UNWIND_STOP_NO_CFI;
 	memset(out, 0, sizeof(*out));
 	out->val[a->fp_col] = saved;
@@ -219,13 +348,18 @@ int prec_unwind(const struct prec_unwind_opts *o, const struct prec_unwind_regs 
 {
 	const struct prec_unwind_arch *a = o && o->arch ? o->arch : &prec_unwind_arch_x86_64;
 	struct frame fr[2], *cur = &fr[0], *next = &fr[1];
-	struct ctx c = { a, stack, NULL };
+	struct ctx c = { a, stack, NULL, NULL };
 	int exact = 1;   /* the pc is exact (frame 0, after a signal frame) */
+	struct prec_unwind_cache *cache = NULL;
 	uint64_t v;
 
 	if (bad_args(o, a, regs, stack, ips, res))
 		return -EINVAL;
+	/* a caller built before opts.cache existed has none */
+	if (o->sz >= offsetof(struct prec_unwind_opts, cache) + sizeof(o->cache))
+		cache = o->cache;
 	memset(res, 0, sizeof(*res));
+	c.used = &res->stack_used;
 	res->stop = PREC_UNWIND_STOP_MAX;
 	if (!max)
 		return 0;
@@ -245,7 +379,7 @@ int prec_unwind(const struct prec_unwind_opts *o, const struct prec_unwind_regs 
 	while (res->n < max) {
 		uint64_t look = exact ? cur->pc : cur->pc - 1, bias = 0;
 		const struct prec_cfi_table *t = NULL;
-		struct prec_cfi_fde fde;
+		const struct prec_cfi_row *rowp;
 		struct prec_cfi_row row;
 		int ret = 0, stop, signal = 0;
 
@@ -261,16 +395,10 @@ int prec_unwind(const struct prec_unwind_opts *o, const struct prec_unwind_regs 
 			res->err = ret;
 			break;
 		}
-		ret = ret > 0 && t ? prec_cfi_table_find(t, look - bias, &fde) : -ENOENT;
+		ret = ret > 0 && t ? row_lookup(cache, t, look - bias, &row, &rowp) : -ENOENT;
 		if (ret == 0) {
-			ret = prec_cfi_row_at(&fde, look - bias, &row);
-			if (ret < 0) {
-				res->stop = PREC_UNWIND_STOP_BAD_CFI;
-				res->err = ret;
-				break;
-			}
-			signal = row.signal_frame;
-			stop = step_cfi(&c, &row, cur, next, &res->err);
+			signal = rowp->signal_frame;
+			stop = step_cfi(&c, rowp, cur, next, &res->err);
 		} else if (ret == -ENOENT) {
 			stop = o->no_fp ? PREC_UNWIND_STOP_NO_CFI : step_fp(&c, cur, next);
 			if (!stop)

@@ -35,6 +35,8 @@ struct rec_cli_record_args {
 	struct rec_cli_common c;
 	uint64_t freq, period;     /* period 0: freq */
 	bool callchain, switch_events;
+	bool dwarf, raw_stacks;    /* --call-graph dwarf[,SIZE][,raw] */
+	uint32_t stack_user;       /* 0: the default */
 	size_t mmap_pages;
 	uint64_t duration_ns;
 	size_t frame_size;

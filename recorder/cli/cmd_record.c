@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "format/sink.h"
+#include "format/unwind/unwind.h"
 #include "format/writer.h"
 #include "recorder/cli/cmd.h"
 #include "recorder/cli/parse.h"
@@ -57,7 +58,13 @@ static const struct rec_cli_opt record_opts[] = {
 	  "(leader sampling); see 'perfrec list'" },
 	{ "freq", 'F', "HZ", "sample frequency (default 4000; e.g. 999, 10k)" },
 	{ "count", 'c', "PERIOD", "sample every PERIOD events instead of -F" },
-	{ "call-graph", 'g', NULL, "record callchains" },
+	{ "", 'g', NULL, "record callchains by frame pointers (= --call-graph fp)" },
+	{ "call-graph", REC_OPT_CALL_GRAPH, "MODE", "record callchains: fp (frame pointers), or dwarf\n"
+	  "for code without them: the user stack is copied\n"
+	  "(dwarf,SIZE: bytes, default 8k, at most 65528)\n"
+	  "and unwound here with the objects' DWARF CFI;\n"
+	  "dwarf,raw (or dwarf,SIZE,raw) writes the stacks\n"
+	  "and unwind tables for perfrec-analyze to unwind" },
 	{ "switch-events", REC_OPT_SWITCH, NULL, "record context switches (PERF_RECORD_SWITCH*)" },
 	{ "counters", REC_OPT_COUNTERS, "GROUP", "also count GROUP, e.g. '{task-clock,page-faults}',\n"
 	  "snapshotted every --interval; repeatable" },
@@ -179,7 +186,22 @@ int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 			break;
 		case 'g':
 			a->callchain = true;
+			a->dwarf = a->raw_stacks = false;
 			break;
+		case REC_OPT_CALL_GRAPH: {
+			struct rec_call_graph cg;
+
+			if (rec_parse_call_graph(arg, &cg) < 0) {
+				ret = rec_cli_bad_value(&p, arg, "fp, dwarf, dwarf,SIZE (8 to "
+							"65528 bytes) or dwarf[,SIZE],raw");
+				break;
+			}
+			a->callchain = !cg.dwarf;
+			a->dwarf = cg.dwarf;
+			a->stack_user = cg.stack_user;
+			a->raw_stacks = cg.raw;
+			break;
+		}
 		case REC_OPT_SWITCH:
 			a->switch_events = true;
 			break;
@@ -375,6 +397,28 @@ static void print_summary(const struct rec_recording_stats *st, const char *outp
 	else if (st->st.lost)
 		fprintf(stderr, "perfrec: warning: the kernel rings overflowed; a larger "
 			"-m PAGES gives more room\n");
+	if (st->st.ustacks) {
+		const struct rec_emit_stats *e = &st->st;
+		uint64_t un = e->ustack_unwound;
+
+		char stops[256];
+		size_t n = 0;
+
+		stops[0] = 0;
+		for (int i = 0; i < 8 && n < sizeof(stops); i++)
+			if (e->ustack_stops[i])
+				n += (size_t)snprintf(stops + n, sizeof(stops) - n, "%s%s %llu",
+						      n ? ", " : "", prec_unwind_stop_name(i),
+						      (unsigned long long)e->ustack_stops[i]);
+		fprintf(stderr, "perfrec: user stacks: %llu, %llu unwound here (%.1f frames, "
+			"%.1f us each), %llu kept raw (%.0f bytes each); ended by: %s\n",
+			(unsigned long long)e->ustacks, (unsigned long long)un,
+			un ? (double)e->ustack_frames / (double)un : 0.0,
+			e->ustacks ? (double)e->ustack_ns / 1e3 / (double)e->ustacks : 0.0,
+			(unsigned long long)e->ustack_raw,
+			e->ustack_raw ? (double)e->ustack_raw_bytes / (double)e->ustack_raw : 0.0,
+			stops[0] ? stops : "-");
+	}
 	if (st->st.bad || st->st.ring_errors)
 		fprintf(stderr, "perfrec: warning: %llu records did not decode (kept raw), "
 			"%llu ring errors\n", (unsigned long long)st->st.bad,
@@ -491,6 +535,9 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 	o.freq = a->freq;
 	o.period = a->period;
 	o.callchain = a->callchain;
+	o.dwarf = a->dwarf;
+	o.stack_user = a->stack_user;
+	o.raw_stacks = a->raw_stacks;
 	o.switch_events = a->switch_events;
 	o.counters = a->c.counters;
 	o.ncounters = a->c.ncounters;

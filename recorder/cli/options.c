@@ -39,12 +39,14 @@ int rec_cli_parser_init(struct rec_cli_parser *p, const struct rec_cli_opt *opts
 
 		if (!o->key)
 			continue;   /* a section title */
-		p->longopts[k].name = o->name;
-		p->longopts[k].has_arg = !o->value ? no_argument :
-					 o->value[0] == '[' ? optional_argument :
-					 required_argument;
-		p->longopts[k].val = o->key;
-		k++;
+		if (o->name[0]) {   /* "" names a short-only option */
+			p->longopts[k].name = o->name;
+			p->longopts[k].has_arg = !o->value ? no_argument :
+						 o->value[0] == '[' ? optional_argument :
+						 required_argument;
+			p->longopts[k].val = o->key;
+			k++;
+		}
 		if (o->key < 256) {
 			p->shortopts[s++] = (char)o->key;
 			if (o->value)
@@ -150,6 +152,9 @@ static int left_column(const struct rec_cli_opt *o, char *buf, size_t len)
 	/* an optional value is written "--opt[=VALUE]" */
 	const char *sep = o->value && o->value[0] != '[' ? " " : "";
 
+	if (!o->name[0])
+		return snprintf(buf, len, "  -%c%s%s", o->key, o->value ? " " : "",
+				o->value ? o->value : "");
 	if (o->key > 0 && o->key < 256)
 		return snprintf(buf, len, "  -%c, --%s%s%s", o->key, o->name,
 				sep, o->value ? o->value : "");

@@ -42,7 +42,8 @@
 #include "recorder/events/threadmap.h"
 
 struct rec_cli_opt {
-	const char *name;    /* long name without "--"; NULL ends the table */
+	const char *name;    /* long name without "--"; NULL ends the table;
+			      * "" for a short option without a long name */
 	int key;             /* short letter, or an REC_OPT_* >= 256;
 			      * 0 with name: a section title */
 	const char *value;   /* value name shown in help, NULL for a flag;
@@ -86,6 +87,7 @@ enum {
 	REC_OPT_ACK_WAIT,
 	REC_OPT_OFF_CPU,
 	REC_OPT_FILTER,
+	REC_OPT_CALL_GRAPH,
 	REC_OPT_FIRST_FREE,   /* later commands number from here */
 };
 

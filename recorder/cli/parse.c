@@ -129,3 +129,38 @@ int rec_parse_freq(const char *s, uint64_t *out)
 	*out = (uint64_t)v;
 	return 0;
 }
+
+int rec_parse_call_graph(const char *s, struct rec_call_graph *out)
+{
+	char buf[64], *part, *save = NULL;
+	int n = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!s || strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	if (strcmp(s, "fp") == 0)
+		return 0;
+	strcpy(buf, s);
+	for (part = strtok_r(buf, ",", &save); part; part = strtok_r(NULL, ",", &save), n++) {
+		uint64_t v;
+
+		if (n == 0) {
+			if (strcmp(part, "dwarf") != 0)
+				return -EINVAL;
+			out->dwarf = 1;
+		} else if (strcmp(part, "raw") == 0 && !out->raw) {
+			out->raw = 1;
+		} else if (n == 1 && rec_parse_size(part, &v) == 0) {
+			v = (v + 7) & ~7ull;
+			if (v < 8 || v > 65528)
+				return -ERANGE;
+			out->stack_user = (uint32_t)v;
+		} else {
+			return -EINVAL;
+		}
+	}
+	/* empty parts ("dwarf,", ",dwarf", "dwarf,,raw"): strtok skips them */
+	if (!out->dwarf || s[0] == ',' || s[strlen(s) - 1] == ',' || strstr(s, ",,"))
+		return -EINVAL;
+	return 0;
+}

@@ -28,4 +28,16 @@ int rec_parse_duration(const char *s, uint64_t unit_ns, uint64_t *out);
 /* A sampling frequency in Hz: "4000", "4k", "10kHz"; 1..10 MHz. */
 int rec_parse_freq(const char *s, uint64_t *out);
 
+/* How callchains are recorded: "fp" (frame pointers, what -g gives),
+ * "dwarf" (user stacks copied and unwound with DWARF CFI), "dwarf,SIZE"
+ * (stack bytes per sample, e.g. 16k: rounded up to a multiple of 8, from
+ * 8 to 65528), and ",raw" after dwarf: write the stacks for the analyzer
+ * to unwind ("dwarf,raw", "dwarf,16k,raw"). stack_user 0 = the default. */
+struct rec_call_graph {
+	int dwarf;           /* 0: frame pointers */
+	uint32_t stack_user;
+	int raw;
+};
+int rec_parse_call_graph(const char *s, struct rec_call_graph *out);
+
 #endif

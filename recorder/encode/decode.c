@@ -20,7 +20,12 @@
 #define SUPPORTED_SAMPLE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | \
 	PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | \
 	PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
-	PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
+	PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | \
+	PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+#ifndef PERF_SAMPLE_REGS_ABI_NONE
+#define PERF_SAMPLE_REGS_ABI_NONE 0
+#endif
 
 struct cur {
 	const unsigned char *p, *end;
@@ -244,6 +249,40 @@ static int decode_sample(const struct rec_decode_ctx *ctx, struct cur *c,
 		out->sample.raw = c->p;
 		out->sample.raw_size = size;
 		c->p += size;
+	}
+	/* (PERF_SAMPLE_BRANCH_STACK would come here: not requested, refused
+	 * above) */
+	if (st & PERF_SAMPLE_REGS_USER) {
+		uint64_t abi = take64(c), n;
+
+		if (c->bad)
+			return -EINVAL;
+		out->sample.regs_abi = abi;
+		out->sample.regs_mask = fmt->regs_user;
+		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			n = (uint64_t)__builtin_popcountll(fmt->regs_user);
+			if (n > left(c) / 8)
+				return -EINVAL;
+			out->sample.regs = c->p;
+			out->sample.nregs = (uint32_t)n;
+			c->p += n * 8;
+		}
+	}
+	if (st & PERF_SAMPLE_STACK_USER) {
+		uint64_t size = take64(c), dyn;
+
+		/* size bytes, then dyn_size when size != 0 */
+		if (c->bad || size > left(c) || (size && left(c) - size < 8))
+			return -EINVAL;
+		if (size) {
+			memcpy(&dyn, c->p + size, 8);
+			if (dyn > size)
+				return -EINVAL;
+			out->sample.stack = c->p;
+			out->sample.stack_size = size;
+			out->sample.stack_dyn = dyn;
+			c->p += size + 8;
+		}
 	}
 	return c->bad ? -EINVAL : 1;
 }

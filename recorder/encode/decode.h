@@ -11,8 +11,8 @@
  * Nothing in the record is trusted: every count and size is checked against
  * the record's size; strings must be NUL-terminated inside the record.
  *
- * Ownership: pointers in struct rec_record (callchain, raw, read, strings,
- * payload) point into the record bytes the caller passed and live as long
+ * Ownership: pointers in struct rec_record (callchain, raw, read, user
+ * registers and stack, strings, payload) point into the record bytes the caller passed and live as long
  * as they do (for a ring: until the next rec_ring_next()).
  */
 #ifndef REC_DECODE_H
@@ -38,6 +38,7 @@ struct rec_sample_fmt {
 	uint64_t read_format;
 	bool bpf_output;       /* a bpf-output event: its raw data is a BPF
 				* program's record (recorder/bpf) */
+	uint64_t regs_user;    /* attr.sample_regs_user (PERF_SAMPLE_REGS_USER) */
 };
 
 struct rec_decode_ctx {
@@ -76,6 +77,18 @@ struct rec_record {
 			uint64_t read_format;
 			uint64_t sample_type;
 			bool bpf_output;       /* rec_sample_fmt.bpf_output */
+			/* PERF_SAMPLE_REGS_USER: regs_abi (PERF_SAMPLE_REGS_ABI_*;
+			 * NONE for a kernel thread, then nregs = 0) and one u64
+			 * per bit of regs_mask (the event's sample_regs_user),
+			 * lowest bit first, maybe unaligned */
+			uint64_t regs_abi, regs_mask;
+			const void *regs;
+			uint32_t nregs;
+			/* PERF_SAMPLE_STACK_USER: stack_size bytes copied from the
+			 * user stack pointer up, of which the first stack_dyn
+			 * (<= stack_size) are valid (stack_size 0: none) */
+			const void *stack;
+			uint64_t stack_size, stack_dyn;
 		} sample;
 		struct {
 			uint32_t pid, tid;

@@ -8,9 +8,11 @@
 #include "recorder/encode/emit.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "recorder/encode/hostinfo.h"
 #include "recorder/events/groupread.h"
 
 #ifndef PERF_RECORD_MISC_SWITCH_OUT_PREEMPT
@@ -36,8 +38,10 @@ void rec_emit_release(struct rec_emit *e)
 		return;
 	free(e->cpu);
 	free(e->ips);
+	free(e->regs);
 	e->cpu = NULL;
 	e->ips = NULL;
+	e->regs = NULL;
 }
 
 static struct rec_emit_cpu *cpu_stats(struct rec_emit *e, int cpu)
@@ -77,6 +81,74 @@ static int emit_raw(struct rec_emit *e, uint32_t stream, int cpu,
 	return append(e, stream, &p, r->sid.has_time ? r->sid.time : 0);
 }
 
+static int grow(uint64_t **v, size_t *cap, uint64_t need)
+{
+	uint64_t *n;
+
+	if (*cap >= need)
+		return 0;
+	if (need > SIZE_MAX / sizeof(*n))
+		return -ENOMEM;
+	n = realloc(*v, (size_t)need * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	*v = n;
+	*cap = (size_t)need;
+	return 0;
+}
+
+/* A sample with user registers and stack (--call-graph dwarf): the user
+ * part of the callchain from the unwinder, after the kernel part already
+ * in e->ips[0..*n); or the registers and the stack bytes an offline
+ * unwind needs into s. */
+static int sample_ustack(struct rec_emit *e, const struct rec_record *r,
+			 Perfrec__Sample *s, size_t *n)
+{
+	size_t keep = r->sample.stack_dyn;
+	int nu = 0, stop = -1;
+	uint64_t t0;
+
+	if (!r->sample.nregs || !r->sample.stack_dyn)
+		return 0;   /* a kernel thread, or nothing copied */
+	e->st.ustacks++;
+	if (e->unwind) {
+		if (grow(&e->ips, &e->ips_cap, *n + 1 + REC_EMIT_USTACK_MAX) < 0)
+			return -ENOMEM;
+		t0 = rec_now_ns();
+		nu = e->unwind(e->unwind_ctx, r, e->raw_stacks, e->ips + *n + 1,
+			       REC_EMIT_USTACK_MAX, &keep, &stop);
+		e->st.ustack_ns += rec_now_ns() - t0;
+		if (stop >= 0 && (size_t)stop < sizeof(e->st.ustack_stops) /
+		    sizeof(e->st.ustack_stops[0]))
+			e->st.ustack_stops[stop]++;
+		if (nu > 0) {
+			e->st.ustack_unwound++;
+			e->st.ustack_frames += (uint64_t)nu;
+		}
+		if (nu > 0 && !e->raw_stacks) {
+			e->ips[*n] = PERF_CONTEXT_USER;
+			*n += 1 + (size_t)nu;
+			return 0;
+		}
+		if (keep > r->sample.stack_dyn)
+			keep = r->sample.stack_dyn;
+	}
+	/* raw: the registers and the stack bytes, as the kernel gave them */
+	if (grow(&e->regs, &e->regs_cap, r->sample.nregs) < 0)
+		return -ENOMEM;
+	memcpy(e->regs, r->sample.regs, r->sample.nregs * sizeof(uint64_t));
+	s->regs_abi = (uint32_t)r->sample.regs_abi;
+	s->regs_mask = r->sample.regs_mask;
+	s->n_regs = r->sample.nregs;
+	s->regs = e->regs;
+	s->stack.data = (uint8_t *)r->sample.stack;
+	s->stack.len = keep;
+	s->stack_dyn_size = r->sample.stack_dyn;
+	e->st.ustack_raw++;
+	e->st.ustack_raw_bytes += keep;
+	return 0;
+}
+
 static int emit_sample(struct rec_emit *e, uint32_t stream,
 		       const struct rec_record *r)
 {
@@ -84,6 +156,8 @@ static int emit_sample(struct rec_emit *e, uint32_t stream,
 	Perfrec__Sample s = PERFREC__SAMPLE__INIT;
 	Perfrec__GroupRead gr = PERFREC__GROUP_READ__INIT;
 	struct rec_group_read rd;
+	size_t n = 0;
+	int ret;
 
 	s.id = r->sid.id;
 	s.cpu = r->sid.cpu;
@@ -95,17 +169,18 @@ static int emit_sample(struct rec_emit *e, uint32_t stream,
 	s.misc = r->misc;
 	s.stream_id = r->sid.stream_id;
 	if (r->sample.nr) {
-		if (e->ips_cap < r->sample.nr) {
-			uint64_t *n = realloc(e->ips, r->sample.nr * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			e->ips = n;
-			e->ips_cap = r->sample.nr;
-		}
+		if (grow(&e->ips, &e->ips_cap, r->sample.nr) < 0)
+			return -ENOMEM;
 		memcpy(e->ips, r->sample.ips, r->sample.nr * sizeof(uint64_t));
-		s.callchain = prec_writer_intern_callchain(e->w, stream, e->ips,
-							   r->sample.nr);
+		n = (size_t)r->sample.nr;
+	}
+	if (r->sample.stack) {
+		ret = sample_ustack(e, r, &s, &n);
+		if (ret < 0)
+			return ret;
+	}
+	if (n) {
+		s.callchain = prec_writer_intern_callchain(e->w, stream, e->ips, n);
 		if (!s.callchain)
 			return intern_failed(e);
 	}

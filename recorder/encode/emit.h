@@ -15,6 +15,15 @@
  * others (and records that fail to decode) a RawRecord, counted in
  * st.raw / st.bad. Nothing is dropped silently.
  *
+ * Samples with a user stack copy (--call-graph dwarf: PERF_SAMPLE_REGS_USER
+ * + STACK_USER): with an unwinder set (e.unwind) the user part of the
+ * callchain is unwound here and written the way the kernel writes
+ * frame-pointer chains, [kernel part..., PERF_CONTEXT_USER, pc, return
+ * addresses...]; the registers and stack bytes are dropped. With
+ * e.raw_stacks, or without an unwinder, the sample keeps its registers and
+ * stack bytes (a prefix of them: what an unwind reads) and the analyzer
+ * unwinds offline; the callchain then holds the kernel part only.
+ *
  * Ownership: the writer and decode context are borrowed.
  */
 #ifndef REC_EMIT_H
@@ -40,6 +49,14 @@ struct rec_emit_stats {
 	uint64_t ring_errors;
 	uint64_t bytes;        /* ring bytes */
 	uint64_t bpf;          /* samples of bpf-output events (BPF records) */
+	/* user stacks (--call-graph dwarf) */
+	uint64_t ustacks;      /* samples with user registers and stack */
+	uint64_t ustack_unwound;   /* of those, unwound here (>= 1 address) */
+	uint64_t ustack_frames;    /* user addresses those gave */
+	uint64_t ustack_raw;       /* written with their stack bytes */
+	uint64_t ustack_raw_bytes; /* stack bytes written */
+	uint64_t ustack_ns;        /* time spent unwinding */
+	uint64_t ustack_stops[8];  /* how unwinds ended (enum prec_unwind_stop) */
 };
 
 struct rec_emit_cpu {
@@ -66,7 +83,24 @@ struct rec_emit {
 	int (*bpf_output)(void *ctx, struct rec_emit *e, uint32_t stream,
 			  const struct rec_record *r);
 	void *bpf_ctx;
+	/* --call-graph dwarf (issue 16): the unwinder of user stacks, e.g.
+	 * rec_symcollect_unwind_sample (symbols/symcollect.h). Writes up to
+	 * max user addresses of sample r to ips (its user pc first) and
+	 * returns how many (0: none), or < 0 on error (the sample keeps its
+	 * stack then). raw: the stack is written with the sample; *keep is
+	 * then how many of its bytes an offline unwind reads. *stop: enum
+	 * prec_unwind_stop (counted in st.ustack_stops). */
+	int (*unwind)(void *ctx, const struct rec_record *r, int raw,
+		      uint64_t *ips, size_t max, size_t *keep, int *stop);
+	void *unwind_ctx;
+	int raw_stacks;             /* keep stacks even when unwinding works */
+	uint64_t *regs;             /* aligned copy of a sample's registers */
+	size_t regs_cap;
 };
+
+/* Most user addresses an unwind adds to one callchain (the analyzer's
+ * offline unwind takes as many). */
+#define REC_EMIT_USTACK_MAX 256
 
 int rec_emit_init(struct rec_emit *e, struct prec_writer *w,
 		  const struct rec_decode_ctx *dctx, int ncpu);

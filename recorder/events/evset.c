@@ -83,8 +83,14 @@ static void build_attr(struct rec_evset *s, size_t i)
 	*a = ev->attr;
 	a->size = sizeof(*a);
 	a->sample_type = REC_SID_TYPE | PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD;
-	if (cfg->callchain)
+	if (cfg->callchain || cfg->stack_user)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (cfg->stack_user) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = cfg->regs_user;
+		a->sample_stack_user = cfg->stack_user;
+		a->exclude_callchain_user = 1;
+	}
 	if (ev->tracepoint)
 		a->sample_type |= PERF_SAMPLE_RAW;
 	a->read_format = PERF_FORMAT_ID;
@@ -135,6 +141,7 @@ static void build_attr(struct rec_evset *s, size_t i)
 	}
 	s->sel[i].fmt.sample_type = a->sample_type;
 	s->sel[i].fmt.read_format = a->read_format;
+	s->sel[i].fmt.regs_user = a->sample_regs_user;
 }
 
 static const struct rec_sample_fmt *lookup_fmt(void *arg, uint64_t id)

@@ -52,6 +52,13 @@ struct rec_evset_cfg {
 	 * per CPU for every task (pid -1), into that CPU's ring, enabled from
 	 * the start; its samples are the off-CPU program's records. */
 	struct rec_bpf_opts bpf;
+	/* --call-graph dwarf: samples also carry the user registers of
+	 * regs_user (sample_regs_user) and stack_user bytes of user stack
+	 * (sample_stack_user, a multiple of 8); the kernel's callchain then
+	 * holds its kernel part only (exclude_callchain_user, as perf sets
+	 * it). 0: none. */
+	uint32_t stack_user;
+	uint64_t regs_user;
 };
 
 struct rec_evsel_fd {

@@ -125,7 +125,7 @@ int recording_end_output(struct rec_recording *r, uint64_t now, const char *reas
 
 	if (r->ctr)
 		ret = rec_counters_snapshot(r->ctr, r->w, now, final_counters);
-	if (!ret && r->syms) {
+	if (!ret && r->syms_write) {
 		int sret = rec_symcollect_write(r->syms, r->w, 0, now);
 
 		if (sret < 0)

@@ -254,6 +254,24 @@ static int open_source(struct rec_recording *r)
 		cfg.freq = o->freq;
 		cfg.period = o->period;
 		cfg.callchain = o->callchain;
+		if (o->dwarf) {
+			const struct prec_unwind_arch *a = rec_symcollect_arch(NULL);
+
+			if (!a) {
+				rec_log(REC_LOG_ERROR, "--call-graph dwarf: perfrec cannot "
+					"unwind user stacks of this machine's architecture; "
+					"use --call-graph fp (frame pointers)");
+				return -EOPNOTSUPP;
+			}
+			if (o->stack_user % 8 || o->stack_user > REC_STACK_USER_MAX) {
+				rec_log(REC_LOG_ERROR, "--call-graph dwarf: a user stack size "
+					"of %u bytes is not a multiple of 8 from 8 to %u",
+					o->stack_user, REC_STACK_USER_MAX);
+				return -EINVAL;
+			}
+			cfg.stack_user = o->stack_user ? o->stack_user : REC_STACK_USER_DEFAULT;
+			cfg.regs_user = a->perf_mask_min;
+		}
 		cfg.switch_events = o->switch_events;
 		cfg.inherit = o->target == REC_TARGET_PIDS || o->target == REC_TARGET_COMMAND;
 		cfg.enable_on_exec = o->target == REC_TARGET_COMMAND;
@@ -358,15 +376,34 @@ int rec_recording_new(const struct rec_recording_opts *opts,
 		ret = -ENOMEM;
 		goto err;
 	}
-	if (!r->o.no_symbols) {
-		/* kallsyms now, the tables of hit objects as they are hit */
-		r->syms = rec_symcollect_new(NULL);
+	if (!r->o.no_symbols || r->o.dwarf) {
+		/* kallsyms now, the tables of hit objects as they are hit.
+		 * Without symbols, dwarf call graphs still need the address
+		 * spaces: the collector then writes nothing. */
+		struct rec_symcollect_opts so = REC_SYMCOLLECT_OPTS_INIT;
+
+		if (r->o.no_symbols) {
+			so.kernel = 0;
+			so.perf_maps = 0;
+		}
+		r->syms = rec_symcollect_new(&so);
 		if (r->syms) {
 			r->e.observe = rec_symcollect_observe;
 			r->e.observe_ctx = r->syms;
+			r->syms_write = !r->o.no_symbols;
 		} else {
-			rec_log(REC_LOG_WARN, "no symbols will be recorded: %s",
+			rec_log(REC_LOG_WARN, "no symbols will be recorded%s: %s",
+				r->o.dwarf ? " and user stacks not unwound" : "",
 				strerror(errno));
+		}
+	}
+	if (r->o.dwarf) {
+		/* user stacks unwound here, into the callchains (raw: kept,
+		 * with the unwind tables they need) */
+		r->e.raw_stacks = r->o.raw_stacks;
+		if (r->syms) {
+			r->e.unwind = rec_symcollect_unwind_sample;
+			r->e.unwind_ctx = r->syms;
 		}
 	}
 	r->start_ns = rec_now_ns();
@@ -551,7 +588,7 @@ int rec_recording_step(struct rec_recording *r, int timeout_ms)
 	now = rec_now_ns();
 	if (!ret)
 		ret = prec_writer_flush_due(r->w, now);
-	if (!ret && r->syms && now >= r->next_syms) {
+	if (!ret && r->syms_write && now >= r->next_syms) {
 		int sret = rec_symcollect_write(r->syms, r->w, 0, now);
 
 		if (sret < 0)

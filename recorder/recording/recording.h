@@ -105,7 +105,22 @@ struct rec_recording_opts {
 	const char *filter;                /* in-kernel sample filter, or NULL */
 	bool off_cpu_raw_tp;               /* the fallback program for kernels
 					    * without BTF, even with BTF (tests) */
+	/* --call-graph dwarf (issue 16): samples carry the user registers
+	 * and stack_user bytes of user stack (0 = 8 KiB, as perf; at most
+	 * REC_STACK_USER_MAX, a multiple of 8), unwound at record time into
+	 * the callchain (recorder/encode/emit.h). raw_stacks: write the
+	 * registers and stack bytes instead, with the unwind tables of the
+	 * objects they go through, for the analyzer to unwind. `callchain`
+	 * (frame pointers) is then ignored. */
+	bool dwarf;
+	uint32_t stack_user;
+	bool raw_stacks;
 };
+
+/* perf's default user stack copy, and the most a sample can hold (its
+ * record size is 16 bits; perf allows the same). */
+#define REC_STACK_USER_DEFAULT 8192u
+#define REC_STACK_USER_MAX 65528u
 
 #define REC_RECORDING_OPTS_INIT { .sz = sizeof(struct rec_recording_opts) }
 

@@ -51,6 +51,7 @@ struct rec_recording {
 	uint64_t done_written, done_raw; /* outputs already ended */
 	uint32_t outputs;
 	struct rec_symcollect *syms;
+	bool syms_write;             /* syms writes tables (not --no-symbols) */
 	bool *ring_reported;
 
 	/* running */

@@ -88,7 +88,8 @@ static size_t find_build_id(Elf *elf, uint8_t *out, size_t cap)
 	return 0;
 }
 
-static int read_segments(Elf *elf, struct rec_elfsym *out)
+static int read_segments(Elf *elf, struct rec_elfsym_seg **segs, size_t *nsegs,
+			 uint64_t *load_bias)
 {
 	size_t nph;
 
@@ -96,8 +97,8 @@ static int read_segments(Elf *elf, struct rec_elfsym *out)
 		return 0;   /* no program headers: a relocatable or debug file */
 	if (!nph)
 		return 0;
-	out->segs = calloc(nph, sizeof(*out->segs));
-	if (!out->segs)
+	*segs = calloc(nph, sizeof(**segs));
+	if (!*segs)
 		return -ENOMEM;
 	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
@@ -105,12 +106,12 @@ static int read_segments(Elf *elf, struct rec_elfsym *out)
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		g = &out->segs[out->nsegs++];
+		g = &(*segs)[(*nsegs)++];
 		g->offset = ph.p_offset;
 		g->vaddr = ph.p_vaddr;
 		g->filesz = ph.p_filesz;
-		if (out->nsegs == 1)
-			out->load_bias = ph.p_vaddr - ph.p_offset;
+		if (*nsegs == 1)
+			*load_bias = ph.p_vaddr - ph.p_offset;
 	}
 	return 0;
 }
@@ -294,7 +295,7 @@ static int read_elf(Elf *elf, uint64_t fsize, struct rec_elfsym *out)
 	out->is_dyn = eh.e_type == ET_DYN;
 	out->build_id_len = find_build_id(elf, out->build_id,
 					  sizeof(out->build_id));
-	ret = read_segments(elf, out);
+	ret = read_segments(elf, &out->segs, &out->nsegs, &out->load_bias);
 	if (ret)
 		return ret;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
@@ -329,25 +330,31 @@ out:
 	return ret;
 }
 
-static int read_and_end(Elf *elf, uint64_t fsize, struct rec_elfsym *out)
+/* What one read takes from an ELF file: symbols or unwind sections. */
+struct reader {
+	int (*read)(Elf *elf, uint64_t fsize, void *out);
+	void (*release)(void *out);
+};
+
+static int read_and_end(Elf *elf, uint64_t fsize, const struct reader *rd,
+			void *out)
 {
 	int ret;
 
 	if (!elf)
 		return -EINVAL;   /* libelf refused the bytes outright */
-	ret = read_elf(elf, fsize, out);
+	ret = rd->read(elf, fsize, out);
 	elf_end(elf);
 	if (ret)
-		rec_elfsym_release(out);
+		rd->release(out);
 	return ret;
 }
 
-int rec_elfsym_read_fd(int fd, struct rec_elfsym *out)
+static int read_fd(int fd, const struct reader *rd, void *out)
 {
 	struct stat st;
 	int ret;
 
-	memset(out, 0, sizeof(*out));
 	ret = lib_init();
 	if (ret)
 		return ret;
@@ -356,15 +363,14 @@ int rec_elfsym_read_fd(int fd, struct rec_elfsym *out)
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
 	return read_and_end(elf_begin(fd, ELF_C_READ, NULL),
-			    (uint64_t)st.st_size, out);
+			    (uint64_t)st.st_size, rd, out);
 }
 
-int rec_elfsym_read_mem(const void *buf, size_t len, struct rec_elfsym *out)
+static int read_mem(const void *buf, size_t len, const struct reader *rd, void *out)
 {
 	char *copy;
 	int ret;
 
-	memset(out, 0, sizeof(*out));
 	ret = lib_init();
 	if (ret)
 		return ret;
@@ -375,9 +381,33 @@ int rec_elfsym_read_mem(const void *buf, size_t len, struct rec_elfsym *out)
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, buf, len);
-	ret = read_and_end(elf_memory(copy, len), len, out);
+	ret = read_and_end(elf_memory(copy, len), len, rd, out);
 	free(copy);
 	return ret;
+}
+
+static int sym_read(Elf *elf, uint64_t fsize, void *out)
+{
+	return read_elf(elf, fsize, out);
+}
+
+static void sym_release(void *out)
+{
+	rec_elfsym_release(out);
+}
+
+static const struct reader sym_reader = { sym_read, sym_release };
+
+int rec_elfsym_read_fd(int fd, struct rec_elfsym *out)
+{
+	memset(out, 0, sizeof(*out));
+	return read_fd(fd, &sym_reader, out);
+}
+
+int rec_elfsym_read_mem(const void *buf, size_t len, struct rec_elfsym *out)
+{
+	memset(out, 0, sizeof(*out));
+	return read_mem(buf, len, &sym_reader, out);
 }
 
 int rec_elfsym_load(const char *path, struct rec_elfsym *out)
@@ -424,15 +454,21 @@ int rec_elfsym_build_id_fd(int fd, uint8_t *out, size_t cap)
 	return ret;
 }
 
-uint64_t rec_elfsym_vaddr(const struct rec_elfsym *e, uint64_t file_off)
+uint64_t rec_elfsym_segs_vaddr(const struct rec_elfsym_seg *segs, size_t n,
+			       uint64_t load_bias, uint64_t file_off)
 {
-	for (size_t i = 0; i < e->nsegs; i++) {
-		const struct rec_elfsym_seg *g = &e->segs[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct rec_elfsym_seg *g = &segs[i];
 
 		if (file_off >= g->offset && file_off - g->offset < g->filesz)
 			return file_off - g->offset + g->vaddr;
 	}
-	return file_off + e->load_bias;
+	return file_off + load_bias;
+}
+
+uint64_t rec_elfsym_vaddr(const struct rec_elfsym *e, uint64_t file_off)
+{
+	return rec_elfsym_segs_vaddr(e->segs, e->nsegs, e->load_bias, file_off);
 }
 
 const struct rec_elfsym_sym *rec_elfsym_find(const struct rec_elfsym *e,
@@ -457,4 +493,132 @@ const struct rec_elfsym_sym *rec_elfsym_find(const struct rec_elfsym *e,
 			return s;
 	}
 	return NULL;
+}
+
+/* ---- unwind sections */
+
+/* Copies one section's bytes (inflating a compressed one) into sec. */
+static int take_section(Elf_Scn *scn, const GElf_Shdr *sh, uint64_t fsize,
+			struct rec_elfsym_cfi_sec *sec)
+{
+	Elf_Data *d;
+
+	if (sh->sh_type == SHT_NOBITS || !sh->sh_size)
+		return 0;   /* a debug file's placeholder: nothing there */
+	if (check_section(sh, fsize))
+		return -EBADMSG;
+	if (sh->sh_flags & SHF_COMPRESSED) {
+		GElf_Chdr ch;
+
+		/* bound the inflated size before libelf allocates it */
+		if (!gelf_getchdr(scn, &ch))
+			return -EBADMSG;
+		if (ch.ch_size > REC_ELFSYM_CFI_MAX)
+			return -EFBIG;
+		if (elf_compress(scn, 0, 0) < 0)
+			return -EBADMSG;
+	} else if (sh->sh_size > REC_ELFSYM_CFI_MAX) {
+		return -EFBIG;
+	}
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || !d->d_size)
+		return d ? 0 : -EBADMSG;
+	if (d->d_size > REC_ELFSYM_CFI_MAX)
+		return -EFBIG;
+	sec->data = malloc(d->d_size);
+	if (!sec->data)
+		return -ENOMEM;
+	memcpy(sec->data, d->d_buf, d->d_size);
+	sec->len = d->d_size;
+	sec->addr = sh->sh_addr;
+	return 0;
+}
+
+static int cfi_read(Elf *elf, uint64_t fsize, void *arg)
+{
+	struct rec_elfsym_cfi *out = arg;
+	Elf_Scn *scn = NULL, *eh = NULL, *hdr = NULL, *dbg = NULL;
+	GElf_Shdr sh, eh_sh = { 0 }, hdr_sh = { 0 }, dbg_sh = { 0 };
+	GElf_Ehdr ehdr;
+	size_t shstrndx;
+	int ret;
+
+	if (elf_kind(elf) != ELF_K_ELF)
+		return -EINVAL;
+	if (!gelf_getehdr(elf, &ehdr))
+		return -EBADMSG;
+	ret = check_extents(elf, &ehdr, fsize);
+	if (ret)
+		return ret;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return -EBADMSG;
+	out->build_id_len = find_build_id(elf, out->build_id, sizeof(out->build_id));
+	ret = read_segments(elf, &out->segs, &out->nsegs, &out->load_bias);
+	if (ret)
+		return ret;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			return -EBADMSG;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (!eh && strcmp(name, ".eh_frame") == 0) {
+			eh = scn;
+			eh_sh = sh;
+		} else if (!hdr && strcmp(name, ".eh_frame_hdr") == 0) {
+			hdr = scn;
+			hdr_sh = sh;
+		} else if (!dbg && strcmp(name, ".debug_frame") == 0) {
+			dbg = scn;
+			dbg_sh = sh;
+		}
+	}
+	if (eh && (ret = take_section(eh, &eh_sh, fsize, &out->eh_frame)))
+		return ret;
+	if (out->eh_frame.data && hdr &&
+	    (ret = take_section(hdr, &hdr_sh, fsize, &out->eh_frame_hdr)))
+		return ret;
+	/* .debug_frame only where no .eh_frame covers the code */
+	if (!out->eh_frame.data && dbg &&
+	    (ret = take_section(dbg, &dbg_sh, fsize, &out->debug_frame)))
+		return ret;
+	return out->eh_frame.data || out->debug_frame.data ? 0 : -ENODATA;
+}
+
+static void cfi_release(void *out)
+{
+	rec_elfsym_cfi_release(out);
+}
+
+static const struct reader cfi_reader = { cfi_read, cfi_release };
+
+int rec_elfsym_cfi_read_fd(int fd, struct rec_elfsym_cfi *out)
+{
+	memset(out, 0, sizeof(*out));
+	return read_fd(fd, &cfi_reader, out);
+}
+
+int rec_elfsym_cfi_read_mem(const void *buf, size_t len, struct rec_elfsym_cfi *out)
+{
+	memset(out, 0, sizeof(*out));
+	return read_mem(buf, len, &cfi_reader, out);
+}
+
+void rec_elfsym_cfi_release(struct rec_elfsym_cfi *c)
+{
+	if (!c)
+		return;
+	free(c->eh_frame.data);
+	free(c->eh_frame_hdr.data);
+	free(c->debug_frame.data);
+	free(c->segs);
+	memset(c, 0, sizeof(*c));
+}
+
+size_t rec_elfsym_cfi_bytes(const struct rec_elfsym_cfi *c)
+{
+	return c->eh_frame.len + c->eh_frame_hdr.len + c->debug_frame.len +
+	       c->nsegs * sizeof(*c->segs);
 }

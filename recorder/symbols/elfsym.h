@@ -87,9 +87,55 @@ int rec_elfsym_build_id_fd(int fd, uint8_t *out, size_t cap);
 /* file offset -> ELF vaddr through the PT_LOAD holding it; a file offset no
  * segment holds maps by load_bias. */
 uint64_t rec_elfsym_vaddr(const struct rec_elfsym *e, uint64_t file_off);
+/* The same through segments segs[0..n) and load_bias. */
+uint64_t rec_elfsym_segs_vaddr(const struct rec_elfsym_seg *segs, size_t n,
+			       uint64_t load_bias, uint64_t file_off);
 
 /* The symbol containing vaddr, or NULL. */
 const struct rec_elfsym_sym *rec_elfsym_find(const struct rec_elfsym *e,
 					     uint64_t vaddr);
+
+/* ---- unwind sections (--call-graph dwarf)
+ *
+ * The DWARF call frame information of an ELF file, for unwinding user
+ * stacks at record time (format/unwind) and for UnwindTable packets:
+ * .eh_frame and .eh_frame_hdr, or .debug_frame when the file has no
+ * .eh_frame (a compressed .debug_frame is inflated). Bytes are copied out
+ * of libelf, so they live as long as the struct. A file with none of
+ * them gives -ENOENT.
+ *
+ *   struct rec_elfsym_cfi c;
+ *   if (rec_elfsym_cfi_read_fd(fd, &c) == 0) {
+ *       ... c.eh_frame.data / .len / .addr, c.segs ...
+ *       rec_elfsym_cfi_release(&c);
+ *   }
+ */
+
+/* Larger sections are refused (-EFBIG): the largest .eh_frame of a
+ * Debian system, libLLVM's, is 9 MiB; the analyzer takes 256 MiB. */
+#define REC_ELFSYM_CFI_MAX (64u << 20)
+
+struct rec_elfsym_cfi_sec {
+	uint8_t *data;                 /* NULL: the file has no such section */
+	size_t len;
+	uint64_t addr;                 /* sh_addr */
+};
+
+struct rec_elfsym_cfi {
+	struct rec_elfsym_cfi_sec eh_frame, eh_frame_hdr, debug_frame;
+	struct rec_elfsym_seg *segs;   /* PT_LOAD, as in struct rec_elfsym */
+	size_t nsegs;
+	uint64_t load_bias;
+	uint8_t build_id[64];
+	size_t build_id_len;
+};
+
+/* 0, or -ENODATA (no unwind section), -EFBIG, and the errors of
+ * rec_elfsym_read_*. On error *out is zeroed. */
+int rec_elfsym_cfi_read_fd(int fd, struct rec_elfsym_cfi *out);   /* fd borrowed */
+int rec_elfsym_cfi_read_mem(const void *buf, size_t len, struct rec_elfsym_cfi *out);
+void rec_elfsym_cfi_release(struct rec_elfsym_cfi *c);   /* zeroed is fine */
+/* Bytes held (sections and segments). */
+size_t rec_elfsym_cfi_bytes(const struct rec_elfsym_cfi *c);
 
 #endif

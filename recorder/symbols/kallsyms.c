@@ -185,18 +185,25 @@ int rec_kallsyms_parse(const char *text, size_t len, struct rec_kallsyms *out)
 		return REC_KALLSYMS_HIDDEN;
 	}
 	sort_syms(out->syms, out->nsyms);
-	/* size = distance to the next distinct start; aliases share it */
+	/* size = distance to the next distinct start, aliases share it;
+	 * bounded where the next start is another module's (see .h) */
 	{
 		uint64_t next = 0;
+		uint32_t next_mod = 0;
 		int have_next = 0;
 
 		for (size_t i = out->nsyms; i-- > 0;) {
-			if (i + 1 < out->nsyms &&
-			    out->syms[i + 1].start != out->syms[i].start) {
+			struct rec_ksym *s = &out->syms[i];
+
+			if (i + 1 < out->nsyms && out->syms[i + 1].start != s->start) {
 				next = out->syms[i + 1].start;
+				next_mod = out->syms[i + 1].module;
 				have_next = 1;
 			}
-			out->syms[i].size = have_next ? next - out->syms[i].start : 0;
+			s->size = have_next ? next - s->start : 0;   /* last: unknown */
+			if (have_next && next_mod != s->module &&
+			    s->size > REC_KALLSYMS_OPEN_MAX)
+				s->size = REC_KALLSYMS_OPEN_MAX;
 		}
 	}
 	return 0;

@@ -7,7 +7,12 @@
  * one KERNEL_MODULE SymbolTable per module, path "[module]", so reports can
  * name the module as the dso. Symbols of the core kernel go into the KERNEL
  * table. Sizes: kallsyms has none, so each symbol runs to the start of the
- * next symbol (any module); the last one gets size 0.
+ * next symbol, except where that one belongs to another module: the last
+ * text symbol of the core kernel or of a module runs to the next start or
+ * REC_KALLSYMS_OPEN_MAX bytes, whichever is less, so the address of a
+ * module loaded later (it lands in such a gap) is not taken for that
+ * symbol and can be told unknown (the collector then reads kallsyms
+ * again). The last symbol of all gets size 0 (its end is not guessed).
  *
  * kptr_restrict: when the kernel hides addresses every line reads as
  * 0000000000000000; rec_kallsyms_parse() then returns REC_KALLSYMS_HIDDEN
@@ -33,6 +38,9 @@
 #include <stdint.h>
 
 #define REC_KALLSYMS_HIDDEN 1
+/* 16 KiB: above the size of all but a few dozen of ~60k kernel text
+ * functions, well below the distance to the next module. */
+#define REC_KALLSYMS_OPEN_MAX 16384u
 
 struct rec_ksym {
 	uint64_t start, size;

@@ -11,9 +11,12 @@
  *    (0 untouched, 1 hit, 2 written);
  *  - pending: hits whose pid or mapping was not known yet.
  *
- * Hit handling is O(log maps) per address and touches no files; all file
- * reading happens in rec_symcollect_write() (symwrite.c), which is what
- * stats.time_ns measures (plus the kallsyms read in new()).
+ * Hit handling is O(log maps) per address and touches no files but two,
+ * each bounded: /proc/PID/maps of a pid met for the first time, and
+ * kallsyms again when a kernel address is unknown (rate-limited); ELF
+ * symbols are read in rec_symcollect_write() (symwrite.c). stats.time_ns
+ * measures those (and new()'s kallsyms read). Unwinding (symunwind.c)
+ * reads each object's unwind sections at the first unwind through it.
  */
 #include "recorder/symbols/symcollect.h"
 
@@ -50,6 +53,7 @@ static void obj_free(struct sc_obj *o)
 	free(o->path);
 	rec_u64map_release(&o->hits);
 	rec_u64map_release(&o->done);
+	rec_symcollect_cfi_free(o->cfi);
 	free(o);
 }
 
@@ -79,6 +83,8 @@ void rec_symcollect_free(struct rec_symcollect *sc)
 	rec_u64map_release(&sc->proc_index);
 	rec_kallsyms_release(&sc->ksyms);
 	free(sc->kstate);
+	rec_u64map_release(&sc->kunknown);
+	prec_unwind_cache_free(sc->ucache);
 	free(sc->hcache);
 	free(sc);
 }
@@ -116,6 +122,7 @@ struct rec_symcollect *rec_symcollect_new(const struct rec_symcollect_opts *o)
 		return NULL;
 	}
 	sc->gen = 1;
+	sc->arch = rec_symcollect_arch(sc->o.machine);
 	if (sc->o.kernel) {
 		int ret = rec_kallsyms_load(sc->o.kallsyms_path, &sc->ksyms);
 
@@ -268,7 +275,7 @@ static size_t map_upper(const struct sc_proc *p, uint64_t addr)
 	return lo;
 }
 
-static const struct sc_map *find_map(const struct sc_proc *p, uint64_t ip)
+const struct sc_map *rec_symcollect_map_at(const struct sc_proc *p, uint64_t ip)
 {
 	size_t i = map_upper(p, ip);
 
@@ -459,6 +466,110 @@ int rec_symcollect_exit(struct rec_symcollect *sc, uint32_t pid)
 	return 0;
 }
 
+/* Unknown kernel addresses kept for a later kallsyms read: enough for
+ * the distinct addresses of a few modules' hot code. */
+#define KUNKNOWN_MAX 4096
+/* Past this wait multiplier a read that names nothing stops doubling. */
+#define KRELOAD_MULT_MAX 64
+
+/* The state of each symbol of the new table that the old one held too
+ * (same start and name): hit or written, so nothing goes out twice. */
+static void carry_kstate(const struct rec_kallsyms *old, const uint8_t *ost,
+			 const struct rec_kallsyms *k, uint8_t *st)
+{
+	for (size_t j = 0; j < k->nsyms; j++) {
+		size_t lo = 0, hi = old->nsyms;
+
+		while (lo < hi) {   /* first old symbol with start >= new's */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (old->syms[mid].start < k->syms[j].start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < old->nsyms && old->syms[lo].start == k->syms[j].start; lo++)
+			if (strcmp(old->syms[lo].name, k->syms[j].name) == 0) {
+				st[j] = ost[lo];
+				break;
+			}
+	}
+}
+
+int rec_symcollect_kernel_reload(struct rec_symcollect *sc, int force)
+{
+	struct rec_kallsyms k;
+	struct rec_u64map still = { 0 };
+	uint64_t now = rec_now_ns(), t0 = now, wait;
+	uint8_t *st;
+	size_t named = 0;
+	int ret;
+
+	if (!sc->kstate || !sc->o.kallsyms_reload_ms || !sc->kunknown.n ||
+	    (!force && now < sc->kreload_ns))
+		return 0;
+	ret = rec_kallsyms_load(sc->o.kallsyms_path, &k);
+	sc->st.kallsyms_reads++;
+	st = ret == 0 && k.nsyms ? calloc(k.nsyms, 1) : NULL;
+	if (!st) {
+		rec_kallsyms_release(&k);
+		ret = ret < 0 ? ret : ret == 0 && k.nsyms ? -ENOMEM : 0;
+		goto out;   /* hidden or empty now: keep the old table */
+	}
+	carry_kstate(&sc->ksyms, sc->kstate, &k, st);
+	rec_kallsyms_release(&sc->ksyms);
+	free(sc->kstate);
+	sc->ksyms = k;
+	sc->kstate = st;
+	for (size_t i = 0; i < sc->kunknown.cap; i++) {
+		uint64_t ip = sc->kunknown.keys[i];
+		long s;
+
+		if (ip == REC_U64MAP_EMPTY)
+			continue;
+		s = rec_kallsyms_find(&sc->ksyms, ip);
+		if (s < 0) {
+			if (rec_u64map_put(&still, ip, 0) < 0)
+				break;   /* forgotten: named by a later hit maybe */
+			continue;
+		}
+		named++;
+		if (!sc->kstate[s]) {
+			sc->kstate[s] = 1;
+			sc->kernel_hits = 1;
+		}
+	}
+	rec_u64map_release(&sc->kunknown);
+	sc->kunknown = still;
+	ret = 1;
+out:
+	/* a read that named something may be followed by more loads */
+	if (named)
+		sc->kreload_mult = 1;
+	else if (sc->kreload_mult < KRELOAD_MULT_MAX)
+		sc->kreload_mult = sc->kreload_mult ? sc->kreload_mult * 2 : 2;
+	wait = (uint64_t)sc->o.kallsyms_reload_ms * 1000000ull *
+	       (sc->kreload_mult ? sc->kreload_mult : 1);
+	sc->kreload_ns = rec_now_ns() + wait;
+	sc->st.time_ns += rec_now_ns() - t0;
+	return ret;
+}
+
+/* A kernel address no symbol holds: kept, and kallsyms read again when
+ * it is due. */
+static void kernel_unknown(struct rec_symcollect *sc, uint64_t ip)
+{
+	int ret;
+
+	if (sc->kunknown.n >= KUNKNOWN_MAX)
+		return;
+	ret = rec_u64map_put(&sc->kunknown, ip, 0);
+	if (ret > 0)
+		sc->st.kernel_unknown++;
+	if (ret >= 0 && sc->kreload_ns <= rec_now_ns())
+		rec_symcollect_kernel_reload(sc, 0);
+}
+
 /* ret_addr: the byte before ip counts too (see rec_symcollect_user_hit()). */
 static void kernel_hit(struct rec_symcollect *sc, uint64_t ip, int ret_addr)
 {
@@ -470,6 +581,9 @@ static void kernel_hit(struct rec_symcollect *sc, uint64_t ip, int ret_addr)
 	if (i >= 0 && !sc->kstate[i]) {
 		sc->kstate[i] = 1;
 		sc->kernel_hits = 1;
+	} else if (i < 0 && sc->o.kallsyms_reload_ms && !ret_addr) {
+		/* (a return address: its call byte below counts instead) */
+		kernel_unknown(sc, ip);
 	}
 	/* ip - 1 is in the same symbol unless ip is its first byte */
 	if (ret_addr && (i < 0 || ip == sc->ksyms.syms[i].start))
@@ -481,19 +595,23 @@ static void kernel_hit(struct rec_symcollect *sc, uint64_t ip, int ret_addr)
  * are cleared at every write, so they are not cached), 0 = not yet.
  * ret_addr: a callchain return address; the call it returns from may be
  * the last instruction of its function, so the byte before counts too. */
+struct sc_proc *rec_symcollect_proc(struct rec_symcollect *sc, uint32_t pid)
+{
+	struct sc_proc *p = find_proc(sc, pid);
+
+	return p && p->known ? p : get_proc(sc, pid, 1);
+}
+
 int rec_symcollect_user_hit(struct rec_symcollect *sc, uint32_t pid,
 			    uint64_t ip, int ret_addr, int last_chance)
 {
-	struct sc_proc *p = find_proc(sc, pid);
+	struct sc_proc *p = rec_symcollect_proc(sc, pid);
 	const struct sc_map *m;
 	int ret;
 
-	if (!p || !p->known) {
-		p = get_proc(sc, pid, 1);
-		if (!p)
-			return -ENOMEM;
-	}
-	m = find_map(p, ip);
+	if (!p)
+		return -ENOMEM;
+	m = rec_symcollect_map_at(p, ip);
 	if (m && m->obj != NO_OBJ) {
 		struct sc_obj *o = sc->objs[m->obj];
 
@@ -734,6 +852,8 @@ void rec_symcollect_restart(struct rec_symcollect *sc)
 		rec_u64map_clear(&o->done);
 		o->written = 0;
 		o->full_done = 0;
+		o->unwind_need = 0;
+		o->unwind_written = 0;
 	}
 	for (size_t i = 0; i < sc->nprocs; i++) {
 		rec_u64map_clear(&sc->procs[i]->jit_hits);
@@ -742,6 +862,7 @@ void rec_symcollect_restart(struct rec_symcollect *sc)
 	sc->npend = 0;
 	if (sc->kstate)
 		memset(sc->kstate, 0, sc->ksyms.nsyms);
+	rec_u64map_clear(&sc->kunknown);
 	sc->kernel_hits = 0;
 	sc->kernel_noted = 0;
 	/* cached hits were recorded for the old output */

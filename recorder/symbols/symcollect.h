@@ -16,12 +16,17 @@
  *    vanished, are not ELF or changed since they were mapped become
  *    UNAVAILABLE tables with the reason;
  *  - the kernel: /proc/kallsyms is read at rec_symcollect_new() (modules can
- *    unload later); one KERNEL table plus one KERNEL_MODULE table ("[mod]")
- *    per module hit; addresses hidden by kptr_restrict give an UNAVAILABLE
+ *    unload later), and again when a kernel address no symbol holds was
+ *    hit (a module loaded since), at most every opts.kallsyms_reload_ms;
+ *    one KERNEL table plus one KERNEL_MODULE table ("[mod]") per module
+ *    hit; addresses hidden by kptr_restrict give an UNAVAILABLE
  *    "[kernel.kallsyms]" table and a WARNING Note instead;
  *  - JIT code: DIR/perf-PID.map of every pid that hit memory no ELF mapping
  *    covers (PERF_MAP tables, absolute addresses);
- *  - [vdso]: named from the recorder's own vDSO image (same kernel).
+ *  - [vdso]: named from the recorder's own vDSO image (same kernel);
+ *  - unwind tables (UnwindTable: .eh_frame, .eh_frame_hdr, or .debug_frame)
+ *    of the objects whose CFI unwound a user stack that is written raw
+ *    (see rec_symcollect_unwind()).
  *
  * Processes that existed before the recording are not announced by the
  * kernel: the first sample or mmap of an unknown pid reads PROC/PID/maps
@@ -40,6 +45,7 @@
  *                                               // late samples still match)
  *       rec_symcollect_hit(sc, pid, ip, kernel);            // sample ip
  *       rec_symcollect_hit_callchain(sc, pid, ips, n, k);   // callchain
+ *       rec_symcollect_unwind(sc, pid, &regs, &stack, raw, ...); // dwarf
  *   or simply, for every decoded ring record:
  *       rec_symcollect_feed(sc, &record);       // all of the above
  *   now and then for long/streamed recordings, and once at the end:
@@ -51,9 +57,13 @@
  * MMAP2 on one CPU can be decoded after a sample on another) are kept
  * (bounded) and matched again at write time.
  *
- * Ownership: the collector copies everything it is given; it borrows the
- * writer only during rec_symcollect_write(). Errors are negative errno (or
- * the writer's PREC_E_* code); the library never prints.
+ * Ownership: the collector copies everything it is given but the strings
+ * of its opts (paths and directories, read again while it records: keep
+ * them alive until free); it borrows the writer only during
+ * rec_symcollect_write(), and the registers and stack of an unwind during
+ * the call. It owns the unwind sections it reads and their CFI tables.
+ * Errors are negative errno (or the writer's PREC_E_* code); the library
+ * never prints.
  */
 #ifndef REC_SYMCOLLECT_H
 #define REC_SYMCOLLECT_H
@@ -61,6 +71,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/unwind/unwind.h"
 #include "format/writer.h"
 
 struct rec_symcollect;
@@ -84,10 +95,18 @@ struct rec_symcollect_opts {
 	 * DIR/.build-id/xx/rest.debug: their .symtab names local functions
 	 * the .dynsym lacks. NULL = "/usr/lib/debug"; "" = never. */
 	const char *debug_dir;
+	/* The machine whose user stacks rec_symcollect_unwind() unwinds
+	 * (uname -m, format/unwind's register sets). NULL = this host. */
+	const char *machine;
+	/* A kernel address no symbol holds (a module loaded after the
+	 * start) makes the collector read kallsyms again, at most this often
+	 * (doubling while a read names nothing new, up to 64 times). 0 =
+	 * never. */
+	uint32_t kallsyms_reload_ms;
 };
 
 #define REC_SYMCOLLECT_OPTS_INIT { sizeof(struct rec_symcollect_opts), \
-	1, NULL, 1, NULL, 0, 1, 4096, 1u << 20, NULL, NULL }
+	1, NULL, 1, NULL, 0, 1, 4096, 1u << 20, NULL, NULL, NULL, 1000 }
 
 /* One mapping. Strings and bytes are copied. */
 struct rec_symcollect_map {
@@ -111,6 +130,15 @@ struct rec_symcollect_stats {
 	uint64_t procs_scanned;     /* PROC/PID/maps files read */
 	uint64_t feed_errors;       /* rec_symcollect_observe() failures */
 	int kernel_status;          /* 0, REC_KALLSYMS_HIDDEN or -errno */
+	uint64_t kallsyms_reads;    /* kallsyms re-read for unknown addresses */
+	uint64_t kernel_unknown;    /* kernel addresses no symbol held */
+	/* unwinding (rec_symcollect_unwind) */
+	uint64_t unwind_objects;    /* objects whose unwind sections were read */
+	uint64_t unwind_unavailable;/* objects without readable ones */
+	uint64_t unwind_held;       /* bytes of unwind sections in memory */
+	uint64_t unwind_load_ns;    /* spent reading them */
+	uint64_t unwind_tables;     /* UnwindTable packets written */
+	uint64_t unwind_bytes;      /* their bytes (before compression) */
 };
 
 /* NULL opts = REC_SYMCOLLECT_OPTS_INIT. NULL + errno on failure; a kallsyms
@@ -142,6 +170,34 @@ int rec_symcollect_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
  * before the first marker count as kernel when `kernel` is set. */
 int rec_symcollect_hit_callchain(struct rec_symcollect *sc, uint32_t pid,
 				 const uint64_t *ips, size_t n, int kernel);
+
+/* ---- user stacks (--call-graph dwarf)
+ *
+ * Unwinds a copy of pid's user stack through the address spaces above and
+ * the DWARF CFI of the objects the stack runs through (format/unwind;
+ * frame pointers where no CFI covers a pc). Each object's unwind sections
+ * are read from its file at the first unwind through it and kept until
+ * free (stats.unwind_held). The addresses found count as hits, so their
+ * symbols are written. raw: the stack goes into the trace as it is, so
+ * the objects whose CFI it used get UnwindTable packets at the next
+ * write (the analyzer unwinds it offline from them). Returns the number
+ * of addresses in ips (the pc, then return addresses; res says why the
+ * unwind stopped, res->stack_used how many bytes of the copy it read), or
+ * -EINVAL, -ENOMEM. */
+int rec_symcollect_unwind(struct rec_symcollect *sc, uint32_t pid,
+			  const struct prec_unwind_regs *regs,
+			  const struct prec_unwind_stack *stack, int raw,
+			  uint64_t *ips, size_t max, struct prec_unwind_result *res);
+/* The register set user stacks of `machine` (uname -m; NULL = this host)
+ * unwind with, and whose PERF_SAMPLE_REGS_USER mask (perf_mask_min) the
+ * recording requests; NULL when format/unwind has none. */
+const struct prec_unwind_arch *rec_symcollect_arch(const char *machine);
+/* The same for a decoded sample with user registers and stack, as the
+ * emitter's unwind callback (recorder/encode/emit.h; ctx is the
+ * collector): *keep = the bytes of the stack an offline unwind of it
+ * reads, *stop = how the unwind ended. */
+int rec_symcollect_unwind_sample(void *ctx, const struct rec_record *r, int raw,
+				 uint64_t *ips, size_t max, size_t *keep, int *stop);
 
 /* Writes the tables of everything hit and not yet written on `stream`
  * (each packet gets time_ns). Returns the number of packets written or < 0. */

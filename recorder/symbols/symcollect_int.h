@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/unwind/unwind.h"
+#include "recorder/symbols/elfsym.h"
 #include "recorder/symbols/kallsyms.h"
 #include "recorder/symbols/symcollect.h"
 #include "recorder/symbols/u64map.h"
@@ -40,6 +42,19 @@ struct sc_obj {
 	uint8_t file_bid[64];     /* build-id of the file first read */
 	size_t file_bid_len;
 	uint32_t next;            /* hash chain */
+	/* unwinding (symunwind.c): the object's CFI, read at the first
+	 * unwind through it and kept for the recording's life */
+	struct sc_cfi *cfi;       /* NULL: not read yet, or unreadable */
+	int cfi_err;              /* < 0: unreadable (-errno), cfi_why says
+				   * more when not NULL (static text) */
+	const char *cfi_why;
+	int unwind_need;          /* a stack kept raw went through it */
+	int unwind_written;       /* its UnwindTable went out (this output) */
+};
+
+struct sc_cfi {
+	struct rec_elfsym_cfi c;  /* the sections (owned) */
+	struct prec_cfi_table *t; /* over c's bytes */
 };
 
 struct sc_map {
@@ -101,9 +116,50 @@ struct rec_symcollect {
 	uint8_t *kstate;          /* per kernel symbol: 0, 1 hit, 2 written */
 	int kernel_hits;          /* unwritten kernel hits exist */
 	int kernel_noted;         /* hidden/unavailable kernel recorded */
+	/* Kernel addresses no symbol holds (a module loaded after kallsyms
+	 * was read, a BPF program): kept (bounded) until a new read of
+	 * kallsyms names them. No read before kreload_ns; each read that
+	 * names nothing doubles the wait (kreload_mult, up to 64). */
+	struct rec_u64map kunknown;
+	uint64_t kreload_ns;
+	uint32_t kreload_mult;
+
+	const struct prec_unwind_arch *arch;  /* NULL: no unwinding here */
+	/* CFI rows of recent frames (symunwind.c): made at the first
+	 * unwind; tables live as long as the collector, so it is never
+	 * stale */
+	struct prec_unwind_cache *ucache;
 
 	struct rec_symcollect_stats st;
 };
+
+/* The address space of pid, read from /proc when the pid is new (as a
+ * hit does); NULL on allocation failure. (symcollect.c) */
+struct sc_proc *rec_symcollect_proc(struct rec_symcollect *sc, uint32_t pid);
+/* The mapping of p holding ip (the space before the last exec too), or
+ * NULL. (symcollect.c) */
+const struct sc_map *rec_symcollect_map_at(const struct sc_proc *p, uint64_t ip);
+void rec_symcollect_cfi_free(struct sc_cfi *c);   /* symunwind.c */
+
+/* Opens the file of o for reading: through the process's own view first
+ * (map_files survives deletion, /proc/PID/root sees its mount
+ * namespace), then the plain path; a file whose build-id differs from
+ * the mapping's is skipped. Returns the fd, or < 0 with *why set when
+ * there is more to say than the errno. Not for the [vdso]. (symwrite.c) */
+int rec_symcollect_obj_open(const struct rec_symcollect *sc,
+			    const struct sc_obj *o, const char **why);
+/* This process's own [vdso] image (the same kernel's as every native
+ * process's): 0 and *img, *len, or -errno. (symwrite.c) */
+int rec_symcollect_vdso(const void **img, size_t *len);
+/* -ESTALE with *why when the build-id read from our [vdso] is not the one
+ * o's mapping gave (another vDSO, e.g. of a 32-bit process), else 0. */
+int rec_symcollect_vdso_mismatch(const struct sc_obj *o, const uint8_t *bid,
+				 size_t bid_len, const char **why);
+
+/* Reads kallsyms again when unknown kernel addresses wait and the wait
+ * is over (or now when force); they then count as hits if named. 1 =
+ * read, 0 = not due, < 0 = error. (symcollect.c) */
+int rec_symcollect_kernel_reload(struct rec_symcollect *sc, int force);
 
 /* Records a user-space hit of pid at ip (symcollect.c): 2 = in an ELF
  * object, 1 = handled otherwise (JIT), 0 = not matched yet; < 0 error. */

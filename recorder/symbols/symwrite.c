@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -225,14 +226,7 @@ static void strip_deleted(char *path)
 		path[n - s] = 0;
 }
 
-/* Reads o's symbols: through the process's own view first (map_files
- * survives deletion, /proc/PID/root sees its mount namespace), then the
- * plain path. A file whose build-id differs from the mapping's is someone
- * else's. Returns 0, or < 0 with *why set. */
-/* The vDSO is the kernel's: every native process of this host maps the
- * same image, so ours stands for theirs (32-bit processes have another
- * one; a build-id from the MMAP2 record tells them apart). */
-static int load_vdso(struct rec_elfsym *e)
+int rec_symcollect_vdso(const void **img, size_t *len)
 {
 	unsigned long long lo = 0, hi = 0;
 	char line[512];
@@ -251,11 +245,49 @@ static int load_vdso(struct rec_elfsym *e)
 	fclose(f);
 	if (ret)
 		return ret;
-	return rec_elfsym_read_mem((const void *)(uintptr_t)lo, (size_t)(hi - lo), e);
+	*img = (const void *)(uintptr_t)lo;
+	*len = (size_t)(hi - lo);
+	return 0;
 }
 
-static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
-		    struct rec_elfsym *e, const char **why)
+int rec_symcollect_vdso_mismatch(const struct sc_obj *o, const uint8_t *bid,
+				 size_t bid_len, const char **why)
+{
+	if (!o->bid_len || (bid_len == o->bid_len && !memcmp(bid, o->bid, bid_len)))
+		return 0;
+	*why = "another vDSO (e.g. of a 32-bit process)";
+	return -ESTALE;
+}
+
+/* The vDSO is the kernel's: every native process of this host maps the
+ * same image, so ours stands for theirs (32-bit processes have another
+ * one; a build-id from the MMAP2 record tells them apart). */
+static int load_vdso(struct rec_elfsym *e)
+{
+	const void *img;
+	size_t len;
+	int ret = rec_symcollect_vdso(&img, &len);
+
+	return ret ? ret : rec_elfsym_read_mem(img, len, e);
+}
+
+/* 1 when the build-id of fd is not the mapping's (a mapping without one
+ * matches any file), 0 when it is, < 0 when fd is no ELF file. */
+static int bid_mismatch(const struct sc_obj *o, int fd)
+{
+	uint8_t bid[64];
+	int n;
+
+	if (!o->bid_len)
+		return 0;
+	n = rec_elfsym_build_id_fd(fd, bid, sizeof(bid));
+	if (n < 0)
+		return n;
+	return (size_t)n != o->bid_len || memcmp(bid, o->bid, o->bid_len) != 0;
+}
+
+int rec_symcollect_obj_open(const struct rec_symcollect *sc,
+			    const struct sc_obj *o, const char **why)
 {
 	char *path = strdup(o->path), cand[3][4200];
 	int nc = 0, ret = -ENOENT, mismatch = 0;
@@ -263,18 +295,6 @@ static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
 	*why = NULL;
 	if (!path)
 		return -ENOMEM;
-	if (strcmp(path, VDSO_PATH) == 0) {
-		free(path);
-		ret = load_vdso(e);
-		if (!ret && o->bid_len &&
-		    (e->build_id_len != o->bid_len ||
-		     memcmp(e->build_id, o->bid, o->bid_len) != 0)) {
-			rec_elfsym_release(e);
-			*why = "another vDSO (e.g. of a 32-bit process)";
-			return -ESTALE;
-		}
-		return ret;
-	}
 	strip_deleted(path);
 	if (sc->o.proc_root && o->pid) {
 		snprintf(cand[nc++], sizeof(cand[0]), "/proc/%u/map_files/%lx-%lx",
@@ -285,24 +305,60 @@ static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
 	snprintf(cand[nc++], sizeof(cand[0]), "%s", path);
 	free(path);
 	for (int i = 0; i < nc; i++) {
-		int r = rec_elfsym_load(cand[i], e);
+		/* O_NONBLOCK: a FIFO put where a binary was must not hang
+		 * us; only regular files are read */
+		int fd = open(cand[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK), r;
+		struct stat st;
 
-		if (r == 0 && o->bid_len &&
-		    (e->build_id_len != o->bid_len ||
-		     memcmp(e->build_id, o->bid, o->bid_len) != 0)) {
-			rec_elfsym_release(e);
-			mismatch = 1;
+		if (fd < 0) {
+			/* the last candidate's error is the most telling */
+			ret = -errno;
 			continue;
 		}
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			ret = -EINVAL;
+			continue;
+		}
+		r = bid_mismatch(o, fd);
 		if (r == 0)
-			return 0;
-		/* the last candidate's error is the most telling */
-		ret = r;
+			return fd;
+		close(fd);
+		if (r > 0)
+			mismatch = 1;
+		else
+			ret = r;
 	}
 	if (mismatch) {
 		*why = "build-id mismatch: the file changed since it was mapped";
 		return -ESTALE;
 	}
+	return ret;
+}
+
+/* Reads o's symbols from its file (rec_symcollect_obj_open) or, for the
+ * [vdso], from our own image. Returns 0, or < 0 with *why set when there
+ * is more to say than the errno. */
+static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
+		    struct rec_elfsym *e, const char **why)
+{
+	int fd, ret;
+
+	*why = NULL;
+	if (strcmp(o->path, VDSO_PATH) == 0) {
+		ret = load_vdso(e);
+		if (!ret && (ret = rec_symcollect_vdso_mismatch(o, e->build_id,
+								e->build_id_len, why)))
+			rec_elfsym_release(e);
+		return ret;
+	}
+	fd = rec_symcollect_obj_open(sc, o, why);
+	if (fd < 0) {
+		memset(e, 0, sizeof(*e));
+		return fd;
+	}
+	ret = rec_elfsym_read_fd(fd, e);
+	close(fd);
 	return ret;
 }
 
@@ -543,6 +599,99 @@ out:
 	return ret;
 }
 
+/* Unwind sections go out in pieces of at most this many bytes: libc's
+ * .eh_frame (150 KiB) in one packet, libLLVM's (9 MiB) in 36. */
+#define UNWIND_PIECE (256u << 10)
+
+/* The unwind sections of o as UnwindTable packets (the first also carries
+ * the load segments); an object whose sections could not be read gets one
+ * UNAVAILABLE table with the reason. Returns the packets written or < 0. */
+static int write_unwind(struct rec_symcollect *sc, struct prec_writer *w,
+			uint32_t stream, uint64_t t, struct sc_obj *o)
+{
+	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
+	Perfrec__UnwindTable ut = PERFREC__UNWIND_TABLE__INIT;
+	Perfrec__UnwindSection sec = PERFREC__UNWIND_SECTION__INIT;
+	Perfrec__UnwindSection *secs[1] = { &sec };
+	const struct rec_elfsym_cfi *c = o->cfi ? &o->cfi->c : NULL;
+	const struct rec_elfsym_cfi_sec *parts[3];
+	uint64_t *segv = NULL;
+	char reason[160];
+	int ret = 0, packets = 0;
+
+	o->unwind_need = 0;
+	o->unwind_written = 1;
+	ut.kind = PERFREC__UNWIND_TABLE__KIND__ELF;
+	ut.path = o->path;
+	pkt.data_case = PERFREC__PACKET__DATA_UNWIND;
+	pkt.unwind = &ut;
+	if (!c) {
+		ut.kind = PERFREC__UNWIND_TABLE__KIND__UNAVAILABLE;
+		ut.build_id.data = o->bid;
+		ut.build_id.len = o->bid_len;
+		snprintf(reason, sizeof(reason), "%s", o->cfi_why ? o->cfi_why :
+			 o->cfi_err == -ENODATA ? "no .eh_frame or .debug_frame" :
+			 strerror(-o->cfi_err));
+		ut.reason = reason;
+		ret = prec_writer_append(w, stream, &pkt, t);
+		if (ret)
+			return ret;
+		sc->st.unwind_tables++;
+		sc->st.unwind_bytes += perfrec__packet__get_packed_size(&pkt);
+		return 1;
+	}
+	if (c->nsegs) {
+		segv = calloc(c->nsegs * 3, sizeof(*segv));
+		if (!segv)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->nsegs; i++) {
+			segv[i] = c->segs[i].offset;
+			segv[c->nsegs + i] = c->segs[i].vaddr;
+			segv[2 * c->nsegs + i] = c->segs[i].filesz;
+		}
+	}
+	ut.build_id.data = c->build_id_len ? (uint8_t *)c->build_id : o->bid;
+	ut.build_id.len = c->build_id_len ? c->build_id_len : o->bid_len;
+	ut.load_bias = c->load_bias;
+	ut.n_sections = 1;
+	ut.sections = secs;
+	parts[PERFREC__UNWIND_SECTION__KIND__EH_FRAME] = &c->eh_frame;
+	parts[PERFREC__UNWIND_SECTION__KIND__EH_FRAME_HDR] = &c->eh_frame_hdr;
+	parts[PERFREC__UNWIND_SECTION__KIND__DEBUG_FRAME] = &c->debug_frame;
+	for (int k = 0; k < 3; k++) {
+		const struct rec_elfsym_cfi_sec *part = parts[k];
+
+		for (size_t off = 0; part->data && off < part->len; off += UNWIND_PIECE) {
+			if (!packets && segv) {
+				ut.n_load_offsets = ut.n_load_vaddrs =
+					ut.n_load_sizes = c->nsegs;
+				ut.load_offsets = segv;
+				ut.load_vaddrs = segv + c->nsegs;
+				ut.load_sizes = segv + 2 * c->nsegs;
+			} else {
+				ut.n_load_offsets = ut.n_load_vaddrs = ut.n_load_sizes = 0;
+			}
+			sec.kind = (Perfrec__UnwindSection__Kind)k;
+			sec.addr = part->addr;
+			sec.size = part->len;
+			sec.offset = off;
+			sec.data.data = part->data + off;
+			sec.data.len = part->len - off < UNWIND_PIECE ?
+				       part->len - off : UNWIND_PIECE;
+			ret = prec_writer_append(w, stream, &pkt, t);
+			if (ret)
+				goto out;
+			sc->st.unwind_tables++;
+			sc->st.unwind_bytes += perfrec__packet__get_packed_size(&pkt);
+			packets++;
+		}
+	}
+	ret = packets;
+out:
+	free(segv);
+	return ret;
+}
+
 int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 			 uint32_t stream, uint64_t time_ns)
 {
@@ -559,6 +708,11 @@ int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 			goto out;
 	}
 	sc->npend = 0;
+	ret = rec_symcollect_kernel_reload(sc, 0);
+	if (ret < 0 && ret != -ENOMEM)
+		ret = 0;   /* kallsyms unreadable now: the old table stays */
+	if (ret < 0)
+		goto out;
 	ret = write_kernel(sc, w, stream, time_ns);
 	if (ret < 0)
 		goto out;
@@ -569,6 +723,16 @@ int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 		if (o->full_done || !o->hits.n)
 			continue;
 		ret = write_obj(sc, w, stream, time_ns, o);
+		if (ret < 0)
+			goto out;
+		total += ret;
+	}
+	for (size_t i = 0; i < sc->nobjs; i++) {
+		struct sc_obj *o = sc->objs[i];
+
+		if (!o->unwind_need || o->unwind_written)
+			continue;
+		ret = write_unwind(sc, w, stream, time_ns, o);
 		if (ret < 0)
 			goto out;
 		total += ret;

@@ -5,7 +5,11 @@
  *
  * Input: byte 0 picks the sample_type variant of event id 1; the rest is
  * the ring's data area (zero-padded to a power of two) with data_head at
- * the end of the input.
+ * the end of the input. The --call-graph dwarf variants (user registers of
+ * a mask byte 0 also picks, stack copies) go through the record-time
+ * unwinder of a symbol collector that knows no process (so every frame
+ * is a frame-pointer step over the fuzzed stack bytes) and, for odd
+ * inputs, keep raw stacks.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,6 +21,7 @@
 #include "recorder/encode/emit.h"
 #include "recorder/ring/ring.h"
 #include "recorder/ring/spool.h"
+#include "recorder/symbols/symcollect.h"
 
 #define SID (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 
@@ -38,7 +43,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		PERF_SAMPLE_IP | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
 			PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN |
 			PERF_SAMPLE_RAW,
+		PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+			PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+		PERF_SAMPLE_REGS_USER,
+		PERF_SAMPLE_STACK_USER | PERF_SAMPLE_RAW,
 	};
+	/* BP SP IP (what the unwinder needs), all 24, none */
+	static const uint64_t masks[4] = { 0x1c0, 0xffffff, 0, 0xf001c2 };
+	struct rec_symcollect_opts so = REC_SYMCOLLECT_OPTS_INIT;
+	struct rec_symcollect *sc;
 	struct rec_decode_ctx ctx = { SID, lookup, NULL };
 	size_t page = 4096, dsize = 4096;
 	unsigned char *block;
@@ -51,7 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1 || size > 65536 + 1)
 		return 0;
-	fmt.sample_type = SID | extra[data[0] % 5];
+	fmt.sample_type = SID | extra[data[0] % 8];
+	fmt.regs_user = masks[(data[0] >> 3) & 3];
 	fmt.read_format = PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
 			  (data[0] & 0x80 ? PERF_FORMAT_GROUP : 0) |
 			  (data[0] & 0x40 ? (1u << 4) /* LOST */ : 0);
@@ -70,9 +84,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(block);
 		return 0;
 	}
+	/* no process known, nothing read from the host */
+	so.kernel = 0;
+	so.perf_maps = 0;
+	so.proc_maps = "";
+	so.machine = "x86_64";
+	sc = rec_symcollect_new(&so);
 	sink = prec_sink_mem_new();
 	w = sink ? prec_writer_new(sink, NULL) : NULL;
 	if (w && rec_emit_init(&e, w, &ctx, 4) == 0) {
+		e.unwind = rec_symcollect_unwind_sample;
+		e.unwind_ctx = sc;
+		e.raw_stacks = size & 1;
 		/* bounded: every turn consumes bytes or stops the ring */
 		for (int turn = 0; turn < 4; turn++) {
 			long moved = rec_spool_fill(&sp, &k);
@@ -89,6 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	prec_writer_free(w);
 	prec_sink_free(sink);
+	rec_symcollect_free(sc);
 	rec_spool_release(&sp);
 	rec_ring_release(&k);
 	free(block);

@@ -16,7 +16,8 @@
  * built with -O2 -fomit-frame-pointer and its own tables).
  *
  * Invariants: the count returned is res.n, at most max, at least 1 when
- * the pc and sp are present, ips[0] the pc; no stop outside the enum.
+ * the pc and sp are present, ips[0] the pc; no stop outside the enum;
+ * through a row cache (cold, then warm) the same result.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -112,6 +113,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (c.calls > (unsigned)n)
 		abort();   /* one lookup per frame at most */
+	/* a row cache changes nothing: twice through it (cold, then warm)
+	 * gives the uncached result; a small one, so slots collide */
+	{
+		static struct prec_unwind_cache *cache;
+		struct prec_unwind_result res2;
+		uint64_t ips2[128];
+
+		if (!cache)
+			cache = prec_unwind_cache_new(64);
+		o.cache = cache;
+		for (int pass = 0; cache && pass < 2; pass++) {
+			int n2 = prec_unwind(&o, &r, &st, ips2, sizeof(ips2) / sizeof(ips2[0]), &res2);
+
+			if (n2 != n || res2.stop != res.stop || res2.err != res.err ||
+			    res2.stack_used != res.stack_used ||
+			    memcmp(ips2, ips, (size_t)n * sizeof(ips[0])))
+				abort();
+		}
+		/* its entries name this table, about to be freed */
+		prec_unwind_cache_clear(cache);
+	}
 	prec_cfi_table_free((struct prec_cfi_table *)c.t);
 	return 0;
 }

@@ -229,6 +229,44 @@ static void test_real_stack(void **state)
 			     (double)(t1.tv_nsec - t0.tv_nsec)) / rounds;
 		print_message("  cost: %.0f ns per unwind of %d frames (%.0f ns/frame, "
 			      "lookups by a linear map scan)\n", ns, n, ns / n);
+		/* with a row cache: the same chain, the CFI interpreted once */
+		struct prec_unwind_cache *cache = prec_unwind_cache_new(1024);
+		struct prec_unwind_opts oc = o;
+		uint64_t hits, misses;
+		assert_non_null(cache);
+		oc.cache = cache;
+		uint64_t h1 = 0, m1 = 0;
+		for (int pass = 0; pass < 2; pass++) {
+			assert_int_equal(prec_unwind(&oc, &r, &st, ipsb, 64, &rb), n);
+			assert_memory_equal(ipsb, ips, (size_t)n * 8);
+			assert_int_equal(rb.stop, res.stop);
+			assert_int_equal(rb.stack_used, res.stack_used);
+			prec_unwind_cache_stats(cache, &hits, &misses);
+			if (!pass) {
+				/* one lookup per frame (_start's says it is
+				 * the outermost); msort's recursion repeats
+				 * return addresses */
+				assert_int_equal(hits + misses, (uint64_t)n);
+				h1 = hits;
+				m1 = misses;
+			}
+		}
+		assert_int_equal(misses, m1);   /* warm: all from the cache */
+		assert_int_equal(hits - h1, (uint64_t)n);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (int i = 0; i < rounds; i++)
+			prec_unwind(&oc, &r, &st, ipsb, 64, &rb);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 +
+		      (double)(t1.tv_nsec - t0.tv_nsec)) / rounds;
+		print_message("  cost with a row cache: %.0f ns per unwind (%.0f ns/frame)\n",
+			      ns, ns / n);
+		prec_unwind_cache_clear(cache);
+		prec_unwind_cache_stats(cache, &hits, &misses);
+		assert_int_equal(prec_unwind(&oc, &r, &st, ipsb, 64, &rb), n);
+		prec_unwind_cache_free(cache);
+		assert_null(prec_unwind_cache_new(0));
+		prec_unwind_cache_free(NULL);
 	}
 	/* A copy cut short stops cleanly at its end, with a prefix of the
 	 * same chain. */
@@ -914,6 +952,55 @@ static void test_cfi_ladder(void **state)
 	prec_cfi_table_free(t);
 }
 
+/* A sample in an epilogue, between "pop %rbp" and "ret": the CFI still
+ * says rbp is saved at CFA-24, a slot below the stack pointer that the
+ * kernel's copy does not hold. The register already has the caller's
+ * value: the caller, whose CFA is rbp+16, must unwind with it. */
+static int find_two(void *ctx, uint64_t pc, const struct prec_cfi_table **t, uint64_t *bias)
+{
+	(void)pc;
+	*t = ctx;
+	*bias = 0;
+	return 1;
+}
+
+static void test_epilogue(void **state)
+{
+	static const uint8_t cie_ins[] = { 0x0c, 7, 8, 0x90, 1 };     /* rsp+8, ra c-8 */
+	static const uint8_t a_ins[] = { 0x0e, 16, 0x86, 3 };         /* rsp+16, rbp c-24 */
+	static const uint8_t b_ins[] = { 0x0c, 6, 16, 0x86, 2 };      /* rbp+16, rbp c-16 */
+	struct asmb a = { .n = 0 };
+	struct prec_cfi_table *t;
+	uint64_t stack[6] = { 0xdead, 0x3050, 0, 0x5050, 0, 0 }, regs[3], ips[16];
+	struct prec_unwind_opts o = PREC_UNWIND_OPTS_INIT;
+	struct prec_unwind_regs r = { PREC_PERF_REGS_ABI_64,
+				      (1ull << 6) | (1ull << 7) | (1ull << 8), regs, 3 };
+	struct prec_unwind_stack st = { 0x8000, (const uint8_t *)stack, sizeof(stack) };
+	struct prec_unwind_result res;
+	size_t cie;
+	int n;
+
+	(void)state;
+	cie = cie_zr(&a, cie_ins, sizeof(cie_ins));
+	fde_eh(&a, cie, EH_ADDR, 0x1000, 0x100, a_ins, sizeof(a_ins), 1);
+	fde_eh(&a, cie, EH_ADDR, 0x3000, 0x100, b_ins, sizeof(b_ins), 1);
+	fde_eh(&a, cie, EH_ADDR, 0x5000, 0x100, NULL, 0, 1);
+	t = table_eh(&a, EH_ADDR);
+	assert_non_null(t);
+	o.find = find_two;
+	o.ctx = t;
+	o.no_fp = 1;
+	regs[0] = 0x8010;   /* bp: already popped, the caller's frame */
+	regs[1] = 0x8000;   /* sp */
+	regs[2] = 0x1050;   /* ip: in the epilogue */
+	n = prec_unwind(&o, &r, &st, ips, 16, &res);
+	assert_int_equal(n, 3);
+	assert_int_equal(ips[1], 0x3050);
+	assert_int_equal(ips[2], 0x5050);
+	assert_int_equal(res.stop, PREC_UNWIND_STOP_OUTERMOST);
+	prec_cfi_table_free(t);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -935,6 +1022,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_real_stack),
+		cmocka_unit_test(test_epilogue),
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_debug_frame),
 		cmocka_unit_test(test_augmentation_and_hdr),

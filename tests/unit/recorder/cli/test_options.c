@@ -227,6 +227,72 @@ static void test_record_only(void **state)
 	rec_cli_common_release(&ra.c);
 }
 
+/* -g and --call-graph MODE: the last one given wins. */
+static void test_call_graph(void **state)
+{
+	static const char *const a[] = { "--call-graph", "dwarf", NULL };
+	static const char *const b[] = { "--call-graph=dwarf,16k,raw", NULL };
+	static const char *const c[] = { "--call-graph", "dwarf", "-g", NULL };
+	static const char *const d[] = { "-g", "--call-graph", "fp", NULL };
+	static const char *const e[] = { "--call-graph", "lbr", NULL };
+	static const char *const f[] = { "--call-graph", NULL };
+	struct rec_cli_record_args ra;
+	struct rec_call_graph cg;
+	char *argv[MAXARGS];
+	int argc;
+
+	(void)state;
+	argc = make_argv(argv, "record", a);
+	assert_int_equal(rec_cli_record_parse(argc, argv, &ra), 0);
+	assert_true(ra.dwarf);
+	assert_false(ra.callchain);
+	assert_false(ra.raw_stacks);
+	assert_int_equal(ra.stack_user, 0);
+	rec_cli_common_release(&ra.c);
+	argc = make_argv(argv, "record", b);
+	assert_int_equal(rec_cli_record_parse(argc, argv, &ra), 0);
+	assert_true(ra.dwarf && ra.raw_stacks);
+	assert_int_equal(ra.stack_user, 16384);
+	rec_cli_common_release(&ra.c);
+	argc = make_argv(argv, "record", c);
+	assert_int_equal(rec_cli_record_parse(argc, argv, &ra), 0);
+	assert_true(ra.callchain);
+	assert_false(ra.dwarf);
+	rec_cli_common_release(&ra.c);
+	argc = make_argv(argv, "record", d);
+	assert_int_equal(rec_cli_record_parse(argc, argv, &ra), 0);
+	assert_true(ra.callchain);
+	assert_false(ra.dwarf);
+	rec_cli_common_release(&ra.c);
+	argc = make_argv(argv, "record", e);
+	assert_int_equal(rec_cli_record_parse(argc, argv, &ra), -EINVAL);
+	assert_non_null(strstr(logcap_err(), "--call-graph 'lbr'"));
+	rec_cli_common_release(&ra.c);
+	argc = make_argv(argv, "record", f);
+	assert_int_equal(rec_cli_record_parse(argc, argv, &ra), -EINVAL);
+	rec_cli_common_release(&ra.c);
+
+	assert_int_equal(rec_parse_call_graph("fp", &cg), 0);
+	assert_false(cg.dwarf);
+	assert_int_equal(rec_parse_call_graph("dwarf", &cg), 0);
+	assert_true(cg.dwarf && !cg.raw && !cg.stack_user);
+	assert_int_equal(rec_parse_call_graph("dwarf,raw", &cg), 0);
+	assert_true(cg.dwarf && cg.raw && !cg.stack_user);
+	assert_int_equal(rec_parse_call_graph("dwarf,4093", &cg), 0);
+	assert_int_equal(cg.stack_user, 4096);   /* rounded up to 8 */
+	assert_int_equal(rec_parse_call_graph("dwarf,65528", &cg), 0);
+	assert_int_equal(rec_parse_call_graph("dwarf,65529", &cg), -ERANGE);
+	assert_int_equal(rec_parse_call_graph("dwarf,0", &cg), -ERANGE);
+	assert_int_equal(rec_parse_call_graph("dwarf,raw,8k", &cg), -EINVAL);
+	assert_int_equal(rec_parse_call_graph("dwarf,raw,raw", &cg), -EINVAL);
+	assert_int_equal(rec_parse_call_graph("dwarf,", &cg), -EINVAL);
+	assert_int_equal(rec_parse_call_graph("dwarf,,raw", &cg), -EINVAL);
+	assert_int_equal(rec_parse_call_graph(",dwarf", &cg), -EINVAL);
+	assert_int_equal(rec_parse_call_graph("fp,8k", &cg), -EINVAL);
+	assert_int_equal(rec_parse_call_graph("", &cg), -EINVAL);
+	assert_int_equal(rec_parse_call_graph("raw", &cg), -EINVAL);
+}
+
 static void test_parsers(void **state)
 {
 	uint64_t v;
@@ -310,7 +376,8 @@ static void test_help_lists_options(void **state)
 		unlink(path);
 		for (const char *o = "-e, --event EVENTS\0-F, --freq HZ\0--switch-events\0"
 		     "-p, --pid PIDS\0-t, --tid TIDS\0-I, --interval TIME\0--spool SIZE\0"
-		     "--symbols-interval TIME\0-q, --quiet\0"; *o; o += strlen(o) + 1)
+		     "--symbols-interval TIME\0-q, --quiet\0  -g  \0--call-graph MODE\0";
+		     *o; o += strlen(o) + 1)
 			if (!strstr(text, o))
 				fail_msg("record --help lacks '%s'", o);
 	}
@@ -324,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_same_refusals),
 		cmocka_unit_test(test_record_only),
+		cmocka_unit_test(test_call_graph),
 		cmocka_unit_test(test_parsers),
 		cmocka_unit_test(test_help_lists_options),
 	};

@@ -1,6 +1,7 @@
 /*
  * test_decode.c - perf records into struct rec_record (recorder/decode.c):
- * every combination of the sample_type fields we request, every side-band
+ * every combination of the sample_type fields we request (user registers
+ * and stack of --call-graph dwarf included), every side-band
  * type, and truncated or lying records that must fail cleanly.
  */
 #include <setjmp.h>
@@ -96,7 +97,15 @@ static const uint64_t optional_bits[] = {
 	PERF_SAMPLE_IP, PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR,
 	PERF_SAMPLE_ID, PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU, PERF_SAMPLE_PERIOD,
 	PERF_SAMPLE_READ, PERF_SAMPLE_CALLCHAIN, PERF_SAMPLE_RAW,
+	PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER,
 };
+
+/* --call-graph dwarf: BP SP IP, and a 64-byte stack copy of which the
+ * kernel filled 40 */
+#define REGS_MASK ((1ull << 6) | (1ull << 7) | (1ull << 8))
+static const uint64_t uregs[3] = { 0x7ffc0010, 0x7ffc0000, 0x401234 };
+#define STACK_SIZE 64
+#define STACK_DYN 40
 #define NBITS (sizeof(optional_bits) / sizeof(optional_bits[0]))
 
 /* Builds a sample for event 100 + variant with sample_type st and the
@@ -146,13 +155,24 @@ static size_t build_sample(struct rb *b, uint64_t st, uint64_t rf,
 		rb_bytes(b, ips, sizeof(ips));
 	}
 	if (st & PERF_SAMPLE_RAW) {
-		uint32_t n = sizeof(raw);
+		/* the kernel pads size + data to 8 bytes and counts the
+		 * padding in size */
+		uint32_t n = 20;
 
 		rb_bytes(b, &n, 4);
-		rb_bytes(b, raw, n);
-		/* pad to 8 like the kernel */
+		rb_bytes(b, raw, sizeof(raw));
 		while (b->len % 8)
 			b->buf[b->len++] = 0;
+	}
+	if (st & PERF_SAMPLE_REGS_USER) {
+		rb_u64(b, 2);   /* PERF_SAMPLE_REGS_ABI_64 */
+		rb_bytes(b, uregs, sizeof(uregs));
+	}
+	if (st & PERF_SAMPLE_STACK_USER) {
+		rb_u64(b, STACK_SIZE);
+		for (int i = 0; i < STACK_SIZE; i++)
+			b->buf[b->len++] = (unsigned char)i;
+		rb_u64(b, STACK_DYN);
 	}
 	rb_end(b);
 	return b->len;
@@ -201,10 +221,26 @@ static void check_sample(const struct rec_record *r, uint64_t st, uint64_t rf,
 		assert_int_equal(r->sample.nr, 0);
 	}
 	if (st & PERF_SAMPLE_RAW) {
-		assert_int_equal(r->sample.raw_size, 13);
+		assert_int_equal(r->sample.raw_size, 20);
 		assert_memory_equal(r->sample.raw, "tracepointxx", 13);
 	} else {
 		assert_null(r->sample.raw);
+	}
+	if (st & PERF_SAMPLE_REGS_USER) {
+		assert_int_equal(r->sample.regs_abi, 2);
+		assert_int_equal(r->sample.regs_mask, REGS_MASK);
+		assert_int_equal(r->sample.nregs, 3);
+		assert_memory_equal(r->sample.regs, uregs, sizeof(uregs));
+	} else {
+		assert_int_equal(r->sample.nregs, 0);
+		assert_null(r->sample.regs);
+	}
+	if (st & PERF_SAMPLE_STACK_USER) {
+		assert_int_equal(r->sample.stack_size, STACK_SIZE);
+		assert_int_equal(r->sample.stack_dyn, STACK_DYN);
+		assert_int_equal(((const unsigned char *)r->sample.stack)[63], 63);
+	} else {
+		assert_null(r->sample.stack);
 	}
 }
 
@@ -231,6 +267,7 @@ static void test_every_sample_type_combination(void **state)
 				continue;
 			fmts[0].sample_type = st;
 			fmts[0].read_format = rf;
+			fmts[0].regs_user = REGS_MASK;
 			len = build_sample(&b, st, rf, nr);
 			assert_int_equal(rec_decode(&ctx, b.buf, len, &r), 1);
 			check_sample(&r, st, rf, nr);
@@ -281,6 +318,70 @@ static void test_sample_lies(void **state)
 	rb_u64(&b, 2);
 	rb_end(&b);
 	assert_int_equal(rec_decode(&ctx, b.buf, b.len, &r), -EINVAL);
+
+	/* user registers: more than the record holds */
+	fmts[1].sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_REGS_USER;
+	fmts[1].regs_user = ~0ull;   /* 64 registers */
+	rb_start(&b, PERF_RECORD_SAMPLE, 0);
+	rb_u64(&b, 101);
+	rb_u64(&b, 2);
+	for (int i = 0; i < 63; i++)
+		rb_u64(&b, (uint64_t)i);
+	rb_end(&b);
+	assert_int_equal(rec_decode(&ctx, b.buf, b.len, &r), -EINVAL);
+	/* no abi word at all */
+	rb_start(&b, PERF_RECORD_SAMPLE, 0);
+	rb_u64(&b, 101);
+	rb_end(&b);
+	assert_int_equal(rec_decode(&ctx, b.buf, b.len, &r), -EINVAL);
+	/* ABI_NONE (a kernel thread): no registers follow */
+	rb_start(&b, PERF_RECORD_SAMPLE, 0);
+	rb_u64(&b, 101);
+	rb_u64(&b, 0);
+	rb_end(&b);
+	assert_int_equal(rec_decode(&ctx, b.buf, b.len, &r), 1);
+	assert_int_equal(r.sample.nregs, 0);
+	assert_null(r.sample.regs);
+
+	/* user stack: size 0 has no dyn_size; sizes beyond the record, a
+	 * missing dyn_size, dyn_size above size */
+	fmts[1].sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_STACK_USER;
+	rb_start(&b, PERF_RECORD_SAMPLE, 0);
+	rb_u64(&b, 101);
+	rb_u64(&b, 0);
+	rb_end(&b);
+	assert_int_equal(rec_decode(&ctx, b.buf, b.len, &r), 1);
+	assert_null(r.sample.stack);
+	rb_start(&b, PERF_RECORD_SAMPLE, 0);
+	rb_u64(&b, 101);
+	rb_u64(&b, huge);
+	rb_u64(&b, 0);
+	rb_end(&b);
+	assert_int_equal(rec_decode(&ctx, b.buf, b.len, &r), -EINVAL);
+	rb_start(&b, PERF_RECORD_SAMPLE, 0);
+	rb_u64(&b, 101);
+	rb_u64(&b, 16);
+	rb_u64(&b, 1);
+	rb_u64(&b, 2);   /* 16 bytes, then nothing */
+	rb_end(&b);
+	assert_int_equal(rec_decode(&ctx, b.buf, b.len, &r), -EINVAL);
+	rb_start(&b, PERF_RECORD_SAMPLE, 0);
+	rb_u64(&b, 101);
+	rb_u64(&b, 16);
+	rb_u64(&b, 1);
+	rb_u64(&b, 2);
+	rb_u64(&b, 24);  /* dyn_size > size */
+	rb_end(&b);
+	assert_int_equal(rec_decode(&ctx, b.buf, b.len, &r), -EINVAL);
+	rb_start(&b, PERF_RECORD_SAMPLE, 0);
+	rb_u64(&b, 101);
+	rb_u64(&b, 16);
+	rb_u64(&b, 1);
+	rb_u64(&b, 2);
+	rb_u64(&b, 16);
+	rb_end(&b);
+	assert_int_equal(rec_decode(&ctx, b.buf, b.len, &r), 1);
+	assert_int_equal(r.sample.stack_dyn, 16);
 
 	/* unknown event id */
 	rb_start(&b, PERF_RECORD_SAMPLE, 0);

@@ -307,6 +307,212 @@ static void test_round_trip(void **state)
 	prec_sink_free(sink);
 }
 
+/* ---- --call-graph dwarf: user registers and stacks */
+
+#define UREGS ((1ull << 6) | (1ull << 7) | (1ull << 8))   /* BP SP IP */
+#define UPC 0x401234ull
+#define KIP 0xffffffff81001234ull
+#define CTX_KERNEL ((uint64_t)-128)
+#define CTX_USER ((uint64_t)-512)
+
+static struct rec_sample_fmt ufmt = {
+	.sample_type = SID | PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+		       PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+	.regs_user = UREGS,
+};
+
+static const struct rec_sample_fmt *ulookup(void *arg, uint64_t id)
+{
+	(void)arg;
+	return id == 100 ? &ufmt : NULL;
+}
+
+/* A stand-in unwinder: three user frames, reads 24 bytes. */
+static int unwinds, unwind_fail;
+
+static int fake_unwind(void *ctx, const struct rec_record *r, int raw, uint64_t *ips,
+		       size_t max, size_t *keep, int *stop)
+{
+	uint64_t v;
+
+	(void)ctx;
+	(void)raw;
+	unwinds++;
+	assert_true(max >= 3);
+	assert_int_equal(r->sample.nregs, 3);
+	memcpy(&v, (const char *)r->sample.regs + 16, 8);
+	assert_int_equal(v, UPC);
+	if (unwind_fail) {
+		*stop = 6;   /* PREC_UNWIND_STOP_NO_REGS: *keep untouched */
+		return 0;
+	}
+	*keep = 24;
+	*stop = 1;   /* PREC_UNWIND_STOP_OUTERMOST */
+	ips[0] = UPC;
+	ips[1] = 0x401100;
+	ips[2] = 0x401200;
+	return 3;
+}
+
+/* kernel: taken in the kernel (kernel callchain), else in user mode
+ * (empty kernel callchain: exclude_callchain_user); kthread: no user
+ * registers, no stack. */
+static const struct perf_event_header *usample(struct rb *b, int kernel, int kthread)
+{
+	rb_start(b, PERF_RECORD_SAMPLE, kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER);
+	rb_u64(b, 100);
+	rb_u64(b, kernel ? KIP : UPC);
+	rb_u32x2(b, 50, 51);
+	rb_u64(b, 1000000);
+	rb_u32x2(b, 1, 0);
+	rb_u64(b, 250000);
+	if (kernel) {
+		rb_u64(b, 3);
+		rb_u64(b, CTX_KERNEL);
+		rb_u64(b, KIP);
+		rb_u64(b, KIP + 0x40);
+	} else {
+		rb_u64(b, 0);
+	}
+	if (kthread) {
+		rb_u64(b, 0);   /* ABI_NONE */
+		rb_u64(b, 0);   /* no stack */
+		return rb_end(b);
+	}
+	rb_u64(b, 2);       /* ABI_64 */
+	rb_u64(b, 0x7ffc0040);
+	rb_u64(b, 0x7ffc0000);
+	rb_u64(b, UPC);
+	rb_u64(b, 64);      /* stack: 64 bytes, 40 copied */
+	for (int i = 0; i < 8; i++)
+		rb_u64(b, 0x1111111111111111ull * (uint64_t)(i + 1));
+	rb_u64(b, 40);
+	return rb_end(b);
+}
+
+struct got {
+	uint64_t chain[3][16];
+	size_t nchain[3];
+	size_t nregs[3], stack[3], dyn[3];
+	int n;
+};
+
+/* Emits a kernel-mode, a user-mode and a kernel-thread sample and reads
+ * back what went out. */
+static void emit_usamples(struct rec_emit *e, struct prec_sink *sink,
+			  struct prec_writer *w, struct got *g)
+{
+	struct prec_reader *r;
+	struct prec_packet p;
+	const void *data;
+	size_t len;
+	struct rb b;
+
+	assert_int_equal(rec_emit_record(e, 1, 1, usample(&b, 1, 0)), 0);
+	assert_int_equal(rec_emit_record(e, 1, 1, usample(&b, 0, 0)), 0);
+	assert_int_equal(rec_emit_record(e, 1, 1, usample(&b, 1, 1)), 0);
+	assert_int_equal(prec_writer_close(w), 0);
+	data = prec_sink_mem_data(sink, &len);
+	r = prec_reader_open_mem(data, len, NULL);
+	assert_non_null(r);
+	memset(g, 0, sizeof(*g));
+	while (prec_reader_next_packet(r, &p) > 0) {
+		const Perfrec__Sample *smp;
+		const uint64_t *ips;
+		size_t n = 0;
+
+		if (p.pkt->data_case != PERFREC__PACKET__DATA_SAMPLE)
+			continue;
+		assert_true(g->n < 3);
+		smp = p.pkt->sample;
+		ips = smp->callchain ? prec_frame_callchain(p.frame, smp->callchain, &n) : NULL;
+		assert_true(n <= 16);
+		if (n)
+			memcpy(g->chain[g->n], ips, n * 8);
+		g->nchain[g->n] = n;
+		g->nregs[g->n] = smp->n_regs;
+		g->stack[g->n] = smp->stack.len;
+		g->dyn[g->n] = smp->stack_dyn_size;
+		if (smp->n_regs) {
+			assert_int_equal(smp->regs_abi, 2);
+			assert_int_equal(smp->regs_mask, UREGS);
+			assert_int_equal(smp->regs[2], UPC);
+			assert_int_equal(smp->stack.data[0], 0x11);
+		}
+		g->n++;
+	}
+	prec_reader_free(r);
+}
+
+static void test_user_stacks(void **state)
+{
+	struct rec_decode_ctx ctx = { SID, ulookup, NULL };
+	static const uint64_t kpart[3] = { CTX_KERNEL, KIP, KIP + 0x40 };
+	static const uint64_t upart[4] = { CTX_USER, UPC, 0x401100, 0x401200 };
+
+	(void)state;
+	/* 0: unwound here; 1: raw (unwound for the tables, kept); 2: no
+	 * unwinder (kept whole); 3: the unwind found nothing (kept whole) */
+	for (int mode = 0; mode < 4; mode++) {
+		struct prec_sink *sink = prec_sink_mem_new();
+		struct prec_writer *w = prec_writer_new(sink, NULL);
+		struct rec_emit e;
+		struct got g;
+
+		assert_int_equal(rec_emit_init(&e, w, &ctx, 4), 0);
+		if (mode != 2) {
+			e.unwind = fake_unwind;
+		}
+		e.raw_stacks = mode == 1;
+		unwind_fail = mode == 3;
+		unwinds = 0;
+		emit_usamples(&e, sink, w, &g);
+		assert_int_equal(g.n, 3);
+		assert_int_equal(unwinds, mode == 2 ? 0 : 2);   /* not the kernel thread */
+		/* the kernel thread: its kernel chain, nothing else */
+		assert_int_equal(g.nchain[2], 3);
+		assert_int_equal(g.nregs[2], 0);
+		assert_int_equal(g.stack[2], 0);
+		assert_int_equal(e.st.ustacks, 2);
+		if (mode == 0) {
+			/* [kernel part, USER, user part], no bytes */
+			assert_int_equal(g.nchain[0], 7);
+			assert_memory_equal(g.chain[0], kpart, sizeof(kpart));
+			assert_memory_equal(g.chain[0] + 3, upart, sizeof(upart));
+			assert_int_equal(g.nchain[1], 4);
+			assert_memory_equal(g.chain[1], upart, sizeof(upart));
+			for (int i = 0; i < 2; i++) {
+				assert_int_equal(g.nregs[i], 0);
+				assert_int_equal(g.stack[i], 0);
+			}
+			assert_int_equal(e.st.ustack_unwound, 2);
+			assert_int_equal(e.st.ustack_frames, 6);
+			assert_int_equal(e.st.ustack_raw, 0);
+			assert_int_equal(e.st.ustack_stops[1], 2);
+		} else {
+			/* the kernel part alone; registers and the stack
+			 * prefix the unwind read (mode 1) or all the kernel
+			 * copied */
+			size_t keep = mode == 1 ? 24 : 40;
+
+			assert_int_equal(g.nchain[0], 3);
+			assert_memory_equal(g.chain[0], kpart, sizeof(kpart));
+			assert_int_equal(g.nchain[1], 0);
+			for (int i = 0; i < 2; i++) {
+				assert_int_equal(g.nregs[i], 3);
+				assert_int_equal(g.stack[i], keep);
+				assert_int_equal(g.dyn[i], 40);
+			}
+			assert_int_equal(e.st.ustack_raw, 2);
+			assert_int_equal(e.st.ustack_raw_bytes, 2 * keep);
+			assert_int_equal(e.st.ustack_unwound, mode == 1 ? 2 : 0);
+		}
+		rec_emit_release(&e);
+		prec_writer_free(w);
+		prec_sink_free(sink);
+	}
+}
+
 static void test_status_line(void **state)
 {
 	struct rec_status_in in = { 3000000000ull, 15000, 5000, 1000000000ull, 7,
@@ -324,6 +530,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_user_stacks),
 		cmocka_unit_test(test_status_line),
 	};
 

@@ -92,7 +92,32 @@ static void test_attrs(void **state)
 	assert_int_equal(s.sel[0].attr.inherit, 1);
 	assert_int_equal(s.sel[0].attr.context_switch, 0);
 	assert_int_equal(s.sel[2].attr.enable_on_exec, 0);   /* members follow */
+	for (size_t i = 0; i < s.nsel; i++) {
+		assert_int_equal(s.sel[i].attr.sample_stack_user, 0);
+		assert_int_equal(s.sel[i].attr.exclude_callchain_user, 0);
+	}
 	rec_evset_release(&s);
+
+	/* --call-graph dwarf: user registers and stack on every event, the
+	 * kernel's callchain without its user part (as perf sets it) */
+	cfg.callchain = false;
+	cfg.stack_user = 8192;
+	cfg.regs_user = 0xf001c2;
+	assert_int_equal(rec_evset_init(&s, &l, &cfg), 0);
+	for (size_t i = 0; i < s.nsel; i++) {
+		const struct perf_event_attr *a = &s.sel[i].attr;
+
+		assert_true(a->sample_type & PERF_SAMPLE_CALLCHAIN);
+		assert_true(a->sample_type & PERF_SAMPLE_REGS_USER);
+		assert_true(a->sample_type & PERF_SAMPLE_STACK_USER);
+		assert_int_equal(a->sample_regs_user, 0xf001c2);
+		assert_int_equal(a->sample_stack_user, 8192);
+		assert_int_equal(a->exclude_callchain_user, 1);
+		assert_int_equal(s.sel[i].fmt.regs_user, 0xf001c2);
+		assert_int_equal(s.sel[i].fmt.sample_type, a->sample_type);
+	}
+	rec_evset_release(&s);
+	cfg.stack_user = 0;
 
 	/* ring pages must be a power of two */
 	cfg.mmap_pages = 100;

@@ -5,7 +5,8 @@
  * real format writer into memory, are read back with the format reader,
  * and then resolved by the analyzer's symbolizer: the names must come back
  * for the addresses we hit, and only the objects (and symbols) hit may be
- * in the trace. Also: kernel table from a synthetic kallsyms, kptr_restrict,
+ * in the trace. Also: kernel table from a synthetic kallsyms, a module
+ * loaded later (kallsyms read again, bounded), kptr_restrict,
  * perf-PID.map, vanished objects, build-id mismatch, fork/exec, hits that
  * arrive before their mapping, incremental writes, chunking, cost.
  */
@@ -924,6 +925,96 @@ static void test_kernel_hidden(void **state)
 	trace_free(&t);
 }
 
+/* A module loaded after the start: its addresses are unknown to the
+ * kallsyms read at new(), so the collector reads kallsyms again (at most
+ * every kallsyms_reload_ms, twice as long after a read that named
+ * nothing) and then names them; symbols written before are not repeated. */
+static void test_kernel_module_loaded_later(void **state)
+{
+	static const char before[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 T k_hot\n"
+		"ffffffff81000200 t k_cold\n"
+		"ffffffffc0001000 t m_fn\t[mymod]\n"
+		"ffffffffc0001100 t m_fn2\t[mymod]\n";
+	const uint64_t nm = 0xffffffffc0100010ull;   /* in [newmod] */
+	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
+	struct rec_symcollect_stats st;
+	struct rec_symcollect *sc;
+	struct ana_symbols *as;
+	struct ana_sym out;
+	struct trace t;
+	char p[400], text[1024];
+	struct rtab *rt;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/kallsyms-mod", tmpdir);
+	write_file(p, before);
+	o.kallsyms_path = p;
+	o.proc_maps = "";
+	o.kallsyms_reload_ms = 1;
+	sc = rec_symcollect_new(&o);
+	assert_non_null(sc);
+	trace_open(&t);
+	assert_int_equal(rec_symcollect_hit(sc, 1, KBASE + 0x100, 1), 0);   /* k_hot */
+	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 1000), 1);
+	/* past m_fn2's bounded end: unknown; the first one reads at once */
+	assert_int_equal(rec_symcollect_hit(sc, 1, nm, 1), 0);
+	rec_symcollect_stats(sc, &st);
+	assert_int_equal(st.kernel_unknown, 1);
+	assert_int_equal(st.kallsyms_reads, 1);
+	/* nothing new: the next read waits 2 ms */
+	assert_int_equal(rec_symcollect_hit(sc, 1, nm + 0x40, 1), 0);
+	rec_symcollect_stats(sc, &st);
+	assert_int_equal(st.kallsyms_reads, 1);
+	assert_int_equal(st.kernel_unknown, 2);
+	/* the module is loaded; the next write reads kallsyms again */
+	snprintf(text, sizeof(text), "%s"
+		 "ffffffffc0100000 t nm_fn\t[newmod]\n"
+		 "ffffffffc0100100 t nm_fn2\t[newmod]\n", before);
+	write_file(p, text);
+	usleep(5000);
+	assert_true(rec_symcollect_write(sc, t.w, 0, 2000) >= 1);
+	rec_symcollect_stats(sc, &st);
+	assert_int_equal(st.kallsyms_reads, 2);
+	trace_close(&t);
+	as = read_back(&t);
+	rt = rtab_get(2, "[newmod]", 0);
+	assert_non_null(rt);
+	assert_int_equal(rt->nsyms, 1);
+	assert_true(rtab_has(rt, "nm_fn"));
+	/* k_hot went out once, before the new read */
+	rt = rtab_get(1, "[kernel.kallsyms]", 0);
+	assert_non_null(rt);
+	assert_int_equal(rt->nsyms, 1);
+	assert_int_equal(ana_symbols_resolve(as, 1, nm, 1, 3000, &out), 1);
+	assert_string_equal(out.sym, "nm_fn");
+	assert_string_equal(out.dso, "[newmod]");
+	ana_symbols_free(as);
+	rec_symcollect_free(sc);
+	trace_free(&t);
+
+	/* bounded: unknown addresses after a read wait for the interval */
+	write_file(p, before);
+	o.kallsyms_reload_ms = 60000;
+	sc = rec_symcollect_new(&o);
+	assert_non_null(sc);
+	for (uint64_t i = 0; i < 100; i++)
+		assert_int_equal(rec_symcollect_hit(sc, 1, nm + 64 * i, 1), 0);
+	rec_symcollect_stats(sc, &st);
+	assert_int_equal(st.kallsyms_reads, 1);
+	assert_int_equal(st.kernel_unknown, 100);
+	rec_symcollect_free(sc);
+	/* 0: never */
+	o.kallsyms_reload_ms = 0;
+	sc = rec_symcollect_new(&o);
+	assert_non_null(sc);
+	assert_int_equal(rec_symcollect_hit(sc, 1, nm, 1), 0);
+	rec_symcollect_stats(sc, &st);
+	assert_int_equal(st.kallsyms_reads, 0);
+	rec_symcollect_free(sc);
+}
+
 /* Cost on this host: libc in full plus the whole real kernel table. */
 static void test_cost_figure(void **state)
 {
@@ -975,6 +1066,7 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_replaced_file),
 		cmocka_unit_test(test_kernel_hidden),
+		cmocka_unit_test(test_kernel_module_loaded_later),
 		cmocka_unit_test(test_cost_figure),
 	};
 

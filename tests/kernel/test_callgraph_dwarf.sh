@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# test_callgraph_dwarf.sh - `perfrec record --call-graph dwarf` names every
+# frame of code built without frame pointers, from the trace alone.
+#
+# chain_nofp (tests/kernel/workloads/chain_nofp.c, -O2 -fomit-frame-pointer:
+# main -> chain_one -> chain_two -> {chain_three -> qsort -> chain_compare,
+# chain_spin}) is copied to a temp dir and recorded with
+# `perfrec record --call-graph dwarf` (unwound at record time) and with
+# `--call-graph dwarf,raw` (stacks unwound by the analyzer), then deleted.
+# `perfrec-analyze report --children` must name the whole chain with the
+# shares `perf report --children` gives for `perf record --call-graph
+# dwarf` of the same program on this host (within 2 points; each run is a
+# fresh sample of ~12000, so the noise is ~0.6 points), chain_compare must
+# sit under libc's qsort_r in the folded stacks, and the raw trace must
+# unwind to the same chain. Without perf, the shares are checked against
+# the program's known split (each function under main ~100%).
+set -euo pipefail
+build=${PERFREC_BUILD_DIR:?}
+perfrec=${PERFREC_BIN:?}
+ana=${PERFREC_ANALYZE_BIN:?}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
+[ -x "$perfrec" ] && [ -x "$ana" ] && [ -x "$build/tests/chain_nofp" ] ||
+  fail "build perfrec, perfrec-analyze and chain_nofp first"
+
+secs=3
+freq=4000
+mkdir "$work/host"
+cp "$build/tests/chain_nofp" "$work/host/chain_nofp"
+# no frame pointers: the chain cannot come from -g
+if objdump -d "$work/host/chain_nofp" | awk '/<chain_two>:/,/ret/' | grep -q 'push *%rbp'; then
+  fail "chain_nofp was built with frame pointers"
+fi
+
+"$perfrec" record -e cpu-clock -F $freq --call-graph dwarf -o "$work/t.prec" \
+  -- "$work/host/chain_nofp" $secs >"$work/run.out" 2>&1 || fail "record: $(cat "$work/run.out")"
+"$perfrec" record -e cpu-clock -F 1000 --call-graph dwarf,raw -o "$work/raw.prec" \
+  -- "$work/host/chain_nofp" 1 >"$work/run-raw.out" 2>&1 || fail "record raw: $(cat "$work/run-raw.out")"
+have_perf=0
+if command -v perf >/dev/null && perf record -q -e cpu-clock -F $freq --call-graph dwarf \
+     -o "$work/perf.data" -- "$work/host/chain_nofp" $secs >"$work/perf.out" 2>&1; then
+  # perf needs the binary at report time: before it is deleted
+  perf report -i "$work/perf.data" --children --stdio -g none --sort sym 2>/dev/null |
+    awk '/^ +[0-9.]+%/ && !/inlined/ { sub(/%/, "", $1); print $NF "\t" $1 }' >"$work/perf.txt"
+  [ -s "$work/perf.txt" ] && have_perf=1
+fi
+rm -f "$work/host/chain_nofp"
+
+# ---- our report: children share per symbol
+"$ana" report --children -s sym --csv "$work/t.prec" >"$work/report.csv" || fail "report failed"
+awk -F, '/^# rows/ { f = 1; getline; next } f && NF >= 5 { print $5 "\t" $1 }' \
+  "$work/report.csv" >"$work/ours.txt"
+echo "perfrec-analyze report --children (top):"; head -12 "$work/ours.txt"
+share() {   # share FILE NAME-REGEX: the largest children share of a matching symbol
+  awk -F'\t' -v re="$2" '$1 ~ re { if ($2 > m) m = $2; f = 1 } END { if (f) print m; else print -1 }' "$1"
+}
+chain=(main chain_one chain_two chain_three 'qsort_r$' chain_compare chain_spin)
+for fn in "${chain[@]}"; do
+  s=$(share "$work/ours.txt" "^(__GI___)?$fn")
+  awk -v s="$s" 'BEGIN { exit !(s > 1) }' || fail "$fn is not named (share $s)"
+done
+# main holds (almost) everything: the whole stack unwound in every sample
+awk -v s="$(share "$work/ours.txt" '^main$')" 'BEGIN { exit !(s >= 97) }' ||
+  fail "main holds only $(share "$work/ours.txt" '^main$')% of the samples"
+
+if [ $have_perf = 1 ]; then
+  echo "perf report --children (top):"; head -12 "$work/perf.txt"
+  printf "%-16s %8s %8s\n" symbol perfrec perf
+  for fn in "${chain[@]}"; do
+    a=$(share "$work/ours.txt" "^(__GI___)?$fn")
+    b=$(share "$work/perf.txt" "^(__GI___)?$fn")
+    printf "%-16s %8s %8s\n" "$fn" "$a" "$b"
+    awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 2) }' ||
+      fail "$fn: perfrec $a% vs perf $b% (more than 2 points apart)"
+  done
+else
+  echo "perf unavailable: shares checked against the program's split only"
+  awk -v s="$(share "$work/ours.txt" '^chain_compare$')" 'BEGIN { exit !(s >= 40 && s <= 90) }' ||
+    fail "chain_compare's share is off"
+fi
+
+# ---- the callback under libc's qsort, in one stack with the whole chain
+"$ana" export --format folded "$work/t.prec" >"$work/folded.txt" || fail "export failed"
+# (an ASan build's qsort interceptor may sit between chain_three and qsort_r)
+stack_re='(^|;)main;chain_one;chain_two;chain_three;([^;]*;)?qsort_r;([^;]*;)*chain_compare [0-9]+$'
+grep -qE "$stack_re" "$work/folded.txt" ||
+  fail "no folded stack main;...;chain_three;qsort_r;...;chain_compare"
+if grep -E 'qsort_r;([^;]*;)*chain_compare' "$work/folded.txt" |
+     sed 's/.*qsort_r;//; s/chain_compare.*//' | grep -q 'chain_'; then
+  fail "a program frame between qsort_r and chain_compare"
+fi
+
+# ---- raw stacks, unwound by the analyzer from the trace's unwind tables
+"$ana" report --children -s sym "$work/raw.prec" >"$work/raw.txt" 2>&1 || fail "report raw failed"
+grep -q 'unwind_stops' "$work/raw.txt" || fail "raw trace: no user stacks unwound offline"
+"$ana" export --format folded "$work/raw.prec" >"$work/raw-folded.txt"
+grep -qE "$stack_re" "$work/raw-folded.txt" || fail "raw trace: the chain is not unwound offline"
+sed -n 's/^perfrec: user stacks: /record-time: /p;s/^perfrec: .*records in.*(\(.*\), .*compression.*/file: \1/p' \
+  "$work/run.out" "$work/run-raw.out" || true
+ls -l "$work/t.prec" "$work/raw.prec" | awk '{ print $5, $NF }'
+echo "PASS"
