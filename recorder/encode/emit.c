@@ -337,6 +337,8 @@ int rec_emit_record(struct rec_emit *e, uint32_t stream, int ring_cpu,
 		    const struct perf_event_header *hdr)
 {
 	struct rec_emit_cpu *cs = cpu_stats(e, ring_cpu);
+	uint32_t side = e->side_stream ? e->side_stream : stream;
+	uint32_t sw = e->switch_stream ? e->switch_stream : stream;
 	struct perf_event_header h;
 	struct rec_record r;
 	int ret;
@@ -354,11 +356,11 @@ int rec_emit_record(struct rec_emit *e, uint32_t stream, int ring_cpu,
 		e->st.bad++;
 		if (!r.sid.has_cpu && ring_cpu >= 0)
 			r.sid.cpu = (uint32_t)ring_cpu;
-		return emit_raw(e, stream, ring_cpu, &r);
+		return emit_raw(e, side, ring_cpu, &r);
 	}
 	if (ret == 0) {
 		e->st.raw++;
-		return emit_raw(e, stream, ring_cpu, &r);
+		return emit_raw(e, side, ring_cpu, &r);
 	}
 	if (!r.sid.has_cpu && ring_cpu >= 0)
 		r.sid.cpu = (uint32_t)ring_cpu;
@@ -368,7 +370,7 @@ int rec_emit_record(struct rec_emit *e, uint32_t stream, int ring_cpu,
 		if (e->bpf_output)
 			return e->bpf_output(e->bpf_ctx, e, stream, &r);
 		e->st.raw++;
-		return emit_raw(e, stream, ring_cpu, &r);
+		return emit_raw(e, side, ring_cpu, &r);
 	}
 	/* symbols (issue 6): the collector sees it too. Not context switches:
 	 * they carry no address and change no address space, and they are
@@ -385,24 +387,24 @@ int rec_emit_record(struct rec_emit *e, uint32_t stream, int ring_cpu,
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
 		e->st.tasks++;
-		return emit_task(e, stream, &r);
+		return emit_task(e, side, &r);
 	case PERF_RECORD_MMAP2:
 		e->st.mmaps++;
-		return emit_mmap(e, stream, &r);
+		return emit_mmap(e, side, &r);
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		e->st.switches++;
 		cs->switches++;
-		return emit_switch(e, stream, &r);
+		return emit_switch(e, sw, &r);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
-		return emit_loss(e, stream, &r, cs);
+		return emit_loss(e, side, &r, cs);
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
-		return emit_throttle(e, stream, &r);
+		return emit_throttle(e, side, &r);
 	default:
 		e->st.raw++;
-		return emit_raw(e, stream, ring_cpu, &r);
+		return emit_raw(e, side, ring_cpu, &r);
 	}
 }
 

@@ -6,7 +6,7 @@
  *   struct rec_emit e;
  *   rec_emit_init(&e, w, &decode_ctx, max_cpu);
  *   for each record of the ring of cpu c:
- *       ret = rec_emit_record(&e, 1 + c, c, hdr);  // < 0: the writer failed
+ *       ret = rec_emit_record(&e, stream, c, hdr);  // < 0: the writer failed
  *   rec_emit_ring_error(&e, c, reason);             // a ring stopped
  *   ... e.st (totals) and e.cpu[c] (per CPU) for SessionEnd ...
  *   rec_emit_release(&e);
@@ -34,6 +34,20 @@
 
 #include "format/writer.h"
 #include "recorder/encode/decode.h"
+
+/* The streams a recording writes (format/SPEC.md section 6): by kind of
+ * packet, not by CPU, so frames fill up (and compress, and share interned
+ * callchains) whatever the CPU count, the writer keeps four open frames on
+ * any host, and a pass reads only the frames of the kinds it needs. */
+enum rec_stream {
+	REC_STREAM_META = 0,      /* header, descriptions, tasks and maps from
+				   * /proc, symbols, counters, losses found
+				   * by perfrec, the end */
+	REC_STREAM_SAMPLES = 1,   /* samples of every CPU (and BPF records) */
+	REC_STREAM_SWITCHES = 2,  /* context switches of every CPU */
+	REC_STREAM_SIDEBAND = 3,  /* the kernel's task, mmap, loss, throttle
+				   * and unknown records */
+};
 
 struct rec_emit_stats {
 	uint64_t records;      /* ring records seen */
@@ -65,6 +79,12 @@ struct rec_emit_cpu {
 
 struct rec_emit {
 	struct prec_writer *w;
+	/* Streams by kind (0: the stream passed to rec_emit_record): context
+	 * switches and side-band records (tasks, maps, losses, throttles, raw
+	 * records) go apart from samples, so a reader that needs one kind
+	 * skips the others' frames unread, and frames fill up by kind rather
+	 * than by CPU. */
+	uint32_t switch_stream, side_stream;
 	const struct rec_decode_ctx *dctx;
 	struct rec_emit_stats st;
 	struct rec_emit_cpu *cpu;   /* [ncpu] */
@@ -106,7 +126,9 @@ int rec_emit_init(struct rec_emit *e, struct prec_writer *w,
 		  const struct rec_decode_ctx *dctx, int ncpu);
 void rec_emit_release(struct rec_emit *e);
 
-/* Decodes hdr (a whole record) and appends its packet to `stream`.
+/* Decodes hdr (a whole record) and appends its packet to `stream` (a
+ * context switch to e->switch_stream, a side-band record to
+ * e->side_stream, when those are set).
  * ring_cpu is the CPU whose ring held it (-1 if none). Returns 0 or the
  * writer's error. */
 int rec_emit_record(struct rec_emit *e, uint32_t stream, int ring_cpu,

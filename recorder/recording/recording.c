@@ -368,6 +368,8 @@ int rec_recording_new(const struct rec_recording_opts *opts,
 	if (ret < 0)
 		goto err;
 	r->emit_ok = true;
+	r->e.switch_stream = REC_STREAM_SWITCHES;
+	r->e.side_stream = REC_STREAM_SIDEBAND;
 	r->e.bpf_output = r->src->bpf_emit;
 	r->e.bpf_ctx = r->src->bpf_ctx;
 	r->cpu_base = calloc((size_t)r->e.ncpu, sizeof(*r->cpu_base));
@@ -485,7 +487,6 @@ static int consume_ring(struct rec_recording *r, size_t i)
 {
 	struct rec_ring *sp = rec_drain_spool(r->drain, i);
 	int cpu = r->src->ring_cpu[i];
-	uint32_t stream = 1 + (uint32_t)cpu;
 	const struct perf_event_header *h;
 	int ret = 0, n = 0;
 	size_t count = 0;
@@ -495,7 +496,7 @@ static int consume_ring(struct rec_recording *r, size_t i)
 	rec_drain_sync(r->drain, i);
 	rec_ring_read_begin(sp);
 	while (count++ < TURN_RECORDS && (n = rec_ring_next(sp, &h)) > 0) {
-		ret = rec_emit_record(&r->e, stream, cpu, h);
+		ret = rec_emit_record(&r->e, REC_STREAM_SAMPLES, cpu, h);
 		if (ret < 0)
 			break;
 		/* a growth asked for mid-turn is applied at once: the
@@ -512,7 +513,7 @@ static int consume_ring(struct rec_recording *r, size_t i)
 			 "ring of cpu %d stopped: corrupt record header (size < 8, larger "
 			 "than the ring, or past data_head)", cpu);
 		rec_log(REC_LOG_ERROR, "%s; its later records are lost", why);
-		ret = rec_emit_ring_error(&r->e, stream, cpu, rec_now_ns(), why);
+		ret = rec_emit_ring_error(&r->e, REC_STREAM_SIDEBAND, cpu, rec_now_ns(), why);
 	}
 	return ret;
 }
