@@ -210,7 +210,7 @@ int rec_daemon_conf_read(const char *dir, struct rec_daemon_conf *c)
 		if (n <= 0)
 			continue;
 		if (n == 2 && !strcmp(key, "group") && strlen(val) < sizeof(c->group)) {
-			snprintf(c->group, sizeof(c->group), "%s", val);
+			memcpy(c->group, val, strlen(val) + 1);
 			continue;
 		}
 		rec_log(REC_LOG_ERROR, "%s: line %d: not a setting ('group NAME' is the "

@@ -133,6 +133,17 @@ struct rec_daemon {
 	bool masked;
 };
 
+/* src into dst, cut to fit. */
+static void set_str(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -824,7 +835,7 @@ static void scan_file(struct rec_daemon *d, const char *path, const char *name)
 	if (ret < 0) {
 		if (s && !strcmp(s->origin, path)) {
 			s->state = s->pid > 0 ? s->state : ST(INVALID);
-			snprintf(s->last_error, sizeof(s->last_error), "%s", why);
+			set_str(s->last_error, sizeof(s->last_error), why);
 		}
 		rec_log(REC_LOG_ERROR, "%s", why);
 		return;
@@ -860,7 +871,7 @@ static void scan_file(struct rec_daemon *d, const char *path, const char *name)
 			rec_words_free(args);
 		rec_log(REC_LOG_INFO, "session %s: %s changed", name, path);
 		if (ret < 0) {
-			snprintf(s->last_error, sizeof(s->last_error), "%s", why);
+			set_str(s->last_error, sizeof(s->last_error), why);
 			rec_log(REC_LOG_ERROR, "%s: %s (the session keeps running with the "
 				"previous file)", path, why);
 			return;
@@ -875,7 +886,7 @@ static void scan_file(struct rec_daemon *d, const char *path, const char *name)
 	}
 	if (ret < 0) {
 		s->state = ST(INVALID);
-		snprintf(s->last_error, sizeof(s->last_error), "%s", why);
+		set_str(s->last_error, sizeof(s->last_error), why);
 		rec_log(REC_LOG_ERROR, "session %s (%s): %s", name, path, why);
 		return;
 	}
