@@ -5,34 +5,39 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "recorder/encode/hostinfo.h"
 #include "recorder/log.h"
 #include "recorder/net/wire.h"
 
 /* Nesting is shallow in control.proto; a deeper walk means a bug. */
 #define MAX_DEPTH 8
 
-static uint32_t unknown_at(const ProtobufCMessage *m, const char **in, int depth)
+/* true when m (or a message inside it) holds a field this version does
+ * not know: *tag is its number (0 is possible: protobuf-c keeps a field
+ * numbered 0 as unknown), *in its message. */
+static bool unknown_at(const ProtobufCMessage *m, uint32_t *tag, const char **in,
+		       int depth)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
 
 	if (m->n_unknown_fields) {
 		*in = d->short_name;
-		return m->unknown_fields[0].tag;
+		*tag = m->unknown_fields[0].tag;
+		return true;
 	}
 	if (depth >= MAX_DEPTH)
-		return 0;
+		return false;
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &d->fields[i];
 		const char *base = (const char *)m;
-		uint32_t tag;
 
 		if (f->type != PROTOBUF_C_TYPE_MESSAGE)
 			continue;
@@ -50,24 +55,26 @@ static uint32_t unknown_at(const ProtobufCMessage *m, const char **in, int depth
 			memcpy(&n, base + f->quantifier_offset, sizeof(n));
 			memcpy(&v, base + f->offset, sizeof(v));
 			for (size_t k = 0; k < n; k++)
-				if (v[k] && (tag = unknown_at(v[k], in, depth + 1)))
-					return tag;
+				if (v[k] && unknown_at(v[k], tag, in, depth + 1))
+					return true;
 		} else {
 			ProtobufCMessage *sub;
 
 			memcpy(&sub, base + f->offset, sizeof(sub));
-			if (sub && (tag = unknown_at(sub, in, depth + 1)))
-				return tag;
+			if (sub && unknown_at(sub, tag, in, depth + 1))
+				return true;
 		}
 	}
-	return 0;
+	return false;
 }
 
-uint32_t rec_ctl_unknown_field(const ProtobufCMessage *m, const char **in_message)
+bool rec_ctl_unknown_field(const ProtobufCMessage *m, uint32_t *tag,
+			   const char **in_message)
 {
 	const char *dummy;
+	uint32_t t;
 
-	return unknown_at(m, in_message ? in_message : &dummy, 0);
+	return unknown_at(m, tag ? tag : &t, in_message ? in_message : &dummy, 0);
 }
 
 Perfrec__Control__Request *rec_ctl_request_decode(const unsigned char *msg,
@@ -84,8 +91,7 @@ Perfrec__Control__Request *rec_ctl_request_decode(const unsigned char *msg,
 			 "control Request message", len);
 		return NULL;
 	}
-	tag = rec_ctl_unknown_field(&rq->base, &in);
-	if (tag) {
+	if (rec_ctl_unknown_field(&rq->base, &tag, &in)) {
 		snprintf(why, whylen, "unknown field %u in %s: a request of a newer "
 			 "client? this daemon speaks control protocol %d", tag, in,
 			 REC_CTL_VERSION);
@@ -179,10 +185,7 @@ int rec_ctl_send(int fd, const ProtobufCMessage *m, size_t max)
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)(rec_now_ns() / 1000000);
 }
 
 int rec_ctl_recv(int fd, size_t max, int timeout_ms, unsigned char **msg,

@@ -23,6 +23,7 @@
 #ifndef REC_CTLMSG_H
 #define REC_CTLMSG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,9 +49,11 @@ void rec_ctl_request_free(Perfrec__Control__Request *rq);   /* NULL is fine */
 /* The request's kind, for messages: "start", "stop", ... "none". */
 const char *rec_ctl_request_name(const Perfrec__Control__Request *rq);
 
-/* The number of the first field at any depth of m that this version does
- * not know, or 0. */
-uint32_t rec_ctl_unknown_field(const ProtobufCMessage *m, const char **in_message);
+/* true when m holds, at any depth, a field this version does not know:
+ * its number into *tag, the message's name into *in_message (either may
+ * be NULL). */
+bool rec_ctl_unknown_field(const ProtobufCMessage *m, uint32_t *tag,
+			   const char **in_message);
 
 /* m with its length prefix in a new buffer (caller frees). 0 or -ENOMEM;
  * -EMSGSIZE when it is longer than max. */

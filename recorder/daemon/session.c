@@ -159,7 +159,7 @@ static void apply_keep(struct rec_session *s)
 	if (!s->o.keep || !s->stem)
 		return;
 	if (slash)
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - s->stem ? slash - s->stem : 1),
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash > s->stem ? slash - s->stem : 1),
 			 s->stem);
 	else
 		snprintf(dir, sizeof(dir), ".");

@@ -29,7 +29,7 @@ static void check_one(const unsigned char *m, size_t n)
 	}
 	if (rq->version != REC_CTL_VERSION ||
 	    rq->body_case == PERFREC__CONTROL__REQUEST__BODY__NOT_SET ||
-	    rec_ctl_unknown_field(&rq->base, NULL) || !strcmp(rec_ctl_request_name(rq), "none"))
+	    rec_ctl_unknown_field(&rq->base, NULL, NULL) || !strcmp(rec_ctl_request_name(rq), "none"))
 		abort();
 	if (rec_ctl_pack(&rq->base, SIZE_MAX, &b, &len) == 0) {
 		again = rec_ctl_request_decode(b + 4, len - 4, why, sizeof(why));

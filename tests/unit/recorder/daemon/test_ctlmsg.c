@@ -74,6 +74,8 @@ static void test_decode_refused(void **state)
 	static const unsigned char empty[] = { 0x08, 0x01 };
 	static const unsigned char garbage[] = { 0xff, 0xff, 0xff, 0xff, 0xff };
 	static const unsigned char truncated[] = { 0x08, 0x01, 0x22, 0x05, 0x0a };
+	/* a field numbered 0 (key 80 00): kept by protobuf-c as unknown */
+	static const unsigned char zero[] = { 0x08, 0x01, 0x80, 0x00, 0x04, 0x22, 0x00 };
 
 	(void)state;
 	refused(top, sizeof(top), "unknown field 103 in Request");
@@ -85,6 +87,7 @@ static void test_decode_refused(void **state)
 	refused(empty, sizeof(empty), "empty request");
 	refused(garbage, sizeof(garbage), "malformed request");
 	refused(truncated, sizeof(truncated), "malformed request");
+	refused(zero, sizeof(zero), "unknown field 0 in Request");
 }
 
 static void test_send_recv(void **state)
