@@ -338,6 +338,10 @@ static void fields(struct em *e, struct ana_session *s, const struct prec_packet
 			group_read(e, m->read);
 		if (m->addr)
 			hex(e, "addr", m->addr);
+		if (m->n_regs)
+			u64(e, "user_regs", m->n_regs);
+		if (m->stack.len || m->stack_dyn_size)
+			bytes_len(e, "user_stack", m->stack.len);
 		break;
 	}
 	case PERFREC__PACKET__DATA_CONTEXT_SWITCH: {
@@ -429,6 +433,20 @@ static void fields(struct em *e, struct ana_session *s, const struct prec_packet
 		str(e, "what", (unsigned)t->kind < 5 ? kinds[t->kind] : "unknown");
 		str(e, "path", t->path);
 		u64(e, "symbols", t->n_starts);
+		if (t->reason && *t->reason)
+			str(e, "reason", t->reason);
+		break;
+	}
+	case PERFREC__PACKET__DATA_UNWIND: {
+		static const char *const secs[] = { "eh_frame", "eh_frame_hdr", "debug_frame" };
+		const Perfrec__UnwindTable *t = k->unwind;
+		str(e, "what", t->kind == PERFREC__UNWIND_TABLE__KIND__ELF ? "elf" : "unavailable");
+		str(e, "path", t->path);
+		for (size_t i = 0; i < t->n_sections; i++) {
+			const Perfrec__UnwindSection *us = t->sections[i];
+			bytes_len(e, (unsigned)us->kind < 3 ? secs[us->kind] : "section",
+				  us->data.len);
+		}
 		if (t->reason && *t->reason)
 			str(e, "reason", t->reason);
 		break;

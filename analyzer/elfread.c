@@ -71,14 +71,14 @@ static uint64_t rdn(const struct ctx *c, uint64_t off, int n)
 #define rdaddr(c, o) rdn((c), (o), (c)->is64 ? 8 : 4)
 
 struct shdr {
-	uint32_t type, link;
+	uint32_t name, type, link;
 	uint64_t addr, offset, size, entsize;
 };
 
 struct hdr {
 	uint32_t type;
 	uint64_t phoff, shoff;
-	uint32_t phentsize, phnum, shentsize, shnum;
+	uint32_t phentsize, phnum, shentsize, shnum, shstrndx;
 };
 
 static int read_hdr(struct ctx *c, struct hdr *h)
@@ -103,6 +103,7 @@ static int read_hdr(struct ctx *c, struct hdr *h)
 		h->phnum = rd16(c, 56);
 		h->shentsize = rd16(c, 58);
 		h->shnum = rd16(c, 60);
+		h->shstrndx = rd16(c, 62);
 	} else {
 		h->phoff = rd32(c, 28);
 		h->shoff = rd32(c, 32);
@@ -110,6 +111,7 @@ static int read_hdr(struct ctx *c, struct hdr *h)
 		h->phnum = rd16(c, 44);
 		h->shentsize = rd16(c, 46);
 		h->shnum = rd16(c, 48);
+		h->shstrndx = rd16(c, 50);
 	}
 	if (h->phnum && h->phentsize < (c->is64 ? 56u : 32u))
 		return -EBADMSG;
@@ -124,6 +126,9 @@ static int read_hdr(struct ctx *c, struct hdr *h)
 		h->shnum = (uint32_t)(c->is64 ? rdn(c, h->shoff + 32, 8) :
 					       rd32(c, h->shoff + 20));
 	}
+	/* SHN_XINDEX: the string table's index is in section 0's sh_link */
+	if (h->shoff && h->shstrndx == 0xffff && in_buf(c, h->shoff, h->shentsize))
+		h->shstrndx = rd32(c, h->shoff + (c->is64 ? 40 : 24));
 	if (h->phnum && !in_buf(c, h->phoff, (uint64_t)h->phnum * h->phentsize))
 		return -EBADMSG;
 	if (h->shnum && !in_buf(c, h->shoff, (uint64_t)h->shnum * h->shentsize))
@@ -136,6 +141,7 @@ static void read_shdr(const struct ctx *c, const struct hdr *h, uint32_t i,
 {
 	uint64_t o = h->shoff + (uint64_t)i * h->shentsize;
 
+	s->name = rd32(c, o);
 	s->type = rd32(c, o + 4);
 	if (c->is64) {
 		s->addr = rdn(c, o + 16, 8);
@@ -418,6 +424,43 @@ int ana_elf_parse(const void *buf, size_t len, struct ana_elf *out)
 err:
 	ana_elf_release(out);
 	return ret;
+}
+
+int ana_elf_find_section(const void *buf, size_t len, const char *name,
+			 struct ana_elf_section *out)
+{
+	struct ctx c = { buf, len, 0, 0 };
+	size_t nlen = name ? strlen(name) : 0;
+	struct shdr str, sh;
+	struct hdr h;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (!buf || !name)
+		return -EINVAL;
+	ret = read_hdr(&c, &h);
+	if (ret)
+		return ret;
+	if (h.shstrndx >= h.shnum)
+		return -ENOENT;
+	read_shdr(&c, &h, h.shstrndx, &str);
+	if (str.type == SHT_NOBITS || !in_buf(&c, str.offset, str.size))
+		return -EBADMSG;
+	for (uint32_t i = 1; i < h.shnum; i++) {
+		read_shdr(&c, &h, i, &sh);
+		if (sh.name >= str.size || str.size - sh.name <= nlen ||
+		    memcmp(c.b + str.offset + sh.name, name, nlen + 1) != 0)
+			continue;
+		out->addr = sh.addr;
+		out->size = sh.size;
+		out->offset = sh.offset;
+		out->nobits = sh.type == SHT_NOBITS;
+		if (!out->nobits && !in_buf(&c, sh.offset, sh.size))
+			return -EBADMSG;
+		out->data = out->nobits ? NULL : c.b + sh.offset;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 int ana_elf_load(const char *path, struct ana_elf *out)

@@ -57,6 +57,20 @@ struct ana_elf {
  * *out is left released (zeroed). */
 int ana_elf_parse(const void *buf, size_t len, struct ana_elf *out);
 
+/* A section by name (".eh_frame"), for readers of what symbols do not
+ * cover (unwind tables). */
+struct ana_elf_section {
+	const uint8_t *data;   /* points into buf; NULL for SHT_NOBITS */
+	uint64_t offset, size;
+	uint64_t addr;         /* sh_addr */
+	int nobits;
+};
+
+/* 0 and *out, -ENOENT (no such section), -EINVAL, -EBADMSG (headers or
+ * the section outside the buffer). */
+int ana_elf_find_section(const void *buf, size_t len, const char *name,
+			 struct ana_elf_section *out);
+
 /* Maps the file read-only and parses it. Also -errno of open/fstat/mmap. */
 int ana_elf_load(const char *path, struct ana_elf *out);
 

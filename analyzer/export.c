@@ -112,7 +112,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 		return 0;
 	const Perfrec__Sample *smp = p->pkt->sample;
 	const struct ana_filter *f = st->f;
-	const char *comm = ana_session_task_name(s, smp->tid, p->time);
+	const char *comm = ana_session_comm_name(s, smp->tid, p->time);
 	if (!comm)
 		return -ENOMEM;
 	if (f && (!ana_filter_cpu(f, smp->cpu) || !ana_filter_pid(f, smp->pid) ||

@@ -144,7 +144,7 @@ static int on_interval(void *ctx, const struct ana_sched_interval *iv)
 {
 	struct page *pg = ctx;
 	const struct ana_filter *f = pg->o.filter;
-	const char *comm = ana_session_task_name(pg->s, iv->tid, iv->start);
+	const char *comm = ana_session_comm_name(pg->s, iv->tid, iv->start);
 	if (!comm)
 		return -ENOMEM;
 	if (f && (!ana_filter_pid(f, iv->pid) || !ana_filter_tid(f, iv->tid) ||

@@ -82,12 +82,15 @@ static const struct cmd_help helps[] = {
 	  "total sample period (sample count when the event has no period); with\n"
 	  "several sampling events, add `event` to --sort or pick one with --event.\n"
 	  "Callers in a callchain are named at their return address - 1 (the call\n"
-	  "itself). C++ symbols are shown mangled (_ZN...): pipe through c++filt.\n\n"
+	  "itself). C++ and Rust symbols are shown demangled, as perf shows them.\n"
+	  "Samples recorded with --call-graph dwarf carry a copy of the user stack;\n"
+	  "it is unwound here with the unwind tables the trace carries.\n\n"
 	  "  -s, --sort KEYS    comma-separated keys from comm, pid, tid, cpu, dso,\n"
 	  "                     sym, event (default: comm,dso,sym)\n"
 	  "  -n, --top N        only the first N rows\n"
 	  "  --children         add inclusive (callchain) totals per function\n"
-	  "  --symfs DIR        richer symbol files by build-id or path\n", 1 },
+	  "  --symfs DIR        richer symbol files by build-id or path\n"
+	  "  --no-demangle      keep C++/Rust symbol names as recorded\n", 1 },
 	{ "counters", "usage: " PROG " counters FILE [options]\n\n"
 	  "Counter groups (recorded with --counters): final raw and scaled values\n"
 	  "(value x enabled / running), rate per second, running/enabled %.\n\n"
@@ -118,6 +121,7 @@ static const struct cmd_help helps[] = {
 	  "                     csv     the report as CSV\n"
 	  "  --report NAME      with json/csv: report (default), sched, counters, info\n"
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
+	  "  --no-demangle      keep C++/Rust symbol names as recorded\n"
 	  "  (report options -s/-n/--children apply to json/csv)\n", 1 },
 	{ "html", "usage: " PROG " html FILE -o PAGE.html [options]\n\n"
 	  "One HTML page that opens offline in any browser (everything inline, nothing\n"
@@ -189,6 +193,7 @@ static void progress_end(struct progress *p)
 enum {
 	O_JSON = 1000, O_CSV, O_NOPROG, O_CPU, O_PID, O_TID, O_COMM, O_EVENT,
 	O_TIME, O_CHILDREN, O_HIST, O_RATIO, O_FILEORDER, O_SYMFS, O_REPORT,
+	O_NODEMANGLE,
 };
 
 static const struct option long_opts[] = {
@@ -214,13 +219,14 @@ static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "symfs", required_argument, NULL, O_SYMFS },
 	{ "report", required_argument, NULL, O_REPORT },
+	{ "no-demangle", no_argument, NULL, O_NODEMANGLE },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct cli {
 	const char *cmd, *file, *output, *sort, *ratio, *format, *symfs, *report;
 	enum ana_fmt fmt;
-	int jobs, progress, children, hist, interval, file_order;
+	int jobs, progress, children, hist, interval, file_order, no_demangle;
 	size_t top;
 	struct ana_filter filter;
 };
@@ -254,7 +260,8 @@ static int allowed(const char *cmd, int opt)
 	if (common)
 		return 1;
 	if (!strcmp(cmd, "report"))
-		return filt || opt == 's' || opt == 'n' || opt == O_CHILDREN || opt == O_SYMFS;
+		return filt || opt == 's' || opt == 'n' || opt == O_CHILDREN || opt == O_SYMFS ||
+		       opt == O_NODEMANGLE;
 	if (!strcmp(cmd, "sched"))   /* switch records belong to no event */
 		return (filt && opt != O_EVENT) || opt == 's' || opt == 'n' || opt == O_HIST;
 	if (!strcmp(cmd, "counters"))
@@ -266,7 +273,7 @@ static int allowed(const char *cmd, int opt)
 	if (!strcmp(cmd, "export"))
 		return filt || opt == 'f' || opt == 's' || opt == 'n' || opt == O_CHILDREN ||
 		       opt == O_SYMFS || opt == O_REPORT || opt == 'I' || opt == O_RATIO ||
-		       opt == O_HIST;
+		       opt == O_HIST || opt == O_NODEMANGLE;
 	return 0;
 }
 
@@ -327,6 +334,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case 'f': c->format = optarg; break;
 		case O_SYMFS: c->symfs = optarg; break;
 		case O_REPORT: c->report = optarg; break;
+		case O_NODEMANGLE: c->no_demangle = 1; break;
 		}
 	}
 	if (optind >= argc)
@@ -372,7 +380,7 @@ static int run(struct cli *c)
 	int is_html = !strcmp(c->cmd, "html");
 	int want_syms = !strcmp(c->cmd, "report") || !strcmp(c->cmd, "export") || is_html;
 	struct ana_session_opts so = { .jobs = c->jobs, .symbols = want_syms,
-				       .symfs = c->symfs,
+				       .symfs = c->symfs, .no_demangle = c->no_demangle,
 				       /* no callback when nothing is shown: the
 				        * reports poll it per packet */
 				       .progress = prog.enabled ? on_progress : NULL,

@@ -12,6 +12,7 @@
 #include "analyzer/map.h"
 #include "analyzer/resolve.h"
 #include "analyzer/session.h"
+#include "format/unwind/unwind.h"
 
 #define MAX_FRAMES 256
 
@@ -105,7 +106,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 		    !ana_filter_event(f, ana_session_event_name(s, ev)))
 			goto out_filtered;
 		if (f->ncomms) {
-			comm = ana_session_task_name(s, smp->tid, p->time);
+			comm = ana_session_comm_name(s, smp->tid, p->time);
 			if (!comm)
 				return -ENOMEM;
 			if (!ana_filter_comm(f, comm))
@@ -115,8 +116,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	uint64_t w = smp->period ? smp->period : 1;
 	struct rkey k;
 	memset(&k, 0, sizeof(k));
-	if (st->use[ANA_KEY_COMM] && !comm &&
-	    !(comm = ana_session_task_name(s, smp->tid, p->time)))
+	if (st->use[ANA_KEY_COMM] && !comm && !(comm = ana_session_comm_name(s, smp->tid, p->time)))
 		return -ENOMEM;
 	if (st->use[ANA_KEY_COMM])
 		k.comm = comm;
@@ -141,7 +141,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 		for (int i = 0; i < n; i++)
 			if (!(st->frames[i].sym = ana_frame_name(s, &st->frames[i])))
 				return -ENOMEM;
-		if (!comm && !(comm = ana_session_task_name(s, smp->tid, p->time)))
+		if (!comm && !(comm = ana_session_comm_name(s, smp->tid, p->time)))
 			return -ENOMEM;
 	}
 	/* Self: the leaf. Children: each distinct (dso, sym) once. Names
@@ -305,6 +305,25 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 	}
 	ana_kv_num(sum, "lost", "%" PRIu64,
 		   s->loss_count[0] + s->loss_count[1] + s->loss_count[2]);
+	if (s->ustack.samples) {
+		/* --call-graph dwarf: how the copied user stacks unwound */
+		char stops[512];
+		size_t off = 0;
+		stops[0] = '\0';
+		for (int k = 0; k < 8 && off < sizeof(stops); k++)
+			if (s->ustack.stops[k])
+				off += (size_t)snprintf(stops + off, sizeof(stops) - off,
+							"%s%s %" PRIu64, off ? ", " : "",
+							prec_unwind_stop_name(k), s->ustack.stops[k]);
+		ana_kv_num(sum, "user_stacks", "%" PRIu64, s->ustack.samples);
+		ana_kv_num(sum, "user_frames_unwound", "%" PRIu64, s->ustack.frames);
+		if (s->ustack.fp_frames)
+			ana_kv_num(sum, "user_frames_by_frame_pointer", "%" PRIu64,
+				   s->ustack.fp_frames);
+		if (s->ustack.no_arch)
+			ana_kv_num(sum, "user_stacks_unknown_arch", "%" PRIu64, s->ustack.no_arch);
+		ana_kv_str(sum, "unwind_stops", stops);
+	}
 	if (s->ndamage || s->torn)
 		ana_kv_num(sum, "damaged_frames", "%zu", s->ndamage);
 	if (s->ndamage)

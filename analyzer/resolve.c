@@ -6,10 +6,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/demangle.h"
 #include "analyzer/session.h"
 #include "analyzer/symbolize.h"
+#include "analyzer/ustack.h"
 
 int ana_ip_is_kernel(uint32_t misc, uint64_t ip)
 {
@@ -46,8 +49,14 @@ int ana_resolve_ip(struct ana_session *s, uint32_t pid, uint64_t ip,
 		return -ENOMEM;
 	if (r.dso && !names[0] && !(names[0] = ana_strpool_intern(&s->pool, base_name(r.dso))))
 		return -ENOMEM;
-	if (r.sym && !names[1] && !(names[1] = ana_strpool_intern(&s->pool, r.sym)))
-		return -ENOMEM;
+	if (r.sym && !names[1]) {
+		/* C++ and Rust names as perf shows them, unless asked not to */
+		char *d = s->opts.no_demangle ? NULL : ana_demangle(r.sym);
+		names[1] = ana_strpool_intern(&s->pool, d ? d : r.sym);
+		free(d);
+		if (!names[1])
+			return -ENOMEM;
+	}
 	out->dso = names[0];
 	out->sym = names[1];
 	out->dso_off = r.dso_off;
@@ -55,10 +64,37 @@ int ana_resolve_ip(struct ana_session *s, uint32_t pid, uint64_t ip,
 	return 0;
 }
 
+/* One return address into frames[n]: looked up at ip - 1 (the call), kept
+ * as recorded. Every entry after the leaf is a return address: the
+ * instruction after a call. When the call is the last instruction of its
+ * function, that address is already the next function's first byte, so
+ * the caller is looked up at ip - 1 (as perf, gdb and pprof do); the
+ * frame keeps the real address and offset. */
+static int resolve_caller(struct ana_session *s, const Perfrec__Sample *smp, uint64_t ip,
+			  int kernel, uint64_t time, struct ana_frame *fr)
+{
+	int ret = ana_resolve_ip(s, smp->pid, ip ? ip - 1 : ip, kernel, time, fr);
+
+	if (ret < 0)
+		return ret;
+	if (ip) {
+		fr->ip = ip;
+		if (fr->dso)
+			fr->dso_off++;
+	}
+	return 0;
+}
+
+/* Longest user stack unwound per sample (perf's default max stack is
+ * 127; a report keeps at most its own frame limit anyway). */
+#define USTACK_MAX 256
+
 int ana_resolve_sample(struct ana_session *s, const struct prec_packet *p,
 		       struct ana_frame *frames, size_t max)
 {
 	const Perfrec__Sample *smp = p->pkt->sample;
+	uint64_t uips[USTACK_MAX];
+	int nu = 0;
 	if (!max)
 		return 0;
 	int kernel = ana_ip_is_kernel(smp->misc, smp->ip);
@@ -69,6 +105,26 @@ int ana_resolve_sample(struct ana_session *s, const struct prec_packet *p,
 	size_t nips = 0;
 	const uint64_t *ips = smp->callchain ?
 		prec_frame_callchain(p->frame, smp->callchain, &nips) : NULL;
+	/* A copied user stack (--call-graph dwarf) gives the user part of
+	 * the chain; the kernel's callchain still gives the kernel part. A
+	 * user chain the kernel walked by frame pointers stays when it is
+	 * longer than what the stack unwound to. */
+	if (max > 1 && ana_ustack_present(smp)) {
+		nu = ana_ustack_unwind(s, p, uips, max < USTACK_MAX ? max : USTACK_MAX);
+		if (nu > 0) {
+			size_t fp_user = 0;
+			int in_user = !kernel;
+			for (size_t i = 0; ips && i < nips; i++) {
+				if (ips[i] >= ANA_PERF_CONTEXT_MAX)
+					in_user = ips[i] == ANA_PERF_CONTEXT_USER ||
+						  ips[i] == ANA_PERF_CONTEXT_GUEST_USER;
+				else if (in_user)
+					fp_user++;
+			}
+			if (fp_user > (size_t)nu)
+				nu = 0;
+		}
+	}
 	int first = 1;
 	for (size_t i = 0; ips && i < nips && n < max; i++) {
 		uint64_t ip = ips[i];
@@ -79,26 +135,25 @@ int ana_resolve_sample(struct ana_session *s, const struct prec_packet *p,
 				kernel = 0;
 			continue;
 		}
+		if (nu > 0 && !kernel)
+			break;   /* the unwound stack replaces the user part */
 		if (first) {
 			first = 0;
 			if (ip == smp->ip)
 				continue;   /* the chain repeats the leaf */
 		}
-		/* Every entry after the leaf is a return address: the
-		 * instruction after a call. When the call is the last
-		 * instruction of its function, that address is already the
-		 * next function's first byte, so the caller is looked up at
-		 * ip - 1 (as perf, gdb and pprof do); the frame keeps the
-		 * real address and offset. */
-		ret = ana_resolve_ip(s, smp->pid, ip ? ip - 1 : ip, kernel, p->time,
-				     &frames[n]);
+		ret = resolve_caller(s, smp, ip, kernel, p->time, &frames[n]);
 		if (ret < 0)
 			return ret;
-		if (ip) {
-			frames[n].ip = ip;
-			if (frames[n].dso)
-				frames[n].dso_off++;
-		}
+		n++;
+	}
+	/* The unwound chain starts with the user pc: the leaf itself for a
+	 * sample taken in user mode, else where the task entered the kernel
+	 * (named like a return address, as the kernel's own user chains). */
+	for (int i = ana_ip_is_kernel(smp->misc, smp->ip) ? 0 : 1; i < nu && n < max; i++) {
+		ret = resolve_caller(s, smp, uips[i], 0, p->time, &frames[n]);
+		if (ret < 0)
+			return ret;
 		n++;
 	}
 	return (int)n;

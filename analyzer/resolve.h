@@ -7,7 +7,9 @@
  *
  * Callchains hold the kernel's ips with PERF_CONTEXT_* markers; the
  * markers switch between kernel and user address spaces and are never
- * frames themselves. The sample's own ip is the leaf (frames[0]); when the
+ * frames themselves. A sample that carries a copy of its user stack
+ * (--call-graph dwarf) gets its user frames from unwinding it (ustack.h)
+ * and only the kernel part from the callchain. The sample's own ip is the leaf (frames[0]); when the
  * chain starts with the same ip it is not repeated. Every later entry is a
  * return address and is looked up at ip - 1, so a call that ends its
  * function names the caller, not the next function; ana_frame.ip and

@@ -315,13 +315,8 @@ static double ms(uint64_t ns)
 static void task_cells(struct ana_table *t, struct ana_session *s, uint32_t tid,
 		       uint64_t t1)
 {
-	const char *comm = ana_session_comm(s, tid, t1);
-	char buf[32];
-	if (!comm) {
-		snprintf(buf, sizeof(buf), ":%" PRIu32, tid);
-		comm = buf;
-	}
-	ana_cell_str(t, comm);
+	const char *comm = ana_session_comm_name(s, tid, t1);
+	ana_cell_str(t, comm ? comm : "?");
 }
 
 int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,

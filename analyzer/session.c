@@ -19,7 +19,7 @@
 static const char *const kind_names[ANA_NKINDS] = {
 	"unknown", "kind1", "header", "event", "sample", "context_switch",
 	"task", "mmap", "loss", "throttle", "group", "interned",
-	"session_end", "raw", "symbols", "group_desc", "note",
+	"session_end", "raw", "symbols", "group_desc", "note", "unwind",
 };
 
 const char *ana_kind_name(int kind)
@@ -320,7 +320,8 @@ static int pass1_packet(void *ctx, const struct prec_packet *p)
 	}
 	if (s->syms && (pkt->data_case == PERFREC__PACKET__DATA_MMAP ||
 			pkt->data_case == PERFREC__PACKET__DATA_TASK ||
-			pkt->data_case == PERFREC__PACKET__DATA_SYMBOLS)) {
+			pkt->data_case == PERFREC__PACKET__DATA_SYMBOLS ||
+			pkt->data_case == PERFREC__PACKET__DATA_UNWIND)) {
 		int ret = ana_symbols_add(s->syms, p);
 		if (ret == -ENOMEM)
 			return ret;
@@ -644,6 +645,22 @@ void ana_session_free(struct ana_session *s)
 	free(s);
 }
 
+const char *ana_session_comm_name(struct ana_session *s, uint32_t tid,
+				  uint64_t time)
+{
+	const char *c = ana_session_comm(s, tid, time);
+	char buf[32];
+
+	if (c)
+		return c;
+	snprintf(buf, sizeof(buf), ":%" PRIu32, tid);
+	return ana_strpool_intern(&s->pool, buf);
+}
+
+/* The idle task has no COMM record (it never execs and /proc does not
+ * list it): perf names pid/tid 0 "swapper", the kernel's name for it. */
+#define IDLE_COMM "swapper"
+
 const char *ana_session_comm(const struct ana_session *s, uint32_t tid,
 			     uint64_t time)
 {
@@ -658,7 +675,7 @@ const char *ana_session_comm(const struct ana_session *s, uint32_t tid,
 			hi = mid;
 	}
 	if (lo >= s->ncomms || s->comms[lo].tid != tid)
-		return NULL;
+		return tid == 0 ? IDLE_COMM : NULL;
 	size_t first = lo;
 	hi = lo;
 	while (hi < s->ncomms && s->comms[hi].tid == tid)
@@ -673,17 +690,6 @@ const char *ana_session_comm(const struct ana_session *s, uint32_t tid,
 			b = mid;
 	}
 	return a > first ? s->comms[a - 1].comm : s->comms[first].comm;
-}
-
-const char *ana_session_task_name(struct ana_session *s, uint32_t tid,
-				  uint64_t time)
-{
-	const char *c = ana_session_comm(s, tid, time);
-	if (c)
-		return c;
-	char buf[32];
-	snprintf(buf, sizeof(buf), ":%" PRIu32, tid);
-	return ana_strpool_intern(&s->pool, buf);
 }
 
 int ana_session_event_of(const struct ana_session *s, uint64_t id)

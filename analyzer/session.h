@@ -33,7 +33,7 @@
 struct ana_symbols;
 struct pass1;
 
-#define ANA_NKINDS 17   /* Packet.data oneof cases 0..16 */
+#define ANA_NKINDS 18   /* Packet.data oneof cases 0..17 */
 
 struct ana_session_opts {
 	int jobs;            /* decode threads; <= 1 serial */
@@ -44,6 +44,7 @@ struct ana_session_opts {
 	 * at the end (sched, counters, dump, verify). */
 	int single_pass;
 	const char *symfs;   /* optional --symfs */
+	int no_demangle;     /* keep C++/Rust symbol names as recorded */
 	/* Packet kinds pass 1 decodes (PREC_KIND() bits); 0 = all. Other
 	 * kinds are skipped without unpacking, and their counts
 	 * (kind_count, samples, switches, ...) stay 0: only for reports
@@ -113,6 +114,14 @@ struct ana_session {
 	/* resolve.c caches: symbolizer strings -> interned names, and names
 	 * of unresolved frames */
 	struct ana_map name_cache, unknown_cache;
+	/* user stacks unwound (ustack.c), for the reports' summaries */
+	struct {
+		uint64_t samples;      /* samples that carried a user stack */
+		uint64_t frames;       /* user frames found */
+		uint64_t fp_frames;    /* of them through frame pointers */
+		uint64_t no_arch;      /* stacks of an architecture without a table */
+		uint64_t stops[8];     /* by enum prec_unwind_stop */
+	} ustack;
 	struct ana_session_opts opts;
 	uint64_t scan_kinds;             /* see ana_session_set_kinds() */
 };
@@ -130,7 +139,8 @@ struct ana_session {
 /* What the symbolizer reads. */
 #define ANA_KINDS_SYMBOLS (PREC_KIND(PERFREC__PACKET__DATA_MMAP) | \
 	PREC_KIND(PERFREC__PACKET__DATA_TASK) | \
-	PREC_KIND(PERFREC__PACKET__DATA_SYMBOLS))
+	PREC_KIND(PERFREC__PACKET__DATA_SYMBOLS) | \
+	PREC_KIND(PERFREC__PACKET__DATA_UNWIND))
 
 /* Opens path and runs pass 1. Returns 0 or a negative code (errno or
  * PREC_E_*) with *out NULL; the reader's refusal reason is kept. */
@@ -155,12 +165,13 @@ uint64_t ana_session_lost_packets(const struct ana_session *s);
 void ana_session_note_damage(struct ana_session *s, uint64_t offset, int err);
 
 /* The comm of tid at time: the last COMM/EXISTING/inherited name at or
- * before time, else the first one known, else NULL. */
+ * before time, else the first one known, else "swapper" for tid 0 (the
+ * idle task, named as perf names it), else NULL. */
 const char *ana_session_comm(const struct ana_session *s, uint32_t tid,
 			     uint64_t time);
-/* ana_session_comm(), or ":TID" (interned in the session's pool) when no
- * name is known; NULL only when memory ran out. */
-const char *ana_session_task_name(struct ana_session *s, uint32_t tid,
+/* The same, never NULL: ":<tid>" (interned in the session's pool) when
+ * no name is known; NULL only on ENOMEM. */
+const char *ana_session_comm_name(struct ana_session *s, uint32_t tid,
 				  uint64_t time);
 /* The event position (index into s->events) for a kernel id, or -1. With
  * a single sampling event, id 0 / unknown ids map to it. */

@@ -39,6 +39,7 @@
 
 #include "analyzer/elfread.h"
 #include "format/reader.h"
+#include "format/unwind/cfi.h"
 
 #define KERNEL_DSO "[kernel.kallsyms]"
 #define MAX_FORK_DEPTH 64
@@ -132,8 +133,21 @@ struct seg {
 	uint64_t offset, vaddr, size;
 };
 
+/* One section of an object's unwind tables, assembled from the pieces
+ * of UnwindTable packets (calloc'd at the section's size). */
+struct usec {
+	uint8_t *data;
+	uint64_t size, addr;
+};
+
+/* Sections larger than this are refused (the largest .eh_frame of a
+ * Debian system, libLLVM's, is 9 MiB). */
+#define USEC_MAX (256ull << 20)
+
 /* One symbol source: an ELF object, the kernel, a module, a perf map, or an
- * object that could not be read. Chunks of the same table are merged. */
+ * object that could not be read. Chunks of the same table are merged.
+ * UnwindTable packets attach their sections to the ELF object of the same
+ * path and build-id (creating it when no SymbolTable names it). */
 struct obj {
 	int kind;                 /* Perfrec__SymbolTable__Kind */
 	const char *path;
@@ -147,6 +161,8 @@ struct obj {
 	size_t nsyms, cap;
 	const char *reason;
 	int from_symfs;
+	struct usec usec[3];      /* by UnwindSection.Kind */
+	struct prec_cfi_table *cfi;   /* built by finish() */
 };
 
 struct map {
@@ -210,6 +226,9 @@ static void obj_free(struct obj *o)
 		return;
 	free(o->segs);
 	free(o->syms);
+	prec_cfi_table_free(o->cfi);
+	for (int i = 0; i < 3; i++)
+		free(o->usec[i].data);
 	free(o);
 }
 
@@ -331,6 +350,53 @@ static int same_obj(const struct obj *o, int kind, const char *path,
 	       strcmp(o->path, path) == 0;
 }
 
+/* A new object, appended to s->objs (which owns it). NULL on ENOMEM. */
+static struct obj *obj_add(struct ana_symbols *s, int kind, const char *path,
+			   const ProtobufCBinaryData *bid, int32_t pid)
+{
+	struct obj *o;
+
+	if (grow((void **)&s->objs, &s->cobjs, s->nobjs + 1, sizeof(*s->objs)))
+		return NULL;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	s->objs[s->nobjs++] = o;
+	o->kind = kind;
+	o->pid = pid;
+	o->path = arena_strdup(&s->arena, path);
+	if (!o->path)
+		return NULL;
+	if (bid->len) {
+		o->bid = copy_bytes(&s->arena, bid);
+		if (!o->bid)
+			return NULL;
+		o->bid_len = bid->len;
+	}
+	return o;
+}
+
+static int take_segs(struct obj *o, const uint64_t *off, size_t noff, const uint64_t *va,
+		     size_t nva, const uint64_t *sz, size_t nsz)
+{
+	size_t n = noff < nva ? noff : nva;
+
+	if (nsz < n)
+		n = nsz;
+	if (!n || o->segs)
+		return 0;
+	o->segs = calloc(n, sizeof(*o->segs));
+	if (!o->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		o->segs[i].offset = off[i];
+		o->segs[i].vaddr = va[i];
+		o->segs[i].size = sz[i];
+	}
+	o->nsegs = n;
+	return 0;
+}
+
 static int add_symtab(struct ana_symbols *s, const struct prec_packet *p)
 {
 	const Perfrec__SymbolTable *t = p->pkt->symbols;
@@ -353,49 +419,29 @@ static int add_symtab(struct ana_symbols *s, const struct prec_packet *p)
 			break;
 		}
 	}
-	if (!o) {
-		ret = grow((void **)&s->objs, &s->cobjs, s->nobjs + 1,
-			   sizeof(*s->objs));
-		if (ret)
-			return ret;
-		o = calloc(1, sizeof(*o));
-		if (!o)
-			return -ENOMEM;
-		s->objs[s->nobjs++] = o;
-		o->kind = t->kind;
-		o->pid = t->pid;
-		o->path = arena_strdup(&s->arena, path);
-		if (!o->path)
-			return -ENOMEM;
-		if (t->build_id.len) {
-			o->bid = copy_bytes(&s->arena, &t->build_id);
-			if (!o->bid)
-				return -ENOMEM;
-			o->bid_len = t->build_id.len;
-		}
+	/* An object that so far has only unwind tables (they came first)
+	 * takes the symbols of its file, build-id missing on one side or
+	 * not (add_unwind() matches the same way). */
+	for (size_t i = s->nobjs; !o && t->kind == PERFREC__SYMBOL_TABLE__KIND__ELF && i-- > 0;) {
+		struct obj *c = s->objs[i];
+		if (c->kind == PERFREC__SYMBOL_TABLE__KIND__ELF && !c->nsyms && c->pid == 0 &&
+		    (c->usec[0].data || c->usec[2].data) && strcmp(c->path, path) == 0 &&
+		    (!c->bid_len || !t->build_id.len ||
+		     bid_eq(c->bid, c->bid_len, t->build_id.data, t->build_id.len)))
+			o = c;
 	}
+	if (!o && !(o = obj_add(s, t->kind, path, &t->build_id, t->pid)))
+		return -ENOMEM;
 	o->load_bias = t->load_bias ? t->load_bias : o->load_bias;
 	if (t->reason && *t->reason && !o->reason) {
 		o->reason = arena_strdup(&s->arena, t->reason);
 		if (!o->reason)
 			return -ENOMEM;
 	}
-	n = t->n_load_offsets;
-	if (t->n_load_vaddrs < n)
-		n = t->n_load_vaddrs;
-	if (t->n_load_sizes < n)
-		n = t->n_load_sizes;
-	if (n && !o->segs) {
-		o->segs = calloc(n, sizeof(*o->segs));
-		if (!o->segs)
-			return -ENOMEM;
-		for (size_t i = 0; i < n; i++) {
-			o->segs[i].offset = t->load_offsets[i];
-			o->segs[i].vaddr = t->load_vaddrs[i];
-			o->segs[i].size = t->load_sizes[i];
-		}
-		o->nsegs = n;
-	}
+	ret = take_segs(o, t->load_offsets, t->n_load_offsets, t->load_vaddrs,
+			t->n_load_vaddrs, t->load_sizes, t->n_load_sizes);
+	if (ret)
+		return ret;
 	/* starts, sizes and names are parallel; a table whose arrays
 	 * disagree is damaged: keep the common prefix. */
 	n = t->n_starts;
@@ -424,6 +470,70 @@ static int add_symtab(struct ana_symbols *s, const struct prec_packet *p)
 	return 0;
 }
 
+static int is_user_obj(const struct obj *o);
+
+/* Places each section piece at its offset. A piece that disagrees with
+ * the section's size as first seen, or lies outside it, is dropped (the
+ * rest of the table still unwinds what it covers). */
+static int add_unwind(struct ana_symbols *s, const struct prec_packet *p)
+{
+	const Perfrec__UnwindTable *t = p->pkt->unwind;
+	const char *path;
+	struct obj *o = NULL;
+	int ret;
+
+	if (!t || t->kind != PERFREC__UNWIND_TABLE__KIND__ELF)
+		return 0;
+	path = t->path ? t->path : "";
+	/* The object of the same path and build-id; a build-id missing on
+	 * either side does not make another object (the symbols and the
+	 * unwind tables of one file must stay together). */
+	for (size_t i = s->nobjs; i-- > 0;) {
+		struct obj *c = s->objs[i];
+		if (is_user_obj(c) && c->pid == 0 && strcmp(c->path, path) == 0 &&
+		    (!c->bid_len || !t->build_id.len ||
+		     bid_eq(c->bid, c->bid_len, t->build_id.data, t->build_id.len))) {
+			o = c;
+			break;
+		}
+	}
+	if (o && !o->bid_len && t->build_id.len) {
+		o->bid = copy_bytes(&s->arena, &t->build_id);
+		if (!o->bid)
+			return -ENOMEM;
+		o->bid_len = t->build_id.len;
+	}
+	if (!o && !(o = obj_add(s, PERFREC__SYMBOL_TABLE__KIND__ELF, path, &t->build_id, 0)))
+		return -ENOMEM;
+	if (!o->load_bias)
+		o->load_bias = t->load_bias;
+	ret = take_segs(o, t->load_offsets, t->n_load_offsets, t->load_vaddrs,
+			t->n_load_vaddrs, t->load_sizes, t->n_load_sizes);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < t->n_sections; i++) {
+		const Perfrec__UnwindSection *us = t->sections[i];
+		struct usec *u;
+
+		if (!us || (unsigned)us->kind > 2 || !us->size || us->size > USEC_MAX ||
+		    us->offset > us->size || us->data.len > us->size - us->offset)
+			continue;
+		u = &o->usec[us->kind];
+		if (!u->data) {
+			u->data = calloc(1, (size_t)us->size);
+			if (!u->data)
+				return -ENOMEM;
+			u->size = us->size;
+			u->addr = us->addr;
+		} else if (u->size != us->size || u->addr != us->addr) {
+			continue;
+		}
+		if (us->data.len)
+			memcpy(u->data + us->offset, us->data.data, us->data.len);
+	}
+	return 0;
+}
+
 int ana_symbols_add(struct ana_symbols *s, const struct prec_packet *p)
 {
 	if (!s || !p || !p->pkt)
@@ -437,6 +547,8 @@ int ana_symbols_add(struct ana_symbols *s, const struct prec_packet *p)
 		return add_task(s, p);
 	case PERFREC__PACKET__DATA_SYMBOLS:
 		return add_symtab(s, p);
+	case PERFREC__PACKET__DATA_UNWIND:
+		return add_unwind(s, p);
 	default:
 		return 0;
 	}
@@ -826,6 +938,32 @@ static int apply_symfs(struct ana_symbols *s)
 	return ret;
 }
 
+/* The CFI table of every object that received unwind sections. */
+static int build_cfi(struct ana_symbols *s)
+{
+	for (size_t i = 0; i < s->nobjs; i++) {
+		struct obj *o = s->objs[i];
+		struct prec_cfi_sections cs;
+
+		if (o->cfi || (!o->usec[0].data && !o->usec[2].data))
+			continue;
+		memset(&cs, 0, sizeof(cs));
+		cs.sz = sizeof(cs);
+		cs.eh_frame = o->usec[0].data;
+		cs.eh_frame_len = (size_t)o->usec[0].size;
+		cs.eh_frame_addr = o->usec[0].addr;
+		cs.eh_frame_hdr = o->usec[1].data;
+		cs.eh_frame_hdr_len = (size_t)o->usec[1].size;
+		cs.eh_frame_hdr_addr = o->usec[1].addr;
+		cs.debug_frame = o->usec[2].data;
+		cs.debug_frame_len = (size_t)o->usec[2].size;
+		o->cfi = prec_cfi_table_new(&cs);
+		if (!o->cfi)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int ana_symbols_finish(struct ana_symbols *s)
 {
 	int ret;
@@ -834,6 +972,9 @@ int ana_symbols_finish(struct ana_symbols *s)
 		return -EINVAL;
 	if (s->finished)
 		return 0;
+	ret = build_cfi(s);
+	if (ret)
+		return ret;
 	sort(s->maps, s->nmaps, sizeof(*s->maps), cmp_map);
 	for (size_t i = 0; i < s->nmaps; i++) {
 		struct map *m = &s->maps[i];
@@ -1081,4 +1222,20 @@ int ana_symbols_resolve(struct ana_symbols *s, uint32_t pid, uint64_t ip,
 		}
 	}
 	return 0;
+}
+
+int ana_symbols_unwind_table(struct ana_symbols *s, uint32_t pid, uint64_t pc,
+			     uint64_t time, const struct prec_cfi_table **table,
+			     uint64_t *bias)
+{
+	const struct map *m;
+
+	if (!s || !s->finished)
+		return 0;
+	m = find_map(s, pid, pc, time, 0);
+	if (!m || !m->obj || !m->obj->cfi)
+		return 0;
+	*table = m->obj->cfi;
+	*bias = pc - obj_vaddr(m->obj, pc - m->start + m->pgoff);
+	return 1;
 }

@@ -5,7 +5,8 @@
  * /proc at start and then from MMAP2 records), task lifetimes (TaskEvent:
  * fork copies the parent's maps, exec starts a fresh space) and the symbol
  * tables of the objects samples hit (SymbolTable packets: ELF symbols keyed
- * by build-id/path, the kernel's kallsyms, perf-PID.map files). With them
+ * by build-id/path, the kernel's kallsyms, perf-PID.map files) and their
+ * unwind tables (UnwindTable packets: DWARF CFI for copied user stacks). With them
  * an address resolves as  pid + ip -> mapping -> object -> symbol, or
  * through the kernel table for kernel addresses.
  *
@@ -31,6 +32,7 @@
 #include "format/reader.h"
 
 struct ana_symbols;
+struct prec_cfi_table;
 
 struct ana_sym {
 	const char *sym;     /* function name, or NULL when unknown */
@@ -48,7 +50,8 @@ void ana_symbols_free(struct ana_symbols *s);   /* NULL is fine */
  * (DIR/.build-id/xx/rest.debug) or by path (DIR/<object path>). */
 int ana_symbols_set_symfs(struct ana_symbols *s, const char *dir);
 
-/* Takes Mmap, TaskEvent and SymbolTable packets; ignores every other kind.
+/* Takes Mmap, TaskEvent, SymbolTable and UnwindTable packets; ignores
+ * every other kind.
  * Copies what it keeps (the packet's frame may be freed afterwards). */
 int ana_symbols_add(struct ana_symbols *s, const struct prec_packet *p);
 int ana_symbols_finish(struct ana_symbols *s);
@@ -58,5 +61,13 @@ int ana_symbols_finish(struct ana_symbols *s);
  * symbol was found, 0 otherwise. */
 int ana_symbols_resolve(struct ana_symbols *s, uint32_t pid, uint64_t ip,
 			int kernel, uint64_t time, struct ana_sym *out);
+
+/* The unwind table of the object mapped at user address pc in pid at
+ * time, and the bias of that mapping (pc = object address + bias), for
+ * format/unwind's find callback. 1 found, 0 no mapping or no table. The
+ * table belongs to the symbols object (read-only, any thread). */
+int ana_symbols_unwind_table(struct ana_symbols *s, uint32_t pid, uint64_t pc,
+			     uint64_t time, const struct prec_cfi_table **table,
+			     uint64_t *bias);
 
 #endif

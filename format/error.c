@@ -20,6 +20,8 @@ const char *prec_strerror(int err)
 	case PREC_E_NO_INDEX: return "file has no trailing index";
 	case PREC_E_COMPRESS: return "zstd could not compress the frame";
 	case PREC_E_CLOSED: return "writer already closed or failed";
+	case PREC_E_CFI: return "malformed unwind table (DWARF CFI)";
+	case PREC_E_CFI_UNSUPPORTED: return "unsupported DWARF CFI instruction or encoding";
 	default: break;
 	}
 	/* strerror() is not thread-safe in general, but glibc and macOS return

@@ -22,6 +22,8 @@ enum prec_error {
 	PREC_E_NO_INDEX = -10009,   /* file has no trailing index */
 	PREC_E_COMPRESS = -10010,   /* zstd failed to compress */
 	PREC_E_CLOSED = -10011,     /* writer already closed or failed */
+	PREC_E_CFI = -10012,        /* unwind table (DWARF CFI) bytes do not parse */
+	PREC_E_CFI_UNSUPPORTED = -10013, /* CFI instruction, op or encoding we do not know */
 };
 
 /* A static string for any value returned by this library: a PREC_E_* code

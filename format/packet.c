@@ -4,7 +4,8 @@
  *
  * Wire format reminder: a field is varint(number << 3 | wire type) then a
  * varint (type 0) or a varint length and that many bytes (type 2). Keys
- * below are written as that byte (0x22 = field 4, type 2). Packet: 1 dt
+ * below are written as that byte (0x22 = field 4, type 2); fields from 16
+ * on take two key bytes (0x82 0x01 = field 16, type 2). Packet: 1 dt
  * sint64 (zigzag), 4-11 the fast kinds (4 sample, 5 context_switch, 6 task,
  * 7 mmap, 8 loss, 9 throttle, 10 group, 11 interned); field numbers of
  * each message as in proto/perfrec.proto.
@@ -25,12 +26,13 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "format/varint.h"
 #include "format/packet.h"
 
 int prec_packet_fast_ok(void)
 {
-	return perfrec__packet__descriptor.n_fields == 16 &&
-	       perfrec__sample__descriptor.n_fields == 12 &&
+	return perfrec__packet__descriptor.n_fields == 17 &&
+	       perfrec__sample__descriptor.n_fields == 17 &&
 	       perfrec__group_read__descriptor.n_fields == 5 &&
 	       perfrec__context_switch__descriptor.n_fields == 9 &&
 	       perfrec__task_event__descriptor.n_fields == 8 &&
@@ -45,21 +47,8 @@ int prec_packet_fast_ok(void)
 
 /* ---------------------------------------------------------------- encode */
 
-static inline size_t vsize(uint64_t v)
-{
-	/* bits needed / 7, rounded up; v | 1 keeps clz defined for 0 */
-	return (size_t)(((64 - __builtin_clzll(v | 1)) * 9 + 64) / 64);
-}
-
-static inline uint8_t *vput(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
+#define vsize prec_varint_size
+#define vput prec_varint_put
 
 static inline uint64_t zigzag(int64_t v)
 {
@@ -124,7 +113,18 @@ static size_t sample_body_size(const Perfrec__Sample *s)
 	       VF(s->period) + VF(s->callchain) +
 	       (s->raw.len ? 1 + vsize(s->raw.len) + s->raw.len : 0) +
 	       (s->read ? 1 + vsize(rd) + rd : 0) +
-	       VF(s->addr) + VF(s->misc) + VF(s->stream_id);
+	       VF(s->addr) + VF(s->misc) + VF(s->stream_id) +
+	       VF(s->regs_abi) + VF(s->regs_mask) + packed_field_size(s->n_regs, s->regs) +
+	       /* fields 16, 17: two-byte keys */
+	       (s->stack.len ? 2 + vsize(s->stack.len) + s->stack.len : 0) +
+	       (s->stack_dyn_size ? 2 + vsize(s->stack_dyn_size) : 0);
+}
+
+/* Fields a Sample has only with --call-graph dwarf (user registers and
+ * stack): those make it unbounded in size. */
+static int sample_has_user_regs(const Perfrec__Sample *s)
+{
+	return s->regs_abi || s->regs_mask || s->n_regs || s->stack.len || s->stack_dyn_size;
 }
 
 static size_t switch_body_size(const Perfrec__ContextSwitch *c)
@@ -181,7 +181,8 @@ static const ProtobufCMessage *fast_sub(const Perfrec__Packet *pkt)
 	switch (pkt->data_case) {
 	case PERFREC__PACKET__DATA_SAMPLE: {
 		const Perfrec__Sample *s = pkt->sample;
-		if (!s || (s->raw.len && !s->raw.data) || (s->read && !read_fast(s->read)))
+		if (!s || (s->raw.len && !s->raw.data) || (s->read && !read_fast(s->read)) ||
+		    !packed_ok(s->n_regs, s->regs) || (s->stack.len && !s->stack.data))
 			return NULL;
 		m = &s->base;
 		break;
@@ -308,6 +309,21 @@ static uint8_t *pack_body(const Perfrec__Packet *pkt, uint8_t *p)
 		PUTV(0x50, s->addr);
 		PUTV(0x58, s->misc);
 		PUTV(0x60, s->stream_id);
+		PUTV(0x68, s->regs_abi);
+		PUTV(0x70, s->regs_mask);
+		p = put_packed(p, 0x7A, s->n_regs, s->regs);
+		if (s->stack.len) {
+			*p++ = 0x82;   /* field 16, length-delimited */
+			*p++ = 0x01;
+			p = vput(p, s->stack.len);
+			memcpy(p, s->stack.data, s->stack.len);
+			p += s->stack.len;
+		}
+		if (s->stack_dyn_size) {
+			*p++ = 0x88;   /* field 17, varint */
+			*p++ = 0x01;
+			p = vput(p, s->stack_dyn_size);
+		}
 		break;
 	}
 	case PERFREC__PACKET__DATA_CONTEXT_SWITCH: {
@@ -414,8 +430,10 @@ size_t prec_packet_fast_pack_small(const Perfrec__Packet *pkt, uint8_t *out)
 
 	switch (pkt->data_case) {
 	case PERFREC__PACKET__DATA_SAMPLE:
-		/* bounded only without raw bytes and read values */
-		if (!pkt->sample || pkt->sample->raw.len || pkt->sample->read)
+		/* bounded only without raw bytes, read values, user regs
+		 * and stack */
+		if (!pkt->sample || pkt->sample->raw.len || pkt->sample->read ||
+		    sample_has_user_regs(pkt->sample))
 			return 0;
 		break;
 	case PERFREC__PACKET__DATA_CONTEXT_SWITCH:
@@ -789,9 +807,10 @@ static Perfrec__GroupRead *read_unpack(const uint8_t *p, size_t len, struct prec
 	return r;
 }
 
-/* Byte fields (Sample.raw, Mmap.build_id) point into the packet bytes.
- * A scalar given twice: the last wins, as in protobuf-c. A submessage
- * given twice (protobuf-c merges them) gives up. */
+/* Byte fields (Sample.raw, Sample.stack, Mmap.build_id) point into the
+ * packet bytes. A scalar given twice: the last wins, as in protobuf-c. A
+ * submessage or packed field given twice (protobuf-c merges or appends
+ * them) gives up, and so does an unpacked repeated field. */
 static int sample_unpack(const uint8_t *p, const uint8_t *end, Perfrec__Sample *s,
 			 struct prec_arena *a)
 {
@@ -827,9 +846,27 @@ static int sample_unpack(const uint8_t *p, const uint8_t *end, Perfrec__Sample *
 		case 0x50: s->addr = v; break;
 		case 0x58: s->misc = (uint32_t)v; break;
 		case 0x60: s->stream_id = v; break;
+		case 0x68: s->regs_abi = (uint32_t)v; break;
+		case 0x70: s->regs_mask = v; break;
+		case 0x7A:
+			if (s->regs || unpack_varints(d, (size_t)v, a, &s->regs, &s->n_regs) < 0)
+				return -1;
+			if (!s->regs) {
+				/* an empty packed field: protobuf-c gives no array
+				 * either; a second one must still give up */
+				s->regs = (uint64_t *)(uintptr_t)d;
+			}
+			break;
+		case 0x82:   /* field 16 */
+			s->stack.len = (size_t)v;
+			s->stack.data = (uint8_t *)(uintptr_t)d;
+			break;
+		case 0x88: s->stack_dyn_size = v; break;   /* field 17 */
 		default: return -1;
 		}
 	}
+	if (s->regs && !s->n_regs)
+		s->regs = NULL;
 	return 0;
 }
 

@@ -43,7 +43,7 @@ size_t prec_packet_fast_pack_body(const Perfrec__Packet *pkt, size_t body,
 				  uint8_t *out);
 
 /* Packets of a few kinds have a small bounded size (ContextSwitch,
- * TaskEvent, Throttle, Sample without raw/read: < 128 bytes, so every
+ * TaskEvent, Throttle, Sample without raw/read/user regs/stack: < 128 bytes, so every
  * length is a one-byte varint). For those this writes the whole
  * `Trace.packet` field (0x0A, length, Packet bytes) in one pass without
  * measuring first; out must have PREC_FAST_SMALL_MAX bytes. Returns the
@@ -75,7 +75,7 @@ int prec_packet_normalize(Perfrec__Packet *pkt, struct prec_arena *a);
 
 /* Decodes Packet bytes of a fast kind into arena memory. NULL when the
  * bytes are outside the fast path (use protobuf-c). Byte fields
- * (Sample.raw, Mmap.build_id) point into buf, which must outlive the
+ * (Sample.raw and .stack, Mmap.build_id) point into buf, which must outlive the
  * packet. */
 Perfrec__Packet *prec_packet_fast_unpack(const uint8_t *buf, size_t len,
 					 struct prec_arena *arena);

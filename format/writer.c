@@ -19,6 +19,7 @@
 
 #include <zstd.h>
 
+#include "format/varint.h"
 #include "format/error.h"
 #include "format/index.h"
 #include "format/intern.h"
@@ -242,17 +243,6 @@ static int reserve(struct wstream *s, size_t more)
 	return 0;
 }
 
-static size_t put_varint(unsigned char *p, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		p[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (unsigned char)v;
-	return n;
-}
 
 /* Room for a packet of sz bytes, and its `Trace.packet` key and length
  * written: the caller appends the sz bytes. */
@@ -266,7 +256,7 @@ static int begin_packet(struct wstream *s, size_t sz)
 	if (ret < 0)
 		return ret;
 	s->buf[s->len++] = 0x0A;
-	s->len += put_varint(s->buf + s->len, sz);
+	s->len = (size_t)(prec_varint_put(s->buf + s->len, sz) - s->buf);
 	return 0;
 }
 

@@ -24,6 +24,10 @@ int rec_cli_record(int argc, char **argv);
 int rec_cli_stat(int argc, char **argv);
 int rec_cli_list(int argc, char **argv);
 int rec_cli_collect(int argc, char **argv);
+int rec_cli_archive(int argc, char **argv);
+/* `--list DIR` of collect and archive: a table of the archived sessions.
+ * Returns the exit status. */
+int rec_cli_list_archive(const char *dir);
 int rec_cli_daemon(int argc, char **argv);
 int rec_cli_ctl(int argc, char **argv);
 /* The process `perfrec daemon` starts for each session (not for people). */

@@ -18,6 +18,7 @@
 #include "recorder/log.h"
 #include "recorder/net/archive.h"
 #include "recorder/net/collector.h"
+#include "recorder/net/jetstream.h"
 #include "recorder/recording/status.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:7878"
@@ -27,6 +28,13 @@ static const struct rec_cli_opt collect_opts[] = {
 	{ "listen", REC_OPT_LISTEN, "ADDR:PORT", "where recorders connect (default " DEFAULT_LISTEN
 	  ";\nloopback unless told otherwise; port 0 = any free)" },
 	{ "dir", REC_OPT_DIR, "DIR", "archive root: DIR/<host>/<session>.prec" },
+	{ "nats", REC_OPT_NATS, "URLS", "instead of (or as well as) --dir: publish every\n"
+	  "frame to JetStream (nats://HOST:PORT,...), ack the\n"
+	  "recorder once JetStream stored it; see perfrec archive" },
+	{ "stream", REC_OPT_STREAM, "NAME", "JetStream stream (default PERFREC), created when\n"
+	  "missing: file storage, --replicas, deny delete" },
+	{ "replicas", REC_OPT_REPLICAS, "N", "replicas of a stream created here (default 3, at\n"
+	  "most the cluster's size)" },
 	{ "max-sessions", REC_OPT_MAX_SESSIONS, "N", "sessions streaming at once (default 256)" },
 	{ "hello-timeout", REC_OPT_HELLO_TIMEOUT, "TIME", "a connection must say hello within\n"
 	  "(default 5s)" },
@@ -42,7 +50,7 @@ static const struct rec_cli_opt collect_opts[] = {
 };
 
 static const char collect_usage[] =
-	"usage: perfrec collect --dir DIR [--listen ADDR:PORT] [options]\n"
+	"usage: perfrec collect --dir DIR | --nats URLS [--listen ADDR:PORT] [options]\n"
 	"       perfrec collect --list --dir DIR   (or: perfrec collect --list DIR)";
 static const char collect_about[] =
 	"Archives the recordings that `perfrec record --to ADDR:PORT` streams: each\n"
@@ -89,7 +97,7 @@ static int print_entry(const struct rec_archive_entry *e, void *ctx)
 	return 0;
 }
 
-static int list(const char *dir)
+int rec_cli_list_archive(const char *dir)
 {
 	int n = 0;
 
@@ -106,6 +114,8 @@ int rec_cli_collect(int argc, char **argv)
 	struct rec_cli_net net;
 	struct rec_cli_parser p;
 	struct rec_collector *c = NULL;
+	struct rec_js_opts jo = REC_JS_OPTS_INIT;
+	struct rec_js *js = NULL;
 	struct sigaction sa;
 	const char *arg, *dir = NULL;
 	bool do_list = false;
@@ -126,6 +136,17 @@ int rec_cli_collect(int argc, char **argv)
 			break;
 		case REC_OPT_DIR:
 			dir = arg;
+			break;
+		case REC_OPT_NATS:
+			jo.urls = arg;
+			break;
+		case REC_OPT_STREAM:
+			jo.stream = arg;
+			break;
+		case REC_OPT_REPLICAS:
+			if (rec_parse_uint(arg, 5, &v) < 0 || !v)
+				ret = rec_cli_bad_value(&p, arg, "1 to 5 replicas");
+			jo.replicas = (int)v;
 			break;
 		case REC_OPT_MAX_SESSIONS:
 			if (rec_parse_uint(arg, 1000000, &v) < 0 || !v)
@@ -164,22 +185,26 @@ int rec_cli_collect(int argc, char **argv)
 		rec_log(REC_LOG_ERROR, "unexpected argument '%s'", argv[p.optind]);
 		goto usage;
 	}
-	if (!dir) {
-		rec_log(REC_LOG_ERROR, "--dir DIR is needed: where the archive lives");
+	if (!dir && (do_list || !jo.urls)) {
+		rec_log(REC_LOG_ERROR, "--dir DIR is needed: where the archive lives "
+			"(or --nats URLS: JetStream stores it)");
 		goto usage;
 	}
 	if (do_list) {
-		code = list(dir);
+		code = rec_cli_list_archive(dir);
 		goto out;
 	}
 	code = 1;
-	if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
+	if (dir && mkdir(dir, 0750) < 0 && errno != EEXIST) {
 		rec_log(REC_LOG_ERROR, "cannot create %s: %s", dir, strerror(errno));
 		goto out;
 	}
 	if (rec_cli_net_load(&net, true) < 0)
 		goto out;
+	if (jo.urls && rec_js_connect(&jo, &js) < 0)
+		goto out;
 	o.dir = dir;
+	o.js = js;
 	o.token = net.token;
 	o.token_len = net.token_len;
 	o.tls = net.tls;
@@ -198,8 +223,10 @@ int rec_cli_collect(int argc, char **argv)
 
 		snprintf(where, sizeof(where), "%.*s:%d", colon ? (int)(colon - o.listen) : 0,
 			 o.listen, rec_collector_port(c));
-		rec_log(REC_LOG_INFO, "collect: listening on %s, archiving into %s%s%s",
-			where, dir, net.tls ? ", TLS" : "", net.token ? ", token required" : "");
+		rec_log(REC_LOG_INFO, "collect: listening on %s, archiving into %s%s%s%s%s",
+			where, dir ? dir : "", dir && js ? " and " : "",
+			js ? "JetStream stream " : "", js ? rec_js_stream(js) : "",
+			net.tls ? ", TLS" : "");
 	}
 	ret = rec_collector_run(c);
 	running = NULL;
@@ -220,6 +247,7 @@ usage:
 	code = 2;
 out:
 	rec_collector_free(c);
+	rec_js_free(js);
 	rec_cli_net_release(&net);
 	rec_cli_parser_release(&p);
 	return code;

@@ -89,7 +89,8 @@ static const struct rec_cli_opt record_opts[] = {
 	REC_CLI_SECTION("streaming to a collector (perfrec collect)"),
 	{ "to", REC_OPT_TO, "ADDR:PORT", "stream the recording to a collector (with -o, keep\n"
 	  "a local copy too); unacknowledged frames are kept\n"
-	  "and resent after a reconnect" },
+	  "and resent after a reconnect; a list A:P,B:P\n"
+	  "fails over between collectors that share JetStream" },
 	{ "spool-size", REC_OPT_SPOOL_SIZE, "SIZE", "unacknowledged bytes kept for resending (default\n"
 	  "64m); beyond, new frames are dropped and the loss\n"
 	  "is written into the trace" },
@@ -421,6 +422,7 @@ static int open_outputs(struct rec_cli_record_args *a, struct outputs *out)
 		so.token_len = a->net.token_len;
 		so.tls = a->net.tls;
 		so.spool_bytes = a->send_spool_bytes;
+		so.frame_bytes = a->frame_size;
 		ret = rec_sender_new(&so, &out->sender);
 		if (ret < 0)
 			return ret;

@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{ "stat", rec_cli_stat, "count event groups and print them live, like perf stat" },
 	{ "list", rec_cli_list, "list the events this host supports" },
 	{ "collect", rec_cli_collect, "archive the recordings streamed with record --to" },
+	{ "archive", rec_cli_archive, "write what collectors published to JetStream into files" },
 	{ "daemon", rec_cli_daemon, "run recording sessions as a service (control socket)" },
 	{ "ctl", rec_cli_ctl, "start, stop, rotate, snapshot and watch the daemon's sessions" },
 	{ "session", rec_cli_session, NULL },   /* started by the daemon */

@@ -151,13 +151,14 @@ static int cmp_names(const void *a, const void *b)
 static void apply_keep(struct rec_session *s)
 {
 	char dir[PATH_MAX], **names = NULL;
-	const char *slash = strrchr(s->stem, '/'), *base, *cur;
+	const char *slash, *base, *cur;
 	size_t n = 0, cap = 0, blen;
 	struct dirent *de;
 	DIR *d;
 
 	if (!s->o.keep || !s->stem)
 		return;
+	slash = strrchr(s->stem, '/');
 	if (slash)
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash > s->stem ? slash - s->stem : 1),
 			 s->stem);

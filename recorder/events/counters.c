@@ -598,6 +598,10 @@ int rec_counters_snapshot(struct rec_counters *c, struct prec_writer *w,
 
 			if (ret == -ENOENT)
 				continue;   /* nothing of g opened on t */
+			if (ret == -ECHILD || ret == -ESRCH)
+				continue;   /* the target task is exiting: the
+					     * kernel folds its counts into
+					     * the final read; no snapshot now */
 			if (ret < 0)
 				return ret;
 			/* Map by id: the kernel lists the leader first,

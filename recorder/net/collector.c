@@ -29,13 +29,16 @@
 #include "recorder/log.h"
 #include "recorder/net/archive.h"
 #include "recorder/net/conn.h"
+#include "recorder/net/jetstream.h"
+#include "format/record.h"
 #include "recorder/net/wire.h"
 #include "recorder/opts.h"
 
 #define MAX_LISTEN 4
 /* epoll tags that are not connections (those carry their pointer) */
 #define TAG_STOP 1u
-#define TAG_LISTEN 2u                   /* + listener index */
+#define TAG_JS 2u
+#define TAG_LISTEN 3u                   /* + listener index */
 
 #ifndef PERFREC_VERSION
 #define PERFREC_VERSION "0"
@@ -65,9 +68,16 @@ struct cconn {
 	struct cconn *next;
 };
 
+/* A session's records go to its archive file (--dir), to JetStream
+ * (--nats), or both; a record is durable once every store has it. */
 struct session {
 	char host[65], id[65];
+	bool has_file;
 	struct rec_archive a;
+	struct rec_js_session *js;
+	uint64_t next_seq;           /* the record the recorder sends next */
+	bool complete;               /* the index is in */
+	uint64_t acked;              /* the last Ack sent */
 	struct cconn *owner;
 	bool need_ack;               /* frames (or duplicates) since the last ack */
 	uint64_t finish_seq;         /* Finish received: the last seq */
@@ -190,10 +200,15 @@ static void drop_session(struct rec_collector *c, struct session *s)
 {
 	struct session **pp = &c->sessions;
 
-	if (rec_archive_sync(&s->a) < 0)
-		rec_log(REC_LOG_ERROR, "collect: syncing %s failed: %s", s->a.path,
-			strerror(errno));
-	rec_archive_close(&s->a);
+	if (s->has_file) {
+		int ret = rec_archive_sync(&s->a);
+
+		if (ret < 0)
+			rec_log(REC_LOG_ERROR, "collect: syncing %s failed: %s", s->a.path,
+				strerror(-ret));
+		rec_archive_close(&s->a);
+	}
+	rec_js_session_close(s->js);
 	while (*pp && *pp != s)
 		pp = &(*pp)->next;
 	if (*pp)
@@ -228,6 +243,49 @@ static void close_conn(struct rec_collector *c, struct cconn *k)
 	free(k);
 }
 
+/* The session's file and/or JetStream subject; its resume point is the
+ * lower of theirs (each store skips what it has). 0, or < 0 after the
+ * peer was refused. */
+static int open_stores(struct rec_collector *c, struct session *s,
+		       const Perfrec__Control__Hello *h, struct cconn *k)
+{
+	uint64_t next = UINT64_MAX;
+	bool complete = true;
+	int ret;
+
+	if (c->o.dir) {
+		ret = rec_archive_open(c->o.dir, s->host, s->id, &s->a);
+		if (ret < 0) {
+			refuse(c, k, "cannot open the archive of %s/%s: %s", h->host,
+			       h->session_id, ret == -EBUSY ?
+			       "another collector is writing it" : strerror(-ret));
+			return ret;
+		}
+		s->has_file = true;
+		next = s->a.next_seq;
+		complete = s->a.complete;
+	}
+	if (c->o.js) {
+		uint64_t jn;
+		bool jc;
+
+		ret = rec_js_session_open(c->o.js, s->host, s->id, &s->js, &jn, &jc);
+		if (ret < 0) {
+			if (s->has_file)
+				rec_archive_close(&s->a);
+			refuse(c, k, "JetStream is not available now; try again later");
+			return ret;
+		}
+		if (jn < next)
+			next = jn;
+		complete = complete && jc;
+	}
+	s->next_seq = next;
+	s->complete = complete;
+	s->acked = next - 1;
+	return 0;
+}
+
 static void on_hello(struct rec_collector *c, struct cconn *k,
 		     const Perfrec__Control__Hello *h)
 {
@@ -244,6 +302,16 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 	if (c->o.token && !rec_wire_token_equal(h->token.data, h->token.len,
 						c->o.token, c->o.token_len)) {
 		refuse(c, k, "bad token (see --token-file)");
+		return;
+	}
+	if (c->o.js && h->frame_bytes &&
+	    h->frame_bytes + (64u << 10) > (uint64_t)rec_js_max_payload(c->o.js)) {
+		refuse(c, k, "frames of %llu bytes do not fit the NATS servers' "
+		       "max_payload of %lld bytes: record with --frame-size %lldk or less, "
+		       "or raise max_payload (at most 64MB) on every server",
+		       (unsigned long long)h->frame_bytes,
+		       (long long)rec_js_max_payload(c->o.js),
+		       (long long)(rec_js_max_payload(c->o.js) / 1024 - 64));
 		return;
 	}
 	if (!rec_wire_name_ok(h->host)) {
@@ -280,12 +348,9 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 		}
 		snprintf(s->host, sizeof(s->host), "%s", h->host);
 		snprintf(s->id, sizeof(s->id), "%s", h->session_id);
-		ret = rec_archive_open(c->o.dir, s->host, s->id, &s->a);
+		ret = open_stores(c, s, h, k);
 		if (ret < 0) {
 			free(s);
-			refuse(c, k, "cannot open the archive of %s/%s: %s", h->host,
-			       h->session_id, ret == -EBUSY ?
-			       "another collector is writing it" : strerror(-ret));
 			return;
 		}
 		s->next = c->sessions;
@@ -297,14 +362,14 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 	k->sess = s;
 	k->state = C_STREAM;
 	w.version = REC_WIRE_VERSION;
-	w.next_seq = s->a.next_seq;
-	w.complete = s->a.complete;
+	w.next_seq = s->next_seq;
+	w.complete = s->complete;
 	w.collector = (char *)"perfrec collect " PERFREC_VERSION;
 	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_WELCOME;
 	m.welcome = &w;
 	queue_msg(k, &m);
 	rec_log(REC_LOG_INFO, "collect: %s: session %s/%s from record %llu (%s)",
-		k->peer, s->host, s->id, (unsigned long long)s->a.next_seq,
+		k->peer, s->host, s->id, (unsigned long long)s->next_seq,
 		h->recorder_version ? h->recorder_version : "?");
 }
 
@@ -312,30 +377,45 @@ static void on_frame(struct rec_collector *c, struct cconn *k, uint64_t seq,
 		     const unsigned char *data, size_t len)
 {
 	struct session *s = k->sess;
+	struct prec_record rec;
 	int ret;
 
-	if (seq < s->a.next_seq) {
-		/* sent again after a reconnect: already in the file */
+	if (seq < s->next_seq) {
+		/* sent again after a reconnect: stored already */
 		c->st.duplicates++;
 		s->need_ack = true;
 		return;
 	}
-	if (seq > s->a.next_seq) {
+	if (seq > s->next_seq) {
 		refuse(c, k, "frame %llu out of order: record %llu comes next",
-		       (unsigned long long)seq, (unsigned long long)s->a.next_seq);
+		       (unsigned long long)seq, (unsigned long long)s->next_seq);
 		return;
 	}
-	ret = rec_archive_append(&s->a, data, len);
-	if (ret == -EBADMSG) {
+	if (s->complete || prec_record_scan(data, len, 0, &rec) != 1 || rec.len != len ||
+	    (seq == 1) != (rec.kind == PREC_RECORD_HEADER)) {
 		refuse(c, k, "frame %llu is not %s", (unsigned long long)seq,
-		       s->a.complete ? "expected: the session's index is in already" :
+		       s->complete ? "expected: the session's index is in already" :
 		       "one whole file record (SPEC.md section 10)");
 		return;
 	}
-	if (ret < 0) {
-		refuse(c, k, "cannot write %s: %s", s->a.path, strerror(-ret));
-		return;
+	if (s->has_file && seq == s->a.next_seq) {
+		ret = rec_archive_append(&s->a, data, len);
+		if (ret < 0) {
+			refuse(c, k, "cannot write %s: %s", s->a.path, strerror(-ret));
+			return;
+		}
 	}
+	if (s->js) {
+		ret = rec_js_publish(s->js, seq, rec.kind, data, len);
+		if (ret < 0) {
+			refuse(c, k, "%s", rec_js_session_error(s->js) ?
+			       rec_js_session_error(s->js) : "JetStream publish failed");
+			return;
+		}
+	}
+	s->next_seq++;
+	if (rec.kind == PREC_RECORD_INDEX)
+		s->complete = true;
 	s->need_ack = true;
 	c->st.frames++;
 	c->st.bytes += len;
@@ -380,10 +460,10 @@ static void on_message(struct rec_collector *c, struct cconn *k,
 	} else {
 		switch (m->body_case) {
 		case PERFREC__CONTROL__STREAM_MESSAGE__BODY_FINISH:
-			if (m->finish->last_seq + 1 != k->sess->a.next_seq) {
-				refuse(c, k, "finish at %llu but the file has %llu records",
+			if (m->finish->last_seq + 1 != k->sess->next_seq) {
+				refuse(c, k, "finish at %llu but the session has %llu records",
 				       (unsigned long long)m->finish->last_seq,
-				       (unsigned long long)(k->sess->a.next_seq - 1));
+				       (unsigned long long)(k->sess->next_seq - 1));
 				break;
 			}
 			k->sess->finish_seq = m->finish->last_seq;
@@ -535,34 +615,51 @@ static void accept_conns(struct rec_collector *c, int lfd)
 	}
 }
 
-/* After a turn: sync every session that took frames, then ack. */
+/* After a turn: sync every session that took frames, then ack what every
+ * store holds durably. */
 static void sync_and_ack(struct rec_collector *c)
 {
 	for (struct session *s = c->sessions; s; s = s->next) {
 		Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
 		Perfrec__Control__Ack a = PERFREC__CONTROL__ACK__INIT;
+		uint64_t durable = s->next_seq - 1;
 		int ret;
 
-		if (!s->need_ack || !s->owner)
+		if (!s->owner)
 			continue;
-		s->need_ack = false;
-		if (s->a.synced_seq + 1 != s->a.next_seq)
-			c->st.syncs++;
-		ret = rec_archive_sync(&s->a);
-		if (ret < 0) {
-			refuse(c, s->owner, "cannot sync %s: %s", s->a.path, strerror(-ret));
+		if (s->js && rec_js_session_error(s->js)) {
+			/* stop acking: the recorder keeps its spool and resends */
+			refuse(c, s->owner, "%s", rec_js_session_error(s->js));
 			continue;
 		}
-		a.seq = s->a.synced_seq;
+		if (s->has_file) {
+			if (s->a.synced_seq + 1 != s->a.next_seq)
+				c->st.syncs++;
+			ret = rec_archive_sync(&s->a);
+			if (ret < 0) {
+				refuse(c, s->owner, "cannot sync %s: %s", s->a.path,
+				       strerror(-ret));
+				continue;
+			}
+			if (s->a.synced_seq < durable)
+				durable = s->a.synced_seq;
+		}
+		if (s->js && rec_js_session_stored(s->js) < durable)
+			durable = rec_js_session_stored(s->js);
+		if (!s->need_ack && durable <= s->acked)
+			continue;
+		s->need_ack = false;
+		s->acked = durable > s->acked ? durable : s->acked;
+		a.seq = s->acked;
 		m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_ACK;
 		m.ack = &a;
 		queue_msg(s->owner, &m);
 		c->st.acks++;
-		if (s->finish_seq && s->finish_seq == s->a.synced_seq) {
-			rec_log(REC_LOG_INFO, "collect: session %s/%s finished: %s "
-				"(%llu records, %s)", s->host, s->id, s->a.path,
-				(unsigned long long)s->a.synced_seq,
-				s->a.complete ? "with its index" : "no index");
+		if (s->finish_seq && s->finish_seq == s->acked) {
+			rec_log(REC_LOG_INFO, "collect: session %s/%s finished: %llu records, "
+				"%s%s%s", s->host, s->id, (unsigned long long)s->acked,
+				s->complete ? "with its index" : "no index",
+				s->has_file ? ", " : "", s->has_file ? s->a.path : "");
 			s->finish_seq = 0;
 		}
 	}
@@ -698,6 +795,17 @@ int rec_collector_new(const struct rec_collector_opts *o, struct rec_collector *
 	ev.events = EPOLLIN;
 	ev.data.u64 = TAG_STOP;
 	epoll_ctl(c->ep, EPOLL_CTL_ADD, c->stopfd, &ev);
+	if (c->o.js) {
+		ev.events = EPOLLIN;
+		ev.data.u64 = TAG_JS;
+		epoll_ctl(c->ep, EPOLL_CTL_ADD, rec_js_pollfd(c->o.js), &ev);
+	}
+	if (!c->o.dir && !c->o.js) {
+		rec_log(REC_LOG_ERROR, "collect: nowhere to store: give --dir DIR and/or "
+			"--nats URL");
+		ret = -EINVAL;
+		goto err;
+	}
 	ret = listen_on(c, c->o.listen ? c->o.listen : "127.0.0.1:0");
 	if (ret < 0)
 		goto err;
@@ -728,6 +836,10 @@ int rec_collector_run(struct rec_collector *c)
 
 			if (tag == TAG_STOP)
 				return 0;
+			if (tag == TAG_JS) {
+				rec_js_poll(c->o.js);
+				continue;
+			}
 			if (tag >= TAG_LISTEN && tag < TAG_LISTEN + MAX_LISTEN) {
 				accept_conns(c, c->lfd[tag - TAG_LISTEN]);
 				continue;

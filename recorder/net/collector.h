@@ -1,8 +1,10 @@
 /*
  * collector.h - `perfrec collect`: the server recorders stream to. One
  * thread, non-blocking sockets, epoll; every session's frames are appended
- * to its archive file (net/archive.h) and acknowledged only once
- * fdatasync'ed, so an acknowledged frame survives a kill -9.
+ * to its archive file (net/archive.h) and/or published to a JetStream
+ * stream (net/jetstream.h), and acknowledged only once every store holds
+ * them durably (fdatasync, JetStream's publish ack), so an acknowledged
+ * frame survives a kill -9.
  *
  * How to use:
  *
@@ -26,11 +28,13 @@
 #include <stdint.h>
 
 struct rec_tls;
+struct rec_js;
 
 struct rec_collector_opts {
 	size_t sz;                  /* sizeof(struct rec_collector_opts) */
 	const char *listen;         /* "ADDR:PORT"; port 0 = any free port */
-	const char *dir;            /* archive root */
+	const char *dir;            /* archive root, or NULL (JetStream only) */
+	struct rec_js *js;          /* JetStream store (borrowed), or NULL */
 	const void *token;          /* required from every hello, or NULL */
 	size_t token_len;
 	struct rec_tls *tls;        /* server TLS, or NULL (plain TCP) */

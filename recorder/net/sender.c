@@ -51,6 +51,8 @@ struct entry {
 struct rec_sender {
 	struct rec_sender_opts o;    /* strings below are our copies */
 	char to[256], host[65], session[65], boot_id[64];
+	char addr[8][128];           /* the collectors of `to`, tried in turn */
+	int naddr, cur;
 	unsigned char *token;
 	struct prec_sink sink;
 
@@ -217,7 +219,8 @@ static void link_close(struct rec_sender *s, struct link *l)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* A non-blocking TCP connection to s->o.to within the timeout. */
+/* A non-blocking TCP connection to the current collector address within
+ * the timeout; a failure moves on to the next address. */
 static int tcp_connect(struct rec_sender *s, char *server, size_t slen)
 {
 	char host[256], *colon;
@@ -225,7 +228,8 @@ static int tcp_connect(struct rec_sender *s, char *server, size_t slen)
 	int ret, fd = -1;
 	uint32_t tmo = s->o.connect_timeout_ms ? s->o.connect_timeout_ms : 5000;
 
-	snprintf(host, sizeof(host), "%s", s->o.to);
+	snprintf(host, sizeof(host), "%s", s->addr[s->cur]);
+	s->cur = (s->cur + 1) % s->naddr;   /* the next attempt tries the next */
 	colon = strrchr(host, ':');
 	if (!colon)
 		return -EINVAL;
@@ -279,7 +283,9 @@ static int tcp_connect(struct rec_sender *s, char *server, size_t slen)
 	}
 	freeaddrinfo(ai);
 	if (fd < 0)
-		set_error(s, "cannot connect: %s", strerror(-ret));
+		set_error(s, "cannot connect to %s:%s: %s", host, colon + 1, strerror(-ret));
+	else
+		s->cur = (s->cur + s->naddr - 1) % s->naddr;   /* stay while it works */
 	return fd >= 0 ? fd : ret;
 }
 
@@ -313,6 +319,7 @@ static int link_open(struct rec_sender *s, struct link *l)
 	h.boot_id = s->boot_id;
 	h.session_id = s->session;
 	h.recorder_version = (char *)"perfrec " PERFREC_VERSION;
+	h.frame_bytes = s->o.frame_bytes;
 	if (s->o.token) {
 		h.token.data = (uint8_t *)s->o.token;
 		h.token.len = s->o.token_len;
@@ -655,6 +662,20 @@ int rec_sender_new(const struct rec_sender_opts *o, struct rec_sender **out)
 		s->o.spool_bytes = SPOOL_DEFAULT;
 	snprintf(s->to, sizeof(s->to), "%s", s->o.to);
 	s->o.to = s->to;
+	{
+		char copy[256], *tok, *save = NULL;
+
+		snprintf(copy, sizeof(copy), "%s", s->to);
+		for (tok = strtok_r(copy, ",", &save); tok && s->naddr < 8;
+		     tok = strtok_r(NULL, ",", &save)) {
+			if (!strchr(tok, ':')) {
+				rec_log(REC_LOG_ERROR, "bad --to address '%s': HOST:PORT", tok);
+				free(s);
+				return -EINVAL;
+			}
+			snprintf(s->addr[s->naddr++], sizeof(s->addr[0]), "%s", tok);
+		}
+	}
 	if (s->o.token) {
 		s->token = malloc(s->o.token_len ? s->o.token_len : 1);
 		if (!s->token) {

@@ -43,7 +43,10 @@ struct rec_tls;
 
 struct rec_sender_opts {
 	size_t sz;                   /* sizeof(struct rec_sender_opts) */
-	const char *to;              /* "HOST:PORT" of the collector */
+	const char *to;              /* "HOST:PORT" of the collector, or a
+				      * comma-separated list: on failure the
+				      * next one is tried (collectors that
+				      * share a store, e.g. JetStream) */
 	const char *host;            /* this host's name; NULL = hostname,
 				      * made safe for a path */
 	const char *session_id;      /* NULL = generated (UTC time + random) */
@@ -53,6 +56,8 @@ struct rec_sender_opts {
 	uint64_t spool_bytes;        /* unacknowledged bytes kept; 0 = 64 MiB */
 	uint32_t connect_timeout_ms; /* 0 = 5000 */
 	uint32_t backoff_max_ms;     /* reconnect delay cap; 0 = 5000 */
+	uint64_t frame_bytes;        /* the writer's frame size (told in the
+				      * hello), 0 = not told */
 };
 
 #define REC_SENDER_OPTS_INIT { .sz = sizeof(struct rec_sender_opts) }

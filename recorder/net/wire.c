@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/varint.h"
+
 /* protobuf field keys of the frame path */
 #define KEY_FRAME ((3u << 3) | 2u)   /* StreamMessage.frame, length-delimited */
 #define KEY_SEQ ((1u << 3) | 0u)     /* Frame.seq, varint */
@@ -91,51 +93,28 @@ void rec_wire_in_release(struct rec_wire_in *in)
 	memset(in, 0, sizeof(*in));
 }
 
-static size_t put_varint(unsigned char *p, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		p[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (unsigned char)v;
-	return n;
-}
-
-static size_t varint_len(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
 size_t rec_wire_frame_header(uint64_t seq, size_t data_len,
 			     unsigned char out[REC_WIRE_FRAME_HDR_MAX])
 {
 	/* Frame{seq, data} as protobuf-c writes it: fields in number order,
 	 * a zero seq and empty data omitted (proto3) */
-	size_t inner = (seq ? 1 + varint_len(seq) : 0) +
-		       (data_len ? 1 + varint_len(data_len) + data_len : 0);
-	size_t total = 1 + varint_len(inner) + inner, n = 4;
+	size_t inner = (seq ? 1 + prec_varint_size(seq) : 0) +
+		       (data_len ? 1 + prec_varint_size(data_len) + data_len : 0);
+	size_t total = 1 + prec_varint_size(inner) + inner, n = 4;
 
 	out[0] = (unsigned char)(total >> 24);
 	out[1] = (unsigned char)(total >> 16);
 	out[2] = (unsigned char)(total >> 8);
 	out[3] = (unsigned char)total;
 	out[n++] = KEY_FRAME;
-	n += put_varint(out + n, inner);
+	n = (size_t)(prec_varint_put(out + n, inner) - out);
 	if (seq) {
 		out[n++] = KEY_SEQ;
-		n += put_varint(out + n, seq);
+		n = (size_t)(prec_varint_put(out + n, seq) - out);
 	}
 	if (data_len) {
 		out[n++] = KEY_DATA;
-		n += put_varint(out + n, data_len);
+		n = (size_t)(prec_varint_put(out + n, data_len) - out);
 	}
 	return n;
 }
@@ -143,18 +122,7 @@ size_t rec_wire_frame_header(uint64_t seq, size_t data_len,
 /* A varint at *p (< end); 0 or -EBADMSG. */
 static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
 {
-	uint64_t x = 0;
-
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		if (*p >= end)
-			return -EBADMSG;
-		x |= (uint64_t)(**p & 0x7f) << shift;
-		if (!(*(*p)++ & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return -EBADMSG;
+	return prec_varint_get(p, end, v) < 0 ? -EBADMSG : 0;
 }
 
 /* Skips a field of wire type wt at *p. 0 or -EBADMSG. */

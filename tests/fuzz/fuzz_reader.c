@@ -95,8 +95,19 @@ static uint64_t use_packet(const struct prec_packet *p, uint64_t *sink)
 		const uint64_t *ips = prec_frame_callchain(p->frame, k->sample->callchain, &n);
 		for (size_t i = 0; ips && i < n; i++)
 			*sink += ips[i];
+		for (size_t i = 0; i < k->sample->n_regs; i++)
+			*sink += k->sample->regs[i];
+		for (size_t i = 0; i < k->sample->stack.len; i++)
+			*sink += k->sample->stack.data[i];
 		break;
 	}
+	case PERFREC__PACKET__DATA_UNWIND:
+		for (size_t i = 0; i < k->unwind->n_sections; i++) {
+			const Perfrec__UnwindSection *us = k->unwind->sections[i];
+			for (size_t j = 0; j < us->data.len; j++)
+				*sink += us->data.data[j];
+		}
+		break;
 	case PERFREC__PACKET__DATA_TASK: {
 		const char *s = prec_frame_string(p->frame, k->task->comm);
 		*sink += s ? (uint64_t)s[0] : 0;

@@ -5,7 +5,8 @@
  * zstd checksums; it is written into a real .prec in memory with the format
  * writer, read back, and every packet goes to ana_symbols_add() (Mmap,
  * TaskEvent and SymbolTable packets with any values: overlapping and
- * wrapping mappings, fork loops, damaged tables), then every sample's ip
+ * wrapping mappings, fork loops, damaged tables, UnwindTable pieces in
+ * any order and size), then every sample's ip
  * and callchain entries are resolved, in user and kernel mode, at the
  * sample's time and at extreme times. Nothing may crash, hang, leak or
  * trip a sanitizer; a symbol is reported exactly when 1 is returned.
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "analyzer/symbolize.h"
+#include "format/unwind/cfi.h"
 #include "format/reader.h"
 #include "format/sink.h"
 #include "format/writer.h"
@@ -34,6 +36,17 @@ static void check(struct ana_symbols *s, uint32_t pid, uint64_t ip, int kernel,
 		(void)strlen(o.sym);
 	if (o.dso)
 		(void)strlen(o.dso);
+	/* the unwind table of the object there (UnwindTable packets): a
+	 * lookup and a row, as the unwinder would */
+	if (!kernel) {
+		const struct prec_cfi_table *tab = NULL;
+		struct prec_cfi_fde fde;
+		struct prec_cfi_row row;
+		uint64_t bias = 0;
+		if (ana_symbols_unwind_table(s, pid, ip, t, &tab, &bias) == 1 &&
+		    prec_cfi_table_find(tab, ip - bias, &fde) == 0)
+			(void)prec_cfi_row_at(&fde, ip - bias, &row);
+	}
 }
 
 /* Input packets -> a .prec file in memory. NULL when the input is no Trace. */

@@ -1,5 +1,6 @@
 /*
- * test_packet.c - the hand-written encoders and decoders (Sample,
+ * test_packet.c - the hand-written encoders and decoders (Sample with
+ * user registers and stack,
  * ContextSwitch, TaskEvent, Mmap, Loss, Throttle, GroupSnapshot/GroupRead,
  * InternedData)
  * (format/packet.c) agree with protobuf-c byte for byte, and on any
@@ -53,7 +54,10 @@ static int check_small(const Perfrec__Packet *pkt, const uint8_t *ref, size_t n)
 			    pkt->data_case != PERFREC__PACKET__DATA_TASK &&
 			    pkt->data_case != PERFREC__PACKET__DATA_THROTTLE);
 		if (pkt->data_case == PERFREC__PACKET__DATA_SAMPLE)
-			assert_true(pkt->sample->raw.len || pkt->sample->read);
+			assert_true(pkt->sample->raw.len || pkt->sample->read ||
+				    pkt->sample->regs_abi || pkt->sample->regs_mask ||
+				    pkt->sample->n_regs || pkt->sample->stack.len ||
+				    pkt->sample->stack_dyn_size);
 		return 0;
 	}
 	assert_true(n < 128);
@@ -137,7 +141,8 @@ static void test_sample_encode_decode(void **state)
 	for (int it = 0; it < 20000; it++) {
 		Perfrec__Packet pkt;
 		Perfrec__Sample s;
-		uint8_t raw[40];
+		uint8_t raw[40], stack[300];
+		uint64_t regs[24];
 		fmt_sample(&pkt, &s, (uint32_t)rval(), (uint32_t)rval(), rval(), rval());
 		pkt.dt = (int64_t)rval() * ((rnd() & 1) ? -1 : 1);
 		s.id = rval();
@@ -152,7 +157,20 @@ static void test_sample_encode_decode(void **state)
 				raw[i] = (uint8_t)rnd();
 			s.raw.data = raw;
 		}
-		uint8_t *ref, fast[256];
+		if (rnd() % 3 == 0) {   /* --call-graph dwarf: user regs + stack */
+			s.regs_abi = (uint32_t)(rnd() % 3);
+			s.regs_mask = rval();
+			s.n_regs = rnd() % 24;
+			for (size_t i = 0; i < s.n_regs; i++)
+				regs[i] = rval();
+			s.regs = s.n_regs ? regs : NULL;
+			s.stack.len = rnd() % 4 ? rnd() % sizeof(stack) : 0;
+			for (size_t i = 0; i < s.stack.len; i++)
+				stack[i] = (uint8_t)rnd();
+			s.stack.data = stack;
+			s.stack_dyn_size = rval();
+		}
+		uint8_t *ref, fast[1024];
 		size_t n = pack_pc(&pkt, &ref);
 		assert_int_equal(prec_packet_fast_size(&pkt), n);
 		assert_int_equal(prec_packet_fast_pack(&pkt, fast), n);
@@ -240,6 +258,28 @@ static void test_sample_fallbacks(void **state)
 	uint8_t unpacked[] = { 0x52, 0x04, 0x22, 0x02, 0x18, 0x05 };
 	assert_null(prec_packet_fast_unpack(unpacked, sizeof(unpacked), &a));
 	assert_int_equal(same_decode(unpacked, sizeof(unpacked), &a), 0);
+	/* user regs given twice (protobuf-c appends), unpacked (field 15,
+	 * wire type 0), empty then filled: protobuf-c's; the stack given
+	 * twice: the last wins, both ways */
+	uint8_t regs2[] = { 0x22, 0x06, 0x7A, 0x01, 0x05, 0x7A, 0x01, 0x06 };
+	assert_null(prec_packet_fast_unpack(regs2, sizeof(regs2), &a));
+	uint8_t regs_unp[] = { 0x22, 0x02, 0x78, 0x05 };
+	assert_null(prec_packet_fast_unpack(regs_unp, sizeof(regs_unp), &a));
+	assert_int_equal(same_decode(regs_unp, sizeof(regs_unp), &a), 0);
+	uint8_t regs_empty[] = { 0x22, 0x05, 0x7A, 0x00, 0x7A, 0x01, 0x06 };
+	assert_null(prec_packet_fast_unpack(regs_empty, sizeof(regs_empty), &a));
+	uint8_t regs_one_empty[] = { 0x22, 0x04, 0x7A, 0x00, 0x68, 0x02 };
+	assert_int_equal(same_decode(regs_one_empty, sizeof(regs_one_empty), &a), 1);
+	uint8_t stack2[] = { 0x22, 0x0A, 0x82, 0x01, 0x02, 0xAA, 0xBB, 0x82, 0x01, 0x01, 0xCC,
+			     0x00 };
+	stack2[1] = 0x09;
+	assert_int_equal(same_decode(stack2, sizeof(stack2) - 1, &a), 1);
+	{
+		Perfrec__Packet *sp = prec_packet_fast_unpack(stack2, sizeof(stack2) - 1, &a);
+		assert_non_null(sp);
+		assert_int_equal(sp->sample->stack.len, 1);
+		assert_int_equal(sp->sample->stack.data[0], 0xCC);
+	}
 	/* a Loss reason with an embedded NUL */
 	uint8_t lnul[] = { 0x42, 0x04, 0x2A, 0x02, 'a', 0x00 };
 	assert_null(prec_packet_fast_unpack(lnul, sizeof(lnul), &a));
@@ -462,6 +502,17 @@ static void test_small_worst_case(void **state)
 	n = pack_pc(&pkt, &ref);
 	assert_int_equal(check_small(&pkt, ref, n), 1);
 	free(ref);
+	/* with any user-regs field it is no longer small: declined */
+	s.stack_dyn_size = UINT64_MAX;
+	s.regs_abi = UINT32_MAX;
+	s.regs_mask = UINT64_MAX;
+	n = pack_pc(&pkt, &ref);
+	assert_true(n > 128);
+	assert_int_equal(check_small(&pkt, ref, n), 0);
+	free(ref);
+	s.stack_dyn_size = 0;
+	s.regs_abi = 0;
+	s.regs_mask = 0;
 	cs.id = UINT64_MAX;
 	cs.cpu = cs.pid = cs.tid = cs.other_pid = cs.other_tid = UINT32_MAX;
 	cs.out = cs.preempt = cs.cpu_wide = 7;

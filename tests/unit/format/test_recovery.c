@@ -501,7 +501,7 @@ static void test_strerror(void **state)
 	/* the CRC of SPEC.md section 2 */
 	assert_int_equal(prec_crc32("123456789", 9), 0xCBF43926u);
 	assert_int_equal(prec_crc32("", 0), 0);
-	for (int e = PREC_E_CLOSED; e <= PREC_E_TRUNCATED; e++) {
+	for (int e = PREC_E_CFI_UNSUPPORTED; e <= PREC_E_TRUNCATED; e++) {
 		assert_non_null(prec_strerror(e));
 		assert_string_not_equal(prec_strerror(e), "unknown error");
 	}

@@ -87,6 +87,13 @@ static unsigned char *write_all_kinds(size_t *len)
 	gr.time_enabled = 10; gr.time_running = 9;
 	gr.n_ids = 2; gr.ids = rids; gr.n_values = 2; gr.values = rvals;
 	s.read = &gr;
+	/* --call-graph dwarf: user registers (BP SP IP) and a stack copy */
+	uint64_t uregs[3] = { 0x7ffd0010, 0x7ffd0000, 0x401234 };
+	uint8_t ustack[300];
+	for (int i = 0; i < 300; i++)
+		ustack[i] = (uint8_t)(i * 7);
+	s.regs_abi = 2; s.regs_mask = 0x1c0; s.n_regs = 3; s.regs = uregs;
+	s.stack.len = 300; s.stack.data = ustack; s.stack_dyn_size = 8192;
 	assert_int_equal(prec_writer_append(w, 1, &pkt, t0 + 100), 0);
 
 	/* context switch */
@@ -169,6 +176,28 @@ static unsigned char *write_all_kinds(size_t *len)
 	perfrec__packet__init(&pkt);
 	pkt.data_case = PERFREC__PACKET__DATA_SYMBOLS;
 	pkt.symbols = &sym;
+	assert_int_equal(prec_writer_append(w, 0, &pkt, 0), 0);
+
+	/* unwind table: an .eh_frame piece and the whole .eh_frame_hdr */
+	Perfrec__UnwindTable ut = PERFREC__UNWIND_TABLE__INIT;
+	Perfrec__UnwindSection us0 = PERFREC__UNWIND_SECTION__INIT;
+	Perfrec__UnwindSection us1 = PERFREC__UNWIND_SECTION__INIT;
+	Perfrec__UnwindSection *usp[2] = { &us0, &us1 };
+	uint8_t ehf[4] = { 0x14, 0, 0, 0 }, hdr[4] = { 1, 0x1b, 3, 0x3b };
+	uint64_t loff[1] = { 0 }, lva[1] = { 0x400000 }, lsz[1] = { 0x2000 };
+	us0.kind = PERFREC__UNWIND_SECTION__KIND__EH_FRAME;
+	us0.addr = 0x402000; us0.size = 0x80; us0.offset = 0x40;
+	us0.data.len = 4; us0.data.data = ehf;
+	us1.kind = PERFREC__UNWIND_SECTION__KIND__EH_FRAME_HDR;
+	us1.addr = 0x401f00; us1.size = 4; us1.data.len = 4; us1.data.data = hdr;
+	ut.path = "/usr/bin/app"; ut.build_id.len = 20; ut.build_id.data = bid;
+	ut.n_sections = 2; ut.sections = usp;
+	ut.n_load_offsets = 1; ut.load_offsets = loff;
+	ut.n_load_vaddrs = 1; ut.load_vaddrs = lva;
+	ut.n_load_sizes = 1; ut.load_sizes = lsz;
+	perfrec__packet__init(&pkt);
+	pkt.data_case = PERFREC__PACKET__DATA_UNWIND;
+	pkt.unwind = &ut;
 	assert_int_equal(prec_writer_append(w, 0, &pkt, 0), 0);
 
 	/* session end */
@@ -256,6 +285,23 @@ static void test_every_kind(void **state)
 			assert_int_equal(ips[0], (uint64_t)-128);
 			assert_int_equal(ips[1], 0xffffffff81000010ull);
 			assert_int_equal(ips[3], 0x401000);
+			assert_int_equal(k->sample->regs_abi, 2);
+			assert_int_equal(k->sample->regs_mask, 0x1c0);
+			assert_int_equal(k->sample->n_regs, 3);
+			assert_int_equal(k->sample->regs[2], 0x401234);
+			assert_int_equal(k->sample->stack.len, 300);
+			assert_int_equal(k->sample->stack.data[299], (uint8_t)(299 * 7));
+			assert_int_equal(k->sample->stack_dyn_size, 8192);
+			break;
+		case PERFREC__PACKET__DATA_UNWIND:
+			assert_string_equal(k->unwind->path, "/usr/bin/app");
+			assert_int_equal(k->unwind->n_sections, 2);
+			assert_int_equal(k->unwind->sections[0]->offset, 0x40);
+			assert_int_equal(k->unwind->sections[0]->size, 0x80);
+			assert_int_equal(k->unwind->sections[0]->data.data[0], 0x14);
+			assert_int_equal(k->unwind->sections[1]->kind,
+					 PERFREC__UNWIND_SECTION__KIND__EH_FRAME_HDR);
+			assert_int_equal(k->unwind->load_vaddrs[0], 0x400000);
 			break;
 		case PERFREC__PACKET__DATA_CONTEXT_SWITCH:
 			assert_int_equal(p.time, t0 + 90);
@@ -313,7 +359,7 @@ static void test_every_kind(void **state)
 		}
 	}
 	assert_int_equal(ret, 0);
-	for (int k = PERFREC__PACKET__DATA_HEADER; k <= PERFREC__PACKET__DATA_NOTE; k++) {
+	for (int k = PERFREC__PACKET__DATA_HEADER; k <= PERFREC__PACKET__DATA_UNWIND; k++) {
 		if (k != PERFREC__PACKET__DATA_INTERNED)
 			assert_int_equal(seen[k], 1);
 	}
@@ -357,7 +403,7 @@ static void test_fd_source(void **state)
 		n++;
 	assert_int_equal(ret, 0);
 	prec_reader_stats(r, &st);
-	assert_int_equal(n, 18);   /* 14 kinds + 4 InternedData */
+	assert_int_equal(n, 19);   /* 15 kinds + 4 InternedData */
 	assert_int_equal(st.file_size, len);
 	prec_reader_free(r);
 	unlink(path);

@@ -21,8 +21,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <pthread.h>
+#include <sys/stat.h>
+
 #include "format/reader.h"
 #include "recorder/daemon/session.h"
+#include "recorder/net/collector.h"
 #include "unit/recorder/recording/memsource.h"
 #include "lib/logcap.h"
 
@@ -313,6 +317,90 @@ static void test_refused(void **state)
 	rec_session_free(s);
 }
 
+static void *serve(void *arg)
+{
+	rec_collector_run(arg);
+	return NULL;
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *b;
+	long n;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	b = malloc((size_t)n + 1);
+	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return b;
+}
+
+/* Files and a collector at once: each output is a stream of its own,
+ * named like its file, archived byte for byte the same. */
+static void test_streams(void **state)
+{
+	struct fixture *f = *state;
+	struct rec_collector_opts co = REC_COLLECTOR_OPTS_INIT;
+	struct rec_sender_opts to = REC_SENDER_OPTS_INIT;
+	struct rec_collector *c;
+	struct rec_session *s;
+	char arch[128], listen[64], done[PATH_MAX], path[PATH_MAX];
+	pthread_t th;
+	size_t n;
+	char **files;
+
+	snprintf(arch, sizeof(arch), "%s/arch", f->dir);
+	assert_int_equal(mkdir(arch, 0700), 0);
+	co.listen = "127.0.0.1:0";
+	co.dir = arch;
+	assert_int_equal(rec_collector_new(&co, &c), 0);
+	assert_int_equal(pthread_create(&th, NULL, serve, c), 0);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", rec_collector_port(c));
+	to.to = listen;
+	to.host = "testhost";
+	f->so.to = &to;
+	assert_int_equal(rec_session_new(&f->so, &s), 0);
+	assert_int_equal(rec_session_start(s), 0);
+	for (int i = 0; i < 2; i++) {
+		put(f, s, 1000 + (uint64_t)i * 100000, 300);
+		drain(s, 2 * 300 * ((uint64_t)i + 1));
+		assert_int_equal(rec_session_rotate(s, done, sizeof(done)), 0);
+	}
+	put(f, s, 500000, 300);
+	drain(s, 2 * 900);
+	assert_int_equal(rec_session_stop(s, "test"), 0);   /* waits for the acks */
+	rec_session_free(s);
+	rec_collector_stop(c);
+	pthread_join(th, NULL);
+	rec_collector_free(c);
+
+	files = list(f->dir, "s.", &n);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		const char *base = strrchr(files[i], '/') + 1;
+		unsigned char *a, *b;
+		size_t la, lb;
+
+		snprintf(path, sizeof(path), "%s/testhost/%s", arch, base);
+		a = slurp(files[i], &la);
+		b = slurp(path, &lb);
+		assert_int_equal(la, lb);
+		assert_memory_equal(a, b, la);
+		free(a);
+		free(b);
+		unlink(path);
+	}
+	list_free(files, n);
+	snprintf(path, sizeof(path), "%s/testhost", arch);
+	rmdir(path);
+	rmdir(arch);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -320,6 +408,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_keep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_streams, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

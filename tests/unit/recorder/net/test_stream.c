@@ -18,11 +18,13 @@
 
 #include "format/reader.h"
 #include "recorder/net/collector.h"
+#include "recorder/net/conn.h"
 #include "recorder/net/sender.h"
 #include "lib/logcap.h"
 #include "unit/recorder/net/streamtest.h"
 
 struct server {
+	struct rec_tls *tls;             /* borrowed */
 	struct rec_collector *c;
 	pthread_t th;
 	char listen[64];
@@ -43,6 +45,7 @@ static void server_start(struct server *s, const char *dir, int port)
 	snprintf(s->listen, sizeof(s->listen), "127.0.0.1:%d", port);
 	o.listen = s->listen;
 	o.dir = dir;
+	o.tls = s->tls;
 	assert_int_equal(rec_collector_new(&o, &s->c), 0);
 	assert_int_equal(pthread_create(&s->th, NULL, serve, s), 0);
 }
@@ -67,6 +70,8 @@ struct client {
 	struct prec_writer *w;
 };
 
+static struct rec_tls *client_tls;   /* for the next client_start() */
+
 static void client_start(struct client *cl, int port, uint64_t spool, const char *session)
 {
 	struct rec_sender_opts o = REC_SENDER_OPTS_INIT;
@@ -79,6 +84,7 @@ static void client_start(struct client *cl, int port, uint64_t spool, const char
 	o.session_id = session;
 	o.spool_bytes = spool;
 	o.backoff_max_ms = 200;
+	o.tls = client_tls;
 	assert_int_equal(rec_sender_new(&o, &cl->snd), 0);
 	cl->mem = prec_sink_mem_new();
 	cl->tee = prec_sink_tee_new(cl->mem, rec_sender_sink(cl->snd));
@@ -127,7 +133,7 @@ static void same_bytes(struct client *cl, const char *dir, const char *session)
 static void test_stream_whole(void **state)
 {
 	char *dir = st_tmpdir();
-	struct server s;
+	struct server s = { 0 };
 	struct client cl;
 	struct rec_sender_stats st;
 
@@ -154,7 +160,7 @@ static void test_stream_whole(void **state)
 static void test_collector_restart(void **state)
 {
 	char *dir = st_tmpdir();
-	struct server s;
+	struct server s = { 0 };
 	struct client cl;
 	struct rec_sender_stats st;
 	int port;
@@ -190,7 +196,7 @@ static void test_collector_restart(void **state)
 static void test_spool_full_drops(void **state)
 {
 	char *dir = st_tmpdir();
-	struct server s;
+	struct server s = { 0 };
 	struct client cl;
 	struct rec_sender_stats st;
 	struct rec_sender_drops d;
@@ -240,7 +246,7 @@ static void test_spool_full_drops(void **state)
 static void test_finish_timeout(void **state)
 {
 	char *dir = st_tmpdir();
-	struct server s;
+	struct server s = { 0 };
 	struct client cl;
 	int port;
 
@@ -258,6 +264,103 @@ static void test_finish_timeout(void **state)
 	st_rmdir(dir);
 }
 
+/* Certificates made with the openssl tool: a CA, the collector's
+ * certificate for 127.0.0.1, a client certificate, and a second CA that
+ * signed nothing here. */
+static int make_certs(const char *dir)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && exec >log 2>&1 && "
+		 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
+		 "-keyout ca.key -out ca.pem -days 2 -subj /CN=test-ca && "
+		 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
+		 "-keyout other.key -out other.pem -days 2 -subj /CN=other-ca && "
+		 "for n in server client; do "
+		 "openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
+		 "-keyout $n.key -out $n.csr -subj /CN=$n && "
+		 "printf 'subjectAltName=IP:127.0.0.1\n' > $n.ext && "
+		 "openssl x509 -req -in $n.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+		 "-out $n.pem -days 2 -extfile $n.ext || exit 1; done", dir);
+	return system(cmd);
+}
+
+static struct rec_tls *tls(bool server, const char *dir, const char *cert,
+			   const char *ca)
+{
+	char c[512], k[512], a[512];
+	struct rec_tls_opts o = { server, NULL, NULL, NULL };
+	struct rec_tls *t;
+
+	if (cert) {
+		snprintf(c, sizeof(c), "%s/%s.pem", dir, cert);
+		snprintf(k, sizeof(k), "%s/%s.key", dir, cert);
+		o.cert = c;
+		o.key = k;
+	}
+	if (ca) {
+		snprintf(a, sizeof(a), "%s/%s.pem", dir, ca);
+		o.ca = a;
+	}
+	assert_int_equal(rec_tls_new(&o, &t), 0);
+	return t;
+}
+
+/* TLS 1.3 both ways: the stream arrives whole when the collector's
+ * certificate verifies and the client presents one; a client that trusts
+ * another CA, or has no certificate, gets nothing through. */
+static void test_tls(void **state)
+{
+	char *dir = st_tmpdir(), *certs = st_tmpdir();
+	struct server s = { 0 };
+	struct client cl;
+	struct rec_sender_stats st;
+	struct rec_tls *srv, *good, *wrong_ca, *no_cert;
+
+	(void)state;
+	if (make_certs(certs) != 0)
+		fail_msg("openssl could not make test certificates (see %s/log)", certs);
+	srv = tls(true, certs, "server", "ca");     /* client certs required */
+	good = tls(false, certs, "client", "ca");
+	wrong_ca = tls(false, certs, "client", "other");
+	no_cert = tls(false, certs, NULL, "ca");
+	memset(&s, 0, sizeof(s));
+	s.tls = srv;
+	server_start(&s, dir, 0);
+
+	client_tls = good;
+	client_start(&cl, server_port(&s), 0, "tls");
+	st_write_samples(cl.w, 5000, 1000);
+	assert_int_equal(prec_writer_close(cl.w), 0);
+	assert_int_equal(rec_sender_finish(cl.snd, 10000), 0);
+	same_bytes(&cl, dir, "tls");
+	client_free(&cl);
+
+	for (int k = 0; k < 2; k++) {
+		client_tls = k ? no_cert : wrong_ca;
+		logcap_clear();
+		client_start(&cl, server_port(&s), 0, k ? "nocert" : "wrongca");
+		st_write_samples(cl.w, 100, 1000);
+		assert_int_equal(prec_writer_close(cl.w), 0);
+		assert_int_equal(rec_sender_finish(cl.snd, 700), -ETIMEDOUT);
+		rec_sender_stats(cl.snd, &st);
+		assert_int_equal(st.acked, 0);
+		assert_int_equal(st.connects, 0);
+		if (!k)
+			assert_non_null(strstr(logcap_all(), "certificate"));
+		client_free(&cl);
+	}
+	client_tls = NULL;
+	server_stop(&s);
+	rec_tls_free(srv);
+	rec_tls_free(good);
+	rec_tls_free(wrong_ca);
+	rec_tls_free(no_cert);
+	st_rmdir(certs);
+	st_rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_collector_restart),
 		cmocka_unit_test(test_spool_full_drops),
 		cmocka_unit_test(test_finish_timeout),
+		cmocka_unit_test(test_tls),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -1,0 +1,163 @@
+/*
+ * cmd_archive.c - `perfrec archive`: JetStream into session files
+ * (net/archiver.h) until SIGTERM/SIGINT; `--list` as `collect --list`.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "recorder/cli/cmd.h"
+#include "recorder/cli/parse.h"
+#include "recorder/cli/print.h"
+#include "recorder/log.h"
+#include "recorder/net/archiver.h"
+
+static const struct rec_cli_opt archive_opts[] = {
+	REC_CLI_SECTION("archiving"),
+	{ "nats", REC_OPT_NATS, "URLS", "NATS servers with JetStream, nats://HOST:PORT,..." },
+	{ "stream", REC_OPT_STREAM, "NAME", "the stream collectors publish to (default PERFREC)" },
+	{ "dir", REC_OPT_DIR, "DIR", "archive root: DIR/<host>/<session>.prec" },
+	{ "durable", REC_OPT_DURABLE, "NAME", "the consumer archivers share (default\\n"
+	  "perfrec-archive): several archivers split the work" },
+	{ "ack-wait", REC_OPT_ACK_WAIT, "TIME", "an unacknowledged message is delivered again\\n"
+	  "after (default 30s)" },
+	{ "replicas", REC_OPT_REPLICAS, "N", "replicas if the stream must be created (default 3)" },
+	REC_CLI_SECTION("listing"),
+	{ "list", REC_OPT_LIST, NULL, "print what --dir holds and exit (as collect --list)" },
+	{ "help", 'h', NULL, "this text" },
+	{ NULL, 0, NULL, NULL },
+};
+
+static const char archive_usage[] =
+	"usage: perfrec archive --nats URLS --dir DIR [--stream NAME] [options]\n"
+	"       perfrec archive --list DIR";
+static const char archive_about[] =
+	"Writes the recordings that collectors (perfrec collect --nats) published to\n"
+	"a JetStream stream into DIR/<host>/<session>.prec, each the exact file the\n"
+	"recorder wrote. A message is acknowledged only after its bytes are synced\n"
+	"to disk; restarted, an archiver resumes where its acknowledgements stopped,\n"
+	"and a record delivered twice is written once. Run several on one stream\n"
+	"to share the work. SIGTERM or Ctrl-C stops it with every file synced.\n";
+
+static struct rec_archiver *running;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (running)
+		rec_archiver_stop(running);
+}
+
+int rec_cli_archive(int argc, char **argv)
+{
+	struct rec_archiver_opts o = REC_ARCHIVER_OPTS_INIT;
+	struct rec_cli_parser p;
+	struct rec_archiver *a = NULL;
+	struct sigaction sa;
+	const char *arg;
+	bool do_list = false;
+	uint64_t v;
+	int key, ret = 0, code = 2;
+
+	rec_cli_print_install(false);
+	if (rec_cli_parser_init(&p, archive_opts) < 0)
+		return 1;
+	while ((key = rec_cli_next(&p, argc, argv, &arg)) > 0) {
+		switch (key) {
+		case REC_OPT_NATS:
+			o.urls = arg;
+			break;
+		case REC_OPT_STREAM:
+			o.stream = arg;
+			break;
+		case REC_OPT_DIR:
+			o.dir = arg;
+			break;
+		case REC_OPT_DURABLE:
+			o.durable = arg;
+			break;
+		case REC_OPT_ACK_WAIT:
+			if (rec_parse_duration(arg, 1000000000ull, &v) < 0 || v < 100000000ull ||
+			    v > 3600000000000ull)
+				ret = rec_cli_bad_value(&p, arg, "a duration from 100ms to 1h");
+			o.ack_wait_ms = (uint32_t)(v / 1000000);
+			break;
+		case REC_OPT_REPLICAS:
+			if (rec_parse_uint(arg, 5, &v) < 0 || !v)
+				ret = rec_cli_bad_value(&p, arg, "1 to 5 replicas");
+			o.replicas = (int)v;
+			break;
+		case REC_OPT_LIST:
+			do_list = true;
+			break;
+		case 'h':
+			rec_cli_help(stdout, archive_usage, archive_about, archive_opts, NULL);
+			code = 0;
+			goto out;
+		default:
+			ret = -EINVAL;
+			break;
+		}
+		if (ret < 0)
+			break;
+	}
+	if (key < 0 || ret < 0)
+		goto usage;
+	if (!o.dir && do_list && p.optind < argc)
+		o.dir = argv[p.optind++];
+	if (p.optind < argc) {
+		rec_log(REC_LOG_ERROR, "unexpected argument '%s'", argv[p.optind]);
+		goto usage;
+	}
+	if (!o.dir) {
+		rec_log(REC_LOG_ERROR, "--dir DIR is needed: where the files go");
+		goto usage;
+	}
+	if (do_list) {
+		code = rec_cli_list_archive(o.dir);
+		goto out;
+	}
+	if (!o.urls) {
+		rec_log(REC_LOG_ERROR, "--nats URLS is needed: the JetStream servers");
+		goto usage;
+	}
+	code = 1;
+	if (mkdir(o.dir, 0750) < 0 && errno != EEXIST) {
+		rec_log(REC_LOG_ERROR, "cannot create %s: %s", o.dir, strerror(errno));
+		goto out;
+	}
+	if (rec_archiver_new(&o, &a) < 0)
+		goto out;
+	running = a;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	rec_log(REC_LOG_INFO, "archive: consuming %s from %s into %s",
+		o.stream ? o.stream : "PERFREC", o.urls, o.dir);
+	ret = rec_archiver_run(a);
+	running = NULL;
+	{
+		struct rec_archiver_stats st;
+
+		rec_archiver_stats(a, &st);
+		rec_log(REC_LOG_INFO, "archive: stopped: %llu messages, %llu records "
+			"(%llu bytes) written, %llu duplicates, %llu retried, %llu dropped, "
+			"%llu sessions completed", (unsigned long long)st.messages,
+			(unsigned long long)st.written, (unsigned long long)st.bytes,
+			(unsigned long long)st.duplicates, (unsigned long long)st.retried,
+			(unsigned long long)st.dropped, (unsigned long long)st.completed);
+	}
+	code = ret < 0 ? 1 : 0;
+	goto out;
+usage:
+	fprintf(stderr, "perfrec: see 'perfrec archive --help'\n");
+	code = 2;
+out:
+	rec_archiver_free(a);
+	rec_cli_parser_release(&p);
+	return code;
+}

@@ -1,0 +1,653 @@
+/*
+ * jetstream.c - records into a JetStream stream; see jetstream.h.
+ *
+ * Threads: libnats calls the publish-ack handler on its own thread; the
+ * handler only queues (session key, seq, result) under a mutex and writes
+ * the eventfd. Everything else runs on the collector's thread. A session
+ * is identified in results by a key, not a pointer, so a session closed
+ * while its publishes are in flight is simply not found.
+ */
+#include "recorder/net/jetstream.h"
+
+#include <errno.h>
+#include <nats/nats.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "recorder/log.h"
+#include "recorder/opts.h"
+
+#define MAX_URLS 16
+/* A resend after a reconnect comes within minutes: the window in which
+ * JetStream drops a message id it has seen (its default is 2 minutes). */
+#define DUPLICATE_WINDOW_NS (10ll * 60 * 1000000000ll)
+#define MAX_PENDING 4096
+
+struct result {
+	uint64_t key, seq;
+	char err[160];               /* "" = stored */
+};
+
+struct rec_js_session {
+	struct rec_js *js;
+	uint64_t key;
+	char host[65], id[65];
+	char subject[300];
+	uint64_t next_pub;           /* seq expected next from the recorder */
+	uint64_t stored;             /* every seq <= stored is in the stream */
+	uint64_t *done;              /* stored seqs above `stored`, sorted */
+	size_t ndone, cdone;
+	uint64_t fence;              /* expected last subject seq, first publish */
+	bool fenced;
+	char err[200];
+	struct rec_js_session *next;
+};
+
+struct rec_js {
+	struct rec_js_opts o;
+	char stream[64], urls[1024];
+	natsConnection *nc;
+	jsCtx *ctx;
+	int efd;
+	pthread_mutex_t lock;
+	struct result *q;            /* results waiting for rec_js_poll() */
+	size_t nq, cq;
+	uint64_t next_key;
+	struct rec_js_session *sessions;
+};
+
+/* ---- names */
+
+static size_t escape(const char *in, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (; *in; in++) {
+		const char *rep = *in == '_' ? "_u" : *in == '.' ? "_d" : NULL;
+		size_t k = rep ? 2 : 1;
+
+		if (n + k >= len)
+			return 0;
+		if (rep) {
+			out[n++] = rep[0];
+			out[n++] = rep[1];
+		} else {
+			out[n++] = *in;
+		}
+	}
+	out[n] = '\0';
+	return n;
+}
+
+size_t rec_js_subject(const char *stream, const char *host, const char *session,
+		      char *buf, size_t len)
+{
+	char h[160], s[160];
+	int n;
+
+	if (!escape(host, h, sizeof(h)) || !escape(session, s, sizeof(s)))
+		return 0;
+	n = snprintf(buf, len, "%s.%s.%s", stream, h, s);
+	return n < 0 || (size_t)n >= len ? 0 : (size_t)n;
+}
+
+size_t rec_js_msg_id(const char *host, const char *session, uint64_t seq,
+		     char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s/%llu", host, session, (unsigned long long)seq);
+
+	return n < 0 || (size_t)n >= len ? 0 : (size_t)n;
+}
+
+const char *rec_js_kind_name(enum prec_record_kind kind)
+{
+	switch (kind) {
+	case PREC_RECORD_HEADER:
+		return "header";
+	case PREC_RECORD_FRAME:
+		return "frame";
+	case PREC_RECORD_INDEX:
+		return "index";
+	default:
+		return "other";
+	}
+}
+
+/* ---- connection */
+
+static const char *js_error(natsStatus s, jsErrCode je, char *buf, size_t len)
+{
+	const char *t = nats_GetLastError(NULL);
+
+	snprintf(buf, len, "%s%s%s (%d)", natsStatus_GetText(s), t ? ": " : "",
+		 t ? t : "", (int)je);
+	return buf;
+}
+
+static void on_ack(jsCtx *ctx, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
+{
+	struct rec_js *js = closure;
+	struct result r;
+	const char *v = NULL;
+	uint64_t one = 1;
+
+	(void)ctx;
+	memset(&r, 0, sizeof(r));
+	if (natsMsgHeader_Get(msg, "Perfrec-Key", &v) == NATS_OK && v)
+		r.key = strtoull(v, NULL, 10);
+	if (natsMsgHeader_Get(msg, "Perfrec-Seq", &v) == NATS_OK && v)
+		r.seq = strtoull(v, NULL, 10);
+	if (!pa && pae)
+		snprintf(r.err, sizeof(r.err), "JetStream refused record %llu: %s%s%s",
+			 (unsigned long long)r.seq, natsStatus_GetText(pae->Err),
+			 pae->ErrText ? ": " : "", pae->ErrText ? pae->ErrText : "");
+	else if (!pa)
+		snprintf(r.err, sizeof(r.err), "JetStream: no acknowledgement");
+	natsMsg_Destroy(msg);
+	pthread_mutex_lock(&js->lock);
+	if (js->nq == js->cq) {
+		size_t c = js->cq ? js->cq * 2 : 256;
+		struct result *nq = realloc(js->q, c * sizeof(*nq));
+
+		if (nq) {
+			js->q = nq;
+			js->cq = c;
+		}
+	}
+	if (js->nq < js->cq)
+		js->q[js->nq++] = r;
+	pthread_mutex_unlock(&js->lock);
+	if (write(js->efd, &one, sizeof(one)) < 0) {
+		/* already signalled */
+	}
+}
+
+/* JetStream answers "timeout" or "no responders" while its cluster
+ * elects leaders (a node just died or started): worth waiting for. */
+static bool transient(natsStatus s)
+{
+	return s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS;
+}
+
+#define RETRIES 10
+#define RETRY_WAIT_US 500000
+
+static int ensure_stream(struct rec_js *js)
+{
+	jsStreamInfo *si = NULL;
+	jsErrCode je = 0;
+	natsStatus s = js_GetStreamInfo(&si, js->ctx, js->stream, NULL, &je);
+	char why[300], subj[80];
+	const char *subjects[1];
+	jsStreamConfig sc;
+
+	for (int i = 0; i < RETRIES && transient(s); i++) {
+		usleep(RETRY_WAIT_US);
+		je = 0;
+		s = js_GetStreamInfo(&si, js->ctx, js->stream, NULL, &je);
+	}
+
+	if (s == NATS_OK) {
+		jsStreamInfo_Destroy(si);
+		return 0;
+	}
+	if (s != NATS_NOT_FOUND || !js->o.create) {
+		rec_log(REC_LOG_ERROR, "JetStream stream %s at %s: %s", js->stream, js->urls,
+			js_error(s, je, why, sizeof(why)));
+		return -EIO;
+	}
+	snprintf(subj, sizeof(subj), "%s.>", js->stream);
+	subjects[0] = subj;
+	jsStreamConfig_Init(&sc);
+	sc.Name = js->stream;
+	sc.Subjects = subjects;
+	sc.SubjectsLen = 1;
+	sc.Storage = js_FileStorage;
+	sc.Replicas = js->o.replicas ? js->o.replicas : 3;
+	sc.DenyDelete = true;
+	sc.DenyPurge = true;
+	sc.Duplicates = DUPLICATE_WINDOW_NS;
+	/* a record must fit one message: the servers' max_payload */
+	sc.MaxMsgSize = (int32_t)rec_js_max_payload(js);
+	je = 0;
+	s = js_AddStream(&si, js->ctx, &sc, NULL, &je);
+	if (s != NATS_OK) {
+		rec_log(REC_LOG_ERROR, "cannot create JetStream stream %s (%lld replicas) at "
+			"%s: %s%s", js->stream, (long long)sc.Replicas, js->urls,
+			js_error(s, je, why, sizeof(why)),
+			je == 10074 || strstr(why, "insufficient") ?
+			"; the cluster has fewer servers than --replicas" : "");
+		return -EIO;
+	}
+	jsStreamInfo_Destroy(si);
+	rec_log(REC_LOG_INFO, "JetStream stream %s created (subjects %s, file storage, %lld "
+		"replicas, deny delete)", js->stream, subj, (long long)sc.Replicas);
+	return 0;
+}
+
+int rec_js_connect(const struct rec_js_opts *o, struct rec_js **out)
+{
+	struct rec_js *js = calloc(1, sizeof(*js));
+	natsOptions *no = NULL;
+	jsOptions jo;
+	const char *urls[MAX_URLS];
+	char *copy = NULL, *tok, *save = NULL;
+	int n = 0, ret = -EIO;
+	natsStatus s;
+
+	*out = NULL;
+	if (!js)
+		return -ENOMEM;
+	js->efd = -1;
+	pthread_mutex_init(&js->lock, NULL);
+	if (rec_opts_copy(&js->o, sizeof(js->o), o) < 0 || !js->o.urls || !*js->o.urls) {
+		rec_log(REC_LOG_ERROR, "JetStream: no server URL (--nats nats://HOST:PORT,...)");
+		ret = -EINVAL;
+		goto err;
+	}
+	snprintf(js->urls, sizeof(js->urls), "%s", js->o.urls);
+	snprintf(js->stream, sizeof(js->stream), "%s",
+		 js->o.stream ? js->o.stream : REC_JS_DEFAULT_STREAM);
+	js->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	copy = strdup(js->urls);
+	if (js->efd < 0 || !copy) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	for (tok = strtok_r(copy, ",", &save); tok && n < MAX_URLS;
+	     tok = strtok_r(NULL, ",", &save))
+		urls[n++] = tok;
+	if (natsOptions_Create(&no) != NATS_OK ||
+	    natsOptions_SetServers(no, urls, n) != NATS_OK ||
+	    natsOptions_SetTimeout(no, js->o.timeout_ms ? js->o.timeout_ms : 5000) != NATS_OK ||
+	    natsOptions_SetMaxReconnect(no, -1) != NATS_OK ||
+	    natsOptions_SetReconnectWait(no, 250) != NATS_OK) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	s = natsConnection_Connect(&js->nc, no);
+	if (s != NATS_OK) {
+		char why[300];
+
+		rec_log(REC_LOG_ERROR, "cannot reach NATS at %s: %s (is nats-server running "
+			"with JetStream enabled, -js?)", js->urls, js_error(s, 0, why, sizeof(why)));
+		ret = -ECONNREFUSED;
+		goto err;
+	}
+	jsOptions_Init(&jo);
+	jo.Wait = js->o.timeout_ms ? js->o.timeout_ms : 5000;
+	jo.PublishAsync.MaxPending = MAX_PENDING;
+	jo.PublishAsync.AckHandler = on_ack;
+	jo.PublishAsync.AckHandlerClosure = js;
+	if (natsConnection_JetStream(&js->ctx, js->nc, &jo) != NATS_OK) {
+		rec_log(REC_LOG_ERROR, "JetStream at %s: cannot open a context", js->urls);
+		goto err;
+	}
+	ret = ensure_stream(js);
+	if (ret < 0)
+		goto err;
+	natsOptions_Destroy(no);
+	free(copy);
+	*out = js;
+	return 0;
+err:
+	natsOptions_Destroy(no);
+	free(copy);
+	rec_js_free(js);
+	return ret;
+}
+
+int64_t rec_js_max_payload(const struct rec_js *js)
+{
+	return natsConnection_GetMaxPayload(js->nc);
+}
+
+const char *rec_js_stream(const struct rec_js *js)
+{
+	return js->stream;
+}
+
+int rec_js_pollfd(const struct rec_js *js)
+{
+	return js->efd;
+}
+
+static struct rec_js_session *find_key(struct rec_js *js, uint64_t key)
+{
+	for (struct rec_js_session *s = js->sessions; s; s = s->next)
+		if (s->key == key)
+			return s;
+	return NULL;
+}
+
+/* seq is stored: advance `stored` over every contiguous seq. */
+static void mark_stored(struct rec_js_session *s, uint64_t seq)
+{
+	size_t i;
+
+	if (seq <= s->stored)
+		return;
+	if (seq == s->stored + 1) {
+		s->stored = seq;
+		/* absorb what was waiting for it */
+		for (i = 0; i < s->ndone && s->done[i] == s->stored + 1; i++)
+			s->stored++;
+		if (i) {
+			memmove(s->done, s->done + i, (s->ndone - i) * sizeof(*s->done));
+			s->ndone -= i;
+		}
+		return;
+	}
+	if (s->ndone == s->cdone) {
+		size_t c = s->cdone ? s->cdone * 2 : 64;
+		uint64_t *nd = realloc(s->done, c * sizeof(*nd));
+
+		if (!nd) {
+			snprintf(s->err, sizeof(s->err), "out of memory");
+			return;
+		}
+		s->done = nd;
+		s->cdone = c;
+	}
+	for (i = s->ndone; i > 0 && s->done[i - 1] > seq; i--)
+		s->done[i] = s->done[i - 1];
+	s->done[i] = seq;
+	s->ndone++;
+}
+
+void rec_js_poll(struct rec_js *js)
+{
+	struct result *q;
+	size_t n;
+	uint64_t v;
+
+	if (read(js->efd, &v, sizeof(v)) < 0) {
+		/* nothing signalled: the queue may still hold results */
+	}
+	pthread_mutex_lock(&js->lock);
+	q = js->q;
+	n = js->nq;
+	js->q = NULL;
+	js->nq = js->cq = 0;
+	pthread_mutex_unlock(&js->lock);
+	for (size_t i = 0; i < n; i++) {
+		struct rec_js_session *s = find_key(js, q[i].key);
+
+		if (!s)
+			continue;   /* closed meanwhile */
+		if (q[i].err[0]) {
+			if (!s->err[0])
+				snprintf(s->err, sizeof(s->err), "%s", q[i].err);
+			continue;
+		}
+		mark_stored(s, q[i].seq);
+	}
+	free(q);
+}
+
+int rec_js_session_open(struct rec_js *js, const char *host, const char *session,
+			struct rec_js_session **out, uint64_t *next_seq, bool *complete)
+{
+	struct rec_js_session *s = calloc(1, sizeof(*s));
+	natsMsg *last = NULL;
+	jsErrCode je = 0;
+	natsStatus st;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->js = js;
+	s->key = ++js->next_key;
+	snprintf(s->host, sizeof(s->host), "%s", host);
+	snprintf(s->id, sizeof(s->id), "%s", session);
+	if (!rec_js_subject(js->stream, host, session, s->subject, sizeof(s->subject))) {
+		free(s);
+		return -ENAMETOOLONG;
+	}
+	*next_seq = 1;
+	*complete = false;
+	st = js_GetLastMsg(&last, js->ctx, js->stream, s->subject, NULL, &je);
+	if (st == NATS_OK) {
+		const char *v = NULL;
+
+		if (natsMsgHeader_Get(last, "Perfrec-Seq", &v) == NATS_OK && v)
+			*next_seq = strtoull(v, NULL, 10) + 1;
+		if (natsMsgHeader_Get(last, "Perfrec-Kind", &v) == NATS_OK && v &&
+		    !strcmp(v, "index"))
+			*complete = true;
+		s->fence = natsMsg_GetSequence(last);
+		natsMsg_Destroy(last);
+	} else if (st != NATS_NOT_FOUND) {
+		char why[300];
+
+		rec_log(REC_LOG_ERROR, "JetStream: cannot read the last record of %s: %s",
+			s->subject, js_error(st, je, why, sizeof(why)));
+		free(s);
+		return -EIO;
+	}
+	s->stored = *next_seq - 1;
+	s->next_pub = *next_seq;
+	s->next = js->sessions;
+	js->sessions = s;
+	*out = s;
+	return 0;
+}
+
+int rec_js_publish(struct rec_js_session *s, uint64_t seq, enum prec_record_kind kind,
+		   const void *data, size_t len)
+{
+	struct rec_js *js = s->js;
+	natsMsg *m = NULL;
+	jsPubOptions po;
+	char id[200], num[24], key[24];
+	jsErrCode je = 0;
+	natsStatus st;
+
+	if (seq < s->next_pub)
+		return 0;   /* stored already (or in flight) */
+	if ((int64_t)len > rec_js_max_payload(js)) {
+		snprintf(s->err, sizeof(s->err), "record %llu is %zu bytes, above the NATS "
+			 "servers' max_payload of %lld bytes", (unsigned long long)seq, len,
+			 (long long)rec_js_max_payload(js));
+		return -EMSGSIZE;
+	}
+	rec_js_msg_id(s->host, s->id, seq, id, sizeof(id));
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)seq);
+	snprintf(key, sizeof(key), "%llu", (unsigned long long)s->key);
+	if (natsMsg_Create(&m, s->subject, NULL, data, (int)len) != NATS_OK ||
+	    natsMsgHeader_Set(m, "Perfrec-Host", s->host) != NATS_OK ||
+	    natsMsgHeader_Set(m, "Perfrec-Session", s->id) != NATS_OK ||
+	    natsMsgHeader_Set(m, "Perfrec-Seq", num) != NATS_OK ||
+	    natsMsgHeader_Set(m, "Perfrec-Kind", rec_js_kind_name(kind)) != NATS_OK ||
+	    natsMsgHeader_Set(m, "Perfrec-Key", key) != NATS_OK) {
+		natsMsg_Destroy(m);
+		return -ENOMEM;
+	}
+	jsPubOptions_Init(&po);
+	po.MsgId = id;
+	if (!s->fenced) {
+		/* nobody appended to this session since we read its end */
+		if (s->fence)
+			po.ExpectLastSubjectSeq = s->fence;
+		else
+			po.ExpectNoMessage = true;
+		s->fenced = true;
+	}
+	st = js_PublishMsgAsync(js->ctx, &m, &po);
+	if (st != NATS_OK) {
+		char why[300];
+
+		natsMsg_Destroy(m);
+		snprintf(s->err, sizeof(s->err), "JetStream publish: %.150s",
+			 js_error(st, je, why, sizeof(why)));
+		return -EIO;
+	}
+	s->next_pub = seq + 1;
+	return 0;
+}
+
+uint64_t rec_js_session_stored(const struct rec_js_session *s)
+{
+	return s->stored;
+}
+
+const char *rec_js_session_error(const struct rec_js_session *s)
+{
+	return s->err[0] ? s->err : NULL;
+}
+
+void rec_js_session_close(struct rec_js_session *s)
+{
+	struct rec_js_session **pp;
+
+	if (!s)
+		return;
+	for (pp = &s->js->sessions; *pp && *pp != s; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = s->next;
+	free(s->done);
+	free(s);
+}
+
+void rec_js_free(struct rec_js *js)
+{
+	if (!js)
+		return;
+	while (js->sessions)
+		rec_js_session_close(js->sessions);
+	if (js->ctx) {
+		jsPubOptions po;
+
+		jsPubOptions_Init(&po);
+		po.MaxWait = 2000;
+		js_PublishAsyncComplete(js->ctx, &po);
+		jsCtx_Destroy(js->ctx);
+	}
+	if (js->nc) {
+		natsConnection_Close(js->nc);
+		natsConnection_Destroy(js->nc);
+	}
+	if (js->efd >= 0)
+		close(js->efd);
+	free(js->q);
+	pthread_mutex_destroy(&js->lock);
+	free(js);
+}
+
+/* ---- consumer */
+
+struct rec_js_consumer {
+	struct rec_js *js;
+	natsSubscription *sub;
+	natsMsgList list;
+};
+
+int rec_js_consumer_open(struct rec_js *js, const char *durable, uint32_t ack_wait_ms,
+			 struct rec_js_consumer **out)
+{
+	struct rec_js_consumer *c = calloc(1, sizeof(*c));
+	jsSubOptions so;
+	jsErrCode je = 0;
+	char subj[80], why[300];
+	natsStatus st;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->js = js;
+	snprintf(subj, sizeof(subj), "%s.>", js->stream);
+	jsSubOptions_Init(&so);
+	so.Stream = js->stream;
+	so.ManualAck = true;
+	so.Config.AckPolicy = js_AckExplicit;
+	so.Config.AckWait = (int64_t)(ack_wait_ms ? ack_wait_ms : 30000) * 1000000;
+	so.Config.MaxAckPending = 4096;
+	so.Config.Durable = durable;
+	st = js_PullSubscribe(&c->sub, js->ctx, subj, durable, NULL, &so, &je);
+	for (int i = 0; i < RETRIES && transient(st); i++) {
+		usleep(RETRY_WAIT_US);
+		je = 0;
+		st = js_PullSubscribe(&c->sub, js->ctx, subj, durable, NULL, &so, &je);
+	}
+	if (st != NATS_OK) {
+		rec_log(REC_LOG_ERROR, "JetStream consumer %s on %s at %s: %s", durable,
+			js->stream, js->urls, js_error(st, je, why, sizeof(why)));
+		free(c);
+		return -EIO;
+	}
+	*out = c;
+	return 0;
+}
+
+static const char *header(natsMsg *m, const char *key)
+{
+	const char *v = NULL;
+
+	return natsMsgHeader_Get(m, key, &v) == NATS_OK ? v : NULL;
+}
+
+int rec_js_fetch(struct rec_js_consumer *c, struct rec_js_msg *msgs, int max,
+		 int timeout_ms)
+{
+	jsErrCode je = 0;
+	natsStatus st;
+	int n = 0;
+
+	memset(&c->list, 0, sizeof(c->list));
+	st = natsSubscription_Fetch(&c->list, c->sub, max, timeout_ms, &je);
+	if (st == NATS_TIMEOUT)
+		return 0;
+	if (st != NATS_OK) {
+		char why[300];
+
+		rec_log(REC_LOG_WARN, "JetStream fetch at %s: %s", c->js->urls,
+			js_error(st, je, why, sizeof(why)));
+		natsMsgList_Destroy(&c->list);
+		return -EIO;
+	}
+	for (int i = 0; i < c->list.Count && n < max; i++) {
+		natsMsg *m = c->list.Msgs[i];
+		const char *seq = header(m, "Perfrec-Seq");
+
+		c->list.Msgs[i] = NULL;   /* ours now: freed by rec_js_msg_done */
+		msgs[n].host = header(m, "Perfrec-Host");
+		msgs[n].session = header(m, "Perfrec-Session");
+		msgs[n].kind = header(m, "Perfrec-Kind");
+		msgs[n].seq = seq ? strtoull(seq, NULL, 10) : 0;
+		msgs[n].data = natsMsg_GetData(m);
+		msgs[n].len = (size_t)natsMsg_GetDataLength(m);
+		msgs[n].handle = m;
+		n++;
+	}
+	natsMsgList_Destroy(&c->list);
+	return n;
+}
+
+void rec_js_msg_done(struct rec_js_msg *m, enum rec_js_verdict v, uint32_t delay_ms)
+{
+	natsMsg *nm = m->handle;
+
+	if (!nm)
+		return;
+	if (v == REC_JS_ACK)
+		natsMsg_Ack(nm, NULL);
+	else if (v == REC_JS_RETRY)
+		natsMsg_NakWithDelay(nm, (int64_t)delay_ms, NULL);
+	else
+		natsMsg_Term(nm, NULL);
+	natsMsg_Destroy(nm);
+	m->handle = NULL;
+}
+
+void rec_js_consumer_close(struct rec_js_consumer *c)
+{
+	if (!c)
+		return;
+	natsSubscription_Destroy(c->sub);
+	free(c);
+}

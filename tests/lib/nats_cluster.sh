@@ -1,0 +1,68 @@
+# nats_cluster.sh - a 3-node JetStream cluster of nats-server processes on
+# 127.0.0.1 for tests and benchmarks (sourced, not run).
+#
+#   source tests/lib/nats_cluster.sh
+#   nats_cluster_start DIR       # sets NATS_URLS (client URLs, comma list)
+#   nats_kill 2                  # kill -9 node 2
+#   nats_start 2                 # start it again (same ports, same store)
+#   nats_cluster_stop
+#
+# Ports are chosen free at start; stores live in DIR/n1..n3. max_payload is
+# 8 MB so 1 MiB frames fit with room (see docs/fleet.md).
+nats_free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+nats_start() {   # N
+	local i=$1
+	nats-server -c "$NATS_DIR/n$i.conf" >>"$NATS_DIR/n$i.log" 2>&1 &
+	eval "NATS_PID_$i=$!"
+}
+
+nats_kill() {   # N
+	local pid
+	eval "pid=\${NATS_PID_$1:-}"
+	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+}
+
+nats_cluster_start() {   # DIR
+	NATS_DIR=$1
+	mkdir -p "$NATS_DIR"
+	local cp=() p=() i j routes
+	for i in 1 2 3; do p[$i]=$(nats_free_port); cp[$i]=$(nats_free_port); done
+	for i in 1 2 3; do
+		routes=""
+		for j in 1 2 3; do
+			[ "$j" = "$i" ] || routes="$routes${routes:+, }\"nats-route://127.0.0.1:${cp[$j]}\""
+		done
+		cat >"$NATS_DIR/n$i.conf" <<CONF
+server_name: n$i
+listen: 127.0.0.1:${p[$i]}
+max_payload: 8MB
+jetstream { store_dir: "$NATS_DIR/n$i" }
+cluster {
+  name: perfrec-test
+  listen: 127.0.0.1:${cp[$i]}
+  routes: [ $routes ]
+}
+CONF
+		nats_start "$i"
+	done
+	NATS_URLS="nats://127.0.0.1:${p[1]},nats://127.0.0.1:${p[2]},nats://127.0.0.1:${p[3]}"
+	export NATS_URLS NATS_DIR
+	# JetStream is usable once the meta group has a leader
+	for _ in $(seq 150); do
+		if grep -q "JetStream cluster new metadata leader\|Self is new JetStream cluster metadata leader" \
+			"$NATS_DIR"/n*.log 2>/dev/null; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "nats_cluster: no JetStream leader after 15 s" >&2
+	tail -n 5 "$NATS_DIR"/n*.log >&2
+	return 1
+}
+
+nats_cluster_stop() {
+	for i in 1 2 3; do nats_kill "$i"; done
+}
