@@ -77,7 +77,7 @@ static const struct rec_cli_opt daemon_opts[] = {
 	{ "output-dir", REC_OPT_OUTPUT_DIR, "DIR", "where sessions write (default " DEFAULT_OUTPUT_DIR
 	  "):\nrelative -o names are inside it" },
 	{ "foreground", REC_OPT_FOREGROUND, NULL, "stay in the foreground, messages on stderr (as\n"
-	  "systemd runs it); else detach once serving and\nlog to syslog" },
+	  "systemd runs it); else detach once serving (a\nfailure to start is said here) and log to syslog" },
 	{ "help", 'h', NULL, "this text" },
 	{ NULL, 0, NULL, NULL },
 };
@@ -156,12 +156,14 @@ static void on_ready(void *ctx)
 	struct daemon_ctx *dc = ctx;
 
 	if (dc->ready_fd >= 0) {
+		/* serving: from now on messages go to syslog, and stdio points
+		 * nowhere (the terminal may close) */
+		print_named_install("perfrec-daemon", true);
 		if (write(dc->ready_fd, "1", 1) < 0) {
 			/* the parent is gone: nobody to tell */
 		}
 		close(dc->ready_fd);
 		dc->ready_fd = -1;
-		/* stdio now points nowhere useful: the terminal may close */
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 		if (null >= 0) {
@@ -279,8 +281,8 @@ int rec_cli_daemon(int argc, char **argv)
 		}
 		if (parent)
 			goto out;   /* code: did the daemon come up? */
-		dc.use_syslog = true;
-		print_named_install("perfrec-daemon", true);
+		dc.use_syslog = true;   /* sessions log to syslog; we do once serving,
+					 * failures before that reach the terminal */
 	}
 	signal(SIGPIPE, SIG_IGN);
 	if (rec_daemon_new(&o, &d) < 0)

@@ -625,7 +625,7 @@ static void begin_stop(struct rec_daemon *d, int sig)
 	d->stopping = true;
 	d->stop_deadline = daemon_now_ms() + d->o.stop_timeout_ms;
 	notify("STOPPING=1");
-	rec_log(REC_LOG_INFO, "daemon: %s: stopping %u sessions", strsignal(sig),
+	rec_log(REC_LOG_INFO, "%s: stopping %u sessions", strsignal(sig),
 		d->nsessions);
 	if (d->lfd >= 0) {
 		close(d->lfd);
@@ -654,7 +654,7 @@ static void read_signals(struct rec_daemon *d)
 			dsess_reap(d);
 			break;
 		case SIGHUP:
-			rec_log(REC_LOG_INFO, "daemon: SIGHUP: reading %s again",
+			rec_log(REC_LOG_INFO, "SIGHUP: reading %s again",
 				d->config_dir ? d->config_dir : "(no config directory)");
 			dsess_scan_config(d);
 			break;
@@ -726,7 +726,7 @@ static int listen_socket(struct rec_daemon *d)
 				d->sock_path);
 			return -EEXIST;
 		}
-		rec_log(REC_LOG_INFO, "daemon: replacing the stale socket %s", d->sock_path);
+		rec_log(REC_LOG_INFO, "replacing the stale socket %s", d->sock_path);
 		unlink(d->sock_path);
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -833,8 +833,9 @@ static int setup_loop(struct rec_daemon *d)
 		if (d->ifd >= 0 &&
 		    inotify_add_watch(d->ifd, d->config_dir, IN_CLOSE_WRITE | IN_MOVED_TO |
 				      IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_ATTRIB) < 0) {
-			rec_log(REC_LOG_WARN, "cannot watch %s (%s): session files are read "
-				"again on SIGHUP only", d->config_dir, strerror(errno));
+			if (errno != ENOENT)
+				rec_log(REC_LOG_WARN, "cannot watch %s (%s): session files are "
+					"read again on SIGHUP only", d->config_dir, strerror(errno));
 			close(d->ifd);
 			d->ifd = -1;
 		}
@@ -857,11 +858,11 @@ int rec_daemon_run(struct rec_daemon *d)
 
 	ret = setup_loop(d);
 	if (ret < 0) {
-		rec_log(REC_LOG_ERROR, "daemon: cannot set up signals: %s", strerror(-ret));
+		rec_log(REC_LOG_ERROR, "cannot set up signals: %s", strerror(-ret));
 		return ret;
 	}
 	dsess_scan_config(d);
-	rec_log(REC_LOG_INFO, "daemon: serving on %s (%s), %u sessions from %s",
+	rec_log(REC_LOG_INFO, "serving on %s (%s), %u sessions from %s",
 		d->sock_path, d->have_gid ? "0660" : "0600", d->nsessions,
 		d->config_dir ? d->config_dir : "no config directory");
 	notify("READY=1");
@@ -914,7 +915,7 @@ int rec_daemon_run(struct rec_daemon *d)
 			timeout = d->rescan_at > now ? (int)(d->rescan_at - now) : 0;
 		if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
 			ret = -errno;
-			rec_log(REC_LOG_ERROR, "daemon: poll failed: %s", strerror(-ret));
+			rec_log(REC_LOG_ERROR, "poll failed: %s", strerror(-ret));
 			break;
 		}
 		/* channels first (nothing is freed before): a process's last
@@ -967,7 +968,7 @@ int rec_daemon_run(struct rec_daemon *d)
 		daemon_outq_flush(&c->out, c->fd);
 	free(pfd);
 	free(slot);
-	rec_log(REC_LOG_INFO, "daemon: stopped");
+	rec_log(REC_LOG_INFO, "stopped");
 	return ret;
 }
 

@@ -57,7 +57,7 @@ cat > "$d/conf/sw.session" <<'EOF'
 EOF
 
 start_daemon() {   # start_daemon LOGNAME
-  "$perfrec" daemon --foreground --socket "$sock" --config "$d/conf" --output-dir "$d/out" \
+  NOTIFY_SOCKET=${notify:-} "$perfrec" daemon --foreground --socket "$sock" --config "$d/conf" --output-dir "$d/out" \
     2>>"$d/$1" &
   dpid=$!
   pids+=("$dpid")
@@ -67,7 +67,22 @@ start_daemon() {   # start_daemon LOGNAME
   done
   fail "daemon did not start"
 }
+# what the daemon tells systemd (sd_notify datagrams), as systemd would see it
+notify=$d/notify.sock
+python3 - "$notify" "$d/notify.out" <<'EOF2' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1]); s.settimeout(120)
+got = []
+try:
+    while "STOPPING=1" not in got:
+        got.append(s.recv(4096).decode()); open(sys.argv[2], "w").write("\n".join(got) + "\n")
+except socket.timeout:
+    pass
+EOF2
+pids+=("$!")
+for _ in $(seq 50); do [ -S "$notify" ] && break; sleep 0.05; done
 start_daemon daemon1.log
+notify=
 step "daemon up (pid $dpid)"
 
 # a steady workload: context switches and page faults on both CPUs (a
@@ -139,6 +154,8 @@ elif kind == "noversion":
     res = talk(frame(status_req))
 elif kind == "silent":
     res = talk(b"", wait=15.0)
+elif kind == "truncated":                           # 100 bytes announced, 10 sent
+    res = talk(struct.pack(">I", 100) + status_req * 5, wait=15.0)
 elif kind == "good":
     res = talk(frame(varint(1 << 3) + varint(1) + status_req))
 open(out, "w").write(res + "\n")
@@ -146,6 +163,9 @@ EOF
 python3 "$d/raw.py" "$sock" silent "$d/raw-silent.out" &
 silent=$!
 pids+=("$silent")
+python3 "$d/raw.py" "$sock" truncated "$d/raw-truncated.out" &
+truncated=$!
+pids+=("$truncated")
 
 # --- two sessions, different events: sw (the file) and fl (ctl, flight)
 ctl start fl -a -e sched:sched_switch -c 1 --flight 192k --frame-size 16k > "$d/start-fl.out" \
@@ -254,8 +274,9 @@ grep -q "^ok" "$d/raw-good.out" || fail "a good raw request: $(cat "$d/raw-good.
 sleep 0.7
 b2=$(field sw2 records); c2=$(field fl records)
 [ "$b2" -gt "$b1" ] && [ "$c2" -gt "$c1" ] || fail "sessions stalled after bad requests: $b1 -> $b2, $c1 -> $c2"
-wait "$silent" || true
+wait "$silent" "$truncated" || true
 grep -q "error: no whole request within" "$d/raw-silent.out" || fail "silent client: $(cat "$d/raw-silent.out")"
+grep -q "error: no whole request within" "$d/raw-truncated.out" || fail "truncated: $(cat "$d/raw-truncated.out")"
 step "bad requests: error replies, sessions went on; silent client timed out: $(cat "$d/raw-silent.out")"
 
 # --- the recorder's own error comes back verbatim
@@ -280,6 +301,28 @@ done
 [ "$(field fl state)" = RUNNING ] || fail "fl affected by sw2's crash"
 ls "$d"/out/sw2.*.prec | head -1 | xargs "$analyze" info > /dev/null || fail "the killed run's file does not read"
 step "kill -9 of a session: restarted (restarts $rs), others unaffected"
+
+# --- session files: a new one starts, a changed one restarts with its new
+# words, a bad one is shown invalid, a removed one stops
+printf -- '-a -e page-faults -c 100 -o pf.prec\n' > "$d/conf/pf.session"
+printf -- '-a -e\n' > "$d/conf/bad.session"
+for _ in $(seq 60); do [ "$(field pf state 2>/dev/null)" = RUNNING ] && break; sleep 0.1; done
+[ "$(field pf state)" = RUNNING ] || fail "new session file pf not started"
+[ "$(field bad state)" = INVALID ] || fail "bad.session not invalid: $(cat "$d/st-bad.json")"
+grep -q "needs a value" "$d/st-bad.json" || fail "bad.session: no reason"
+pfpid=$(field pf pid)
+printf -- '-a -e page-faults -c 50 -o pf.prec\n' > "$d/conf/pf.session.new"
+mv "$d/conf/pf.session.new" "$d/conf/pf.session"
+for _ in $(seq 60); do
+  [ "$(field pf state 2>/dev/null)" = RUNNING ] && [ "$(field pf pid)" != "$pfpid" ] && break
+  sleep 0.1
+done
+json "$d/st-pf.json" "' '.join(r['sessions'][0]['args'])" | grep -q -- "-c 50" || fail "pf not restarted with its new words"
+rm "$d/conf/pf.session" "$d/conf/bad.session"
+for _ in $(seq 60); do ctl status pf > /dev/null 2>&1 || break; sleep 0.1; done
+ctl status pf > /dev/null 2>&1 && fail "pf still there after its file went"
+for f in "$d"/out/pf.*.prec; do "$analyze" verify "$f" > /dev/null || fail "$f not finished"; done
+step "session files: started, restarted on change, invalid shown, stopped on removal"
 
 # --- one daemon per socket
 "$perfrec" daemon --foreground --socket "$sock" --config "$d/conf" --output-dir "$d/out" \
@@ -309,9 +352,17 @@ kill -0 "$swpid" 2>/dev/null && fail "session sw outlived its daemon"
 [ -S "$sock" ] || fail "no stale socket to replace"
 last=$(ls -t "$d"/out/sw.*.prec | head -1)
 "$analyze" verify "$last" > "$d/verify.out" || fail "$last not finished after the daemon died: $(cat "$d/verify.out")"
+printf 'group nogroup   # members may use ctl\n' > "$d/conf/daemon.conf"
 start_daemon daemon3.log
 grep -q "replacing the stale socket" "$d/daemon3.log" || fail "stale socket not replaced"
 ctl list > /dev/null || fail "third daemon does not answer"
+[ "$(stat -c %a:%G "$sock")" = 660:nogroup ] || fail "socket with a group: $(stat -c %a:%G "$sock")"
+chmod 0711 "$d"
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$perfrec" ctl --socket "$sock" list \
+  > "$d/nobody.out" 2>&1 || fail "a member of the socket's group was refused: $(cat "$d/nobody.out")"
+chmod 0700 "$d"
+grep -q "READY=1" "$d/notify.out" && grep -q "STOPPING=1" "$d/notify.out" ||
+  fail "systemd was not told READY=1 and STOPPING=1: $(cat "$d/notify.out" 2>&1)"
 kill -TERM "$dpid"; wait "$dpid" || fail "third daemon exit"
-step "daemon kill -9: session finished $(basename "$last"); stale socket replaced"
+step "daemon kill -9: session finished $(basename "$last"); stale socket replaced; group socket; sd_notify"
 echo "test_daemon_e2e: ok"
