@@ -314,6 +314,12 @@ static void fields(struct em *e, struct ana_session *s, const struct prec_packet
 		ulist(e, "ids", d->ids, d->n_ids, 0);
 		if (d->error && *d->error)
 			str(e, "error", d->error);
+		if (d->filter && *d->filter)
+			str(e, "filter", d->filter);
+		if (d->bpf_output) {
+			boolean(e, "bpf_output", 1);
+			u64(e, "off_cpu_threshold", d->off_cpu_threshold);
+		}
 		break;
 	}
 	case PERFREC__PACKET__DATA_SAMPLE: {
@@ -344,6 +350,35 @@ static void fields(struct em *e, struct ana_session *s, const struct prec_packet
 			bytes_len(e, "user_stack", m->stack.len);
 		break;
 	}
+	case PERFREC__PACKET__DATA_OFF_CPU: {
+		const Perfrec__OffCpu *o = k->off_cpu;
+		str(e, "what", o->count ? "sum" : "interval");
+		str(e, "state", ana_offcpu_state_name(o->state));
+		u64(e, "cpu", o->cpu);
+		u64(e, "pid", o->pid);
+		u64(e, "tid", o->tid);
+		u64(e, "ns", o->duration);
+		if (o->count)
+			u64(e, "blocks", o->count);
+		if (o->waker_tid) {
+			u64(e, "waker_pid", o->waker_pid);
+			u64(e, "waker_tid", o->waker_tid);
+		}
+		if (o->callchain) {
+			size_t n = 0;
+			const uint64_t *ips = prec_frame_callchain(p->frame, o->callchain, &n);
+			if (ips)
+				ulist(e, "callchain", ips, n, 1);
+			else
+				u64(e, "callchain_iid", o->callchain);
+		}
+		break;
+	}
+	case PERFREC__PACKET__DATA_FILTERED:
+		str(e, "event", ana_session_event_name(s, (int)k->filtered->event));
+		u64(e, "dropped", k->filtered->dropped);
+		u64(e, "kept", k->filtered->kept);
+		break;
 	case PERFREC__PACKET__DATA_CONTEXT_SWITCH: {
 		const Perfrec__ContextSwitch *c = k->context_switch;
 		str(e, "dir", c->out ? "out" : "in");
@@ -560,6 +595,9 @@ static int pass(struct ana_session *s, const struct ana_filter *f,
 		cpu = k->context_switch->cpu, pid = k->context_switch->pid;
 		tid = k->context_switch->tid;
 		break;
+	case PERFREC__PACKET__DATA_OFF_CPU:
+		return ana_filter_offcpu(f, k->off_cpu->count, k->off_cpu->cpu,
+					 k->off_cpu->pid, k->off_cpu->tid, p->time);
 	case PERFREC__PACKET__DATA_TASK:
 		pid = k->task->pid, tid = k->task->tid;
 		break;

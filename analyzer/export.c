@@ -53,6 +53,7 @@ struct xstate {
 	struct ana_session *s;
 	const struct ana_filter *f;
 	int pprof;
+	int off_cpu;
 	struct ana_frame *frames;
 	struct buf key;
 	struct ana_map stacks;     /* const char * key -> struct agg */
@@ -108,21 +109,42 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 {
 	struct xstate *st = ctx;
 	struct ana_session *s = st->s;
-	if (p->pkt->data_case != PERFREC__PACKET__DATA_SAMPLE)
-		return 0;
-	const Perfrec__Sample *smp = p->pkt->sample;
 	const struct ana_filter *f = st->f;
-	const char *comm = ana_session_comm_name(s, smp->tid, p->time);
-	if (!comm)
-		return -ENOMEM;
-	if (f && (!ana_filter_cpu(f, smp->cpu) || !ana_filter_pid(f, smp->pid) ||
-		  !ana_filter_tid(f, smp->tid) || !ana_filter_time(f, p->time) ||
-		  !ana_filter_comm(f, comm) ||
-		  !ana_filter_event(f, ana_session_event_name(s, ana_session_event_of(s, smp->id)))))
+	uint64_t count, weight;
+	const char *comm;
+	int n;
+	if (st->off_cpu && p->pkt->data_case == PERFREC__PACKET__DATA_OFF_CPU) {
+		const Perfrec__OffCpu *oc = p->pkt->off_cpu;
+		if (!(comm = ana_session_comm_name(s, oc->tid, p->time)))
+			return -ENOMEM;
+		if (f && (!ana_filter_offcpu(f, oc->count, oc->cpu, oc->pid, oc->tid, p->time) ||
+			  !ana_filter_comm(f, comm) ||
+			  !ana_filter_event(f, ana_session_event_name(s,
+					ana_session_offcpu_event(s)))))
+			return 0;
+		n = ana_resolve_offcpu(s, p, st->frames, MAX_FRAMES);
+		if (n < 0)
+			return n;
+		count = oc->count ? oc->count : 1;
+		weight = oc->duration;
+	} else if (!st->off_cpu && p->pkt->data_case == PERFREC__PACKET__DATA_SAMPLE) {
+		const Perfrec__Sample *smp = p->pkt->sample;
+		if (!(comm = ana_session_comm_name(s, smp->tid, p->time)))
+			return -ENOMEM;
+		if (f && (!ana_filter_cpu(f, smp->cpu) || !ana_filter_pid(f, smp->pid) ||
+			  !ana_filter_tid(f, smp->tid) || !ana_filter_time(f, p->time) ||
+			  !ana_filter_comm(f, comm) ||
+			  !ana_filter_event(f, ana_session_event_name(s,
+					ana_session_event_of(s, smp->id)))))
+			return 0;
+		n = ana_resolve_sample(s, p, st->frames, MAX_FRAMES);
+		if (n < 0)
+			return n;
+		count = 1;
+		weight = smp->period ? smp->period : 1;
+	} else {
 		return 0;
-	int n = ana_resolve_sample(s, p, st->frames, MAX_FRAMES);
-	if (n < 0)
-		return n;
+	}
 	st->key.len = 0;
 	int ret;
 	if (!st->pprof) {
@@ -157,26 +179,28 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	struct agg *a = ana_map_get(&st->stacks, &k, NULL);
 	if (!a)
 		return -ENOMEM;
-	a->samples++;
-	a->period += smp->period ? smp->period : 1;
+	a->samples += count;
+	a->period += weight;
 	st->total++;
 	return 0;
 }
 
 static int xstate_run(struct xstate *st, struct ana_session *s,
-		      const struct ana_filter *f, int pprof)
+		      const struct ana_filter *f, int pprof, int off_cpu)
 {
 	memset(st, 0, sizeof(*st));
 	st->s = s;
 	st->f = f;
 	st->pprof = pprof;
+	st->off_cpu = off_cpu;
 	ana_map_init(&st->stacks, sizeof(const char *), sizeof(struct agg));
 	ana_map_init(&st->locs, sizeof(struct lockey), sizeof(uint64_t));
 	ana_map_init(&st->maps, sizeof(const char *), sizeof(uint64_t));
 	st->frames = calloc(MAX_FRAMES, sizeof(*st->frames));
 	if (!st->frames)
 		return -ENOMEM;
-	ana_session_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_SAMPLE));
+	ana_session_set_kinds(s, PREC_KIND(off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
+					   PERFREC__PACKET__DATA_SAMPLE));
 	int ret = ana_session_scan(s, "export", on_packet, st);
 	ana_session_set_kinds(s, 0);
 	return ret;
@@ -196,11 +220,12 @@ static int cmp_strp(const void *a, const void *b)
 	return strcmp(**(const char *const *const *)a, **(const char *const *const *)b);
 }
 
-int ana_export_folded(struct ana_session *s, const struct ana_filter *f, FILE *out)
+int ana_export_folded(struct ana_session *s, const struct ana_filter *f, int off_cpu,
+		      FILE *out)
 {
 	struct xstate st;
 	const char ***order = NULL;
-	int ret = xstate_run(&st, s, f, 0);
+	int ret = xstate_run(&st, s, f, 0, off_cpu);
 	if (ret < 0)
 		goto out;
 	size_t n = ana_map_count(&st.stacks);
@@ -213,7 +238,10 @@ int ana_export_folded(struct ana_session *s, const struct ana_filter *f, FILE *o
 	ana_sort(order, n, sizeof(*order), cmp_strp);
 	for (size_t i = 0; i < n; i++) {
 		const struct agg *a = ana_map_find(&st.stacks, order[i]);
-		fprintf(out, "%s %" PRIu64 "\n", *order[i], a->samples);
+		/* off-CPU: microseconds, rounded */
+		uint64_t v = off_cpu ? (a->period + 500) / 1000 : a->samples;
+		if (v)
+			fprintf(out, "%s %" PRIu64 "\n", *order[i], v);
 	}
 	fflush(out);
 	ret = ferror(out) ? -EIO : 0;
@@ -295,7 +323,8 @@ static int64_t str_id(struct strtab *t, const char *s)
 	return *v;
 }
 
-int ana_export_pprof(struct ana_session *s, const struct ana_filter *f, FILE *out)
+int ana_export_pprof(struct ana_session *s, const struct ana_filter *f, int off_cpu,
+		     FILE *out)
 {
 	struct xstate st;
 	struct strtab tab;
@@ -316,7 +345,7 @@ int ana_export_pprof(struct ana_session *s, const struct ana_filter *f, FILE *ou
 	uint8_t *packed = NULL;
 	size_t nids = 0;
 
-	int ret = xstate_run(&st, s, f, 1);
+	int ret = xstate_run(&st, s, f, 1, off_cpu);
 	if (ret < 0)
 		goto out;
 	ret = -ENOMEM;
@@ -325,7 +354,11 @@ int ana_export_pprof(struct ana_session *s, const struct ana_filter *f, FILE *ou
 
 	/* Value types: samples/count and the event's period unit. */
 	const char *ev = "events", *unit = "count";
-	for (size_t i = 0; i < s->nevents; i++)
+	if (off_cpu) {
+		ev = "off-cpu";
+		unit = "nanoseconds";
+	}
+	for (size_t i = 0; !off_cpu && i < s->nevents; i++)
 		if (s->events[i]->sampling) {
 			ev = ana_session_event_name(s, (int)i);
 			if (strstr(ev, "clock"))
@@ -335,7 +368,7 @@ int ana_export_pprof(struct ana_session *s, const struct ana_filter *f, FILE *ou
 	perftools__profiles__value_type__init(&vt[0]);
 	perftools__profiles__value_type__init(&vt[1]);
 	perftools__profiles__value_type__init(&pt);
-	vt[0].type = str_id(&tab, "samples");
+	vt[0].type = str_id(&tab, off_cpu ? "blocks" : "samples");
 	vt[0].unit = str_id(&tab, "count");
 	vt[1].type = str_id(&tab, ev);
 	vt[1].unit = str_id(&tab, unit);

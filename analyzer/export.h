@@ -9,6 +9,12 @@
  *   object and the comm as a "comm" label.
  *
  * Both take the report filters; both use the session's symbolizer.
+ *
+ * off_cpu: the stacks of OffCpu packets (record --off-cpu) instead of
+ * samples, weighted by blocked time: folded COUNT is microseconds (the
+ * sum of a stack's ns, rounded; stacks under half a microsecond are left
+ * out), pprof values are [blocks/count, off-cpu/nanoseconds]. A block
+ * without a recorded stack is "comm;[no stack]".
  */
 #ifndef ANA_EXPORT_H
 #define ANA_EXPORT_H
@@ -19,8 +25,10 @@
 
 struct ana_session;
 
-int ana_export_folded(struct ana_session *s, const struct ana_filter *f, FILE *out);
-int ana_export_pprof(struct ana_session *s, const struct ana_filter *f, FILE *out);
+int ana_export_folded(struct ana_session *s, const struct ana_filter *f, int off_cpu,
+		      FILE *out);
+int ana_export_pprof(struct ana_session *s, const struct ana_filter *f, int off_cpu,
+		     FILE *out);
 
 /* Gzip-compresses buf into out (zlib, gzip header). 0 or -EIO/-ENOMEM. */
 int ana_gzip_write(const void *buf, size_t len, FILE *out);

@@ -271,3 +271,11 @@ int ana_filter_time(const struct ana_filter *f, uint64_t t)
 {
 	return !f->has_time || (t >= f->tmin && t <= f->tmax);
 }
+
+int ana_filter_offcpu(const struct ana_filter *f, uint64_t count, uint32_t cpu,
+		      uint32_t pid, uint32_t tid, uint64_t t)
+{
+	if (count ? f->ncpus != 0 : !ana_filter_cpu(f, cpu))
+		return 0;
+	return ana_filter_pid(f, pid) && ana_filter_tid(f, tid) && ana_filter_time(f, t);
+}

@@ -56,6 +56,11 @@ int ana_filter_tid(const struct ana_filter *f, uint32_t tid);
 int ana_filter_comm(const struct ana_filter *f, const char *comm);
 int ana_filter_event(const struct ana_filter *f, const char *name);
 int ana_filter_time(const struct ana_filter *f, uint64_t t);
+/* An off-CPU packet (OffCpu fields) by --cpu, --pid, --tid and --time: a
+ * sum (count >= 1) has no CPU, so a --cpu filter keeps intervals only.
+ * --comm and --event are the caller's. */
+int ana_filter_offcpu(const struct ana_filter *f, uint64_t count, uint32_t cpu,
+		      uint32_t pid, uint32_t tid, uint64_t t);
 
 /* Parses "a,b-c" lists of unsigned numbers (also used for --cpu style
  * options elsewhere). */

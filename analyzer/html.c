@@ -33,7 +33,7 @@
 /* What a flame tree's weight is. */
 enum flame_kind {
 	FLAME_SAMPLES,   /* sample period (ns for cpu-clock), per event */
-	FLAME_OFFCPU,    /* ns off-CPU (no packet carries it yet) */
+	FLAME_OFFCPU,    /* ns off-CPU (OffCpu packets of record --off-cpu) */
 };
 
 static const char *const flame_kind_names[] = { "samples", "offcpu" };
@@ -78,7 +78,7 @@ struct page {
 	struct ana_timeline *tl;     /* NULL without switch records */
 	struct ana_map tasks;        /* task_key -> task_val; position = task id */
 	struct ana_map names;        /* const char * -> nothing; position = id */
-	struct ana_doc *report, *sched, *counters, *info;
+	struct ana_doc *report, *sched, *counters, *info, *offcpu;
 };
 
 /* ---- stacks */
@@ -136,6 +136,13 @@ static int on_sample(void *ctx, const struct ana_report_sample *rs)
 {
 	return flame_add_stack(ctx, FLAME_SAMPLES, rs->event, rs->comm, rs->frames,
 			       rs->nframes, rs->weight);
+}
+
+/* report --off-cpu's hook: blocked ns under the stack where it blocked */
+static int on_offcpu(void *ctx, const struct ana_report_sample *rs)
+{
+	return flame_add_stack(ctx, FLAME_OFFCPU, -1, rs->comm, rs->frames, rs->nframes,
+			       rs->weight);
 }
 
 /* ---- timeline */
@@ -558,7 +565,7 @@ static void write_header(struct page *pg, FILE *out)
 	}
 	fputs("</dl>\n<ul class=\"alerts\">\n", out);
 	uint64_t events = s->samples + s->switches;
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < ANA_NLOSS; k++) {
 		if (!s->loss_count[k] && !s->loss_records[k])
 			continue;
 		uint64_t all = events + s->loss_count[k];
@@ -622,6 +629,13 @@ static int write_tables(struct page *pg, FILE *out)
 		heading(out, "tasks", "Tasks by on-CPU time", "No context-switch records in "
 			"this trace: record with --switch-events (perfrec record -a "
 			"--switch-events) for the timeline and the scheduler tables.");
+	}
+	if (!ret && pg->offcpu) {
+		snprintf(note, sizeof(note), "The first %zu rows of `perfrec-analyze report "
+			 "--off-cpu --children --sort sym,dso`: where tasks waited off the "
+			 "CPU (record --off-cpu).", top);
+		heading(out, "offcpu", "Top off-CPU functions", note);
+		ret = ana_doc_render(pg->offcpu, out, ANA_FMT_HTML);
 	}
 	if (!ret && pg->counters) {
 		heading(out, "counters", "Counter groups", "As `perfrec-analyze counters`.");
@@ -711,6 +725,7 @@ static void page_release(struct page *pg)
 	ana_doc_free(pg->sched);
 	ana_doc_free(pg->counters);
 	ana_doc_free(pg->info);
+	ana_doc_free(pg->offcpu);
 }
 
 int ana_html_run(struct ana_session *s, const struct ana_html_opts *o, FILE *out)
@@ -742,6 +757,19 @@ int ana_html_run(struct ana_session *s, const struct ana_html_opts *o, FILE *out
 		ro.keys[ro.nkeys++] = ANA_KEY_EVENT;
 	if ((ret = ana_report_run(s, &ro, pg.report)) < 0)
 		goto out;
+	/* Off-CPU time: its own flame graph and table. */
+	if (s->offcpu_intervals || s->offcpu_sums) {
+		struct ana_report_opts oo = { .top = top, .children = 1, .off_cpu = 1,
+					      .filter = pg.o.filter, .on_sample = on_offcpu,
+					      .ctx = &pg };
+		oo.keys[oo.nkeys++] = ANA_KEY_SYM;
+		oo.keys[oo.nkeys++] = ANA_KEY_DSO;
+		ret = -ENOMEM;
+		if (!(pg.offcpu = ana_doc_new()))
+			goto out;
+		if ((ret = ana_report_run(s, &oo, pg.offcpu)) < 0)
+			goto out;
+	}
 	/* Switches: the scheduler tables and the timeline. */
 	if (s->switches) {
 		ret = -ENOMEM;

@@ -70,6 +70,12 @@ int ana_info_run(struct ana_session *s, struct ana_doc *doc)
 	ana_kv_num(kv, "samples", "%" PRIu64, s->samples);
 	ana_kv_num(kv, "switches", "%" PRIu64, s->switches);
 	ana_kv_num(kv, "throttles", "%" PRIu64, s->throttles);
+	if (s->offcpu_intervals || s->offcpu_sums) {
+		/* record --off-cpu */
+		ana_kv_num(kv, "offcpu_intervals", "%" PRIu64, s->offcpu_intervals);
+		ana_kv_num(kv, "offcpu_sums", "%" PRIu64, s->offcpu_sums);
+		ana_kv_num(kv, "offcpu_ms", "%.3f", (double)s->offcpu_ns / 1e6);
+	}
 	/* symbols (issue 6): what embedding symbol tables cost the recorder */
 	if (s->end && (s->end->symbol_bytes || s->end->symbol_time_ns)) {
 		ana_kv_num(kv, "symbol_bytes", "%" PRIu64, s->end->symbol_bytes);
@@ -96,6 +102,12 @@ int ana_info_run(struct ana_session *s, struct ana_doc *doc)
 	ana_table_col(ev, "group", "Group", ANA_NUM);
 	ana_table_col(ev, "ids", "Ids", ANA_NUM);
 	ana_table_col(ev, "error", "Error", ANA_STR);
+	int bpf = 0;
+	for (size_t i = 0; i < s->nevents; i++)
+		bpf |= (s->events[i]->filter && *s->events[i]->filter) ||
+		       s->events[i]->bpf_output;
+	if (bpf)   /* record --filter / --off-cpu */
+		ana_table_col(ev, "bpf", "BPF", ANA_STR);
 	for (size_t i = 0; i < s->nevents; i++) {
 		const Perfrec__EventDesc *e = s->events[i];
 		ana_table_row(ev);
@@ -115,6 +127,37 @@ int ana_info_run(struct ana_session *s, struct ana_doc *doc)
 		ana_cell_num(ev, "%" PRId32, e->group);
 		ana_cell_num(ev, "%zu", e->n_ids);
 		ana_cell_str(ev, e->error);
+		if (!bpf)
+			continue;
+		if (e->bpf_output)
+			snprintf(buf, sizeof(buf), "off-CPU output (threshold %.3f ms)",
+				 (double)e->off_cpu_threshold / 1e6);
+		else if (e->filter && *e->filter)
+			snprintf(buf, sizeof(buf), "filter: %s", e->filter);
+		else
+			buf[0] = '\0';
+		ana_cell_str(ev, buf);
+	}
+
+	if (ana_map_count(&s->filtered)) {
+		/* record --filter: samples the kernel dropped on purpose */
+		struct ana_table *ft = ana_doc_table(doc, "filtered", "Filtered samples");
+		ana_table_col(ft, "event", "Event", ANA_STR);
+		ana_table_col(ft, "kept", "Kept", ANA_NUM);
+		ana_table_col(ft, "filtered", "Filtered", ANA_NUM);
+		ana_table_col(ft, "pct", "Filtered %", ANA_PCT);
+		for (size_t i = 0; i < s->nevents; i++) {
+			uint32_t idx = s->events[i]->index;
+			const struct ana_filtered *fc = ana_map_find(&s->filtered, &idx);
+			if (!fc)
+				continue;
+			uint64_t all = fc->kept + fc->dropped;
+			ana_table_row(ft);
+			ana_cell_str(ft, ana_session_event_name(s, (int)i));
+			ana_cell_num(ft, "%" PRIu64, fc->kept);
+			ana_cell_num(ft, "%" PRIu64, fc->dropped);
+			ana_cell_num(ft, "%.2f", all ? 100.0 * (double)fc->dropped / (double)all : 0.0);
+		}
 	}
 
 	if (s->ngroups) {
@@ -157,7 +200,10 @@ int ana_info_run(struct ana_session *s, struct ana_doc *doc)
 	ana_table_col(lt, "lost", "Lost", ANA_NUM);
 	ana_table_col(lt, "pct", "Of events", ANA_PCT);
 	uint64_t events = s->samples + s->switches;
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < ANA_NLOSS; k++) {
+		/* the first five always; later kinds (sender, BPF) when met */
+		if (k >= 5 && !s->loss_records[k] && !s->loss_count[k])
+			continue;
 		ana_table_row(lt);
 		ana_cell_str(lt, ana_loss_kind_name(k));
 		ana_cell_num(lt, "%" PRIu64, s->loss_records[k]);

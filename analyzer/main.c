@@ -89,6 +89,9 @@ static const struct cmd_help helps[] = {
 	  "                     sym, event (default: comm,dso,sym)\n"
 	  "  -n, --top N        only the first N rows\n"
 	  "  --children         add inclusive (callchain) totals per function\n"
+	  "  --off-cpu          off-CPU time (record --off-cpu) instead of samples:\n"
+	  "                     blocked ms and blocks by the same keys, under the\n"
+	  "                     kernel and user stacks where the tasks blocked\n"
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  --no-demangle      keep C++/Rust symbol names as recorded\n", 1 },
 	{ "counters", "usage: " PROG " counters FILE [options]\n\n"
@@ -99,7 +102,9 @@ static const struct cmd_help helps[] = {
 	{ "sched", "usage: " PROG " sched FILE [options]\n\n"
 	  "From context-switch records: per task on-CPU and off-CPU time, switch-ins,\n"
 	  "preempted vs voluntary switch-outs, longest off-CPU gap and when it began\n"
-	  "(seconds from the trace start); per CPU busy time and %.\n\n"
+	  "(seconds from the trace start); per CPU busy time and %. With off-CPU data\n"
+	  "(record --off-cpu) also each task's blocked time by state (sleeping, disk,\n"
+	  "runnable...).\n\n"
 	  "  -s, --sort KEY     oncpu (default), offcpu, switches, preempt, voluntary,\n"
 	  "                     maxgap, tid, comm\n"
 	  "  -n, --top N        only the first N tasks\n"
@@ -115,6 +120,8 @@ static const struct cmd_help helps[] = {
 	{ "export", "usage: " PROG " export FILE --format FMT [options]\n\n"
 	  "  -f, --format FMT   folded  stacks \"comm;outer;...;leaf COUNT\" for\n"
 	  "                             flamegraph.pl / speedscope\n"
+	  "  --off-cpu          folded/pprof: off-CPU stacks weighted by blocked time\n"
+	  "                     (folded: COUNT in microseconds) instead of samples\n"
 	  "                     pprof   gzipped profile.proto for pprof / go tool pprof\n"
 	  "                             (binary: needs -o FILE or a non-tty stdout)\n"
 	  "                     json    the report as JSON (same as report --json)\n"
@@ -193,7 +200,7 @@ static void progress_end(struct progress *p)
 enum {
 	O_JSON = 1000, O_CSV, O_NOPROG, O_CPU, O_PID, O_TID, O_COMM, O_EVENT,
 	O_TIME, O_CHILDREN, O_HIST, O_RATIO, O_FILEORDER, O_SYMFS, O_REPORT,
-	O_NODEMANGLE,
+	O_NODEMANGLE, O_OFFCPU,
 };
 
 static const struct option long_opts[] = {
@@ -220,13 +227,14 @@ static const struct option long_opts[] = {
 	{ "symfs", required_argument, NULL, O_SYMFS },
 	{ "report", required_argument, NULL, O_REPORT },
 	{ "no-demangle", no_argument, NULL, O_NODEMANGLE },
+	{ "off-cpu", no_argument, NULL, O_OFFCPU },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct cli {
 	const char *cmd, *file, *output, *sort, *ratio, *format, *symfs, *report;
 	enum ana_fmt fmt;
-	int jobs, progress, children, hist, interval, file_order, no_demangle;
+	int jobs, progress, children, hist, interval, file_order, no_demangle, off_cpu;
 	size_t top;
 	struct ana_filter filter;
 };
@@ -261,7 +269,7 @@ static int allowed(const char *cmd, int opt)
 		return 1;
 	if (!strcmp(cmd, "report"))
 		return filt || opt == 's' || opt == 'n' || opt == O_CHILDREN || opt == O_SYMFS ||
-		       opt == O_NODEMANGLE;
+		       opt == O_NODEMANGLE || opt == O_OFFCPU;
 	if (!strcmp(cmd, "sched"))   /* switch records belong to no event */
 		return (filt && opt != O_EVENT) || opt == 's' || opt == 'n' || opt == O_HIST;
 	if (!strcmp(cmd, "counters"))
@@ -273,7 +281,7 @@ static int allowed(const char *cmd, int opt)
 	if (!strcmp(cmd, "export"))
 		return filt || opt == 'f' || opt == 's' || opt == 'n' || opt == O_CHILDREN ||
 		       opt == O_SYMFS || opt == O_REPORT || opt == 'I' || opt == O_RATIO ||
-		       opt == O_HIST || opt == O_NODEMANGLE;
+		       opt == O_HIST || opt == O_NODEMANGLE || opt == O_OFFCPU;
 	return 0;
 }
 
@@ -335,6 +343,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case O_SYMFS: c->symfs = optarg; break;
 		case O_REPORT: c->report = optarg; break;
 		case O_NODEMANGLE: c->no_demangle = 1; break;
+		case O_OFFCPU: c->off_cpu = 1; break;
 		}
 	}
 	if (optind >= argc)
@@ -410,7 +419,7 @@ static int run(struct cli *c)
 		return fail_usage(c->cmd, "%s", "dump writes text or JSON Lines, not CSV");
 
 	struct ana_report_opts ro = { .top = c->top, .children = c->children,
-				      .filter = &c->filter };
+				      .off_cpu = c->off_cpu, .filter = &c->filter };
 	struct ana_sched_opts sco = { .top = c->top, .hist = c->hist, .jobs = c->jobs,
 				      .filter = &c->filter };
 	const char *which = is_export ? (c->report ? c->report : "report") : c->cmd;
@@ -475,9 +484,9 @@ static int run(struct cli *c)
 	if (!doc) {
 		ret = -ENOMEM;
 	} else if (is_export && !strcmp(xfmt, "folded")) {
-		ret = ana_export_folded(s, &c->filter, out);
+		ret = ana_export_folded(s, &c->filter, c->off_cpu, out);
 	} else if (is_export && !strcmp(xfmt, "pprof")) {
-		ret = ana_export_pprof(s, &c->filter, out);
+		ret = ana_export_pprof(s, &c->filter, c->off_cpu, out);
 	} else if (is_html) {
 		struct ana_html_opts ho = { .sz = sizeof(ho), .filter = &c->filter,
 					    .jobs = c->jobs, .top = c->top };

@@ -75,18 +75,119 @@ struct rstate {
 	int err;
 };
 
-static int add(struct rstate *st, const struct rkey *k, uint64_t w, int child)
+/* c samples (blocks) of weight w in all */
+static int add(struct rstate *st, const struct rkey *k, uint64_t w, uint64_t c,
+	       int child)
 {
 	struct rval *v = ana_map_get(&st->table, k, NULL);
 	if (!v)
 		return -ENOMEM;
 	if (child) {
-		v->child_samples++;
+		v->child_samples += c;
 		v->child_period += w;
 	} else {
-		v->samples++;
+		v->samples += c;
 		v->period += w;
 	}
+	return 0;
+}
+
+/* Counts one stack of n frames (leaf first) with weight w and count c
+ * under key k: self to the leaf, children to each distinct function. */
+static int count_stack(struct rstate *st, const struct rkey *k, int n, uint64_t w,
+		       uint64_t c)
+{
+	struct ana_session *s = st->s;
+	const struct ana_report_opts *o = st->o;
+	for (int i = 0; i < n; i++) {
+		struct ana_frame *fr = &st->frames[i];
+		struct rkey fk = *k;
+		if (st->use[ANA_KEY_DSO])
+			fk.dso = fr->dso;
+		if (st->use[ANA_KEY_SYM] && !(fk.sym = fr->sym = ana_frame_name(s, fr)))
+			return -ENOMEM;
+		if (i == 0) {
+			int ret = add(st, &fk, w, c, 0);
+			if (ret < 0)
+				return ret;
+		}
+		if (!o->children)
+			break;
+		int dup = 0;
+		for (int j = 0; j < i && !dup; j++) {
+			const struct ana_frame *pr = &st->frames[j];
+			dup = (!st->use[ANA_KEY_DSO] || pr->dso == fr->dso) &&
+			      (!st->use[ANA_KEY_SYM] || pr->sym == fk.sym);
+		}
+		if (!dup) {
+			int ret = add(st, &fk, w, c, 1);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* An OffCpu packet: its blocked time under its stack. */
+static int on_offcpu(struct rstate *st, const struct prec_packet *p)
+{
+	struct ana_session *s = st->s;
+	const struct ana_report_opts *o = st->o;
+	const Perfrec__OffCpu *oc = p->pkt->off_cpu;
+	const struct ana_filter *f = o->filter;
+	int ev = ana_session_offcpu_event(s);
+	const char *comm = NULL;
+	if (f) {
+		if (!ana_filter_offcpu(f, oc->count, oc->cpu, oc->pid, oc->tid, p->time) ||
+		    !ana_filter_event(f, ana_session_event_name(s, ev)))
+			goto out_filtered;
+		if (f->ncomms) {
+			if (!(comm = ana_session_comm_name(s, oc->tid, p->time)))
+				return -ENOMEM;
+			if (!ana_filter_comm(f, comm))
+				goto out_filtered;
+		}
+	}
+	uint64_t w = oc->duration, c = oc->count ? oc->count : 1;
+	struct rkey k;
+	memset(&k, 0, sizeof(k));
+	if ((st->use[ANA_KEY_COMM] || o->on_sample) && !comm &&
+	    !(comm = ana_session_comm_name(s, oc->tid, p->time)))
+		return -ENOMEM;
+	if (st->use[ANA_KEY_COMM])
+		k.comm = comm;
+	if (st->use[ANA_KEY_PID])
+		k.pid = oc->pid;
+	if (st->use[ANA_KEY_TID])
+		k.tid = oc->tid;
+	if (st->use[ANA_KEY_CPU])
+		k.cpu = oc->cpu;
+	if (st->use[ANA_KEY_EVENT])
+		k.event = ev;
+	st->samples += c;
+	st->period += w;
+	int n = 0;
+	if (st->need_frames) {
+		n = ana_resolve_offcpu(s, p, st->frames, o->children || o->on_sample ?
+				       MAX_FRAMES : 1);
+		if (n < 0)
+			return n;
+	}
+	if (!st->need_frames)
+		return add(st, &k, w, c, 0);
+	if (o->on_sample)
+		for (int i = 0; i < n; i++)
+			if (!(st->frames[i].sym = ana_frame_name(s, &st->frames[i])))
+				return -ENOMEM;
+	int ret = count_stack(st, &k, n, w, c);
+	if (ret < 0 || !o->on_sample)
+		return ret;
+	struct ana_report_sample rs = { .p = p, .event = ev, .comm = comm, .weight = w,
+					.frames = st->frames, .nframes = n };
+	return o->on_sample(o->ctx, &rs);
+
+out_filtered:
+	st->filtered_out++;
 	return 0;
 }
 
@@ -94,7 +195,9 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 {
 	struct rstate *st = ctx;
 	struct ana_session *s = st->s;
-	if (p->pkt->data_case != PERFREC__PACKET__DATA_SAMPLE)
+	if (p->pkt->data_case == PERFREC__PACKET__DATA_OFF_CPU && st->o->off_cpu)
+		return on_offcpu(st, p);
+	if (p->pkt->data_case != PERFREC__PACKET__DATA_SAMPLE || st->o->off_cpu)
 		return 0;
 	const Perfrec__Sample *smp = p->pkt->sample;
 	const struct ana_filter *f = st->o->filter;
@@ -131,7 +234,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	st->samples++;
 	st->period += w;
 	if (!st->need_frames)
-		return add(st, &k, w, 0);
+		return add(st, &k, w, 1, 0);
 	const struct ana_report_opts *o = st->o;
 	int n = ana_resolve_sample(s, p, st->frames,
 				   o->children || o->on_sample ? MAX_FRAMES : 1);
@@ -146,32 +249,9 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	}
 	/* Self: the leaf. Children: each distinct (dso, sym) once. Names
 	 * are kept in frames[].sym for the duplicate check. */
-	for (int i = 0; i < n; i++) {
-		struct ana_frame *fr = &st->frames[i];
-		struct rkey fk = k;
-		if (st->use[ANA_KEY_DSO])
-			fk.dso = fr->dso;
-		if (st->use[ANA_KEY_SYM] && !(fk.sym = fr->sym = ana_frame_name(s, fr)))
-			return -ENOMEM;
-		if (i == 0) {
-			int ret = add(st, &fk, w, 0);
-			if (ret < 0)
-				return ret;
-		}
-		if (!o->children)
-			break;
-		int dup = 0;
-		for (int j = 0; j < i && !dup; j++) {
-			const struct ana_frame *pr = &st->frames[j];
-			dup = (!st->use[ANA_KEY_DSO] || pr->dso == fr->dso) &&
-			      (!st->use[ANA_KEY_SYM] || pr->sym == fk.sym);
-		}
-		if (!dup) {
-			int ret = add(st, &fk, w, 1);
-			if (ret < 0)
-				return ret;
-		}
-	}
+	int ret = count_stack(st, &k, n, w, 1);
+	if (ret < 0)
+		return ret;
 	if (o->on_sample) {
 		struct ana_report_sample rs = { .p = p, .event = ev, .comm = comm,
 						.weight = w, .frames = st->frames,
@@ -238,6 +318,36 @@ static double pct(uint64_t part, uint64_t total)
 	return total ? 100.0 * (double)part / (double)total : 0.0;
 }
 
+/* report --off-cpu: what was recorded, what is shown, what was lost. */
+static void offcpu_summary(struct ana_session *s, const struct rstate *st,
+			   struct ana_table *sum)
+{
+	int ev = ana_session_offcpu_event(s);
+	ana_kv_num(sum, "offcpu_intervals", "%" PRIu64, s->offcpu_intervals);
+	ana_kv_num(sum, "offcpu_sums", "%" PRIu64, s->offcpu_sums);
+	ana_kv_num(sum, "offcpu_ms", "%.3f", (double)s->offcpu_ns / 1e6);
+	if (ev >= 0)
+		ana_kv_num(sum, "threshold_ms", "%.3f",
+			   (double)s->events[ev]->off_cpu_threshold / 1e6);
+	ana_kv_num(sum, "blocks_shown", "%" PRIu64, st->samples);
+	ana_kv_num(sum, "offcpu_ms_shown", "%.3f", (double)st->period / 1e6);
+	if (ev < 0 && !s->offcpu_intervals && !s->offcpu_sums)
+		ana_kv_str(sum, "note", "no off-CPU data in this trace: record with "
+			   "perfrec record --off-cpu");
+	else if (!st->samples)
+		ana_kv_str(sum, "note", "no off-CPU time passed the filters");
+	/* what the BPF program could not count, and the rings lost */
+	ana_kv_num(sum, "lost", "%" PRIu64, s->loss_count[PERFREC__LOSS__KIND__KERNEL_LOST] +
+		   s->loss_count[PERFREC__LOSS__KIND__LOST_SAMPLES] +
+		   s->loss_count[PERFREC__LOSS__KIND__RECORDER_DROPPED]);
+	ana_kv_num(sum, "bpf_blocks_unmeasured", "%" PRIu64,
+		   s->loss_count[PERFREC__LOSS__KIND__BPF_MAP_FULL]);
+	ana_kv_num(sum, "bpf_stacks_lost", "%" PRIu64,
+		   s->loss_count[PERFREC__LOSS__KIND__BPF_STACK_LOST]);
+	if (s->ndamage || s->torn)
+		ana_kv_num(sum, "damaged_frames", "%zu", s->ndamage);
+}
+
 int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 		   struct ana_doc *doc)
 {
@@ -264,7 +374,8 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 	int ret = -ENOMEM;
 	if (!st.frames)
 		goto out;
-	ana_session_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_SAMPLE));
+	ana_session_set_kinds(s, PREC_KIND(o->off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
+					   PERFREC__PACKET__DATA_SAMPLE));
 	ret = ana_session_scan(s, "report", on_packet, &st);
 	ana_session_set_kinds(s, 0);
 	if (ret < 0)
@@ -284,6 +395,10 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 
 	struct ana_table *sum = ana_doc_kv(doc, "summary");
 	ana_kv_str(sum, "file", s->path);
+	if (o->off_cpu) {
+		offcpu_summary(s, &st, sum);
+		goto rows;
+	}
 	ana_kv_num(sum, "samples", "%" PRIu64, s->samples);
 	ana_kv_num(sum, "samples_shown", "%" PRIu64, st.samples);
 	if (!s->samples)
@@ -330,12 +445,20 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 		ana_kv_num(sum, "packets_lost_in_damage", "%" PRIu64,
 			   ana_session_lost_packets(s));
 
+rows:;
 	struct ana_table *t = ana_doc_table(doc, "rows", NULL);
 	if (o->children)
 		ana_table_col(t, "children", "Children", ANA_PCT);
 	ana_table_col(t, "overhead", o->children ? "Self" : "Overhead", ANA_PCT);
-	ana_table_col(t, "samples", "Samples", ANA_NUM);
-	ana_table_col(t, "period", "Period", ANA_NUM);
+	if (o->off_cpu) {
+		if (o->children)
+			ana_table_col(t, "children_ms", "Children ms", ANA_NUM);
+		ana_table_col(t, "offcpu_ms", o->children ? "Self ms" : "Off-CPU ms", ANA_NUM);
+		ana_table_col(t, "blocks", "Blocks", ANA_NUM);
+	} else {
+		ana_table_col(t, "samples", "Samples", ANA_NUM);
+		ana_table_col(t, "period", "Period", ANA_NUM);
+	}
 	for (size_t i = 0; i < o->nkeys; i++)
 		ana_table_col(t, key_names[o->keys[i]], key_headers[o->keys[i]],
 			      o->keys[i] == ANA_KEY_PID || o->keys[i] == ANA_KEY_TID ||
@@ -348,8 +471,15 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 		if (o->children)
 			ana_cell_num(t, "%.2f", pct(v->child_period, st.period));
 		ana_cell_num(t, "%.2f", pct(v->period, st.period));
-		ana_cell_num(t, "%" PRIu64, v->samples);
-		ana_cell_num(t, "%" PRIu64, v->period);
+		if (o->off_cpu) {
+			if (o->children)
+				ana_cell_num(t, "%.3f", (double)v->child_period / 1e6);
+			ana_cell_num(t, "%.3f", (double)v->period / 1e6);
+			ana_cell_num(t, "%" PRIu64, v->samples);
+		} else {
+			ana_cell_num(t, "%" PRIu64, v->samples);
+			ana_cell_num(t, "%" PRIu64, v->period);
+		}
 		for (size_t i = 0; i < o->nkeys; i++) {
 			switch (o->keys[i]) {
 			case ANA_KEY_COMM: ana_cell_str(t, k->comm); break;

@@ -10,6 +10,12 @@
  * --children adds, for every distinct function on a sample's callchain,
  * the sample's weight to that function's inclusive total (each function
  * counted once per sample, as perf does).
+ *
+ * With off_cpu the rows are off-CPU time instead (OffCpu packets of
+ * record --off-cpu): the weight of an interval or a sum is its blocked
+ * time in ns, its count the blocks it holds, its stack the kernel then
+ * user frames at the switch-out. Sums carry no CPU: the cpu key shows 0
+ * for them and a --cpu filter keeps intervals only.
  */
 #ifndef ANA_REPORT_H
 #define ANA_REPORT_H
@@ -33,10 +39,11 @@ struct prec_packet;
  * borrowed for the duration of the call; names are interned in the
  * session's pool and live as long as it. */
 struct ana_report_sample {
-	const struct prec_packet *p;       /* the Sample packet */
+	const struct prec_packet *p;       /* the Sample (OffCpu) packet */
 	int event;                         /* event position, or -1 */
 	const char *comm;                  /* task name, ":TID" when unknown */
-	uint64_t weight;                   /* period, 1 when none */
+	uint64_t weight;                   /* period, 1 when none (off-CPU:
+					    * ns blocked) */
 	const struct ana_frame *frames;    /* leaf first; every sym set to */
 	int nframes;                       /* its ana_frame_name() */
 };
@@ -46,6 +53,7 @@ struct ana_report_opts {
 	size_t nkeys;          /* 0 = comm,dso,sym */
 	size_t top;            /* 0 = all rows */
 	int children;
+	int off_cpu;           /* off-CPU time instead of samples */
 	const struct ana_filter *filter;   /* NULL = none */
 	/* Called for every sample that passed the filters, with its whole
 	 * resolved callchain. A negative return stops the pass and is

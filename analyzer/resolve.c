@@ -70,10 +70,10 @@ int ana_resolve_ip(struct ana_session *s, uint32_t pid, uint64_t ip,
  * function, that address is already the next function's first byte, so
  * the caller is looked up at ip - 1 (as perf, gdb and pprof do); the
  * frame keeps the real address and offset. */
-static int resolve_caller(struct ana_session *s, const Perfrec__Sample *smp, uint64_t ip,
+static int resolve_caller(struct ana_session *s, uint32_t pid, uint64_t ip,
 			  int kernel, uint64_t time, struct ana_frame *fr)
 {
-	int ret = ana_resolve_ip(s, smp->pid, ip ? ip - 1 : ip, kernel, time, fr);
+	int ret = ana_resolve_ip(s, pid, ip ? ip - 1 : ip, kernel, time, fr);
 
 	if (ret < 0)
 		return ret;
@@ -142,7 +142,7 @@ int ana_resolve_sample(struct ana_session *s, const struct prec_packet *p,
 			if (ip == smp->ip)
 				continue;   /* the chain repeats the leaf */
 		}
-		ret = resolve_caller(s, smp, ip, kernel, p->time, &frames[n]);
+		ret = resolve_caller(s, smp->pid, ip, kernel, p->time, &frames[n]);
 		if (ret < 0)
 			return ret;
 		n++;
@@ -151,10 +151,43 @@ int ana_resolve_sample(struct ana_session *s, const struct prec_packet *p,
 	 * sample taken in user mode, else where the task entered the kernel
 	 * (named like a return address, as the kernel's own user chains). */
 	for (int i = ana_ip_is_kernel(smp->misc, smp->ip) ? 0 : 1; i < nu && n < max; i++) {
-		ret = resolve_caller(s, smp, uips[i], 0, p->time, &frames[n]);
+		ret = resolve_caller(s, smp->pid, uips[i], 0, p->time, &frames[n]);
 		if (ret < 0)
 			return ret;
 		n++;
+	}
+	return (int)n;
+}
+
+int ana_resolve_offcpu(struct ana_session *s, const struct prec_packet *p,
+		       struct ana_frame *frames, size_t max)
+{
+	const Perfrec__OffCpu *oc = p->pkt->off_cpu;
+	size_t nips = 0, n = 0;
+	const uint64_t *ips = oc->callchain ?
+		prec_frame_callchain(p->frame, oc->callchain, &nips) : NULL;
+	int kernel = 1;
+	/* Every entry is where a call returns to: the first kernel one is in
+	 * the scheduler's caller chain, the first user one is the return
+	 * from the system call the task blocked in. */
+	for (size_t i = 0; ips && i < nips && n < max; i++) {
+		uint64_t ip = ips[i];
+		if (ip >= ANA_PERF_CONTEXT_MAX) {
+			kernel = ip == ANA_PERF_CONTEXT_KERNEL ||
+				 ip == ANA_PERF_CONTEXT_GUEST_KERNEL;
+			continue;
+		}
+		int ret = resolve_caller(s, oc->pid, ip, kernel, p->time, &frames[n]);
+		if (ret < 0)
+			return ret;
+		n++;
+	}
+	if (!n && max) {
+		/* no stack was recorded for it: one frame says so */
+		memset(&frames[0], 0, sizeof(frames[0]));
+		if (!(frames[0].sym = ana_strpool_intern(&s->pool, "[no stack]")))
+			return -ENOMEM;
+		n = 1;
 	}
 	return (int)n;
 }

@@ -58,6 +58,13 @@ int ana_resolve_ip(struct ana_session *s, uint32_t pid, uint64_t ip,
 int ana_resolve_sample(struct ana_session *s, const struct prec_packet *p,
 		       struct ana_frame *frames, size_t max);
 
+/* Resolves an OffCpu packet's callchain (kernel then user frames, each a
+ * return address) into frames[0..max), innermost first. A packet
+ * without a stack gets one frame named "[no stack]". Returns the number
+ * of frames (>= 1 when max >= 1), or -ENOMEM. */
+int ana_resolve_offcpu(struct ana_session *s, const struct prec_packet *p,
+		       struct ana_frame *frames, size_t max);
+
 /* A display name for a frame: the symbol, else "[dso]+0xoff", else the
  * address in hex. The returned string is interned in the session pool. */
 const char *ana_frame_name(struct ana_session *s, const struct ana_frame *f);

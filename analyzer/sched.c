@@ -55,9 +55,21 @@ struct cpu {
 	int has_cur;
 };
 
+/* Blocked time of one (tid, state) from off-CPU packets. */
+struct skey {
+	uint32_t tid, state;
+};
+
+struct sval {
+	uint32_t pid;
+	uint64_t ns, blocks, max_ns;
+};
+
 struct sstate {
 	struct ana_session *s;
 	const struct ana_sched_opts *o;
+	struct ana_map states;  /* struct skey -> struct sval */
+	uint64_t offcpu_ns;
 	struct ana_map tasks;   /* uint32 tid -> struct task */
 	struct ana_map cpus;    /* uint32 cpu -> struct cpu */
 	uint64_t t0, t1, records;
@@ -221,6 +233,92 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 	return 0;
 }
 
+static double ms(uint64_t ns);
+static void task_cells(struct ana_table *t, struct ana_session *s, uint32_t tid,
+		       uint64_t t1);
+
+static int on_offcpu(struct sstate *st, const struct prec_packet *p)
+{
+	const Perfrec__OffCpu *oc = p->pkt->off_cpu;
+	const struct ana_filter *f = st->o->filter;
+	if (f && f->active &&
+	    !ana_filter_offcpu(f, oc->count, oc->cpu, oc->pid, oc->tid, p->time))
+		return 0;
+	struct skey k = { oc->tid, (uint32_t)oc->state };
+	struct sval *v = ana_map_get(&st->states, &k, NULL);
+	if (!v)
+		return -ENOMEM;
+	v->pid = oc->pid;
+	v->ns += oc->duration;
+	v->blocks += oc->count ? oc->count : 1;
+	if (!oc->count && oc->duration > v->max_ns)
+		v->max_ns = oc->duration;
+	st->offcpu_ns += oc->duration;
+	return 0;
+}
+
+/* One (task, state) row to sort, heaviest first. */
+struct srow {
+	const struct skey *k;
+	const struct sval *v;
+};
+
+static int cmp_states(const void *pa, const void *pb)
+{
+	const struct srow *a = pa, *b = pb;
+	if (a->v->ns != b->v->ns)
+		return a->v->ns > b->v->ns ? -1 : 1;
+	if (a->k->tid != b->k->tid)
+		return a->k->tid < b->k->tid ? -1 : 1;
+	return a->k->state < b->k->state ? -1 : a->k->state > b->k->state;
+}
+
+/* The "states" section: blocked time by task and state. */
+static int states_table(struct sstate *st, struct ana_doc *doc, uint64_t t1)
+{
+	struct ana_session *s = st->s;
+	const struct ana_filter *f = st->o->filter;
+	size_t n = ana_map_count(&st->states), nsel = 0;
+	struct srow *rows = malloc((n ? n : 1) * sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct skey *k = ana_map_key(&st->states, i);
+		const struct sval *v = ana_map_val(&st->states, i);
+		if (f && (!ana_filter_pid(f, v->pid) || !ana_filter_tid(f, k->tid) ||
+			  !ana_filter_comm(f, ana_session_comm(s, k->tid, t1))))
+			continue;
+		rows[nsel].k = k;
+		rows[nsel].v = v;
+		nsel++;
+	}
+	ana_sort(rows, nsel, sizeof(*rows), cmp_states);
+	struct ana_table *t = ana_doc_table(doc, "states", "Off-CPU time by state (BPF)");
+	ana_table_col(t, "comm", "Command", ANA_STR);
+	ana_table_col(t, "pid", "Pid", ANA_NUM);
+	ana_table_col(t, "tid", "Tid", ANA_NUM);
+	ana_table_col(t, "state", "State", ANA_STR);
+	ana_table_col(t, "blocked_ms", "Blocked ms", ANA_NUM);
+	ana_table_col(t, "blocks", "Blocks", ANA_NUM);
+	ana_table_col(t, "max_ms", "Longest ms", ANA_NUM);
+	size_t top = st->o->top && st->o->top < nsel ? st->o->top : nsel;
+	for (size_t r = 0; r < top; r++) {
+		ana_table_row(t);
+		task_cells(t, s, rows[r].k->tid, t1);
+		ana_cell_num(t, "%" PRIu32, rows[r].v->pid);
+		ana_cell_num(t, "%" PRIu32, rows[r].k->tid);
+		ana_cell_str(t, ana_offcpu_state_name((int)rows[r].k->state));
+		ana_cell_num(t, "%.3f", ms(rows[r].v->ns));
+		ana_cell_num(t, "%" PRIu64, rows[r].v->blocks);
+		if (rows[r].v->max_ns)
+			ana_cell_num(t, "%.3f", ms(rows[r].v->max_ns));
+		else
+			ana_cell_null(t, "-");   /* only sums: no interval */
+	}
+	free(rows);
+	return 0;
+}
+
 /* TaskEvent EXIT is written early in the task's exit path: in CPU-wide
  * recordings the task can still be preempted and switched in again after
  * it, and its last switch-out follows (tid -1 for a thread). Per-task
@@ -327,13 +425,15 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 	st.s = s;
 	st.o = o;
 	ana_map_init(&st.tasks, sizeof(uint32_t), sizeof(struct task));
+	ana_map_init(&st.states, sizeof(struct skey), sizeof(struct sval));
 	ana_map_init(&st.cpus, sizeof(uint32_t), sizeof(struct cpu));
 	struct trow *order = NULL;
 	int ret;
 	/* Switches, and exits and names (task events); samples, maps and
 	 * symbols are skipped unread. */
 	struct ana_frames_opts fo = { .jobs = o->jobs, .kinds = ANA_KINDS_SESSION |
-		PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) };
+		PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
+		PREC_KIND(PERFREC__PACKET__DATA_OFF_CPU) };
 	struct ana_merge *m = ana_merge_new(s->reader, s->frames, s->nframes, &fo);
 	if (!m) {
 		ret = -ENOMEM;
@@ -351,6 +451,9 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 				break;
 		} else if (dc == PERFREC__PACKET__DATA_TASK) {
 			on_exit_task(&st, p);
+		} else if (dc == PERFREC__PACKET__DATA_OFF_CPU) {
+			if ((ret = on_offcpu(&st, p)) < 0)
+				break;
 		}
 		if (s->opts.progress) {
 			ana_merge_progress(m, &done, &total);
@@ -409,6 +512,8 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 			   "trace: record with --switch-events");
 	ana_kv_num(sum, "window_ms", "%.3f", ms(window));
 	ana_kv_num(sum, "tasks", "%zu", nsel);
+	if (ana_map_count(&st.states))
+		ana_kv_num(sum, "offcpu_ms", "%.3f", ms(st.offcpu_ns));
 	if (s->ndamage || s->torn)
 		ana_kv_num(sum, "damaged_frames", "%zu", s->ndamage);
 	if (s->ndamage)
@@ -500,10 +605,13 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 			}
 		}
 	}
+	if (ana_map_count(&st.states) && (ret = states_table(&st, doc, st.t1)) < 0)
+		goto out;
 	ret = 0;
 out:
 	free(order);
 	ana_merge_free(m);
+	ana_map_release(&st.states);
 	ana_map_release(&st.tasks);
 	ana_map_release(&st.cpus);
 	return ret;

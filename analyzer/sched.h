@@ -24,6 +24,12 @@
  * only counts gaps that end with a switch-in (a task that blocks until the
  * end or exits has no closed gap). A CPU's busy time is the on-CPU time of
  * the non-idle tasks that ran on it.
+ *
+ * Off-CPU packets (record --off-cpu: intervals and sums measured by BPF)
+ * add the section "states": each task's blocked time by the state it
+ * blocked in (sleeping, disk, runnable...), its blocks and its longest
+ * interval. They need no switch records; sums carry no CPU, so a --cpu
+ * filter keeps intervals only.
  */
 #ifndef ANA_SCHED_H
 #define ANA_SCHED_H
@@ -63,7 +69,8 @@ struct ana_sched_opts {
 
 int ana_sched_parse_sort(struct ana_sched_opts *o, const char *arg,
 			 char *err, size_t errlen);
-/* Sections "summary", "tasks", "cpus" and with hist "hist". */
+/* Sections "summary", "tasks", "cpus", with hist "hist", with off-CPU
+ * packets "states". */
 int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 		  struct ana_doc *doc);
 

@@ -20,6 +20,7 @@ static const char *const kind_names[ANA_NKINDS] = {
 	"unknown", "kind1", "header", "event", "sample", "context_switch",
 	"task", "mmap", "loss", "throttle", "group", "interned",
 	"session_end", "raw", "symbols", "group_desc", "note", "unwind",
+	"off_cpu", "filtered",
 };
 
 const char *ana_kind_name(int kind)
@@ -27,31 +28,43 @@ const char *ana_kind_name(int kind)
 	return kind >= 0 && kind < ANA_NKINDS ? kind_names[kind] : "unknown";
 }
 
-/* Loss kind names come from the schema (perfrec.proto's Loss.Kind, in
- * lower case), so a kind added there is named here without an edit. */
-#define LOSS_KINDS_MAX 64
-static char loss_names[LOSS_KINDS_MAX][40];
-static pthread_once_t loss_names_once = PTHREAD_ONCE_INIT;
+/* Loss kind and off-CPU state names come from the schema (perfrec.proto's
+ * Loss.Kind and OffCpu.State, in lower case), so a value added there is
+ * named here without an edit. */
+#define ENUM_NAMES_MAX 64
+static char loss_names[ENUM_NAMES_MAX][40], state_names[ENUM_NAMES_MAX][40];
+static pthread_once_t enum_names_once = PTHREAD_ONCE_INIT;
 
-static void make_loss_names(void)
+static void lower_names(const ProtobufCEnumDescriptor *d, char (*out)[40])
 {
-	const ProtobufCEnumDescriptor *d = &perfrec__loss__kind__descriptor;
-
 	for (unsigned i = 0; i < d->n_values; i++) {
 		const ProtobufCEnumValue *v = &d->values[i];
 
-		if (v->value < 0 || v->value >= LOSS_KINDS_MAX)
+		if (v->value < 0 || v->value >= ENUM_NAMES_MAX)
 			continue;
-		for (size_t k = 0; v->name[k] && k + 1 < sizeof(loss_names[0]); k++)
-			loss_names[v->value][k] = (char)tolower((unsigned char)v->name[k]);
+		for (size_t k = 0; v->name[k] && k + 1 < sizeof(out[0]); k++)
+			out[v->value][k] = (char)tolower((unsigned char)v->name[k]);
 	}
+}
+
+static void make_enum_names(void)
+{
+	lower_names(&perfrec__loss__kind__descriptor, loss_names);
+	lower_names(&perfrec__off_cpu__state__descriptor, state_names);
 }
 
 const char *ana_loss_kind_name(int kind)
 {
-	pthread_once(&loss_names_once, make_loss_names);
-	return kind >= 0 && kind < LOSS_KINDS_MAX && loss_names[kind][0] ?
+	pthread_once(&enum_names_once, make_enum_names);
+	return kind >= 0 && kind < ENUM_NAMES_MAX && loss_names[kind][0] ?
 	       loss_names[kind] : "unknown";
+}
+
+const char *ana_offcpu_state_name(int state)
+{
+	pthread_once(&enum_names_once, make_enum_names);
+	return state >= 0 && state < ENUM_NAMES_MAX && state_names[state][0] ?
+	       state_names[state] : "other";
 }
 
 /* A deep copy of a decoded message (pack + unpack), owned by the caller. */
@@ -275,9 +288,25 @@ static int pass1_packet(void *ctx, const struct prec_packet *p)
 		if (pkt->throttle->throttled)
 			s->throttles++;
 		break;
+	case PERFREC__PACKET__DATA_OFF_CPU:
+		if (pkt->off_cpu->count)
+			s->offcpu_sums++;
+		else
+			s->offcpu_intervals++;
+		s->offcpu_ns += pkt->off_cpu->duration;
+		break;
+	case PERFREC__PACKET__DATA_FILTERED: {
+		uint32_t ev = pkt->filtered->event;
+		struct ana_filtered *f = ana_map_get(&s->filtered, &ev, NULL);
+		if (!f)
+			return -ENOMEM;
+		f->dropped += pkt->filtered->dropped;
+		f->kept += pkt->filtered->kept;
+		break;
+	}
 	case PERFREC__PACKET__DATA_LOSS: {
 		unsigned k = (unsigned)pkt->loss->kind;
-		if (k < 5) {
+		if (k < ANA_NLOSS) {
 			s->loss_count[k] += pkt->loss->count;
 			s->loss_records[k]++;
 		}
@@ -494,6 +523,7 @@ int ana_session_open(struct ana_session **out, const char *path,
 	ana_strpool_init(&s->pool);
 	ana_map_init(&s->id2event, sizeof(uint64_t), sizeof(int));
 	ana_map_init(&s->tid2pid, sizeof(uint32_t), sizeof(uint32_t));
+	ana_map_init(&s->filtered, sizeof(uint32_t), sizeof(struct ana_filtered));
 	ana_map_init(&s->name_cache, 2 * sizeof(const char *), 2 * sizeof(const char *));
 	ana_map_init(&s->unknown_cache, sizeof(const char *) + sizeof(uint64_t),
 		     sizeof(const char *));
@@ -638,6 +668,7 @@ void ana_session_free(struct ana_session *s)
 	free(s->damage);
 	ana_map_release(&s->id2event);
 	ana_map_release(&s->tid2pid);
+	ana_map_release(&s->filtered);
 	ana_map_release(&s->name_cache);
 	ana_map_release(&s->unknown_cache);
 	ana_strpool_release(&s->pool);
@@ -714,6 +745,14 @@ const char *ana_session_event_name(const struct ana_session *s, int ev)
 		return "[unknown]";
 	const char *n = s->events[ev]->name;
 	return n && *n ? n : "[unnamed]";
+}
+
+int ana_session_offcpu_event(const struct ana_session *s)
+{
+	for (size_t i = 0; i < s->nevents; i++)
+		if (s->events[i]->bpf_output)
+			return (int)i;
+	return -1;
 }
 
 uint32_t ana_session_pid_of(const struct ana_session *s, uint32_t tid)

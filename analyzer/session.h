@@ -33,7 +33,8 @@
 struct ana_symbols;
 struct pass1;
 
-#define ANA_NKINDS 18   /* Packet.data oneof cases 0..17 */
+#define ANA_NKINDS 20   /* Packet.data oneof cases 0..19 */
+#define ANA_NLOSS 16    /* Loss.Kind values counted (0..15) */
 
 struct ana_session_opts {
 	int jobs;            /* decode threads; <= 1 serial */
@@ -93,9 +94,13 @@ struct ana_session {
 
 	uint64_t kind_count[ANA_NKINDS];
 	uint64_t unknown_packets;
-	uint64_t loss_count[5];          /* by Loss.Kind: summed counts */
-	uint64_t loss_records[5];
+	uint64_t loss_count[ANA_NLOSS];  /* by Loss.Kind: summed counts */
+	uint64_t loss_records[ANA_NLOSS];
 	uint64_t samples, switches, throttles;
+	/* BPF: off-CPU packets (intervals, sums and their time) and the
+	 * in-kernel filter's counts per event position */
+	uint64_t offcpu_intervals, offcpu_sums, offcpu_ns;
+	struct ana_map filtered;         /* uint32 event index -> ana_filtered */
 	uint64_t t_min, t_max;           /* timed packets (time != 0) */
 	uint64_t start;                  /* header start_time, else t_min */
 	uint64_t good_frames;
@@ -126,6 +131,10 @@ struct ana_session {
 	uint64_t scan_kinds;             /* see ana_session_set_kinds() */
 };
 
+struct ana_filtered {
+	uint64_t dropped, kept;
+};
+
 /* Kinds the session itself learns from (descriptions, names, losses, the
  * end): a single-pass report decodes these plus its own. */
 #define ANA_KINDS_SESSION (PREC_KIND(PERFREC__PACKET__DATA_HEADER) | \
@@ -135,6 +144,7 @@ struct ana_session {
 	PREC_KIND(PERFREC__PACKET__DATA_SESSION_END) | \
 	PREC_KIND(PERFREC__PACKET__DATA_LOSS) | \
 	PREC_KIND(PERFREC__PACKET__DATA_THROTTLE) | \
+	PREC_KIND(PERFREC__PACKET__DATA_FILTERED) | \
 	PREC_KIND(PERFREC__PACKET__DATA_TASK))
 /* What the symbolizer reads. */
 #define ANA_KINDS_SYMBOLS (PREC_KIND(PERFREC__PACKET__DATA_MMAP) | \
@@ -179,6 +189,12 @@ int ana_session_event_of(const struct ana_session *s, uint64_t id);
 const char *ana_session_event_name(const struct ana_session *s, int ev);
 /* pid of tid from task events, or tid itself when unknown. */
 uint32_t ana_session_pid_of(const struct ana_session *s, uint32_t tid);
+
+/* The event position of the off-CPU data (EventDesc.bpf_output), or -1. */
+int ana_session_offcpu_event(const struct ana_session *s);
+
+/* "runnable", "sleeping", "disk", ... (OffCpu.State in lower case). */
+const char *ana_offcpu_state_name(int state);
 
 /* Name of a Packet oneof case ("sample", "context_switch", ...). */
 const char *ana_kind_name(int kind);

@@ -351,7 +351,7 @@ static int peek_kind(const unsigned char *p, size_t len, int64_t *dt, int *kind,
 			p += n;
 			have_dt = 1;
 		} else if ((key & 7) == 2 && key >> 3 >= PERFREC__PACKET__DATA_HEADER &&
-			   key >> 3 <= PERFREC__PACKET__DATA_UNWIND && !*kind) {
+			   key >> 3 <= PERFREC__PACKET__DATA_FILTERED && !*kind) {
 			if (get_cvarint(p, (size_t)(end - p), &v, &n) < 0 ||
 			    v > (uint64_t)(end - p) - n)
 				return -1;

@@ -48,6 +48,10 @@ struct rec_cli_record_args {
 	bool no_symbols;
 	uint64_t symbols_interval_ns;
 	bool quiet, help;
+	/* BPF */
+	bool off_cpu;
+	uint64_t off_cpu_threshold_ns;
+	const char *filter;
 	/* streaming (--to) */
 	const char *to;
 	const char *session, *host;

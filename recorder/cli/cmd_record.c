@@ -16,6 +16,7 @@
 #include "format/writer.h"
 #include "recorder/cli/cmd.h"
 #include "recorder/cli/parse.h"
+#include "recorder/bpf/sfilter.h"
 #include "recorder/cli/print.h"
 #include "recorder/encode/hostinfo.h"
 #include "recorder/log.h"
@@ -61,6 +62,15 @@ static const struct rec_cli_opt record_opts[] = {
 	{ "switch-events", REC_OPT_SWITCH, NULL, "record context switches (PERF_RECORD_SWITCH*)" },
 	{ "counters", REC_OPT_COUNTERS, "GROUP", "also count GROUP, e.g. '{task-clock,page-faults}',\n"
 	  "snapshotted every --interval; repeatable" },
+	{ "off-cpu", REC_OPT_OFF_CPU, "[=TIME]", "off-CPU time with kernel and user stacks (BPF on\n"
+	  "sched_switch): blocks of at least TIME (default 1ms)\n"
+	  "as timestamped intervals, shorter ones summed per\n"
+	  "thread, stack and state; see 'report --off-cpu'" },
+	{ "filter", REC_OPT_FILTER, "EXPR", "keep only the samples EXPR accepts, decided in the\n"
+	  "kernel (BPF), e.g. 'pid=123', 'cgroup=/system.slice/\n"
+	  "nginx.service && mode=user'; fields pid tid uid cpu\n"
+	  "cgroup mode, operators = != < <= > >= && || ! ( );\n"
+	  "dropped samples are counted as \"filtered\"" },
 	{ "interval", 'I', "TIME", "counter snapshot interval (default 1s; e.g. 100ms;\n"
 	  "a bare number is milliseconds)" },
 	REC_CLI_SECTION("targets (one of; default: every online CPU)"),
@@ -164,6 +174,7 @@ int rec_cli_record_parse_with(int argc, char **argv, const struct rec_cli_opt *e
 	a->frame_size = DEFAULT_FRAME_SIZE;
 	a->c.interval_ns = 1000000000ull;
 	a->finish_timeout_ns = 30000000000ull;
+	a->off_cpu_threshold_ns = 1000000;
 	if (extra) {
 		joined = rec_cli_record_options_with(extra);
 		if (!joined)
@@ -259,6 +270,27 @@ int rec_cli_record_parse_with(int argc, char **argv, const struct rec_cli_opt *e
 		case 'q':
 			a->quiet = true;
 			break;
+		case REC_OPT_OFF_CPU:
+			a->off_cpu = true;
+			if (arg && (rec_parse_duration(arg, 1000000, &a->off_cpu_threshold_ns) < 0))
+				ret = rec_cli_bad_value(&p, arg, "a duration (e.g. 1ms, 500us, 0 "
+							"for every block as an interval; a "
+							"bare number is ms)");
+			break;
+		case REC_OPT_FILTER: {
+			struct rec_sfilter f;
+			struct rec_sfilter_error err;
+			char msg[REC_LOG_MAX];
+
+			a->filter = arg;
+			if (rec_sfilter_parse(arg, &f, &err) < 0) {
+				rec_log(REC_LOG_ERROR, "bad --filter: %s",
+					rec_sfilter_describe_error(arg, &err, msg, sizeof(msg)));
+				ret = -EINVAL;
+			}
+			rec_sfilter_release(&f);
+			break;
+		}
 		case 'h':
 			a->help = true;
 			break;
@@ -374,6 +406,10 @@ static void print_summary(const struct rec_recording_stats *st, const char *outp
 		output, bytes,
 		st->bytes_written ? (double)st->bytes_raw / (double)st->bytes_written : 0.0,
 		(unsigned long long)st->wakeups, st->mmap_pages, st->stop_reason);
+	if (st->bpf_records)
+		fprintf(stderr, "perfrec: %llu off-CPU records from the BPF program (shorter "
+			"blocks are summed in the kernel)\n",
+			(unsigned long long)st->bpf_records);
 	if (st->st.lost && st->spool_full)
 		fprintf(stderr, "perfrec: warning: the encoder fell behind the kernel "
 			"(%llu times the spool was full); losses shrink with fewer "
@@ -503,6 +539,11 @@ void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
 	o->zstd_level = a->zstd_level;
 	o->argc = self_argc;
 	o->argv_self = self_argv;
+	o->off_cpu = a->off_cpu;
+	o->off_cpu_threshold_ns = a->off_cpu_threshold_ns;
+	o->filter = a->filter;
+	/* tests: the off-CPU program kernels without BTF get */
+	o->off_cpu_raw_tp = getenv("PERFREC_OFFCPU_RAW_TP") != NULL;
 }
 
 int rec_cli_record_events(const struct rec_cli_record_args *a, struct rec_evlist *evl)
@@ -602,7 +643,8 @@ int rec_cli_record(int argc, char **argv)
 	struct rec_evlist evl = REC_EVLIST_INIT;
 	int ret, code = 2;
 
-	rec_cli_print_install(false);
+	/* PERFREC_DEBUG: debug messages too (libbpf's, the verifier's log) */
+	rec_cli_print_install(getenv("PERFREC_DEBUG") != NULL);
 	ret = rec_cli_record_parse(argc, argv, &a);
 	if (ret < 0) {
 		fprintf(stderr, "perfrec: see 'perfrec record --help'\n");

@@ -40,7 +40,9 @@ int rec_cli_parser_init(struct rec_cli_parser *p, const struct rec_cli_opt *opts
 		if (!o->key)
 			continue;   /* a section title */
 		p->longopts[k].name = o->name;
-		p->longopts[k].has_arg = o->value ? required_argument : no_argument;
+		p->longopts[k].has_arg = !o->value ? no_argument :
+					 o->value[0] == '[' ? optional_argument :
+					 required_argument;
 		p->longopts[k].val = o->key;
 		k++;
 		if (o->key < 256) {
@@ -145,10 +147,13 @@ int rec_cli_bad_value(const struct rec_cli_parser *p, const char *arg,
 /* One option's left column: "  -e, --event EVENTS" */
 static int left_column(const struct rec_cli_opt *o, char *buf, size_t len)
 {
+	/* an optional value is written "--opt[=VALUE]" */
+	const char *sep = o->value && o->value[0] != '[' ? " " : "";
+
 	if (o->key > 0 && o->key < 256)
 		return snprintf(buf, len, "  -%c, --%s%s%s", o->key, o->name,
-				o->value ? " " : "", o->value ? o->value : "");
-	return snprintf(buf, len, "      --%s%s%s", o->name, o->value ? " " : "",
+				sep, o->value ? o->value : "");
+	return snprintf(buf, len, "      --%s%s%s", o->name, sep,
 			o->value ? o->value : "");
 }
 

@@ -45,7 +45,8 @@ struct rec_cli_opt {
 	const char *name;    /* long name without "--"; NULL ends the table */
 	int key;             /* short letter, or an REC_OPT_* >= 256;
 			      * 0 with name: a section title */
-	const char *value;   /* value name shown in help, NULL for a flag */
+	const char *value;   /* value name shown in help, NULL for a flag;
+			      * "[=NAME]": an optional value (--opt=VALUE) */
 	const char *help;    /* lines separated by '\n' */
 };
 
@@ -83,6 +84,8 @@ enum {
 	REC_OPT_REPLICAS,
 	REC_OPT_DURABLE,
 	REC_OPT_ACK_WAIT,
+	REC_OPT_OFF_CPU,
+	REC_OPT_FILTER,
 	/* daemon, ctl and session options */
 	REC_OPT_SOCKET,
 	REC_OPT_CONFIG,

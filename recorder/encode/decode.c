@@ -171,6 +171,7 @@ static int decode_sample(const struct rec_decode_ctx *ctx, struct cur *c,
 		return -EINVAL;
 	out->sample.sample_type = st;
 	out->sample.read_format = fmt->read_format;
+	out->sample.bpf_output = fmt->bpf_output;
 	if (st & PERF_SAMPLE_IDENTIFIER) {
 		s->id = id;
 		s->has_id = true;

@@ -36,6 +36,8 @@
 struct rec_sample_fmt {
 	uint64_t sample_type;
 	uint64_t read_format;
+	bool bpf_output;       /* a bpf-output event: its raw data is a BPF
+				* program's record (recorder/bpf) */
 };
 
 struct rec_decode_ctx {
@@ -73,6 +75,7 @@ struct rec_record {
 			size_t read_len;
 			uint64_t read_format;
 			uint64_t sample_type;
+			bool bpf_output;       /* rec_sample_fmt.bpf_output */
 		} sample;
 		struct {
 			uint32_t pid, tid;

@@ -287,6 +287,14 @@ int rec_emit_record(struct rec_emit *e, uint32_t stream, int ring_cpu,
 	}
 	if (!r.sid.has_cpu && ring_cpu >= 0)
 		r.sid.cpu = (uint32_t)ring_cpu;
+	if (r.type == PERF_RECORD_SAMPLE && r.sample.bpf_output) {
+		/* a BPF program's record: its owner makes the packet */
+		e->st.bpf++;
+		if (e->bpf_output)
+			return e->bpf_output(e->bpf_ctx, e, stream, &r);
+		e->st.raw++;
+		return emit_raw(e, stream, ring_cpu, &r);
+	}
 	/* symbols (issue 6): the collector sees it too. Not context switches:
 	 * they carry no address and change no address space, and they are
 	 * most records of a --switch-events trace. */

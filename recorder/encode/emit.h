@@ -39,6 +39,7 @@ struct rec_emit_stats {
 	uint64_t bad;          /* kept raw: records that did not decode */
 	uint64_t ring_errors;
 	uint64_t bytes;        /* ring bytes */
+	uint64_t bpf;          /* samples of bpf-output events (BPF records) */
 };
 
 struct rec_emit_cpu {
@@ -58,6 +59,13 @@ struct rec_emit {
 	 * rec_symcollect_observe (recorder/symcollect.h). */
 	void (*observe)(void *ctx, const struct rec_record *r);
 	void *observe_ctx;
+	/* BPF (recorder/bpf/bpf.h): samples of bpf-output events are a BPF
+	 * program's records, turned into packets by their owner (e.g.
+	 * rec_bpf_emit) instead of Sample packets; NULL: kept raw. The
+	 * hook writes through e->w and may call e->observe. */
+	int (*bpf_output)(void *ctx, struct rec_emit *e, uint32_t stream,
+			  const struct rec_record *r);
+	void *bpf_ctx;
 };
 
 int rec_emit_init(struct rec_emit *e, struct prec_writer *w,

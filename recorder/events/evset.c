@@ -30,6 +30,48 @@ static bool leader_sampled_group(const struct rec_evlist *l,
 	       l->groups[ev->group].leader_sample;
 }
 
+bool rec_evset_is_bpf_output(const struct rec_evset *s, const struct rec_evsel *e)
+{
+	return s->cfg.bpf.off_cpu && e->ev == &s->bpf_ev;
+}
+
+bool rec_evset_filterable(const struct rec_evset *s, const struct rec_evsel *e)
+{
+	const struct rec_event *ev = e->ev;
+
+	return !rec_evset_is_bpf_output(s, e) && !ev->tracepoint &&
+	       (e->attr.freq || e->attr.sample_period) &&
+	       !(ev->pmu && (!strcmp(ev->pmu, "kprobe") || !strcmp(ev->pmu, "uprobe")));
+}
+
+/* The bpf-output event: the off-CPU program's records, every one (period
+ * 1), with the raw data and the sample_id every event shares. Enabled from
+ * the start: it is per CPU, not per task, so enable_on_exec cannot start
+ * it, and the program only writes what the recording asked for. */
+static void build_bpf_attr(struct rec_evset *s, struct rec_evsel *e)
+{
+	struct perf_event_attr *a = &e->attr;
+	uint64_t ring_bytes = (uint64_t)s->cfg.mmap_pages * s->page_size;
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_BPF_OUTPUT;
+	a->sample_period = 1;
+	a->sample_type = REC_SID_TYPE | PERF_SAMPLE_RAW;
+	a->read_format = PERF_FORMAT_ID;
+	if (s->have_lost)
+		a->read_format |= PERF_FORMAT_LOST;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)(ring_bytes / 4 ? ring_bytes / 4 : 1);
+	e->fmt.sample_type = a->sample_type;
+	e->fmt.read_format = a->read_format;
+	e->fmt.bpf_output = true;
+}
+
 static void build_attr(struct rec_evset *s, size_t i)
 {
 	const struct rec_event *ev = &s->evlist->ev[i];
@@ -114,7 +156,7 @@ int rec_evset_init(struct rec_evset *s, const struct rec_evlist *l,
 		return -EINVAL;
 	if (!l->n)
 		return -EINVAL;
-	s->sel = calloc(l->n, sizeof(*s->sel));
+	s->sel = calloc(l->n + 1, sizeof(*s->sel));
 	if (!s->sel)
 		return -ENOMEM;
 	/* per-event lost counts (Linux >= 6.0), read at the end */
@@ -123,6 +165,13 @@ int rec_evset_init(struct rec_evset *s, const struct rec_evlist *l,
 	for (size_t i = 0; i < l->n; i++) {
 		s->sel[i].ev = &l->ev[i];
 		build_attr(s, i);
+	}
+	if (s->cfg.bpf.off_cpu) {
+		s->bpf_ev.name = "bpf-output";
+		s->bpf_ev.group = -1;
+		s->sel[s->nsel].ev = &s->bpf_ev;
+		build_bpf_attr(s, &s->sel[s->nsel]);
+		s->nsel++;
 	}
 	s->dctx.sid_type = REC_SID_TYPE;
 	s->dctx.lookup = lookup_fmt;
@@ -214,6 +263,46 @@ static int map_ring(struct rec_evset *s, size_t ri, int fd, int cpu,
 	return ret;
 }
 
+/* The bpf-output event of CPU ci (every task), into the CPU's ring. */
+static int open_bpf_output(struct rec_evset *s, size_t ci, int cpu, int *ring_fd,
+			   char *err, size_t errlen)
+{
+	struct rec_evsel *e = &s->sel[s->nsel - 1];
+	uint64_t id = 0;
+	int fd = rec_groupopen_event(&e->attr, -1, cpu, -1), ret;
+
+	if (fd < 0) {
+		rec_groupopen_explain(&e->attr, "bpf-output (--off-cpu)", -1, cpu, fd,
+				      err, errlen);
+		return fd;
+	}
+	ret = add_fd(e, fd, cpu, -1, 0);
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	ret = rec_groupopen_id(fd, &id);
+	if (ret < 0) {
+		snprintf(err, errlen, "bpf-output: PERF_EVENT_IOC_ID failed: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	e->fds[e->nfds - 1].id = id;
+	if (*ring_fd < 0) {
+		ret = map_ring(s, ci, fd, cpu, err, errlen);
+		if (ret < 0)
+			return ret;
+		*ring_fd = fd;
+		s->nrings = ci + 1;
+	} else if (ioctl(fd, PERF_IOC_SET_OUTPUT, *ring_fd) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "bpf-output on cpu %d: cannot redirect into the "
+			 "CPU's ring (PERF_EVENT_IOC_SET_OUTPUT): %s", cpu, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
 static int evset_open(struct rec_evset *s, const int *cpus, size_t ncpus,
 		      const int *pids, size_t npids, char *err, size_t errlen)
 {
@@ -251,6 +340,9 @@ static int evset_open(struct rec_evset *s, const int *cpus, size_t ncpus,
 				int gfd = ev->group >= 0 && ev->member > 0 ? leader[ev->group] : -1;
 				uint64_t id = 0;
 				int fd;
+
+				if (rec_evset_is_bpf_output(s, e))
+					continue;   /* once per CPU, below */
 
 				fd = rec_groupopen_event(&e->attr, pids[pi], cpu, gfd);
 				if (fd == -EINVAL && e->attr.inherit &&
@@ -334,6 +426,11 @@ static int evset_open(struct rec_evset *s, const int *cpus, size_t ncpus,
 			ret = -ESRCH;
 			goto out;
 		}
+		if (s->cfg.bpf.off_cpu) {
+			ret = open_bpf_output(s, ci, cpu, &ring_fd, err, errlen);
+			if (ret < 0)
+				goto out;
+		}
 	}
 	s->nrings = ncpus;
 	ret = build_id_map(s);
@@ -359,8 +456,8 @@ static int ioctl_leaders(struct rec_evset *s, unsigned long req)
 	int ret = 0;
 
 	for (size_t i = 0; i < s->nsel; i++) {
-		if (!is_leader(s->sel[i].ev))
-			continue;
+		if (!is_leader(s->sel[i].ev) || rec_evset_is_bpf_output(s, &s->sel[i]))
+			continue;   /* bpf-output: enabled at open */
 		for (size_t j = 0; j < s->sel[i].nfds; j++)
 			if (ioctl(s->sel[i].fds[j].fd, req, 0) < 0 && !ret)
 				ret = -errno;
@@ -414,7 +511,13 @@ static int describe_event(struct rec_evset *s, struct prec_writer *w,
 	}
 	d.wakeup_events = a->wakeup_events;
 	d.clockid = a->clockid;
-	d.sampling = a->freq || a->sample_period;
+	d.sampling = (a->freq || a->sample_period) && !rec_evset_is_bpf_output(s, e);
+	if (rec_evset_is_bpf_output(s, e)) {
+		d.bpf_output = 1;
+		d.off_cpu_threshold = s->cfg.bpf.off_cpu_threshold;
+	}
+	if (s->cfg.bpf.filter && rec_evset_filterable(s, e))
+		d.filter = (char *)s->cfg.bpf.filter;
 	d.group = e->ev->group;
 	d.member = e->ev->member > 0 ? (uint32_t)e->ev->member : 0;
 	for (size_t j = 0; j < e->nfds; j++) {

@@ -34,6 +34,7 @@
 #include <sys/types.h>
 
 #include "format/writer.h"
+#include "recorder/bpf/bpf.h"
 #include "recorder/encode/decode.h"
 #include "recorder/events/evparse.h"
 #include "recorder/ring/ring.h"
@@ -46,6 +47,11 @@ struct rec_evset_cfg {
 	bool inherit;           /* task targets: follow new threads/children */
 	bool enable_on_exec;    /* command target */
 	size_t mmap_pages;      /* data pages per ring, power of two */
+	/* BPF (recorder/bpf/bpf.h; strings and arrays borrowed until open).
+	 * bpf.off_cpu adds a bpf-output event after the evlist's: opened once
+	 * per CPU for every task (pid -1), into that CPU's ring, enabled from
+	 * the start; its samples are the off-CPU program's records. */
+	struct rec_bpf_opts bpf;
 };
 
 struct rec_evsel_fd {
@@ -71,8 +77,10 @@ struct rec_id_map {
 struct rec_evset {
 	const struct rec_evlist *evlist;
 	struct rec_evset_cfg cfg;
-	struct rec_evsel *sel;          /* [evlist->n] */
+	struct rec_evsel *sel;          /* [nsel]: the evlist's, then the
+					 * bpf-output event (cfg.bpf.off_cpu) */
 	size_t nsel;
+	struct rec_event bpf_ev;        /* sel[nsel - 1].ev with off_cpu */
 	struct rec_ring *rings;         /* [nrings], rings[i] is cpus[i]'s */
 	size_t nrings;
 	int *ring_cpu;                  /* [nrings] */
@@ -105,6 +113,13 @@ void rec_evset_release(struct rec_evset *s);
  * writer's error. */
 int rec_evset_write_lost(struct rec_evset *s, struct prec_writer *w,
 			   uint64_t now_ns, uint64_t *total);
+
+/* Whether e is the bpf-output event of cfg.bpf.off_cpu. */
+bool rec_evset_is_bpf_output(const struct rec_evset *s, const struct rec_evsel *e);
+/* Whether a sample filter (cfg.bpf.filter) applies to e: a sampling
+ * event other than a tracepoint or probe (their BPF programs are of
+ * another type) or the bpf-output event. */
+bool rec_evset_filterable(const struct rec_evset *s, const struct rec_evsel *e);
 
 /* The evsel index of kernel id, or -1. */
 int rec_evset_find_id(const struct rec_evset *s, uint64_t id);

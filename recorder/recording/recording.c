@@ -49,6 +49,9 @@
 /* The workload's threads switch out for the last time just after its exit
  * is reported: this grace lets the final drain hold those records. */
 #define WORKLOAD_GRACE_NS (20 * 1000000L)
+/* The source's tick (BPF maps: off-CPU sums, filter counts) this often:
+ * the sums' time resolution, and how much a killed recorder can lose. */
+#define TICK_NS 1000000000ull
 
 static const char *name_of(const struct rec_recording *r)
 {
@@ -191,6 +194,30 @@ static void target_tasks(const struct rec_recording *r, const int **pids,
 	}
 }
 
+/* Whose off-CPU time the BPF program measures: the recording's tasks. */
+static void bpf_targets(struct rec_recording *r, struct rec_bpf_opts *b)
+{
+	const struct rec_recording_opts *o = &r->o;
+
+	b->cpus = r->cpus.cpu;
+	b->ncpus = r->cpus.n;
+	if (o->target == REC_TARGET_COMMAND) {
+		b->target = REC_BPF_TARGET_PIDS;
+		b->targets = &r->wl.pid;
+		b->ntargets = 1;
+		b->follow = true;
+	} else if (o->target == REC_TARGET_PIDS) {
+		b->target = REC_BPF_TARGET_PIDS;
+		b->targets = o->pids;
+		b->ntargets = o->npids;
+		b->follow = true;
+	} else if (o->target == REC_TARGET_TIDS) {
+		b->target = REC_BPF_TARGET_TIDS;
+		b->targets = r->tids.tid;
+		b->ntargets = r->tids.n;
+	}
+}
+
 static int open_source(struct rec_recording *r)
 {
 	const struct rec_recording_opts *o = &r->o;
@@ -231,6 +258,12 @@ static int open_source(struct rec_recording *r)
 		cfg.inherit = o->target == REC_TARGET_PIDS || o->target == REC_TARGET_COMMAND;
 		cfg.enable_on_exec = o->target == REC_TARGET_COMMAND;
 		cfg.mmap_pages = o->mmap_pages ? o->mmap_pages : auto_ring_pages(r->cpus.n);
+		cfg.bpf = (struct rec_bpf_opts)REC_BPF_OPTS_INIT;
+		cfg.bpf.off_cpu = o->off_cpu;
+		cfg.bpf.off_cpu_threshold = o->off_cpu_threshold_ns;
+		cfg.bpf.filter = o->filter && o->filter[0] ? o->filter : NULL;
+		cfg.bpf.force_raw_tp = o->off_cpu_raw_tp;
+		bpf_targets(r, &cfg.bpf);
 		r->src = rec_source_perf_new(l, &cfg);
 		if (!r->src) {
 			ret = -errno;
@@ -317,6 +350,8 @@ int rec_recording_new(const struct rec_recording_opts *opts,
 	if (ret < 0)
 		goto err;
 	r->emit_ok = true;
+	r->e.bpf_output = r->src->bpf_emit;
+	r->e.bpf_ctx = r->src->bpf_ctx;
 	r->cpu_base = calloc((size_t)r->e.ncpu, sizeof(*r->cpu_base));
 	r->cpu_out = calloc((size_t)r->e.ncpu, sizeof(*r->cpu_out));
 	if (!r->cpu_base || !r->cpu_out) {
@@ -402,6 +437,7 @@ int rec_recording_start(struct rec_recording *r)
 	r->syms_ival = r->o.symbols_interval_ns ? r->o.symbols_interval_ns : SYMBOLS_NS;
 	r->next_ctr = r->start_ns + r->ctr_ival;
 	r->next_syms = r->start_ns + r->syms_ival;
+	r->next_tick = r->start_ns + TICK_NS;
 	r->state = REC_RECORDING_RUNNING;
 	return 0;
 }
@@ -524,6 +560,10 @@ int rec_recording_step(struct rec_recording *r, int timeout_ms)
 			ret = sret;
 		r->next_syms = now + r->syms_ival;
 	}
+	if (!ret && r->src->ops->tick && now >= r->next_tick) {
+		ret = r->src->ops->tick(r->src, &r->e, now, false);
+		r->next_tick = now + TICK_NS;
+	}
 	if (!ret && r->ctr && r->ctr_ival && now >= r->next_ctr) {
 		ret = rec_counters_snapshot(r->ctr, r->w, now, false);
 		while (r->next_ctr <= now)
@@ -574,6 +614,8 @@ int rec_recording_stop(struct rec_recording *r, const char *reason)
 				break;
 		}
 	}
+	if (!ret && r->src->ops->tick)
+		ret = r->src->ops->tick(r->src, &r->e, rec_now_ns(), true);
 	if (!ret && r->src->ops->write_lost)
 		ret = r->src->ops->write_lost(r->src, r->w, rec_now_ns(), &r->event_lost);
 	if (!ret)
@@ -627,6 +669,7 @@ void rec_recording_stats(const struct rec_recording *r,
 		st->spool_full = ds.spool_full;
 	}
 	st->event_lost = r->event_lost;
+	st->bpf_records = r->emit_ok ? r->e.st.bpf : 0;
 	st->have_workload = r->have_wl;
 	st->workload_pid = r->have_wl ? r->wl.pid : -1;
 	st->workload_exit = r->have_wl ? rec_workload_exit_code(&r->wl) : -1;

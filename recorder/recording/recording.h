@@ -97,6 +97,14 @@ struct rec_recording_opts {
 	int zstd_level;                    /* 0 = the format's default */
 	int argc;                          /* the program's own argv, for */
 	char **argv_self;                  /* the FileHeader */
+	/* BPF (recorder/bpf/bpf.h); the perf event source only */
+	bool off_cpu;                      /* off-CPU time with stacks */
+	uint64_t off_cpu_threshold_ns;     /* blocks at least this long are
+					    * intervals, shorter are summed
+					    * (0: every block an interval) */
+	const char *filter;                /* in-kernel sample filter, or NULL */
+	bool off_cpu_raw_tp;               /* the fallback program for kernels
+					    * without BTF, even with BTF (tests) */
 };
 
 #define REC_RECORDING_OPTS_INIT { .sz = sizeof(struct rec_recording_opts) }
@@ -170,6 +178,7 @@ struct rec_recording_stats {
 	uint64_t wakeups;                 /* drain thread woken by a ring */
 	uint64_t spool_full;              /* the encoder fell behind */
 	uint64_t event_lost;              /* per-event lost counts (at stop) */
+	uint64_t bpf_records;             /* off-CPU records from the rings */
 	size_t mmap_pages;                /* data pages per ring */
 	bool have_workload;
 	pid_t workload_pid;

@@ -56,7 +56,7 @@ struct rec_recording {
 	/* running */
 	struct rec_drain *drain;
 	uint64_t start_ns;
-	uint64_t next_ctr, next_syms, ctr_ival, syms_ival;
+	uint64_t next_ctr, next_syms, ctr_ival, syms_ival, next_tick;
 	uint64_t event_lost;
 };
 

@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "recorder/bpf/bpf.h"
 #include "recorder/events/evset.h"
 
 struct perf_source {
 	struct rec_source pub;   /* first: the recording sees only this */
 	struct rec_evset set;
+	struct rec_bpf *bpf;     /* cfg.bpf asked for off-CPU or a filter */
 };
 
 static struct perf_source *perf_of(struct rec_source *src)
@@ -23,10 +25,26 @@ static int perf_open(struct rec_source *src, const int *cpus, size_t ncpus,
 		     const int *pids, size_t npids)
 {
 	struct perf_source *p = perf_of(src);
-	int ret = rec_evset_open(&p->set, cpus, ncpus, pids, npids);
+	const struct rec_bpf_opts *bo = &p->set.cfg.bpf;
+	int ret;
 
+	/* BPF first: a missing privilege or kernel feature is said before
+	 * any event is opened */
+	if (bo->off_cpu || bo->filter) {
+		ret = rec_bpf_new(bo, &p->bpf);
+		if (ret < 0)
+			return ret;
+	}
+	ret = rec_evset_open(&p->set, cpus, ncpus, pids, npids);
 	if (ret < 0)
 		return ret;
+	if (p->bpf) {
+		ret = rec_bpf_attach(p->bpf, &p->set);
+		if (ret < 0)
+			return ret;
+		src->bpf_emit = rec_bpf_emit;
+		src->bpf_ctx = p->bpf;
+	}
 	src->rings = p->set.rings;
 	src->nrings = p->set.nrings;
 	src->ring_cpu = p->set.ring_cpu;
@@ -47,7 +65,18 @@ static int perf_enable(struct rec_source *src)
 
 static int perf_disable(struct rec_source *src)
 {
+	/* the off-CPU program first: a disabled bpf-output event would
+	 * refuse its last records */
+	rec_bpf_stop(perf_of(src)->bpf);
 	return rec_evset_disable(&perf_of(src)->set);
+}
+
+static int perf_tick(struct rec_source *src, struct rec_emit *e, uint64_t now_ns,
+		     bool final)
+{
+	struct perf_source *p = perf_of(src);
+
+	return p->bpf ? rec_bpf_tick(p->bpf, e, now_ns, final) : 0;
 }
 
 static int perf_write_lost(struct rec_source *src, struct prec_writer *w,
@@ -60,6 +89,7 @@ static void perf_free(struct rec_source *src)
 {
 	struct perf_source *p = perf_of(src);
 
+	rec_bpf_free(p->bpf);
 	rec_evset_release(&p->set);
 	free(p);
 }
@@ -70,6 +100,7 @@ static const struct rec_source_ops perf_ops = {
 	.enable = perf_enable,
 	.disable = perf_disable,
 	.write_lost = perf_write_lost,
+	.tick = perf_tick,
 	.free = perf_free,
 };
 

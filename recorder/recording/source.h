@@ -9,7 +9,10 @@
  *                      and 0..ngroups-1; counting groups follow them)
  *   enable()           unless the events start at a command's exec
  *   ... the recording drains rings[] (ring/drain.h) ...
+ *   tick(e, now, 0)    now and then: what the source learned outside the
+ *                      rings (BPF maps), written through the emitter
  *   disable()          before the final drain
+ *   tick(e, now, 1)    after the final drain: everything left
  *   write_lost(w, ..)  per-event lost counts, after the final drain
  *   free()
  *
@@ -29,6 +32,7 @@
 
 struct rec_evlist;
 struct rec_evset_cfg;
+struct rec_emit;
 
 struct rec_source;
 
@@ -42,6 +46,9 @@ struct rec_source_ops {
 	int (*disable)(struct rec_source *src);
 	int (*write_lost)(struct rec_source *src, struct prec_writer *w,
 			  uint64_t now_ns, uint64_t *total);
+	/* May be NULL. 0 or the writer's error. */
+	int (*tick)(struct rec_source *src, struct rec_emit *e, uint64_t now_ns,
+		    bool final);
 	void (*free)(struct rec_source *src);
 };
 
@@ -59,6 +66,11 @@ struct rec_source {
 	 * perf_event_paranoid), or "": the recording logs it as a warning
 	 * and writes it into the trace as a Note. */
 	const char *note;
+	/* Set by open when the rings carry BPF programs' records: the
+	 * emitter's bpf_output hook (recorder/encode/emit.h), or NULL. */
+	int (*bpf_emit)(void *ctx, struct rec_emit *e, uint32_t stream,
+			const struct rec_record *r);
+	void *bpf_ctx;
 };
 
 /* perf events of evlist (borrowed; outlives the source) with cfg.

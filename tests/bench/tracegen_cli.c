@@ -2,11 +2,12 @@
  * tracegen_cli.c - writes the tests/lib/tracegen trace to a file, for
  * shell tests (pprof/folded checks) and analyzer benchmarks.
  *
- *   tracegen_cli [--hostile] OUT.prec [REPEAT [FRAME_SIZE]]
+ *   tracegen_cli [--hostile] [--offcpu] OUT.prec [REPEAT [FRAME_SIZE]]
  *
  * REPEAT copies of the 70 ms golden timeline (106 records each);
  * --hostile names symbols, a comm, the host, an event and an object path
- * with markup (TRACEGEN_HOSTILE_*), for escaping tests.
+ * with markup (TRACEGEN_HOSTILE_*), for escaping tests; --offcpu adds the
+ * record --off-cpu / --filter data (tracegen.c lists them).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +19,16 @@
 int main(int argc, char **argv)
 {
 	struct tracegen_opts o = TRACEGEN_OPTS_INIT;
-	if (argc > 1 && !strcmp(argv[1], "--hostile")) {
-		o.hostile = 1;
+	while (argc > 1 && (!strcmp(argv[1], "--hostile") || !strcmp(argv[1], "--offcpu"))) {
+		if (!strcmp(argv[1], "--hostile"))
+			o.hostile = 1;
+		else
+			o.offcpu = 1;
 		argc--;
 		argv++;
 	}
 	if (argc < 2 || argc > 4) {
-		fprintf(stderr, "usage: tracegen_cli [--hostile] OUT.prec [REPEAT [FRAME_SIZE]]\n");
+		fprintf(stderr, "usage: tracegen_cli [--hostile] [--offcpu] OUT.prec [REPEAT [FRAME_SIZE]]\n");
 		return 2;
 	}
 	if (argc > 2 && (o.repeat = atoi(argv[2])) < 1) {

@@ -44,6 +44,7 @@ static void one(const uint8_t *data, size_t size, int jobs, int which)
 	char err[256];
 	int whole;
 	struct ana_report_opts ro = { .children = 1 };
+	struct ana_report_opts rof = { .children = 1, .off_cpu = 1 };
 	struct ana_sched_opts sc = { .hist = 1, .jobs = jobs };
 	struct ana_counters_opts co = { .interval = 1, .ratio = "a/b" };
 	struct ana_dump_opts dop = { .fmt = ANA_FMT_JSON, .jobs = jobs };
@@ -51,8 +52,11 @@ static void one(const uint8_t *data, size_t size, int jobs, int which)
 	case 0:
 		ana_info_run(s, d);
 		ana_report_run(s, &ro, d);
-		ana_export_folded(s, NULL, sink());
-		ana_export_pprof(s, NULL, sink());
+		ana_report_run(s, &rof, d);
+		ana_export_folded(s, NULL, 0, sink());
+		ana_export_folded(s, NULL, 1, sink());
+		ana_export_pprof(s, NULL, 0, sink());
+		ana_export_pprof(s, NULL, 1, sink());
 		ana_html_run(s, NULL, sink());
 		break;
 	case 1: ana_sched_run(s, &sc, d); break;

@@ -36,6 +36,21 @@
  *
  * With repeat > 1 the timeline is written again shifted by 100 ms per
  * copy with tids + 1000 * copy (for load and parallel tests).
+ *
+ * With offcpu (record --off-cpu --filter 'pid=100,101'): cpu-clock carries
+ * that filter, event 5 is the bpf-output event (threshold 1 ms), and the
+ * off-CPU program's data follow the timeline of each copy:
+ *   intervals: tid 100 10-30 ms sleeping (ends on CPU0, woken by 101),
+ *     40-55 ms disk (CPU1), both at schedule+0x10 <- do_syscall_64+0x20
+ *     <- write+0x10 <- ping+0x30 <- main+0x20;
+ *     tid 101 20-35 ms runnable (CPU1) at schedule+0x10 <- pong+0x20
+ *     <- main+0x40;
+ *   sums at 60 ms: tid 101 50 blocks, 5 ms sleeping at schedule+0x10 <-
+ *     do_syscall_64+0x20 <- read+0x10 <- pong+0x20 <- main+0x40; tid 200
+ *     10 blocks, 2 ms sleeping, no stack;
+ *   a BPF_STACK_LOST of 1 at 60 ms; Filtered: cpu-clock 12 dropped, 80
+ *     kept at 70 ms.
+ * Off-CPU per task: 100: 35 ms, 101: 20 ms, 200: 2 ms (57 ms in all).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "lib/tracegen.h"
@@ -81,6 +96,7 @@ struct gen {
 	struct prec_writer *w;
 	int err;
 	int hostile;      /* TRACEGEN_HOSTILE_* names */
+	int offcpu;       /* the --off-cpu / --filter data */
 	uint32_t shift;   /* tid offset of the current copy */
 	uint64_t base;    /* time offset of the current copy */
 };
@@ -164,6 +180,12 @@ static void event(struct gen *g, uint32_t index, const char *name, uint32_t type
 	e.n_pids = 2;
 	e.pids = pids;
 	e.clockid = 1;
+	if (g->offcpu && index == 0)
+		e.filter = "pid=100,101";
+	if (g->offcpu && index == 5) {
+		e.bpf_output = 1;
+		e.off_cpu_threshold = MS;
+	}
 	p.data_case = PERFREC__PACKET__DATA_EVENT;
 	p.event = &e;
 	append(g, 0, &p, 0);
@@ -173,6 +195,8 @@ static void metadata(struct gen *g)
 {
 	/* software events: type 1, configs as in perf_event.h */
 	event(g, 0, "cpu-clock", 1, 0, 1, 1000000, -1, 0, 101);
+	if (g->offcpu)   /* PERF_COUNT_SW_BPF_OUTPUT */
+		event(g, 5, "bpf-output", 1, 10, 0, 1, -1, 0, 501);
 	event(g, 1, g->hostile ? TRACEGEN_HOSTILE_EVENT : "page-faults", 1, 2, 1, 1, -1, 0, 111);
 	event(g, 2, "task-clock", 1, 1, 0, 0, 0, 0, 201);
 	event(g, 3, "context-switches", 1, 3, 0, 0, 0, 1, 301);
@@ -315,6 +339,70 @@ static void sample(struct gen *g, uint64_t t, uint32_t cpu, uint32_t tid,
 	p.data_case = PERFREC__PACKET__DATA_SAMPLE;
 	p.sample = &s;
 	append(g, 1 + cpu, &p, t);
+}
+
+static void offcpu(struct gen *g, uint64_t t, uint32_t cpu, uint32_t tid, int state,
+		   uint64_t ns, uint64_t count, uint32_t waker, const uint64_t *chain,
+		   size_t n)
+{
+	Perfrec__Packet p = PERFREC__PACKET__INIT;
+	Perfrec__OffCpu o = PERFREC__OFF_CPU__INIT;
+	uint32_t stream = count ? 0 : 1 + cpu;
+	o.cpu = count ? 0 : cpu;
+	o.tid = tid + g->shift;
+	o.pid = pid_of(tid) + g->shift;
+	o.state = (Perfrec__OffCpu__State)state;
+	o.duration = ns;
+	o.count = count;
+	if (waker) {
+		o.waker_tid = waker + g->shift;
+		o.waker_pid = pid_of(waker) + g->shift;
+	}
+	if (n) {
+		o.callchain = prec_writer_intern_callchain(g->w, stream, chain, n);
+		if (!o.callchain && !g->err)
+			g->err = -ENOMEM;
+	}
+	p.data_case = PERFREC__PACKET__DATA_OFF_CPU;
+	p.off_cpu = &o;
+	append(g, stream, &p, t);
+}
+
+/* The off-CPU and filter data of one copy (see the top of the file). */
+static void offcpu_data(struct gen *g)
+{
+	uint64_t T = TRACEGEN_START_NS + g->base;
+	static const uint64_t w[] = { CTX_KERNEL, K_SCHED + 0x10, K_SYSCALL + 0x20, CTX_USER,
+				      A_WRITE + 0x10, A_PING + 0x30, A_MAIN + 0x20 };
+	static const uint64_t pr[] = { CTX_KERNEL, K_SCHED + 0x10, CTX_USER,
+				       A_PONG + 0x20, A_MAIN + 0x40 };
+	static const uint64_t rd[] = { CTX_KERNEL, K_SCHED + 0x10, K_SYSCALL + 0x20, CTX_USER,
+				       A_READ + 0x10, A_PONG + 0x20, A_MAIN + 0x40 };
+	offcpu(g, T + 30 * MS, 0, 100, PERFREC__OFF_CPU__STATE__SLEEPING, 20 * MS, 0, 101, w, 7);
+	offcpu(g, T + 35 * MS, 1, 101, PERFREC__OFF_CPU__STATE__RUNNABLE, 15 * MS, 0, 0, pr, 5);
+	offcpu(g, T + 55 * MS, 1, 100, PERFREC__OFF_CPU__STATE__DISK, 15 * MS, 0, 0, w, 7);
+	offcpu(g, T + 60 * MS, 0, 101, PERFREC__OFF_CPU__STATE__SLEEPING, 5 * MS, 50, 0, rd, 7);
+	offcpu(g, T + 60 * MS, 0, 200, PERFREC__OFF_CPU__STATE__SLEEPING, 2 * MS, 10, 0, NULL, 0);
+	{
+		Perfrec__Packet p = PERFREC__PACKET__INIT;
+		Perfrec__Loss l = PERFREC__LOSS__INIT;
+		l.kind = PERFREC__LOSS__KIND__BPF_STACK_LOST;
+		l.count = 1;
+		l.reason = "off-CPU: stacks the stack map could not store";
+		p.data_case = PERFREC__PACKET__DATA_LOSS;
+		p.loss = &l;
+		append(g, 0, &p, T + 60 * MS);
+	}
+	{
+		Perfrec__Packet p = PERFREC__PACKET__INIT;
+		Perfrec__Filtered f = PERFREC__FILTERED__INIT;
+		f.event = 0;
+		f.dropped = 12;
+		f.kept = 80;
+		p.data_case = PERFREC__PACKET__DATA_FILTERED;
+		p.filtered = &f;
+		append(g, 0, &p, T + 70 * MS);
+	}
 }
 
 static void tick_sample(struct gen *g, uint64_t t, uint32_t cpu, uint32_t task, unsigned k)
@@ -474,6 +562,7 @@ int tracegen_write(const char *path, const struct tracegen_opts *o)
 	wo.write_index = o->write_index;
 	struct gen g = { 0 };
 	g.hostile = o->hostile;
+	g.offcpu = o->offcpu;
 	g.w = prec_writer_new(sink, &wo);
 	if (!g.w) {
 		int e = -errno;
@@ -488,6 +577,8 @@ int tracegen_write(const char *path, const struct tracegen_opts *o)
 		g.shift = (uint32_t)r * 1000;
 		g.base = (uint64_t)r * 100 * MS;
 		timeline(&g);
+		if (g.offcpu)
+			offcpu_data(&g);
 	}
 	if (!g.err) {
 		Perfrec__Packet p = PERFREC__PACKET__INIT;

@@ -25,9 +25,11 @@ struct tracegen_opts {
 			      * 100 ms (1 = the golden trace; more for load) */
 	int hostile;         /* names made of markup (below), for escaping
 			      * tests: same timeline, other strings */
+	int offcpu;          /* add record --off-cpu and --filter data (the
+			      * list in tracegen.c): same timeline */
 };
 
-#define TRACEGEN_OPTS_INIT { 0, 1, 1, 0 }
+#define TRACEGEN_OPTS_INIT { 0, 1, 1, 0, 0 }
 
 /* With hostile: the symbol "ping", the comm "bash", the host name, the
  * event "page-faults" and the object path "/usr/bin/pingpong" become: */

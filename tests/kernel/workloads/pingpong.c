@@ -1,13 +1,16 @@
 /*
  * pingpong - a known workload for the recorder's kernel tests.
  *
- *   pingpong [ROUNDS [SPIN_MS [EXIT_CODE]]]
+ *   pingpong [ROUNDS [SPIN_MS [EXIT_CODE [ROUND_US]]]]
  *
  * Spins SPIN_MS milliseconds on the CPU (so cpu-clock samples land in it),
  * then two threads named "pp-ping" and "pp-pong" pass one byte back and
  * forth over two pipes ROUNDS times: every round blocks each thread in
- * read(2) once, so each round costs context switches. Prints the thread
- * ids and exits with EXIT_CODE (to check that it is propagated).
+ * read(2) once, so each round costs context switches. With ROUND_US each
+ * thread also spins that many microseconds per round before it passes the
+ * byte on (so each block of the other lasts at least that long). Prints
+ * the thread ids and exits with EXIT_CODE (to check that it is
+ * propagated).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -21,6 +24,7 @@
 static int to_pong[2], to_ping[2];
 static long rounds = 10000;
 static volatile long ping_tid, pong_tid;
+static double round_ms;
 
 static double now_ms(void)
 {
@@ -48,6 +52,8 @@ static void *ping(void *arg)
 	prctl(PR_SET_NAME, "pp-ping");
 	ping_tid = syscall(SYS_gettid);
 	for (long i = 0; i < rounds; i++) {
+		if (round_ms > 0)
+			spin(round_ms);
 		if (write(to_pong[1], &c, 1) != 1 || read(to_ping[0], &c, 1) != 1) {
 			perror("pingpong: ping");
 			exit(2);
@@ -64,7 +70,12 @@ static void *pong(void *arg)
 	prctl(PR_SET_NAME, "pp-pong");
 	pong_tid = syscall(SYS_gettid);
 	for (long i = 0; i < rounds; i++) {
-		if (read(to_pong[0], &c, 1) != 1 || write(to_ping[1], &c, 1) != 1) {
+		if (read(to_pong[0], &c, 1) != 1)
+			goto fail;
+		if (round_ms > 0)
+			spin(round_ms);
+		if (write(to_ping[1], &c, 1) != 1) {
+fail:
 			perror("pingpong: pong");
 			exit(2);
 		}
@@ -76,6 +87,8 @@ int main(int argc, char **argv)
 {
 	double spin_ms = argc > 2 ? atof(argv[2]) : 100;
 	int code = argc > 3 ? atoi(argv[3]) : 0;
+
+	round_ms = argc > 4 ? atof(argv[4]) / 1000 : 0;
 	pthread_t a, b;
 
 	if (argc > 1)

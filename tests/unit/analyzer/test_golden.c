@@ -62,6 +62,14 @@ static const struct gcase cases[] = {
 	{ "export_folded", "export golden.prec --format folded", 0 },
 	{ "export_json", "export golden.prec --format json --report sched", 0 },
 	{ "export_csv", "export golden.prec --format csv --report counters --interval", 0 },
+	/* record --off-cpu / --filter data (tracegen's offcpu option) */
+	{ "info_offcpu", "info offcpu.prec", 0 },
+	{ "report_offcpu", "report offcpu.prec --off-cpu --sort comm,tid,sym", 0 },
+	{ "report_offcpu_children", "report offcpu.prec --off-cpu --children --sort sym,dso", 0 },
+	{ "report_offcpu_cpu", "report offcpu.prec --off-cpu --cpu 1 --sort tid,cpu --json", 0 },
+	{ "export_folded_offcpu", "export offcpu.prec --format folded --off-cpu", 0 },
+	{ "sched_offcpu", "sched offcpu.prec --sort tid", 0 },
+	{ "dump_offcpu", "dump offcpu.prec --time 0.055,0.070", 0 },
 };
 
 static int setup(void **state)
@@ -72,7 +80,12 @@ static int setup(void **state)
 		return -1;
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/golden.prec", dir);
-	return tracegen_write(path, NULL) == 0 ? 0 : -1;
+	if (tracegen_write(path, NULL))
+		return -1;
+	struct tracegen_opts o = TRACEGEN_OPTS_INIT;
+	o.offcpu = 1;
+	snprintf(path, sizeof(path), "%s/offcpu.prec", dir);
+	return tracegen_write(path, &o) == 0 ? 0 : -1;
 }
 
 static int teardown(void **state)
