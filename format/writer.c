@@ -21,6 +21,7 @@
 
 #include "format/varint.h"
 #include "format/error.h"
+#include "format/index.h"
 #include "format/intern.h"
 #include "format/layout.h"
 #include "format/packet.h"
@@ -40,12 +41,6 @@ struct wstream {
 	struct prec_intern chains;
 };
 
-struct windex {
-	uint64_t offset, data_offset;
-	uint32_t stream, packets, csize, rsize;
-	uint64_t t_min, t_max, seq;
-};
-
 struct prec_writer {
 	struct prec_sink *sink;
 	struct prec_writer_opts opts;
@@ -60,7 +55,7 @@ struct prec_writer {
 	unsigned char *zbuf;         /* info record + compressed frame */
 	size_t zcap;
 
-	struct windex *idx;
+	struct prec_frame_info *idx;
 	size_t nidx, idxcap;
 
 	int fast;                    /* prec_packet_fast_ok() */
@@ -347,7 +342,7 @@ static int cut_frame(struct prec_writer *w, uint32_t id, struct wstream *s)
 {
 	size_t bound, csize, total;
 	uint8_t *info;
-	struct windex *e;
+	struct prec_frame_info *e;
 	int ret;
 
 	if (s->packets == 0)
@@ -367,7 +362,7 @@ static int cut_frame(struct prec_writer *w, uint32_t id, struct wstream *s)
 		return fail(w, PREC_E_COMPRESS);
 	if (w->nidx == w->idxcap) {
 		size_t cap = w->idxcap ? w->idxcap * 2 : 256;
-		struct windex *ni = realloc(w->idx, cap * sizeof(*ni));
+		struct prec_frame_info *ni = realloc(w->idx, cap * sizeof(*ni));
 		if (!ni)
 			return fail(w, -ENOMEM);
 		w->idx = ni;
@@ -381,8 +376,8 @@ static int cut_frame(struct prec_writer *w, uint32_t id, struct wstream *s)
 	e->packets = s->packets;
 	e->t_min = s->t_min;
 	e->t_max = s->t_max;
-	e->csize = (uint32_t)csize;
-	e->rsize = (uint32_t)s->len;
+	e->compressed_size = (uint32_t)csize;
+	e->raw_size = (uint32_t)s->len;
 	e->seq = w->nidx;
 
 	info = w->zbuf;
@@ -393,8 +388,8 @@ static int cut_frame(struct prec_writer *w, uint32_t id, struct wstream *s)
 	prec_put32(info + PREC_INFO_PACKETS, e->packets);
 	prec_put64(info + PREC_INFO_T_MIN, e->t_min);
 	prec_put64(info + PREC_INFO_T_MAX, e->t_max);
-	prec_put32(info + PREC_INFO_CSIZE, e->csize);
-	prec_put32(info + PREC_INFO_RSIZE, e->rsize);
+	prec_put32(info + PREC_INFO_CSIZE, e->compressed_size);
+	prec_put32(info + PREC_INFO_RSIZE, e->raw_size);
 	prec_put64(info + PREC_INFO_SEQ, e->seq);
 	prec_put32(info + PREC_INFO_SIZE - 4, prec_crc32(info, PREC_INFO_SIZE - 4));
 
@@ -513,39 +508,14 @@ int prec_writer_flush(struct prec_writer *w)
 
 static int write_index(struct prec_writer *w)
 {
-	size_t body = PREC_IDX_HEAD + w->nidx * PREC_IDX_ENTRY_SIZE;
-	size_t payload = body + 4 + PREC_TRAILER_SIZE;
-	size_t total = PREC_SKIP_HDR + payload;
-	uint64_t off = w->sink->written - w->base;
-	uint8_t *buf, *p;
+	uint8_t *buf;
+	size_t total;
 	int ret;
 
-	if (payload > UINT32_MAX)
-		return fail(w, PREC_E_TOO_BIG);
-	buf = malloc(total);
-	if (!buf)
-		return fail(w, -ENOMEM);
-	prec_put32(buf, PREC_SKIP_MAGIC_BASE | PREC_KIND_INDEX);
-	prec_put32(buf + 4, (uint32_t)payload);
-	p = buf + PREC_SKIP_HDR;
-	prec_put32(p, (uint32_t)w->nidx);
-	prec_put32(p + 4, PREC_IDX_ENTRY_SIZE);
-	for (size_t i = 0; i < w->nidx; i++) {
-		const struct windex *e = &w->idx[i];
-		uint8_t *q = p + PREC_IDX_HEAD + i * PREC_IDX_ENTRY_SIZE;
-		prec_put64(q + PREC_IDX_OFFSET, e->offset);
-		prec_put64(q + PREC_IDX_DATA_OFFSET, e->data_offset);
-		prec_put32(q + PREC_IDX_STREAM, e->stream);
-		prec_put32(q + PREC_IDX_PACKETS, e->packets);
-		prec_put64(q + PREC_IDX_T_MIN, e->t_min);
-		prec_put64(q + PREC_IDX_T_MAX, e->t_max);
-		prec_put32(q + PREC_IDX_CSIZE, e->csize);
-		prec_put32(q + PREC_IDX_RSIZE, e->rsize);
-		prec_put64(q + PREC_IDX_SEQ, e->seq);
-	}
-	prec_put32(p + body, prec_crc32(p, body));
-	prec_put64(p + body + 4, off);
-	memcpy(p + body + 12, PREC_TRAILER_MAGIC, 8);
+	ret = prec_index_encode(w->idx, w->nidx, w->sink->written - w->base, &buf,
+				&total);
+	if (ret < 0)
+		return fail(w, ret);
 	ret = prec_sink_write(w->sink, buf, total);
 	free(buf);
 	if (ret < 0)

@@ -28,6 +28,10 @@ int rec_cli_archive(int argc, char **argv);
 /* `--list DIR` of collect and archive: a table of the archived sessions.
  * Returns the exit status. */
 int rec_cli_list_archive(const char *dir);
+int rec_cli_daemon(int argc, char **argv);
+int rec_cli_ctl(int argc, char **argv);
+/* The process `perfrec daemon` starts for each session (not for people). */
+int rec_cli_session(int argc, char **argv);
 
 /* What `perfrec record` parsed (exposed so tests can check that record
  * and stat accept the same forms). */
@@ -68,5 +72,28 @@ struct rec_cli_stat_args {
  * caller prints it). Release with rec_cli_common_release(&a->c). */
 int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a);
 int rec_cli_stat_parse(int argc, char **argv, struct rec_cli_stat_args *a);
+
+/* `perfrec record`'s options with more of a caller's own (the daemon's
+ * session options): extra (a table like record's, its keys from
+ * REC_OPT_FIRST_FREE on) is listed before "help", and every key record
+ * does not know goes to extra_cb (0 taken, < 0 a bad value, logged with
+ * rec_cli_bad_value()). */
+int rec_cli_record_parse_with(int argc, char **argv, const struct rec_cli_opt *extra,
+			      int (*extra_cb)(void *ctx, const struct rec_cli_parser *p,
+					      int key, const char *arg),
+			      void *ctx, struct rec_cli_record_args *a);
+/* record's option table joined with extra as rec_cli_record_parse_with()
+ * sees it, for a help text (caller frees; NULL: no memory). */
+struct rec_cli_opt *rec_cli_record_options_with(const struct rec_cli_opt *extra);
+
+struct rec_evlist;
+struct rec_recording_opts;
+/* The events of a (cpu-clock when none and no counters) into evl.
+ * 0 or -errno (logged). */
+int rec_cli_record_events(const struct rec_cli_record_args *a, struct rec_evlist *evl);
+/* The recording options a describes, sampling evl (borrowed). */
+void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
+				   const struct rec_evlist *evl,
+				   struct rec_recording_opts *o);
 
 #endif

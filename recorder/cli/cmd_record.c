@@ -22,6 +22,7 @@
 #include "recorder/encode/hostinfo.h"
 #include "recorder/log.h"
 #include "recorder/net/sender.h"
+#include "recorder/net/sendloss.h"
 #include "recorder/recording/recording.h"
 #include "recorder/recording/status.h"
 
@@ -133,7 +134,41 @@ static const char record_footer[] =
 
 int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 {
+	return rec_cli_record_parse_with(argc, argv, NULL, NULL, NULL, a);
+}
+
+/* record_opts, then extra before its "help" line: one table for getopt and
+ * for --help. */
+struct rec_cli_opt *rec_cli_record_options_with(const struct rec_cli_opt *extra)
+{
+	size_t n = 0, k = 0, help = 0, m = 0;
+	struct rec_cli_opt *t;
+
+	while (record_opts[n].name)
+		n++;
+	while (extra[m].name)
+		m++;
+	while (help < n && strcmp(record_opts[help].name, "help"))
+		help++;
+	t = calloc(n + m + 1, sizeof(*t));
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < help; i++)
+		t[k++] = record_opts[i];
+	for (size_t i = 0; i < m; i++)
+		t[k++] = extra[i];
+	for (size_t i = help; i < n; i++)
+		t[k++] = record_opts[i];
+	return t;
+}
+
+int rec_cli_record_parse_with(int argc, char **argv, const struct rec_cli_opt *extra,
+			      int (*extra_cb)(void *ctx, const struct rec_cli_parser *p,
+					      int key, const char *arg),
+			      void *ctx, struct rec_cli_record_args *a)
+{
 	struct rec_cli_parser p;
+	struct rec_cli_opt *joined = NULL;
 	const char *arg;
 	bool have_F = false, have_c = false;
 	uint64_t v;
@@ -147,9 +182,16 @@ int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 	a->c.interval_ns = 1000000000ull;
 	a->finish_timeout_ns = 30000000000ull;
 	a->off_cpu_threshold_ns = 1000000;
-	ret = rec_cli_parser_init(&p, record_opts);
-	if (ret < 0)
+	if (extra) {
+		joined = rec_cli_record_options_with(extra);
+		if (!joined)
+			return -ENOMEM;
+	}
+	ret = rec_cli_parser_init(&p, joined ? joined : record_opts);
+	if (ret < 0) {
+		free(joined);
 		return ret;
+	}
 	p.common = &a->c;
 	while ((key = rec_cli_next(&p, argc, argv, &arg)) > 0) {
 		ret = 0;
@@ -275,7 +317,7 @@ int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 			a->help = true;
 			break;
 		default:
-			ret = -EINVAL;
+			ret = extra_cb ? extra_cb(ctx, &p, key, arg) : -EINVAL;
 			break;
 		}
 		if (ret < 0)
@@ -304,6 +346,7 @@ int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 	ret = rec_cli_common_finish(&a->c, argc, argv, p.optind);
 out:
 	rec_cli_parser_release(&p);
+	free(joined);
 	return ret;
 }
 
@@ -486,22 +529,15 @@ static void close_outputs(struct outputs *out)
 /* Frames the sender had to drop become a Loss packet in the trace. */
 static int note_drops(struct rec_recording *r, struct outputs *out, bool *warned)
 {
-	struct rec_sender_drops d;
 	char why[256];
+	int ret = rec_sender_record_drops(out->sender, r, why, sizeof(why));
 
-	if (!out->sender || !rec_sender_take_drops(out->sender, &d))
-		return 0;
-	snprintf(why, sizeof(why), "the collector did not acknowledge in time: %llu "
-		 "frames (%llu bytes, %.3f..%.3f s) dropped from the stream, the send "
-		 "spool (--spool-size) was full", (unsigned long long)d.records,
-		 (unsigned long long)d.bytes, (double)d.t_min / 1e9, (double)d.t_max / 1e9);
-	if (!*warned) {
+	if (ret > 0 && !*warned) {
 		rec_log(REC_LOG_WARN, "%s%s", why, out->file ? "; the local copy (-o) "
 			"keeps them" : "");
 		*warned = true;
 	}
-	return rec_recording_write_loss(r, PERFREC__LOSS__KIND__SENDER_DROPPED,
-					d.packets, why);
+	return ret < 0 ? ret : 0;
 }
 
 static void print_stream_summary(struct rec_cli_record_args *a, struct outputs *out)
@@ -519,6 +555,58 @@ static void print_stream_summary(struct rec_cli_record_args *a, struct outputs *
 		ss.connects > 1 ? " (reconnected)" : "");
 }
 
+void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
+				   const struct rec_evlist *evl,
+				   struct rec_recording_opts *o)
+{
+	o->evlist = evl;
+	o->freq = a->freq;
+	o->period = a->period;
+	o->callchain = a->callchain;
+	o->dwarf = a->dwarf;
+	o->stack_user = a->stack_user;
+	o->raw_stacks = a->raw_stacks;
+	o->switch_events = a->switch_events;
+	o->counters = a->c.counters;
+	o->ncounters = a->c.ncounters;
+	o->interval_ns = a->c.interval_ns;
+	o->target = a->c.target;
+	o->cpus = a->c.cpus.cpu;
+	o->ncpus = a->c.cpus.n;
+	o->pids = a->c.ids.tid;
+	o->npids = a->c.ids.n;
+	o->argv = a->c.command;
+	o->mmap_pages = a->mmap_pages;
+	o->spool_bytes = a->spool_bytes;
+	o->no_symbols = a->no_symbols;
+	o->symbols_interval_ns = a->symbols_interval_ns;
+	o->duration_ns = a->duration_ns;
+	o->frame_size = a->frame_size;
+	o->flush_ms = a->flush_ms;
+	o->zstd_level = a->zstd_level;
+	o->argc = self_argc;
+	o->argv_self = self_argv;
+	o->off_cpu = a->off_cpu;
+	o->off_cpu_threshold_ns = a->off_cpu_threshold_ns;
+	o->filter = a->filter;
+	/* tests: the off-CPU program kernels without BTF get */
+	o->off_cpu_raw_tp = getenv("PERFREC_OFFCPU_RAW_TP") != NULL;
+}
+
+int rec_cli_record_events(const struct rec_cli_record_args *a, struct rec_evlist *evl)
+{
+	int ret;
+
+	for (size_t i = 0; i < a->c.nevents; i++) {
+		ret = rec_evlist_parse(evl, a->c.events[i]);
+		if (ret < 0)
+			return ret;
+	}
+	if (!evl->n && !a->c.ncounters)
+		return rec_evlist_parse(evl, DEFAULT_EVENT);
+	return 0;
+}
+
 /* Runs the recording a parsed command line describes. */
 static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 {
@@ -531,38 +619,7 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 	char sum[160];
 	int ret, code = 1;
 
-	o.evlist = evl;
-	o.freq = a->freq;
-	o.period = a->period;
-	o.callchain = a->callchain;
-	o.dwarf = a->dwarf;
-	o.stack_user = a->stack_user;
-	o.raw_stacks = a->raw_stacks;
-	o.switch_events = a->switch_events;
-	o.counters = a->c.counters;
-	o.ncounters = a->c.ncounters;
-	o.interval_ns = a->c.interval_ns;
-	o.target = a->c.target;
-	o.cpus = a->c.cpus.cpu;
-	o.ncpus = a->c.cpus.n;
-	o.pids = a->c.ids.tid;
-	o.npids = a->c.ids.n;
-	o.argv = a->c.command;
-	o.mmap_pages = a->mmap_pages;
-	o.spool_bytes = a->spool_bytes;
-	o.no_symbols = a->no_symbols;
-	o.symbols_interval_ns = a->symbols_interval_ns;
-	o.duration_ns = a->duration_ns;
-	o.frame_size = a->frame_size;
-	o.flush_ms = a->flush_ms;
-	o.zstd_level = a->zstd_level;
-	o.argc = self_argc;
-	o.argv_self = self_argv;
-	o.off_cpu = a->off_cpu;
-	o.off_cpu_threshold_ns = a->off_cpu_threshold_ns;
-	o.filter = a->filter;
-	/* tests: the off-CPU program kernels without BTF get */
-	o.off_cpu_raw_tp = getenv("PERFREC_OFFCPU_RAW_TP") != NULL;
+	rec_cli_record_recording_opts(a, evl, &o);
 
 	catch_signals();
 	signal(SIGPIPE, SIG_IGN);
@@ -647,10 +704,7 @@ int rec_cli_record(int argc, char **argv)
 		code = 0;
 		goto out;
 	}
-	for (size_t i = 0; i < a.c.nevents; i++)
-		if (rec_evlist_parse(&evl, a.c.events[i]) < 0)
-			goto out;
-	if (!evl.n && !a.c.ncounters && rec_evlist_parse(&evl, DEFAULT_EVENT) < 0)
+	if (rec_cli_record_events(&a, &evl) < 0)
 		goto out;
 	code = run(&a, &evl);
 out:

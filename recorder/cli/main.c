@@ -25,6 +25,9 @@ static const struct command commands[] = {
 	{ "list", rec_cli_list, "list the events this host supports" },
 	{ "collect", rec_cli_collect, "archive the recordings streamed with record --to" },
 	{ "archive", rec_cli_archive, "write what collectors published to JetStream into files" },
+	{ "daemon", rec_cli_daemon, "run recording sessions as a service (control socket)" },
+	{ "ctl", rec_cli_ctl, "start, stop, rotate, snapshot and watch the daemon's sessions" },
+	{ "session", rec_cli_session, NULL },   /* started by the daemon */
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -33,7 +36,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: perfrec COMMAND [options]\n\ncommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].about);
+		if (commands[i].about)
+			fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].about);
 	fprintf(f, "  %-9s %s\n", "help", "this text; 'perfrec help COMMAND' for its options");
 	fprintf(f, "\n  --version print the version\n\n"
 		"Read the files with perfrec-analyze.\n");

@@ -585,6 +585,8 @@ int rec_recording_step(struct rec_recording *r, int timeout_ms)
 		pfd[1].fd = r->wl.pidfd;
 	if (timeout_ms > 0 && poll(pfd, 2, timeout_ms) > 0 && (pfd[0].revents & POLLIN))
 		rec_drain_ack(r->drain);
+	else if (timeout_ms == 0)
+		rec_drain_ack(r->drain);   /* a driver's own poll saw the fd */
 	ret = consume_all(r, &more);
 	now = rec_now_ns();
 	if (!ret)

@@ -1,0 +1,164 @@
+/*
+ * daemon_int.h - the daemon's state, shared by daemon.c (the socket, the
+ * clients, the requests, the loop) and supervise.c (the session table:
+ * processes, their channels, restarts, session files). Not part of the
+ * interface: see daemon.h.
+ */
+#ifndef REC_DAEMON_INT_H
+#define REC_DAEMON_INT_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "control.pb-c.h"
+#include "recorder/daemon/daemon.h"
+#include "recorder/log.h"
+#include "recorder/net/wire.h"
+
+typedef Perfrec__Control__SessionStatus Status;
+typedef Perfrec__Control__Reply Reply;
+
+#define ST(x) PERFREC__CONTROL__SESSION_STATUS__STATE__##x
+
+#define MAX_CLIENTS 64
+#define MAX_SESSIONS 256
+#define CHAN_FD 3
+#define BACKOFF_MIN_MS 1000u
+#define BACKOFF_MAX_MS 60000u
+#define STABLE_RUN_MS 60000u             /* a run this long resets the backoff */
+#define ANSWER_MS 120000u                /* a session answers a request within */
+#define RESCAN_DELAY_MS 300u             /* config changes come in bursts */
+#define TICK_MS 1000
+/* Replies a client has not read: beyond this, its next requests wait. */
+#define OUT_BACKLOG (1u << 20)
+
+struct outq {
+	unsigned char *b;
+	size_t len, pos, cap;
+};
+
+enum pend_kind { P_STOP, P_ROTATE, P_SNAPSHOT };
+
+struct pend {
+	uint64_t client;                 /* 0: the client left or timed out */
+	enum pend_kind kind;
+	uint64_t deadline;
+	struct pend *next;
+};
+
+struct dsess {
+	char name[65];
+	char origin[PATH_MAX];           /* "ctl" or the session file */
+	char **args;                     /* NULL-ended, owned */
+	int nargs;
+	char **next_args;                /* the file changed: run these next */
+	int next_nargs;
+	bool trusted;
+	Perfrec__Control__SessionStatus__State state;
+	pid_t pid;
+	int chan;
+	struct rec_wire_in in;
+	struct outq out;
+	unsigned char *status;           /* the last status its process sent */
+	size_t status_len;
+	char last_error[REC_LOG_MAX];
+	char errors[4096];               /* this run's errors, for a start reply */
+	char stop_reason[128];
+	uint32_t restarts;
+	uint64_t run_start, restart_at, backoff;
+	bool running_seen;               /* this run reached RUNNING */
+	bool stop_wanted, remove_after;
+	uint64_t start_client, start_deadline;
+	struct pend *pend;
+	struct dsess *next;
+};
+
+struct client {
+	uint64_t id;
+	int fd;
+	struct rec_wire_in in;
+	struct outq out;
+	uid_t uid;
+	pid_t pid;
+	bool trusted;
+	uint64_t deadline;               /* a whole request by then; 0: waiting */
+	bool waiting;                    /* a session owes it a reply */
+	bool closing;                    /* close once out is sent */
+	bool eof;                        /* it shut its sending side */
+	struct client *next;
+};
+
+struct rec_daemon {
+	struct rec_daemon_opts o;
+	char *sock_path, *lock_path, *config_dir, *exe;
+	gid_t gid;
+	bool have_gid;
+	int lfd, lockfd, sfd, ifd;
+	struct client *clients;
+	unsigned nclients;
+	uint64_t next_client_id;
+	struct dsess *sessions;
+	unsigned nsessions;
+	uint64_t rescan_at;
+	bool stopping;
+	uint64_t stop_deadline;
+	bool killed;
+	sigset_t oldmask;
+	bool masked;
+};
+
+/* ---- daemon.c */
+
+void daemon_set_str(char *dst, size_t len, const char *src);
+uint64_t daemon_now_ms(void);
+/* Queues m (framed) on q and sends what fd takes now. 0 or -errno. */
+int daemon_queue_msg(struct outq *q, int fd, const ProtobufCMessage *m);
+int daemon_outq_flush(struct outq *q, int fd);
+void daemon_outq_release(struct outq *q);
+struct client *daemon_client(struct rec_daemon *d, uint64_t id);   /* NULL: gone */
+struct dsess *daemon_session(struct rec_daemon *d, const char *name);
+const char *daemon_state_name(Perfrec__Control__SessionStatus__State st);
+/* Replies (queued; a client that cannot take them is closed by the loop). */
+void daemon_reply(struct rec_daemon *d, struct client *c, Reply *rp);
+void daemon_reply_error(struct rec_daemon *d, struct client *c, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* ok, with the status of s (NULL: none) and file. */
+void daemon_reply_session(struct rec_daemon *d, struct client *c, struct dsess *s,
+			  const char *file);
+
+/* ---- supervise.c */
+
+/* The status of s to send out: what its process said last (from, may be
+ * NULL) with the daemon's own fields. A shallow copy into *st: pointers
+ * stay owned by s and from. */
+void dsess_status(struct rec_daemon *d, struct dsess *s, Status *from, Status *st);
+/* The last status s's process sent, decoded (free_unpacked), or NULL. */
+Status *dsess_cached_status(struct dsess *s);
+/* A session in the table (args owned from now on); NULL: no memory. */
+struct dsess *dsess_new(struct rec_daemon *d, const char *name, const char *origin,
+			char **args, int nargs, bool trusted);
+void dsess_free(struct rec_daemon *d, struct dsess *s);
+/* Starts s's process. 0 or -errno (logged). */
+int dsess_spawn(struct rec_daemon *d, struct dsess *s);
+/* dsess_spawn(), or the backoff when even that fails. */
+void dsess_launch(struct rec_daemon *d, struct dsess *s);
+/* Sends rq to s's process; c (may be NULL) waits for its answer. */
+int dsess_forward(struct rec_daemon *d, struct dsess *s, struct client *c,
+		  Perfrec__Control__Request *rq, enum pend_kind kind);
+/* Asks s's process to stop (it finishes its files); c waits for it. */
+void dsess_stop(struct rec_daemon *d, struct dsess *s, struct client *c);
+/* Takes what s's channel holds; false when it closed. */
+bool dsess_read_chan(struct rec_daemon *d, struct dsess *s);
+/* Every session process that ended: answers, then restart or not. */
+void dsess_reap(struct rec_daemon *d);
+/* opts.check() on args, its messages into why. 0 or < 0. */
+int dsess_check_args(struct rec_daemon *d, const char *name, char **args, int nargs,
+		     bool trusted, char *why, size_t len);
+/* Reads CONFIG/NAME.session files: starts new ones, restarts changed
+ * ones, stops the sessions of removed ones. */
+void dsess_scan_config(struct rec_daemon *d);
+
+#endif

@@ -1,0 +1,110 @@
+/*
+ * session.h - a daemon session: a named recording (recording/recording.h)
+ * with the outputs a service needs. It runs in a process of its own (the
+ * daemon starts one per session, daemon/child.h), so a session that
+ * crashes takes nothing else down.
+ *
+ * Outputs, one at a time (rotation moves to the next; every output is a
+ * complete trace that analyzes alone, and consecutive outputs join without
+ * a gap or an overlap: rec_recording_rotate()):
+ *
+ *   file     STEM.<UTC yyyymmdd-hhmmss>.<NNNN>.prec, a new one at each
+ *            rotation: by size (rotate_bytes), by age (rotate_ns) or on
+ *            request; the newest `keep` such files are kept, older ones
+ *            deleted (the current one never).
+ *   stream   to a collector (net/sender.h), each output as a stream of its
+ *            own, session id <STEM's file name or NAME>.<time>.<NNNN>;
+ *            with a file too, both carry the same bytes.
+ *   flight   memory only (format/flight.h): the output's first packets
+ *            and its newest frames within flight_bytes. A snapshot ends
+ *            the output into a file (FLIGHT_DROPPED loss written first
+ *            when frames were dropped) and continues into a fresh buffer,
+ *            so the recording never stops. Symbols are written only when
+ *            an output ends (the snapshot), so no dropped frame held them.
+ *
+ * How to use (one thread):
+ *
+ *   struct rec_session_opts o = REC_SESSION_OPTS_INIT; o.name = ...; o.rec = &ro;
+ *   rec_session_new(&o, &s);              // opens events and the first output
+ *   rec_session_start(s);
+ *   while ((ret = rec_session_step(s, 100)) > 0) {   // rotates when due
+ *       ... rec_session_rotate(s, done, sizeof(done)) ...
+ *       ... rec_session_snapshot(s, NULL, path, sizeof(path)) ...
+ *       ... rec_session_status(s, &st) ...
+ *   }
+ *   rec_session_stop(s, "stopped");       // ends the output, waits for acks
+ *   rec_session_free(s);
+ *
+ * Errors are logged (recorder/log.h) and returned as negative errno.
+ * Ownership: opts and what it points to are read during new() (strings
+ * and the token are copied), except rec->evlist, rec->source and
+ * to->tls, which must outlive the session.
+ */
+#ifndef REC_SESSION_H
+#define REC_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/flight.h"
+#include "recorder/net/sender.h"
+#include "recorder/recording/recording.h"
+
+struct rec_session_opts {
+	size_t sz;                          /* sizeof(struct rec_session_opts) */
+	const char *name;                   /* [A-Za-z0-9._-] */
+	const struct rec_recording_opts *rec;
+	const char *stem;                   /* files: STEM.<time>.<NNNN>.prec;
+					     * NULL: no file */
+	uint64_t rotate_bytes;              /* 0: not by size */
+	uint64_t rotate_ns;                 /* 0: not by age */
+	unsigned keep;                      /* 0: keep every file */
+	uint64_t flight_bytes;              /* > 0: flight recorder (no file,
+					     * no stream; stem names snapshots) */
+	const struct rec_sender_opts *to;   /* NULL: no stream; its session_id
+					     * is chosen per output */
+	uint32_t finish_timeout_ms;         /* acks wait at the end; 0 = 10 s */
+};
+
+#define REC_SESSION_OPTS_INIT { .sz = sizeof(struct rec_session_opts) }
+
+struct rec_session;
+
+struct rec_session_status {
+	struct rec_recording_stats rs;      /* pointers borrowed */
+	const char *target;
+	const char *current_file;           /* "" when none */
+	const char *to;                     /* "" when none */
+	bool flight;
+	struct prec_flight_stats fl;        /* the current buffer */
+	uint32_t snapshots;
+};
+
+/* 0 and *out, or -errno (logged: the recorder's own message, e.g. an
+ * event this host does not support). */
+int rec_session_new(const struct rec_session_opts *o, struct rec_session **out);
+int rec_session_start(struct rec_session *s);
+int rec_session_pollfd(const struct rec_session *s);
+/* rec_recording_step(), then writes sender drops as losses and rotates
+ * when the size or age is reached. > 0 running, 0 the recording ended by
+ * itself (stop() next), < 0 failed. */
+int rec_session_step(struct rec_session *s, int timeout_ms);
+/* Ends the current file and continues into a new one; *done gets the
+ * finished file's path (or the finished stream's id). 0 or -errno
+ * (-EINVAL: a flight session, or one without outputs to rotate). */
+int rec_session_rotate(struct rec_session *s, char *done, size_t len);
+/* Flight sessions: writes the buffer to path (NULL: STEM.<time>.<NNNN>
+ * .snapshot.prec; never overwrites a file) and goes on in a fresh
+ * buffer; *written gets the path. 0 or -errno (-EINVAL: not a flight
+ * session). */
+int rec_session_snapshot(struct rec_session *s, const char *path,
+			 char *written, size_t len);
+/* Finishes the output (index, sync) and streams (acks, finish timeout).
+ * Idempotent. 0 or -errno. */
+int rec_session_stop(struct rec_session *s, const char *reason);
+/* Pointers are borrowed until the next call on s. */
+void rec_session_status(const struct rec_session *s, struct rec_session_status *st);
+void rec_session_free(struct rec_session *s);   /* NULL is fine */
+
+#endif
