@@ -717,9 +717,24 @@ int ana_dump_run(struct ana_session *s, const struct ana_dump_opts *o, FILE *out
 	if (o->file_order) {
 		ret = ana_session_scan(s, "dump", dump_one, &d);
 	} else {
+		/* --time: the window's frames, and the frames of descriptions
+		 * and tasks whatever their time (format 1.1 keeps them apart;
+		 * a frame that does not say what it holds is read) */
+		const struct ana_filter *f = o->filter;
+		const struct prec_frame_info *list;
+		size_t n;
+		if (f && f->has_time)
+			ana_session_set_window(s, f->tmin, f->tmax);
+		ret = ana_session_select(s, 0, ANA_KINDS_SESSION, f && f->has_time, &list, &n);
+		if (ret < 0) {
+			free(d.e.buf);
+			return ret;
+		}
 		struct ana_frames_opts fo = { .jobs = o->jobs };
-		struct ana_merge *m = ana_merge_new(s->reader, s->frames, s->nframes, &fo);
+		struct ana_merge *m = ana_merge_new(s->reader, list, n, &fo);
 		if (!m) {
+			if (list != s->frames)
+				free((void *)list);
 			free(d.e.buf);
 			return -ENOMEM;
 		}
@@ -738,6 +753,8 @@ int ana_dump_run(struct ana_session *s, const struct ana_dump_opts *o, FILE *out
 			}
 		}
 		ana_merge_free(m);
+		if (list != s->frames)
+			free((void *)list);
 	}
 	if (!ret && s->opts.single_pass)
 		ret = ana_session_finish(s);

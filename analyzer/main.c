@@ -437,11 +437,19 @@ static int run(struct cli *c)
 	/* Sample reports need no context switches, counter snapshots or raw
 	 * records in pass 1 (the bulk of a --switch-events trace): skipped
 	 * unread. */
-	if (!strcmp(which, "report"))
+	if (!strcmp(which, "report")) {
 		so.pass1_kinds = PREC_KINDS_ALL &
 			~(PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
 			  PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
 			  PREC_KIND(PERFREC__PACKET__DATA_RAW));
+		/* The samples (or off-CPU records) the report pass reads are
+		 * counted there, so their frames, most of the file, are read
+		 * once. A --time report reads only the window's frames then:
+		 * pass 1 counts them all first. */
+		if (!c->filter.has_time)
+			so.deferred_kinds = PREC_KIND(c->off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
+						      PERFREC__PACKET__DATA_SAMPLE);
+	}
 	struct ana_session *s;
 	int ret = ana_session_open(&s, c->file, &so);
 	progress_end(&prog);

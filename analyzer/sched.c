@@ -80,6 +80,7 @@ struct sstate {
 	size_t cache_gen;
 	/* tid -> task position + 1 (direct-mapped; positions are stable) */
 	uint32_t tcache_tid[1024], tcache_pos[1024];
+	struct prec_frame_info *list;   /* the frames read, when not all */
 };
 
 static struct task *task_get(struct sstate *st, uint32_t tid)
@@ -434,7 +435,15 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 	struct ana_frames_opts fo = { .jobs = o->jobs, .kinds = ANA_KINDS_SESSION |
 		PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
 		PREC_KIND(PERFREC__PACKET__DATA_OFF_CPU) };
-	struct ana_merge *m = ana_merge_new(s->reader, s->frames, s->nframes, &fo);
+	/* frames of samples only (format 1.1) are not read at all */
+	const struct prec_frame_info *list;
+	size_t nlist;
+	struct ana_merge *m = NULL;
+	if ((ret = ana_session_select(s, fo.kinds, 0, 0, &list, &nlist)) < 0)
+		goto out;
+	if (list != s->frames)
+		st.list = (struct prec_frame_info *)list;
+	m = ana_merge_new(s->reader, list, nlist, &fo);
 	if (!m) {
 		ret = -ENOMEM;
 		goto out;
@@ -611,6 +620,7 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 out:
 	free(order);
 	ana_merge_free(m);
+	free(st.list);
 	ana_map_release(&st.states);
 	ana_map_release(&st.tasks);
 	ana_map_release(&st.cpus);

@@ -142,32 +142,59 @@ void ana_session_set_kinds(struct ana_session *s, uint64_t kinds)
 	s->scan_kinds = kinds;
 }
 
+static int pass1_packet(void *ctx, const struct prec_packet *p);
+
+int ana_session_select(const struct ana_session *s, uint64_t kinds, uint64_t whole_kinds,
+		       int windowed, const struct prec_frame_info **out, size_t *n)
+{
+	/* InternedData is in every frame that uses interning: it says
+	 * nothing about what else the frame holds */
+	uint64_t want = kinds & ~PREC_KIND(PERFREC__PACKET__DATA_INTERNED);
+	size_t k = 0;
+	*out = s->frames;
+	*n = s->nframes;
+	if (!kinds && !windowed)
+		return 0;
+	struct prec_frame_info *sel = malloc((s->nframes ? s->nframes : 1) * sizeof(*sel));
+	if (!sel)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nframes; i++) {
+		const struct prec_frame_info *fi = &s->frames[i];
+		if (kinds && fi->kinds && !(fi->kinds & want))
+			continue;
+		if (windowed && (fi->t_min || fi->t_max) &&
+		    (fi->t_max < s->win_lo || fi->t_min > s->win_hi) &&
+		    !(whole_kinds && (!fi->kinds || (fi->kinds & whole_kinds))))
+			continue;
+		sel[k++] = *fi;
+	}
+	if (k == s->nframes) {
+		free(sel);
+		return 0;
+	}
+	*out = sel;
+	*n = k;
+	return 0;
+}
+
 int ana_session_scan(struct ana_session *s, const char *what,
 		     int (*cb)(void *ctx, const struct prec_packet *p), void *ctx)
 {
-	struct ana_frames_opts fo = { .jobs = s->opts.jobs, .kinds = s->scan_kinds };
-	const struct prec_frame_info *list = s->frames;
-	size_t n = s->nframes;
-	struct prec_frame_info *sel = NULL;
-	if (s->windowed) {
-		/* Seek with the index: only frames that can hold packets of
-		 * the window are decoded. */
-		sel = malloc((n ? n : 1) * sizeof(*sel));
-		if (!sel)
-			return -ENOMEM;
-		size_t k = 0;
-		for (size_t i = 0; i < n; i++) {
-			const struct prec_frame_info *fi = &s->frames[i];
-			if ((!fi->t_min && !fi->t_max) ||
-			    (fi->t_max >= s->win_lo && fi->t_min <= s->win_hi))
-				sel[k++] = *fi;
-		}
-		list = sel;
-		n = k;
-	}
+	uint64_t kinds = s->scan_kinds;
+	/* the deferred kinds are counted by this pass if it reads all their
+	 * frames */
+	uint64_t defer = 0;
+	if (s->deferred && !s->windowed && (!kinds || (kinds & s->deferred) == s->deferred))
+		defer = s->deferred;
+	struct ana_frames_opts fo = { .jobs = s->opts.jobs, .kinds = kinds };
+	const struct prec_frame_info *list;
+	size_t n;
+	if (ana_session_select(s, kinds, 0, s->windowed, &list, &n) < 0)
+		return -ENOMEM;
 	struct ana_frames *af = ana_frames_new(s->reader, list, n, &fo);
 	if (!af) {
-		free(sel);
+		if (list != s->frames)
+			free((void *)list);
 		return -ENOMEM;
 	}
 	int ret = 0;
@@ -176,8 +203,13 @@ int ana_session_scan(struct ana_session *s, const char *what,
 	while ((ret = ana_frames_next(af, &lf)) > 0) {
 		if (lf->err)
 			ana_session_note_damage(s, lf->fi->offset, lf->err);
-		for (size_t i = 0; i < lf->npkts && ret >= 0; i++)
-			ret = cb(ctx, &lf->pkts[i]);
+		for (size_t i = 0; i < lf->npkts && ret >= 0; i++) {
+			const struct prec_packet *p = &lf->pkts[i];
+			if (defer && (defer & PREC_KIND(p->pkt->data_case)) &&
+			    (ret = pass1_packet(s, p)) < 0)
+				break;
+			ret = cb(ctx, p);
+		}
 		ana_frames_release(af, lf);
 		if (ret < 0)
 			break;
@@ -186,7 +218,10 @@ int ana_session_scan(struct ana_session *s, const char *what,
 			s->opts.progress(s->opts.ctx, what, done, n);
 	}
 	ana_frames_free(af);
-	free(sel);
+	if (list != s->frames)
+		free((void *)list);
+	if (ret >= 0)
+		s->deferred &= ~defer;
 	return ret < 0 ? ret : 0;
 }
 
@@ -577,9 +612,20 @@ int ana_session_open(struct ana_session **out, const char *path,
 		*out = s;
 		return 0;
 	}
-	s->scan_kinds = s->opts.pass1_kinds;
+	s->scan_kinds = (s->opts.pass1_kinds ? s->opts.pass1_kinds : PREC_KINDS_ALL) &
+			~s->opts.deferred_kinds;
 	ret = ana_session_scan(s, "reading", pass1_packet, s);
 	s->scan_kinds = 0;
+	s->deferred = s->opts.deferred_kinds;
+	/* The trace's time range counts the frames pass 1 skipped (or left
+	 * to a later pass) by their indexed times. */
+	for (size_t i = 0; s->opts.pass1_kinds && i < s->nframes; i++) {
+		const struct prec_frame_info *fi = &s->frames[i];
+		if (fi->t_min && (!s->t_min || fi->t_min < s->t_min))
+			s->t_min = fi->t_min;
+		if (fi->t_max > s->t_max)
+			s->t_max = fi->t_max;
+	}
 	if (ret < 0)
 		goto err;
 	ret = ana_session_finish(s);

@@ -51,6 +51,13 @@ struct ana_session_opts {
 	 * (kind_count, samples, switches, ...) stay 0: only for reports
 	 * that show none of them. */
 	uint64_t pass1_kinds;
+	/* Kinds left out of pass 1 that the report's own pass reads anyway
+	 * (the samples of a report without --time): the first
+	 * ana_session_scan() over all frames that decodes them counts them
+	 * as pass 1 would have (kind_count, samples, t_min/t_max, ...), so
+	 * the summary is the same and their frames are read once, not
+	 * twice. */
+	uint64_t deferred_kinds;
 	/* Progress of a pass: frames done / total. May be NULL. */
 	void (*progress)(void *ctx, const char *what, size_t done, size_t total);
 	void *ctx;
@@ -129,6 +136,7 @@ struct ana_session {
 	} ustack;
 	struct ana_session_opts opts;
 	uint64_t scan_kinds;             /* see ana_session_set_kinds() */
+	uint64_t deferred;               /* opts.deferred_kinds not yet counted */
 };
 
 struct ana_filtered {
@@ -202,14 +210,27 @@ const char *ana_loss_kind_name(int kind);
 
 /* Restricts later ana_session_scan() passes to frames whose indexed time
  * range meets [lo, hi] (frames without timed packets always pass). Pass 1
- * always reads everything: names and maps from before the window count. */
+ * always reads every frame of its kinds: names and maps from before the
+ * window count. */
 void ana_session_set_window(struct ana_session *s, uint64_t lo, uint64_t hi);
 
-/* Packet kinds (PREC_KIND() bits) later passes decode: ana_session_scan()
- * and the reports' time-ordered passes (ana_session_frames_opts()). Other
- * kinds are skipped without unpacking; 0 (the default) = all. A
- * single-pass report includes ANA_KINDS_SESSION. */
+/* Packet kinds (PREC_KIND() bits) later ana_session_scan() passes decode:
+ * frames that hold none of them are not read at all (format 1.1), other
+ * kinds in the frames read are skipped without unpacking; 0 (the
+ * default) = all. A single-pass report includes ANA_KINDS_SESSION. */
 void ana_session_set_kinds(struct ana_session *s, uint64_t kinds);
+
+/* The frames a pass over `kinds` (PREC_KIND() bits, 0 = all) reads, in
+ * file order: those whose frame info lists one of `kinds` (InternedData
+ * alone does not count) or lists none (a format 1.0 file: any kind).
+ * When `windowed`, of those only the frames whose time range meets the
+ * window set by ana_session_set_window(), that hold no timed packet, or
+ * that list one of `whole_kinds` (kinds a pass needs from the whole trace
+ * whatever the window: descriptions, tasks) or none. *out is s->frames
+ * itself when every frame is needed, else a new array the caller frees
+ * (free() only when *out != s->frames). Returns 0 or -ENOMEM. */
+int ana_session_select(const struct ana_session *s, uint64_t kinds, uint64_t whole_kinds,
+		       int windowed, const struct prec_frame_info **out, size_t *n);
 
 /* Runs one frame pass in file order: cb for every packet of every good
  * frame (damaged frames are noted in s->damage and skipped after their

@@ -52,6 +52,11 @@ struct prec_frame {
 	struct prec_iid_table strings, chains;
 };
 
+/* reader.c: the fields of a frame-info payload of len bytes (len >=
+ * PREC_INFO_MIN, crc checked by the caller); offset/data_offset are the
+ * caller's. */
+void prec_info_decode(const uint8_t *p, size_t len, struct prec_frame_info *fi);
+
 /* reader.c: adds a finished frame's counts to the reader's stats. */
 void prec_reader_account_frame(struct prec_reader *r, uint64_t packets,
 			       uint64_t unknown);

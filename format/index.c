@@ -45,6 +45,7 @@ int prec_index_encode(const struct prec_frame_info *fi, size_t n,
 		prec_put32(q + PREC_IDX_CSIZE, e->compressed_size);
 		prec_put32(q + PREC_IDX_RSIZE, e->raw_size);
 		prec_put64(q + PREC_IDX_SEQ, e->seq);
+		prec_put64(q + PREC_IDX_KINDS, e->kinds);
 	}
 	prec_put32(p + body, prec_crc32(p, body));
 	prec_put64(p + body + 4, index_offset);

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define PREC_VERSION_MAJOR 1
-#define PREC_VERSION_MINOR 0
+#define PREC_VERSION_MINOR 1
 
 /* zstd frame magics. A skippable frame is: u32 magic, u32 size, size bytes.
  * The low nibble of the skippable magic is our record kind. */
@@ -31,8 +31,9 @@
 /* Largest file-header payload a reader accepts (newer minors may grow it). */
 #define PREC_FILE_HEADER_MAX   4096u
 
-/* Frame-info payload (minor 0: 44 bytes; the crc is always the LAST four
- * bytes of the payload, so a newer minor can insert fields before it). */
+/* Frame-info payload (minor 0: 44 bytes, minor 1: 52 with the packet
+ * kinds; the crc is always the LAST four bytes of the payload, so a newer
+ * minor can insert fields before it). */
 #define PREC_INFO_STREAM       0
 #define PREC_INFO_PACKETS      4
 #define PREC_INFO_T_MIN        8
@@ -40,12 +41,14 @@
 #define PREC_INFO_CSIZE        24
 #define PREC_INFO_RSIZE        28
 #define PREC_INFO_SEQ          32
-#define PREC_INFO_SIZE         44u
+#define PREC_INFO_KINDS        40   /* minor 1 */
+#define PREC_INFO_SIZE         52u  /* what this writer writes */
+#define PREC_INFO_MIN          44u  /* what a reader accepts (minor 0) */
 #define PREC_INFO_MAX          1024u
 
 /* Index payload: u32 count, u32 entry_size, count entries, u32 crc32 of
  * everything before it, then the 16-byte trailer (u64 offset of the index
- * skippable frame, "PRECIDX\0"). Entry (minor 0: 56 bytes): */
+ * skippable frame, "PRECIDX\0"). Entry (minor 0: 56 bytes, minor 1: 64): */
 #define PREC_IDX_OFFSET        0
 #define PREC_IDX_DATA_OFFSET   8
 #define PREC_IDX_STREAM        16
@@ -55,7 +58,9 @@
 #define PREC_IDX_CSIZE         40
 #define PREC_IDX_RSIZE         44
 #define PREC_IDX_SEQ           48
-#define PREC_IDX_ENTRY_SIZE    56u
+#define PREC_IDX_KINDS         56   /* minor 1 */
+#define PREC_IDX_ENTRY_SIZE    64u  /* what this writer writes */
+#define PREC_IDX_ENTRY_MIN     56u  /* what a reader accepts (minor 0) */
 #define PREC_IDX_HEAD          8u
 #define PREC_TRAILER_SIZE      16u
 #define PREC_TRAILER_MAGIC     "PRECIDX\0"

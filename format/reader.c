@@ -298,7 +298,20 @@ static int add_damage(struct prec_reader *r, uint64_t offset, int err)
 	return 0;
 }
 
-static void parse_entry(const uint8_t *q, struct prec_frame_info *fi)
+void prec_info_decode(const uint8_t *p, size_t len, struct prec_frame_info *fi)
+{
+	fi->stream = prec_get32(p + PREC_INFO_STREAM);
+	fi->packets = prec_get32(p + PREC_INFO_PACKETS);
+	fi->t_min = prec_get64(p + PREC_INFO_T_MIN);
+	fi->t_max = prec_get64(p + PREC_INFO_T_MAX);
+	fi->compressed_size = prec_get32(p + PREC_INFO_CSIZE);
+	fi->raw_size = prec_get32(p + PREC_INFO_RSIZE);
+	fi->seq = prec_get64(p + PREC_INFO_SEQ);
+	/* the crc is the last 4 bytes: kinds exist when there is room before */
+	fi->kinds = len >= PREC_INFO_KINDS + 8 + 4 ? prec_get64(p + PREC_INFO_KINDS) : 0;
+}
+
+static void parse_entry(const uint8_t *q, uint32_t esize, struct prec_frame_info *fi)
 {
 	fi->offset = prec_get64(q + PREC_IDX_OFFSET);
 	fi->data_offset = prec_get64(q + PREC_IDX_DATA_OFFSET);
@@ -309,6 +322,7 @@ static void parse_entry(const uint8_t *q, struct prec_frame_info *fi)
 	fi->compressed_size = prec_get32(q + PREC_IDX_CSIZE);
 	fi->raw_size = prec_get32(q + PREC_IDX_RSIZE);
 	fi->seq = prec_get64(q + PREC_IDX_SEQ);
+	fi->kinds = esize >= PREC_IDX_KINDS + 8 ? prec_get64(q + PREC_IDX_KINDS) : 0;
 }
 
 /* The trailing index: 1 taken, 0 absent or inconsistent (walk instead),
@@ -346,11 +360,11 @@ static int load_trailer_index(struct prec_reader *r)
 		return ret;
 	count = prec_get32(tr);
 	esize = prec_get32(tr + 4);
-	if (esize < PREC_IDX_ENTRY_SIZE || esize > 4096)
+	if (esize < PREC_IDX_ENTRY_MIN || esize > 4096)
 		return 0;
 	body = PREC_IDX_HEAD + count * esize;   /* count, esize < 2^32: no overflow */
 	if (body + 4 + PREC_TRAILER_SIZE != len ||
-	    count * (PREC_SKIP_HDR + PREC_INFO_SIZE + 9) > ioff - r->data_start)
+	    count * (PREC_SKIP_HDR + PREC_INFO_MIN + 9) > ioff - r->data_start)
 		return 0;
 	buf = malloc(len);
 	if (!buf)
@@ -364,9 +378,9 @@ static int load_trailer_index(struct prec_reader *r)
 	prev_end = r->data_start;
 	for (uint64_t i = 0; i < count; i++) {
 		struct prec_frame_info fi;
-		parse_entry(buf + PREC_IDX_HEAD + i * esize, &fi);
+		parse_entry(buf + PREC_IDX_HEAD + i * esize, esize, &fi);
 		if (fi.offset < prev_end ||
-		    fi.data_offset < fi.offset + PREC_SKIP_HDR + PREC_INFO_SIZE ||
+		    fi.data_offset < fi.offset + PREC_SKIP_HDR + PREC_INFO_MIN ||
 		    fi.data_offset > ioff || fi.compressed_size > ioff - fi.data_offset)
 			goto inconsistent;
 		prev_end = fi.data_offset + fi.compressed_size;
@@ -478,7 +492,7 @@ static int read_info(const struct prec_reader *r, uint64_t off,
 	if (prec_get32(b) != (PREC_SKIP_MAGIC_BASE | PREC_KIND_FRAME_INFO))
 		return PREC_E_CORRUPT;
 	len = prec_get32(b + 4);
-	if (len < PREC_INFO_SIZE || len > PREC_INFO_MAX)
+	if (len < PREC_INFO_MIN || len > PREC_INFO_MAX)
 		return PREC_E_CORRUPT;
 	if (r->size - off - PREC_SKIP_HDR < len)
 		return 0;
@@ -490,13 +504,7 @@ static int read_info(const struct prec_reader *r, uint64_t off,
 	const uint8_t *p = b + PREC_SKIP_HDR;
 	fi->offset = off;
 	fi->data_offset = off + PREC_SKIP_HDR + len;
-	fi->stream = prec_get32(p + PREC_INFO_STREAM);
-	fi->packets = prec_get32(p + PREC_INFO_PACKETS);
-	fi->t_min = prec_get64(p + PREC_INFO_T_MIN);
-	fi->t_max = prec_get64(p + PREC_INFO_T_MAX);
-	fi->compressed_size = prec_get32(p + PREC_INFO_CSIZE);
-	fi->raw_size = prec_get32(p + PREC_INFO_RSIZE);
-	fi->seq = prec_get64(p + PREC_INFO_SEQ);
+	prec_info_decode(p, len, fi);
 	if (r->size - fi->data_offset < fi->compressed_size)
 		return 0;
 	return 1;

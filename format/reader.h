@@ -62,6 +62,9 @@ struct prec_frame_info {
 	uint64_t t_min;           /* CLOCK_MONOTONIC ns; 0,0 = no timed packet */
 	uint64_t t_max;
 	uint64_t seq;             /* frame number in write order */
+	uint64_t kinds;           /* PREC_KIND() bits of the packet kinds in the
+				   * frame (InternedData included); 0 when not
+				   * recorded (a minor-0 file): any kind */
 };
 
 /* A data frame found by walking the file whose info record was damaged:

@@ -6,6 +6,7 @@
 #include "format/error.h"
 #include "format/layout.h"
 #include "format/record.h"
+#include "format/frame_int.h"
 
 int prec_record_scan(const void *buf, size_t len, size_t max_len,
 		     struct prec_record *rec)
@@ -51,7 +52,7 @@ int prec_record_scan(const void *buf, size_t len, size_t max_len,
 		break;
 	case PREC_KIND_FRAME_INFO: {
 		const uint8_t *p = b + PREC_SKIP_HDR;
-		if (size < PREC_INFO_SIZE || size > PREC_INFO_MAX)
+		if (size < PREC_INFO_MIN || size > PREC_INFO_MAX)
 			return PREC_E_CORRUPT;
 		if (len < total)
 			return 0;
@@ -59,13 +60,7 @@ int prec_record_scan(const void *buf, size_t len, size_t max_len,
 			return PREC_E_CHECKSUM;
 		rec->info.offset = 0;
 		rec->info.data_offset = total;
-		rec->info.stream = prec_get32(p + PREC_INFO_STREAM);
-		rec->info.packets = prec_get32(p + PREC_INFO_PACKETS);
-		rec->info.t_min = prec_get64(p + PREC_INFO_T_MIN);
-		rec->info.t_max = prec_get64(p + PREC_INFO_T_MAX);
-		rec->info.compressed_size = prec_get32(p + PREC_INFO_CSIZE);
-		rec->info.raw_size = prec_get32(p + PREC_INFO_RSIZE);
-		rec->info.seq = prec_get64(p + PREC_INFO_SEQ);
+		prec_info_decode(p, size, &rec->info);
 		if (rec->info.compressed_size < 4)
 			return PREC_E_CORRUPT;
 		total += rec->info.compressed_size;

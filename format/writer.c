@@ -25,6 +25,7 @@
 #include "format/intern.h"
 #include "format/layout.h"
 #include "format/packet.h"
+#include "format/reader.h"
 #include "format/writer.h"
 
 #define MAX_STREAMS (1u << 20)
@@ -34,6 +35,7 @@ struct wstream {
 	unsigned char *buf;          /* encoded packets of the open frame */
 	size_t len, cap;
 	uint32_t packets;
+	uint64_t kinds;              /* PREC_KIND() of the packets in the frame */
 	uint64_t t_min, t_max;       /* over packets with time != 0 */
 	uint64_t last_time;          /* for dt */
 	uint64_t opened_ns;          /* age reference for flush_due; 0 = unknown */
@@ -331,6 +333,7 @@ static int emit_interned(struct prec_writer *w, struct wstream *s)
 		return ret;
 	s->len += prec_interned_pack(sr, ns, cr, nc, s->buf + s->len);
 	s->packets++;
+	s->kinds |= PREC_KIND(PERFREC__PACKET__DATA_INTERNED);
 	w->st.packets++;
 	prec_intern_emitted(&s->strings);
 	prec_intern_emitted(&s->chains);
@@ -379,6 +382,7 @@ static int cut_frame(struct prec_writer *w, uint32_t id, struct wstream *s)
 	e->compressed_size = (uint32_t)csize;
 	e->raw_size = (uint32_t)s->len;
 	e->seq = w->nidx;
+	e->kinds = s->kinds;
 
 	info = w->zbuf;
 	prec_put32(info, PREC_SKIP_MAGIC_BASE | PREC_KIND_FRAME_INFO);
@@ -391,6 +395,7 @@ static int cut_frame(struct prec_writer *w, uint32_t id, struct wstream *s)
 	prec_put32(info + PREC_INFO_CSIZE, e->compressed_size);
 	prec_put32(info + PREC_INFO_RSIZE, e->raw_size);
 	prec_put64(info + PREC_INFO_SEQ, e->seq);
+	prec_put64(info + PREC_INFO_KINDS, e->kinds);
 	prec_put32(info + PREC_INFO_SIZE - 4, prec_crc32(info, PREC_INFO_SIZE - 4));
 
 	total = PREC_SKIP_HDR + PREC_INFO_SIZE + csize;
@@ -404,6 +409,7 @@ static int cut_frame(struct prec_writer *w, uint32_t id, struct wstream *s)
 
 	s->len = 0;
 	s->packets = 0;
+	s->kinds = 0;
 	s->t_min = s->t_max = 0;
 	s->last_time = 0;
 	s->opened_ns = 0;
@@ -441,6 +447,7 @@ int prec_writer_append(struct prec_writer *w, uint32_t stream,
 		return ret;   /* this packet is refused; the writer goes on */
 	if (ret < 0)
 		return fail(w, ret);
+	s->kinds |= (unsigned)pkt->data_case < 64 ? PREC_KIND(pkt->data_case) : PREC_KINDS_ALL;
 	if (time_ns) {
 		s->last_time = time_ns;
 		if (!s->t_min || time_ns < s->t_min)

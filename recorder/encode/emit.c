@@ -365,10 +365,12 @@ int rec_emit_record(struct rec_emit *e, uint32_t stream, int ring_cpu,
 	if (!r.sid.has_cpu && ring_cpu >= 0)
 		r.sid.cpu = (uint32_t)ring_cpu;
 	if (r.type == PERF_RECORD_SAMPLE && r.sample.bpf_output) {
-		/* a BPF program's record: its owner makes the packet */
+		/* a BPF program's record: its owner makes the packet, on
+		 * the scheduling stream (off-CPU time belongs with the
+		 * switches a schedule reads, not with the samples) */
 		e->st.bpf++;
 		if (e->bpf_output)
-			return e->bpf_output(e->bpf_ctx, e, stream, &r);
+			return e->bpf_output(e->bpf_ctx, e, sw, &r);
 		e->st.raw++;
 		return emit_raw(e, side, ring_cpu, &r);
 	}

@@ -43,8 +43,9 @@ enum rec_stream {
 	REC_STREAM_META = 0,      /* header, descriptions, tasks and maps from
 				   * /proc, symbols, counters, losses found
 				   * by perfrec, the end */
-	REC_STREAM_SAMPLES = 1,   /* samples of every CPU (and BPF records) */
-	REC_STREAM_SWITCHES = 2,  /* context switches of every CPU */
+	REC_STREAM_SAMPLES = 1,   /* samples of every CPU */
+	REC_STREAM_SWITCHES = 2,  /* context switches of every CPU and the
+				   * off-CPU records of the BPF program */
 	REC_STREAM_SIDEBAND = 3,  /* the kernel's task, mmap, loss, throttle
 				   * and unknown records */
 };
@@ -80,7 +81,7 @@ struct rec_emit_cpu {
 struct rec_emit {
 	struct prec_writer *w;
 	/* Streams by kind (0: the stream passed to rec_emit_record): context
-	 * switches and side-band records (tasks, maps, losses, throttles, raw
+	 * switches with BPF off-CPU records, and side-band records (tasks, maps, losses, throttles, raw
 	 * records) go apart from samples, so a reader that needs one kind
 	 * skips the others' frames unread, and frames fill up by kind rather
 	 * than by CPU. */
@@ -127,7 +128,7 @@ int rec_emit_init(struct rec_emit *e, struct prec_writer *w,
 void rec_emit_release(struct rec_emit *e);
 
 /* Decodes hdr (a whole record) and appends its packet to `stream` (a
- * context switch to e->switch_stream, a side-band record to
+ * context switch or BPF record to e->switch_stream, a side-band record to
  * e->side_stream, when those are set).
  * ring_cpu is the CPU whose ring held it (-1 if none). Returns 0 or the
  * writer's error. */

@@ -97,6 +97,7 @@ struct gen {
 	int err;
 	int hostile;      /* TRACEGEN_HOSTILE_* names */
 	int offcpu;       /* the --off-cpu / --filter data */
+	int by_kind;      /* CPU streams' packets by kind (tracegen.h) */
 	uint32_t shift;   /* tid offset of the current copy */
 	uint64_t base;    /* time offset of the current copy */
 };
@@ -111,18 +112,31 @@ static uint32_t pid_of(uint32_t tid)
 	return tid == 101 ? 100 : tid;
 }
 
+/* The stream a packet of `kind` meant for `stream` goes to. */
+static uint32_t route(const struct gen *g, uint32_t stream, int kind)
+{
+	if (!g->by_kind || !stream)
+		return stream;
+	if (kind == PERFREC__PACKET__DATA_SAMPLE)
+		return 1;
+	if (kind == PERFREC__PACKET__DATA_CONTEXT_SWITCH || kind == PERFREC__PACKET__DATA_OFF_CPU)
+		return 2;
+	return 3;
+}
+
 static void append(struct gen *g, uint32_t stream, Perfrec__Packet *p, uint64_t t)
 {
 	if (g->err)
 		return;
-	int ret = prec_writer_append(g->w, stream, p, t);
+	int ret = prec_writer_append(g->w, route(g, stream, p->data_case), p, t);
 	if (ret < 0)
 		g->err = ret;
 }
 
-static uint64_t str(struct gen *g, uint32_t stream, const char *s)
+/* An iid for s in the frame of the packet of `kind` on `stream`. */
+static uint64_t str(struct gen *g, uint32_t stream, int kind, const char *s)
 {
-	uint64_t iid = prec_writer_intern_string(g->w, stream, s);
+	uint64_t iid = prec_writer_intern_string(g->w, route(g, stream, kind), s);
 	if (!iid && !g->err)
 		g->err = prec_writer_error(g->w);
 	return iid;
@@ -236,7 +250,7 @@ static void symtab(struct gen *g, int kind, const char *path, uint64_t bias,
 	uint64_t d[8], iids[8];
 	for (size_t i = 0; i < n; i++) {
 		d[i] = i ? starts[i] - starts[i - 1] : starts[0];
-		iids[i] = str(g, 0, names[i]);
+		iids[i] = str(g, 0, PERFREC__PACKET__DATA_SYMBOLS, names[i]);
 	}
 	t.kind = kind;
 	t.path = (char *)path;
@@ -276,7 +290,7 @@ static void task(struct gen *g, uint32_t stream, uint64_t t, int kind,
 	e.tid = tid;
 	e.ppid = ppid;
 	e.ptid = ptid;
-	e.comm = comm ? str(g, stream, comm) : 0;
+	e.comm = comm ? str(g, stream, PERFREC__PACKET__DATA_TASK, comm) : 0;
 	p.data_case = PERFREC__PACKET__DATA_TASK;
 	p.task = &e;
 	append(g, stream, &p, t);
@@ -292,7 +306,7 @@ static void mmap_(struct gen *g, uint64_t t, uint32_t pid, uint64_t start,
 	m.start = start;
 	m.len = len;
 	m.prot = 5;
-	m.filename = str(g, 0, file);
+	m.filename = str(g, 0, PERFREC__PACKET__DATA_MMAP, file);
 	m.synthesized = 1;
 	p.data_case = PERFREC__PACKET__DATA_MMAP;
 	p.mmap = &m;
@@ -332,7 +346,8 @@ static void sample(struct gen *g, uint64_t t, uint32_t cpu, uint32_t tid,
 	s.period = period;
 	s.misc = kernel ? 1 : 2;
 	if (n) {
-		s.callchain = prec_writer_intern_callchain(g->w, 1 + cpu, chain, n);
+		s.callchain = prec_writer_intern_callchain(
+			g->w, route(g, 1 + cpu, PERFREC__PACKET__DATA_SAMPLE), chain, n);
 		if (!s.callchain && !g->err)
 			g->err = -ENOMEM;
 	}
@@ -359,7 +374,8 @@ static void offcpu(struct gen *g, uint64_t t, uint32_t cpu, uint32_t tid, int st
 		o.waker_pid = pid_of(waker) + g->shift;
 	}
 	if (n) {
-		o.callchain = prec_writer_intern_callchain(g->w, stream, chain, n);
+		o.callchain = prec_writer_intern_callchain(
+			g->w, route(g, stream, PERFREC__PACKET__DATA_OFF_CPU), chain, n);
 		if (!o.callchain && !g->err)
 			g->err = -ENOMEM;
 	}
@@ -563,6 +579,7 @@ int tracegen_write(const char *path, const struct tracegen_opts *o)
 	struct gen g = { 0 };
 	g.hostile = o->hostile;
 	g.offcpu = o->offcpu;
+	g.by_kind = o->by_kind;
 	g.w = prec_writer_new(sink, &wo);
 	if (!g.w) {
 		int e = -errno;

@@ -8,7 +8,11 @@
  * the timeline documented in tracegen.c (see tests/golden/README.md).
  *
  * Streams: 0 = metadata and counter snapshots, 1 + cpu = that CPU's
- * records; task events sit in the CPU streams, as a recorder writes them.
+ * records; task events sit in the CPU streams, as perfrec 1.0 wrote them.
+ * With by_kind, the CPU streams' packets go by kind instead, as perfrec
+ * writes them since format 1.1: 1 = samples, 2 = context switches and
+ * off-CPU intervals, 3 = tasks, maps, losses and the other side-band
+ * records (stream 0 stays as it is).
  */
 #ifndef TRACEGEN_H
 #define TRACEGEN_H
@@ -27,6 +31,7 @@ struct tracegen_opts {
 			      * tests: same timeline, other strings */
 	int offcpu;          /* add record --off-cpu and --filter data (the
 			      * list in tracegen.c): same timeline */
+	int by_kind;         /* streams by kind (above): same packets */
 };
 
 #define TRACEGEN_OPTS_INIT { 0, 1, 1, 0, 0 }

@@ -11,6 +11,7 @@
 
 #include "format/flight.h"
 #include "format/index.h"
+#include "format/layout.h"
 #include "format/record.h"
 
 /* Appends one sample (period = n, so the reader can tell which) on stream
@@ -231,7 +232,7 @@ static void test_index_encode(void **state)
 	fi[1].offset = 200;
 	fi[1].data_offset = 252;
 	assert_int_equal(prec_index_encode(fi, 2, 400, &b, &len), 0);
-	assert_int_equal(len, 8 + 8 + 2 * 56 + 4 + 16);
+	assert_int_equal(len, 8 + 8 + 2 * PREC_IDX_ENTRY_SIZE + 4 + 16);
 	assert_int_equal(prec_record_scan(b, len, 0, &rec), 1);
 	assert_int_equal(rec.kind, PREC_RECORD_INDEX);
 	assert_int_equal(rec.len, len);

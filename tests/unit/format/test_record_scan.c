@@ -66,7 +66,7 @@ static void test_scan_errors(void **state)
 	assert_int_equal(prec_record_scan("x", 1, 0, &rec), PREC_E_MAGIC);
 	assert_int_equal(prec_record_scan("\x50\x2A\x4D", 3, 0, &rec), 0);
 	assert_int_equal(prec_record_scan("\x50\x2A\x4E", 3, 0, &rec), PREC_E_MAGIC);
-	assert_int_equal(prec_record_scan(b + 28 + 52, 16, 0, &rec), PREC_E_MAGIC);   /* zstd bytes */
+	assert_int_equal(prec_record_scan(b + 28 + PREC_SKIP_HDR + PREC_INFO_SIZE, 16, 0, &rec), PREC_E_MAGIC);   /* zstd bytes */
 	/* frame info: CRC damage, size too small, too big for max_len */
 	b[28 + 8 + 3] ^= 1;
 	assert_int_equal(prec_record_scan(b + 28, len - 28, 0, &rec), PREC_E_CHECKSUM);
@@ -75,11 +75,11 @@ static void test_scan_errors(void **state)
 	assert_int_equal(prec_record_scan(b + 28, len - 28, 100, &rec), PREC_E_TOO_BIG);
 	b[28 + 4] = 40;
 	assert_int_equal(prec_record_scan(b + 28, len - 28, 0, &rec), PREC_E_CORRUPT);
-	b[28 + 4] = 44;
+	b[28 + 4] = PREC_INFO_SIZE;
 	/* data frame that is not zstd */
-	b[28 + 52] ^= 0xFF;
+	b[28 + PREC_SKIP_HDR + PREC_INFO_SIZE] ^= 0xFF;
 	assert_int_equal(prec_record_scan(b + 28, len - 28, 0, &rec), PREC_E_CORRUPT);
-	b[28 + 52] ^= 0xFF;
+	b[28 + PREC_SKIP_HDR + PREC_INFO_SIZE] ^= 0xFF;
 	/* header: newer major, bad crc */
 	prec_put16(b + 16, 9);
 	prec_put32(b + 24, prec_crc32(b + 8, 16));

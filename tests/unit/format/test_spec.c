@@ -40,7 +40,7 @@ static uint64_t varint(const uint8_t **p)
 struct spec_frame {
 	uint64_t off, data_off;
 	uint32_t stream, packets, csize, rsize;
-	uint64_t t_min, t_max, seq;
+	uint64_t t_min, t_max, seq, kinds;
 };
 
 static void check_file(const uint8_t *b, size_t len, int closed, size_t *nframes_out)
@@ -54,7 +54,7 @@ static void check_file(const uint8_t *b, size_t len, int closed, size_t *nframes
 	assert_int_equal(u32(b + 4), 20);
 	assert_memory_equal(b + 8, "PERFREC\0", 8);
 	assert_int_equal(b[16] | b[17] << 8, 1);
-	assert_int_equal(b[18] | b[19] << 8, 0);
+	assert_int_equal(b[18] | b[19] << 8, 1);
 	assert_int_equal(u32(b + 20), 0);
 	assert_int_equal(u32(b + 24), crc_bitwise(b + 8, 16));
 	pos = 28;
@@ -64,10 +64,10 @@ static void check_file(const uint8_t *b, size_t len, int closed, size_t *nframes
 		const uint8_t *p = b + pos + 8;
 		struct spec_frame *f = &fr[nf];
 		assert_true(nf < 4096);
-		assert_int_equal(u32(b + pos + 4), 44);
-		assert_int_equal(u32(p + 40), crc_bitwise(p, 40));
+		assert_int_equal(u32(b + pos + 4), 52);
+		assert_int_equal(u32(p + 48), crc_bitwise(p, 48));
 		f->off = pos;
-		f->data_off = pos + 52;
+		f->data_off = pos + 60;
 		f->stream = u32(p);
 		f->packets = u32(p + 4);
 		f->t_min = u64(p + 8);
@@ -75,6 +75,7 @@ static void check_file(const uint8_t *b, size_t len, int closed, size_t *nframes
 		f->csize = u32(p + 24);
 		f->rsize = u32(p + 28);
 		f->seq = u64(p + 32);
+		f->kinds = u64(p + 40);
 		assert_int_equal(f->seq, nf);
 		const uint8_t *z = b + f->data_off;
 		assert_int_equal(u32(z), 0xFD2FB528);
@@ -86,7 +87,7 @@ static void check_file(const uint8_t *b, size_t len, int closed, size_t *nframes
 		/* section 6: 0x0A len Packet..., dt zigzag deltas */
 		const uint8_t *q = raw, *e = raw + f->rsize;
 		uint32_t n = 0;
-		uint64_t t = 0, tmin = 0, tmax = 0;
+		uint64_t t = 0, tmin = 0, tmax = 0, kinds = 0;
 		while (q < e) {
 			assert_int_equal(*q++, 0x0A);
 			uint64_t l = varint(&q);
@@ -105,11 +106,16 @@ static void check_file(const uint8_t *b, size_t len, int closed, size_t *nframes
 						tmax = t;
 				}
 			}
+			/* section 4: the frame's kinds bit is the oneof field
+			 * number of every packet (the field after dt) */
+			if (pk < q)
+				kinds |= 1ull << (varint(&pk) >> 3);
 			n++;
 		}
 		assert_int_equal(n, f->packets);
 		assert_int_equal(tmin, f->t_min);
 		assert_int_equal(tmax, f->t_max);
+		assert_int_equal(kinds, f->kinds);
 		free(raw);
 		pos = f->data_off + f->csize;
 		nf++;
@@ -123,11 +129,11 @@ static void check_file(const uint8_t *b, size_t len, int closed, size_t *nframes
 		assert_int_equal(pos + 8 + size, len);
 		const uint8_t *p = ix + 8;
 		assert_int_equal(u32(p), nf);
-		assert_int_equal(u32(p + 4), 56);
-		assert_int_equal(size, 8 + nf * 56 + 4 + 16);
-		assert_int_equal(u32(p + 8 + nf * 56), crc_bitwise(p, 8 + nf * 56));
+		assert_int_equal(u32(p + 4), 64);
+		assert_int_equal(size, 8 + nf * 64 + 4 + 16);
+		assert_int_equal(u32(p + 8 + nf * 64), crc_bitwise(p, 8 + nf * 64));
 		for (size_t i = 0; i < nf; i++) {
-			const uint8_t *en = p + 8 + i * 56;
+			const uint8_t *en = p + 8 + i * 64;
 			assert_int_equal(u64(en), fr[i].off);
 			assert_int_equal(u64(en + 8), fr[i].data_off);
 			assert_int_equal(u32(en + 16), fr[i].stream);
@@ -137,6 +143,7 @@ static void check_file(const uint8_t *b, size_t len, int closed, size_t *nframes
 			assert_int_equal(u32(en + 40), fr[i].csize);
 			assert_int_equal(u32(en + 44), fr[i].rsize);
 			assert_int_equal(u64(en + 48), fr[i].seq);
+			assert_int_equal(u64(en + 56), fr[i].kinds);
 		}
 		assert_int_equal(u64(b + len - 16), pos);
 		assert_memory_equal(b + len - 8, "PRECIDX\0", 8);
@@ -156,6 +163,8 @@ static void check_file(const uint8_t *b, size_t len, int closed, size_t *nframes
 		assert_int_equal(fi[i].packets, fr[i].packets);
 		assert_int_equal(fi[i].t_min, fr[i].t_min);
 		assert_int_equal(fi[i].t_max, fr[i].t_max);
+		assert_int_equal(fi[i].kinds, fr[i].kinds);
+		assert_true(fi[i].kinds != 0);
 	}
 	prec_reader_free(r);
 	*nframes_out = nf;
