@@ -48,34 +48,62 @@ int ana_cpu_count(void)
 	return n > 0 ? (int)(n > 256 ? 256 : n) : 1;
 }
 
-/* Stable merge sort of packets by time (frames are nearly sorted, so a
- * run check first makes the common case one linear pass). */
-static int sort_packets(struct prec_packet *a, size_t n)
+/* Stable sort of a frame's packets by time. A frame holds runs already in
+ * time order (each CPU's batch of records as the recorder drained it), so
+ * this is a natural merge sort: find the runs, merge them pairwise between
+ * the packets and a scratch buffer (kept in lf for the next frame) until
+ * one is left. log2(runs) passes, not log2(packets); an ordered frame
+ * costs one comparison per packet. */
+static int sort_packets(struct ana_loaded *lf)
 {
+	struct prec_packet *a = lf->pkts;
+	size_t n = lf->npkts, nr = 1;
 	size_t i;
 	for (i = 1; i < n; i++)
 		if (a[i].time < a[i - 1].time)
 			break;
 	if (i >= n)
 		return 0;
-	struct prec_packet *tmp = malloc(n * sizeof(*tmp));
-	if (!tmp)
-		return -ENOMEM;
-	for (size_t w = 1; w < n; w *= 2) {
-		for (size_t lo = 0; lo < n; lo += 2 * w) {
-			size_t mid = lo + w < n ? lo + w : n;
-			size_t hi = lo + 2 * w < n ? lo + 2 * w : n;
-			size_t x = lo, y = mid, k = lo;
-			while (x < mid && y < hi)
-				tmp[k++] = a[y].time < a[x].time ? a[y++] : a[x++];
-			while (x < mid)
-				tmp[k++] = a[x++];
-			while (y < hi)
-				tmp[k++] = a[y++];
-		}
-		memcpy(a, tmp, n * sizeof(*a));
+	if (lf->sortcap < n) {
+		struct prec_packet *t = realloc(lf->sortbuf, n * sizeof(*t));
+		size_t *r = realloc(lf->runs, (n + 1) * sizeof(*r));
+		if (t)
+			lf->sortbuf = t;
+		if (r)
+			lf->runs = r;
+		if (!t || !r)
+			return -ENOMEM;
+		lf->sortcap = n;
 	}
-	free(tmp);
+	size_t *runs = lf->runs;   /* run k is [runs[k], runs[k + 1]) */
+	runs[0] = 0;
+	for (; i < n; i++)
+		if (a[i].time < a[i - 1].time)
+			runs[nr++] = i;
+	runs[nr] = n;
+	struct prec_packet *src = a, *dst = lf->sortbuf;
+	while (nr > 1) {
+		size_t out = 0;
+		for (size_t k = 0; k < nr; k += 2) {
+			/* runs[nr] = n: an odd run out is merged with nothing */
+			size_t lo = runs[k], mid = runs[k + 1];
+			size_t hi = k + 2 <= nr ? runs[k + 2] : n;
+			size_t x = lo, y = mid, w = lo;
+			while (x < mid && y < hi)
+				dst[w++] = src[y].time < src[x].time ? src[y++] : src[x++];
+			memcpy(dst + w, src + x, (mid - x) * sizeof(*dst));
+			w += mid - x;
+			memcpy(dst + w, src + y, (hi - y) * sizeof(*dst));
+			runs[out++] = lo;
+		}
+		runs[out] = n;
+		nr = out;
+		struct prec_packet *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
 	return 0;
 }
 
@@ -128,7 +156,7 @@ static int load_one(struct ana_frames *af, struct ana_loaded *lf, size_t idx)
 			first++;
 		for (size_t i = 0; i < first && first < lf->npkts; i++)
 			lf->pkts[i].time = lf->pkts[first].time;
-		return sort_packets(lf->pkts, lf->npkts);
+		return sort_packets(lf);
 	}
 	return 0;
 }
@@ -356,6 +384,8 @@ void ana_frames_free(struct ana_frames *af)
 	for (size_t i = 0; i < af->nall; i++) {
 		prec_frame_free(af->all[i]->frame);
 		free(af->all[i]->pkts);
+		free(af->all[i]->sortbuf);
+		free(af->all[i]->runs);
 		free(af->all[i]);
 	}
 	free(af->all);

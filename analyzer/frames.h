@@ -55,6 +55,9 @@ struct ana_loaded {
 	struct prec_frame *frame;
 	struct prec_packet *pkts;  /* valid until ana_frames_release() */
 	size_t npkts, cap;
+	struct prec_packet *sortbuf;   /* sort_by_time scratch, kept */
+	size_t *runs;
+	size_t sortcap;
 	struct ana_loaded *next_free;
 	int ready;
 };

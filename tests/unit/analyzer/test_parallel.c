@@ -17,6 +17,8 @@
 #include "analyzer/frames.h"
 #include "analyzer/merge.h"
 #include "format/reader.h"
+#include "format/sink.h"
+#include "format/writer.h"
 #include "lib/anatest.h"
 #include "lib/tracegen.h"
 
@@ -148,6 +150,66 @@ static void test_merge_order(void **state)
 	prec_reader_free(r);
 }
 
+/* sort_by_time: a frame of interleaved runs (as CPUs' batches in one
+ * stream), with equal times across runs, comes out in time order and
+ * stable (equal times keep file order); the same twice in a row, so the
+ * kept scratch buffers are reused correctly. */
+static void test_sort_runs(void **state)
+{
+	(void)state;
+	struct prec_sink *sink = prec_sink_mem_new();
+	struct prec_writer *w = prec_writer_new(sink, NULL);
+	assert_non_null(w);
+	/* 7 runs of lengths 1..300, times interleaved: run r holds times
+	 * r, r + 7, r + 14, ... (x 10), and run 3 repeats run 2's times */
+	uint64_t seq = 0, npk = 0;
+	for (int frame = 0; frame < 2; frame++) {
+		for (int r = 0; r < 7; r++) {
+			int len = r == 0 ? 1 : 50 * r;
+			for (int i = 0; i < len; i++) {
+				Perfrec__Packet p = PERFREC__PACKET__INIT;
+				Perfrec__Sample sm = PERFREC__SAMPLE__INIT;
+				uint64_t t = 1000 + 10ull * (uint64_t)((r == 3 ? 2 : r) + 7 * i);
+				sm.ip = ++seq;   /* file order */
+				p.data_case = PERFREC__PACKET__DATA_SAMPLE;
+				p.sample = &sm;
+				assert_int_equal(prec_writer_append(w, 1, &p, t), 0);
+				npk++;
+			}
+		}
+		assert_int_equal(prec_writer_flush(w), 0);
+	}
+	assert_int_equal(prec_writer_close(w), 0);
+	size_t len;
+	const void *buf = prec_sink_mem_data(sink, &len);
+	struct prec_reader *rd = prec_reader_open_mem(buf, len, NULL);
+	assert_non_null(rd);
+	const struct prec_frame_info *fr;
+	size_t n;
+	assert_int_equal(prec_reader_index(rd, &fr, &n), 0);
+	assert_int_equal(n, 2);
+	struct ana_frames_opts o = { .jobs = 1, .sort_by_time = 1 };
+	struct ana_frames *af = ana_frames_new(rd, fr, n, &o);
+	struct ana_loaded *lf;
+	uint64_t got = 0;
+	while (ana_frames_next(af, &lf) > 0) {
+		assert_int_equal(lf->err, 0);
+		for (size_t i = 1; i < lf->npkts; i++) {
+			const struct prec_packet *x = &lf->pkts[i - 1], *y = &lf->pkts[i];
+			assert_true(x->time <= y->time);
+			if (x->time == y->time)
+				assert_true(x->pkt->sample->ip < y->pkt->sample->ip);
+		}
+		got += lf->npkts;
+		ana_frames_release(af, lf);
+	}
+	assert_int_equal(got, npk);
+	ana_frames_free(af);
+	prec_reader_free(rd);
+	prec_writer_free(w);
+	prec_sink_free(sink);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -163,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_totals),
 		cmocka_unit_test(test_merge_order),
+		cmocka_unit_test(test_sort_runs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
