@@ -575,7 +575,12 @@ static void kernel_hit(struct rec_symcollect *sc, uint64_t ip, int ret_addr)
 {
 	long i;
 
-	if (!sc->kstate)
+	/* 64-bit kernels live in the upper half of the address space: a
+	 * lower-half address in a kernel-mode sample is a user one (seen at
+	 * a system call's return) that no kallsyms read would name, and
+	 * taking it for an unknown kernel address re-read kallsyms every
+	 * second (~30% of the recorder's CPU on a busy host). */
+	if (!sc->kstate || !(ip >> 63))
 		return;
 	i = rec_kallsyms_find(&sc->ksyms, ip);
 	if (i >= 0 && !sc->kstate[i]) {

@@ -1005,6 +1005,18 @@ static void test_kernel_module_loaded_later(void **state)
 	assert_int_equal(st.kallsyms_reads, 1);
 	assert_int_equal(st.kernel_unknown, 100);
 	rec_symcollect_free(sc);
+	/* a user address in a kernel-mode sample is no unknown kernel
+	 * address: kallsyms is not read again for it */
+	o.kallsyms_reload_ms = 1;
+	sc = rec_symcollect_new(&o);
+	assert_non_null(sc);
+	assert_int_equal(rec_symcollect_hit(sc, 1, 0x5625bdb653d0ull, 1), 0);
+	usleep(3000);
+	assert_int_equal(rec_symcollect_hit(sc, 1, 0x7f0000001000ull, 1), 0);
+	rec_symcollect_stats(sc, &st);
+	assert_int_equal(st.kernel_unknown, 0);
+	assert_int_equal(st.kallsyms_reads, 0);
+	rec_symcollect_free(sc);
 	/* 0: never */
 	o.kallsyms_reload_ms = 0;
 	sc = rec_symcollect_new(&o);
