@@ -18,6 +18,13 @@
  *       first): all packets, then with kinds masks (samples only; what
  *       `sched` needs: switches and tasks); prints packets/s of CPU time
  *       over every packet of the file.
+ *   format_bench --transcode IN OUT [--frame-size BYTES]
+ *       rewrites a .prec file through this build's writer: the same
+ *       packets on the same streams, strings and callchains interned
+ *       again, frames cut where IN's frames end (with --frame-size: by
+ *       size, and by packet time every PREC_DEFAULT_FLUSH_MS); prints
+ *       both files' bytes. Compares encodings on identical data (e.g. a
+ *       file recorded before a format change). BENCH_LEVEL=N: zstd level.
  *   format_bench --write FILE
  *       writes a tiny sample file (header, comm, samples with callchains)
  *       for tests/unit/format/test_protoc_decode.sh.
@@ -388,12 +395,144 @@ static int read_file(const char *path, int rounds)
 	return 0;
 }
 
+/* Takes a packet of another file's frame and re-interns its iids on w's
+ * stream st (the packet's own arrays and fields are rewritten: it belongs
+ * to the reader, which is done with it after this). */
+static int reintern(struct prec_writer *w, uint32_t st, const struct prec_packet *p,
+		    Perfrec__Packet *k, uint64_t **names, size_t *ncap)
+{
+	const uint64_t *ips;
+	size_t n;
+
+	switch (k->data_case) {
+	case PERFREC__PACKET__DATA_SAMPLE:
+		if (k->sample->callchain) {
+			ips = prec_frame_callchain(p->frame, k->sample->callchain, &n);
+			k->sample->callchain = ips ? prec_writer_intern_callchain(w, st, ips, n) : 0;
+		}
+		break;
+	case PERFREC__PACKET__DATA_OFF_CPU:
+		if (k->off_cpu->callchain) {
+			ips = prec_frame_callchain(p->frame, k->off_cpu->callchain, &n);
+			k->off_cpu->callchain = ips ? prec_writer_intern_callchain(w, st, ips, n) : 0;
+		}
+		break;
+	case PERFREC__PACKET__DATA_TASK:
+		if (k->task->comm) {
+			const char *c = prec_frame_string(p->frame, k->task->comm);
+			k->task->comm = c ? prec_writer_intern_string(w, st, c) : 0;
+		}
+		break;
+	case PERFREC__PACKET__DATA_MMAP:
+		if (k->mmap->filename) {
+			const char *c = prec_frame_string(p->frame, k->mmap->filename);
+			k->mmap->filename = c ? prec_writer_intern_string(w, st, c) : 0;
+		}
+		break;
+	case PERFREC__PACKET__DATA_SYMBOLS: {
+		Perfrec__SymbolTable *t = k->symbols;
+		if (t->n_names > *ncap) {
+			uint64_t *nn = realloc(*names, t->n_names * sizeof(*nn));
+			if (!nn)
+				return -ENOMEM;
+			*names = nn;
+			*ncap = t->n_names;
+		}
+		for (size_t i = 0; i < t->n_names; i++) {
+			const char *c = prec_frame_string(p->frame, t->names[i]);
+			(*names)[i] = c ? prec_writer_intern_string(w, st, c) : 0;
+		}
+		t->names = *names;
+		break;
+	}
+	default:
+		break;
+	}
+	return prec_writer_error(w);
+}
+
+static int transcode(const char *in, const char *out, const struct prec_writer_opts *wo,
+		     int by_size)
+{
+	int err = 0, fd, ret;
+	struct prec_reader *rd = prec_reader_open_err(in, NULL, &err);
+	struct prec_reader_stats rs;
+	struct prec_writer_stats ws;
+	struct prec_frame_info fi;
+	struct prec_frame *f = prec_frame_new();
+	struct prec_sink *sink = NULL;
+	struct prec_writer *w = NULL;
+	struct prec_packet p;
+	uint64_t *names = NULL, interned_in = 0;
+	size_t ncap = 0;
+
+	if (!rd || !f) {
+		fprintf(stderr, "format_bench: %s: %s\n", in, prec_strerror(err ? err : -errno));
+		return 1;
+	}
+	struct prec_writer_opts o = *wo;
+	if (!by_size)
+		o.frame_size = 16u << 20;   /* the writer's cap: cut where IN does */
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	sink = fd >= 0 ? prec_sink_fd_new(fd, 1) : NULL;
+	w = sink ? prec_writer_new(sink, &o) : NULL;
+	if (!w) {
+		fprintf(stderr, "format_bench: %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	ret = 0;
+	while (!ret && prec_reader_next_frame(rd, &fi) > 0) {
+		uint32_t st = fi.stream == PREC_STREAM_UNKNOWN ? 0 : fi.stream;
+		if (prec_reader_load_frame(rd, &fi, f) < 0)
+			continue;   /* damaged: not copied */
+		while (!ret && prec_frame_next(f, &p) > 0) {
+			Perfrec__Packet *k = (Perfrec__Packet *)p.pkt;
+			if (k->data_case == PERFREC__PACKET__DATA_INTERNED) {
+				interned_in++;
+				continue;
+			}
+			ret = reintern(w, st, &p, k, &names, &ncap);
+			if (!ret)
+				ret = prec_writer_append(w, st, k, p.time);
+			if (!ret && by_size && p.time)
+				ret = prec_writer_flush_due(w, p.time);
+		}
+		if (!ret && !by_size)
+			ret = prec_writer_flush(w);
+	}
+	if (!ret)
+		ret = prec_writer_close(w);
+	prec_writer_stats(w, &ws);
+	prec_reader_stats(rd, &rs);
+	printf("in   %s: %llu bytes, %llu frames, %llu packets (%llu interned), %llu raw\n", in,
+	       (unsigned long long)rs.file_size, (unsigned long long)rs.frames,
+	       (unsigned long long)rs.packets, (unsigned long long)interned_in,
+	       (unsigned long long)rs.bytes_raw);
+	printf("out  %s: %llu bytes, %llu frames, %llu packets (%llu interned), %llu raw\n", out,
+	       (unsigned long long)ws.bytes_written, (unsigned long long)ws.frames,
+	       (unsigned long long)ws.packets,
+	       (unsigned long long)(ws.packets - (rs.packets - interned_in)),
+	       (unsigned long long)ws.bytes_raw);
+	printf("out/in %.4f\n", (double)ws.bytes_written / (double)rs.file_size);
+	prec_writer_free(w);
+	prec_sink_free(sink);
+	prec_frame_free(f);
+	prec_reader_free(rd);
+	free(names);
+	if (ret) {
+		fprintf(stderr, "format_bench: transcode: %s\n", prec_strerror(ret));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct bench b;
 	double millions = 2, enc = 1e30, dec = 1e30, decs = 1e30;
 	int rounds = 3;
-	const char *read_path = NULL;
+	const char *read_path = NULL, *tc_in = NULL, *tc_out = NULL;
+	int by_size = 0;
 	struct prec_writer_opts wo = PREC_WRITER_OPTS_INIT;
 	struct prec_writer_stats ws;
 	struct rusage ru;
@@ -407,10 +546,12 @@ int main(int argc, char **argv)
 			return write_tiny(argv[i + 1]);
 		else if (!strcmp(argv[i], "--read") && i + 1 < argc)
 			read_path = argv[++i];
+		else if (!strcmp(argv[i], "--transcode") && i + 2 < argc)
+			tc_in = argv[i + 1], tc_out = argv[i + 2], i += 2;
 		else if (!strcmp(argv[i], "--streams") && i + 1 < argc)
 			b.streams = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--frame-size") && i + 1 < argc)
-			b.wo.frame_size = (size_t)atol(argv[++i]);
+			b.wo.frame_size = (size_t)atol(argv[++i]), by_size = 1;
 		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
 			rounds = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--mix") && i + 1 < argc && !strcmp(argv[i + 1], "switch"))
@@ -422,12 +563,14 @@ int main(int argc, char **argv)
 	}
 	if (read_path)
 		return read_file(read_path, rounds);
-	if (millions <= 0 || b.streams < 1 || b.streams > 64 || rounds < 1) {
-		fprintf(stderr, "usage: format_bench [MILLIONS] [--streams 1-64] [--frame-size N] [--rounds N] [--mix samples|switch] | --read FILE | --write FILE\n");
-		return 2;
-	}
 	if (getenv("BENCH_LEVEL"))
 		b.wo.zstd_level = atoi(getenv("BENCH_LEVEL"));
+	if (tc_in)
+		return transcode(tc_in, tc_out, &b.wo, by_size);
+	if (millions <= 0 || b.streams < 1 || b.streams > 64 || rounds < 1) {
+		fprintf(stderr, "usage: format_bench [MILLIONS] [--streams 1-64] [--frame-size N] [--rounds N] [--mix samples|switch] | --read FILE | --transcode IN OUT | --write FILE\n");
+		return 2;
+	}
 	b.n = (uint64_t)(millions * 1e6);
 
 	for (int i = 0; i < NCHAINS; i++) {
