@@ -26,7 +26,7 @@
  *       both files' bytes. Compares encodings on identical data (e.g. a
  *       file recorded before a format change). BENCH_LEVEL=N: zstd level.
  *   format_bench --write FILE
- *       writes a tiny sample file (header, comm, samples with callchains)
+ *       writes a tiny sample file (header, comm, 4 samples with callchains)
  *       for tests/unit/format/test_protoc_decode.sh.
  */
 #include <errno.h>
@@ -105,12 +105,16 @@ static int write_tiny(const char *path)
 	if (!ret)
 		ret = prec_writer_append(w, 1, &pkt, 1000000);
 
-	for (int i = 0; i < 3 && !ret; i++) {
+	for (int i = 0; i < 4 && !ret; i++) {
+		/* the last in user mode, its callchain as the kernel gives it:
+		 * written in the callers form (Sample.callchain_callers) */
+		uint64_t user[3] = { (uint64_t)-512, 0x401234, 0x401200 };
 		s.cpu = 0;
 		s.pid = s.tid = 4242;
-		s.ip = 0x401100 + (uint64_t)i;
+		s.ip = i < 3 ? 0x401100 + (uint64_t)i : 0x401234;
+		s.misc = i < 3 ? 0 : 2;
 		s.period = 100000;
-		s.callchain = prec_writer_intern_callchain(w, 1, ips, 3);
+		s.callchain = prec_writer_intern_callchain(w, 1, i < 3 ? ips : user, 3);
 		perfrec__packet__init(&pkt);
 		pkt.data_case = PERFREC__PACKET__DATA_SAMPLE;
 		pkt.sample = &s;

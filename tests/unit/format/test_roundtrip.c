@@ -3,6 +3,7 @@
  * from prec_reader with the same fields, absolute times and resolved iids.
  */
 #include "fmt_helpers.h"
+#include "format/layout.h"
 
 static uint64_t t0 = 1000000000ull;
 
@@ -376,7 +377,7 @@ static void test_every_kind(void **state)
 	assert_true(st.index_present);
 	assert_false(st.torn);
 	assert_int_equal(st.version_major, 1);
-	assert_int_equal(st.version_minor, 0);
+	assert_int_equal(st.version_minor, PREC_VERSION_MINOR);
 	prec_reader_free(r);
 	free(buf);
 }
