@@ -24,8 +24,9 @@ struct prec_cc_slot {
 #define MARKED 0x40000000u   /* depth bit: the leaf is its cpumode's marker */
 #define DEPTH(e) ((e)->depth & ~(LEAF | MARKED))
 
-/* The expansion of the parent is kept too when it is this deep: the
- * callers many leaves share are then copied, not walked, per leaf. */
+/* The expansion of a sample leaf's callers is kept too when it is this
+ * deep: the callers many leaves share are then copied, not walked, per
+ * leaf. */
 #define ANCHOR_DEPTH 8
 
 static const uint64_t none[1];
@@ -38,14 +39,18 @@ void prec_cctab_init(struct prec_cctab *t)
 void prec_cctab_release(struct prec_cctab *t)
 {
 	free(t->ents);
+	free(t->dense);
 	free(t->slots);
 	free(t->lslots);
 	memset(t, 0, sizeof(*t));
 }
 
-void prec_cctab_clear(struct prec_cctab *t, struct prec_arena *a)
+void prec_cctab_clear(struct prec_cctab *t, struct prec_arena *a, size_t dense_max)
 {
 	t->n = 0;
+	if (t->ndense)
+		memset(t->dense, 0, t->ndense * sizeof(*t->dense));
+	t->dense_max = dense_max;
 	if (t->count)
 		memset(t->slots, 0, t->nslots * sizeof(*t->slots));
 	t->count = 0;
@@ -62,8 +67,10 @@ static inline size_t iid_slot(uint64_t iid, size_t nslots)
 }
 
 /* entry index + 1 of iid, 0 = undefined */
-static uint32_t lookup(const struct prec_cctab *t, uint64_t iid)
+static inline uint32_t lookup(const struct prec_cctab *t, uint64_t iid)
 {
+	if (iid < t->dense_max)
+		return iid < t->ndense ? t->dense[iid] : 0;
 	if (!t->count)
 		return 0;
 	for (size_t s = iid_slot(iid, t->nslots); t->slots[s].ent; s = (s + 1) & (t->nslots - 1))
@@ -76,6 +83,23 @@ static int put(struct prec_cctab *t, uint64_t iid, uint32_t ent)
 {
 	size_t s;
 
+	if (iid < t->dense_max) {
+		if (iid >= t->ndense) {
+			size_t nn = t->ndense ? t->ndense : 1024;
+			while (nn <= iid)
+				nn *= 2;
+			if (nn > t->dense_max)
+				nn = t->dense_max;
+			uint32_t *nd = realloc(t->dense, nn * sizeof(*nd));
+			if (!nd)
+				return -ENOMEM;
+			memset(nd + t->ndense, 0, (nn - t->ndense) * sizeof(*nd));
+			t->dense = nd;
+			t->ndense = nn;
+		}
+		t->dense[iid] = ent;   /* a redefinition: the later one wins */
+		return 0;
+	}
 	if ((t->count + 1) * 2 > t->nslots) {
 		size_t nn = t->nslots ? t->nslots * 2 : 256;
 		struct prec_cc_slot *ns = calloc(nn, sizeof(*ns));
@@ -321,9 +345,9 @@ const uint64_t *prec_cctab_get(struct prec_cctab *t, uint64_t iid, size_t *n)
 	}
 	x = &t->ents[e - 1];
 	if (!x->ips) {
-		/* the callers' node (a leaf's, or a node's parent) keeps its
-		 * expansion when it is deep: siblings then copy it */
-		anchor = x->parent;
+		/* a sample leaf's callers keep their expansion when deep:
+		 * the other leaves on them then copy it */
+		anchor = (x->depth & LEAF) ? x->parent : 0;
 		if ((x->depth & MARKED) && anchor)
 			anchor = t->ents[anchor - 1].parent;
 		if (anchor && !t->ents[anchor - 1].ips &&

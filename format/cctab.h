@@ -58,7 +58,9 @@ struct prec_cc_ent {
 struct prec_cctab {
 	struct prec_cc_ent *ents;
 	size_t n, cap;
-	struct prec_cc_slot *slots;   /* file iid -> entry */
+	uint32_t *dense;              /* file iid -> entry + 1, iids < dense_max */
+	size_t ndense, dense_max;
+	struct prec_cc_slot *slots;   /* the other file iids -> entry */
 	size_t nslots, count;
 	uint32_t *lslots;             /* (parent, ip, cpumode) -> leaf entry + 1 */
 	size_t nlslots, nleaves;
@@ -68,8 +70,11 @@ struct prec_cctab {
 
 void prec_cctab_init(struct prec_cctab *t);
 void prec_cctab_release(struct prec_cctab *t);
-/* Empties the table for a new frame whose memory comes from a. */
-void prec_cctab_clear(struct prec_cctab *t, struct prec_arena *a);
+/* Empties the table for a new frame whose memory comes from a. iids below
+ * dense_max are kept in an array (writers number callchains 1, 2, 3 ...;
+ * a frame of N bytes cannot define many more than N of them), the others
+ * in a hash table: pass about the frame's size. */
+void prec_cctab_clear(struct prec_cctab *t, struct prec_arena *a, size_t dense_max);
 
 /* A whole Callchain: ips (n of them) must live as long as the frame.
  * 0 or -ENOMEM. */

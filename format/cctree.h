@@ -54,13 +54,17 @@ struct prec_cctree {
 	struct prec_cctree_node *nodes;   /* by iid - 1 */
 	size_t n, cap;
 	size_t emitted;
-	uint32_t *slots;                  /* (parent, addr) -> index + 1 */
+	uint64_t *slots;                  /* (parent, addr) -> index + 1, tag */
 	size_t nslots;                    /* power of two */
 	struct prec_cctree_leaf *leaves;  /* by handle & ~PREC_CC_LEAF */
 	size_t nleaves, lcap;
 	uint32_t *lslots;                 /* (callers, ip, marker) -> index + 1 */
 	size_t nlslots;
 	uint64_t empty;                   /* iid of the empty chain, 0 = none */
+	uint64_t *prev_ips, *prev_iids;   /* the last root chain and its nodes */
+	size_t prev_n, prev_cap;
+	uint64_t *cslots;                 /* whole chains: hash tag | node iid */
+	size_t ncslots, ncchains;
 	int busy;                         /* interned since the last append */
 };
 

@@ -130,7 +130,7 @@ static void frame_reset(struct prec_frame *f)
 	f->unknown = 0;
 	prec_arena_reset(&f->arena);
 	table_clear(&f->strings);
-	prec_cctab_clear(&f->chains, &f->arena);
+	prec_cctab_clear(&f->chains, &f->arena, 0);
 }
 
 /* Maps a zstd error to ours: a checksum error names damage, a frame that
@@ -192,6 +192,8 @@ int prec_frame_load(struct prec_frame *f, const void *zbuf, size_t zlen,
 	 * Sample becomes a struct of ~100 bytes); bound the arena so hostile
 	 * bytes cannot make us allocate without limit. */
 	f->arena.limit = 64 * (size_t)content + (1u << 20);
+	/* every callchain iid costs a byte or more of the frame */
+	f->chains.dense_max = (size_t)content + 1024;
 	f->err = 0;
 	f->loaded = 1;
 	return 0;

@@ -1,12 +1,18 @@
 /*
  * format_bench.c - encode/decode throughput of the .prec format library.
  *
- *   format_bench [MILLIONS] [--streams K] [--frame-size BYTES]
+ *   format_bench [MILLIONS] [--streams K] [--frame-size BYTES] [--stacks tree]
  *       writes MILLIONS (default 2) million synthetic samples into memory
  *       (monotonic times, 4000 distinct callchains of depth 5-30, 300 pids,
  *       K streams, default 4) and reads them back; prints packets/s for
  *       encode and decode, compressed bytes per packet and peak RSS.
  *       Times are thread CPU time. BENCH_LEVEL=N overrides the zstd level.
+ *       The callchains are random addresses (no two share a caller, and
+ *       the sample's ip is not the chain's leaf: the worst case for
+ *       callchain nodes); --stacks tree draws them instead from one made-up
+ *       program (paths of a random call tree of 3000 functions, a quarter
+ *       with a kernel part from a kernel call tree), each sample's ip its
+ *       chain's leaf, as the kernel writes them.
  *   format_bench [MILLIONS] --mix switch
  *       a --switch-events recording instead: 75% ContextSwitch, 20% Sample
  *       (callchains as above), 3% TaskEvent (interned comms), 2% Mmap
@@ -135,6 +141,7 @@ struct bench {
 	uint64_t n;
 	uint64_t samples;   /* of n, set by encode_once() */
 	int mix;            /* --mix switch */
+	int tree;           /* --stacks tree */
 	unsigned streams;
 	struct prec_writer_opts wo;
 	uint64_t *chains[NCHAINS];
@@ -234,7 +241,8 @@ static struct prec_sink *encode_once(struct bench *b, double *secs,
 		s.cpu = st;
 		s.pid = pid;
 		s.tid = pid + (uint32_t)((r >> 40) & 3);
-		s.ip = b->chains[c][b->depth[c] - 1];
+		s.ip = b->tree ? b->chains[c][1] : b->chains[c][b->depth[c] - 1];
+		s.misc = b->tree ? (b->chains[c][0] == (uint64_t)-128 ? 1 : 2) : 0;
 		s.period = 1000003;
 		s.callchain = prec_writer_intern_callchain(w, st + 1, b->chains[c], b->depth[c]);
 		pkt.data_case = PERFREC__PACKET__DATA_SAMPLE;
@@ -530,6 +538,70 @@ static int transcode(const char *in, const char *out, const struct prec_writer_o
 	return 0;
 }
 
+/* 4000 random chains (see the top of this file) */
+static int random_chains(struct bench *b)
+{
+	for (int i = 0; i < NCHAINS; i++) {
+		b->depth[i] = 5 + rnd() % 26;
+		b->chains[i] = malloc(b->depth[i] * sizeof(uint64_t));
+		if (!b->chains[i])
+			return 1;
+		/* kernel part then user part, as perf gives them */
+		size_t k = b->depth[i] / 3;
+		b->chains[i][0] = (uint64_t)-128;   /* PERF_CONTEXT_KERNEL */
+		for (size_t j = 1; j < b->depth[i]; j++)
+			b->chains[i][j] = j <= k ? 0xffffffff81000000ull + (rnd() % 0x800000)
+					       : 0x400000 + (rnd() % 0x200000);
+	}
+	return 0;
+}
+
+/* 4000 chains of one made-up program (--stacks tree): function f has a
+ * caller below it (a random recursive tree, ~20 deep) and an address; a
+ * chain is [PERF_CONTEXT_USER, an ip in f, f's callers...], a quarter
+ * with a kernel part first from a kernel call tree of 500 functions. */
+#define NFUNC 3000
+#define NKFUNC 500
+static int tree_chains(struct bench *b)
+{
+	static int caller[NFUNC], kcaller[NKFUNC];
+	static uint64_t addr[NFUNC], kaddr[NKFUNC];
+	uint64_t tmp[256];
+
+	for (int f = 0; f < NFUNC; f++) {
+		caller[f] = f ? (int)(rnd() % (uint64_t)f) : -1;
+		addr[f] = 0x400000 + rnd() % 0x2000000;
+	}
+	for (int f = 0; f < NKFUNC; f++) {
+		kcaller[f] = f ? (int)(rnd() % (uint64_t)f) : -1;
+		kaddr[f] = 0xffffffff81000000ull + rnd() % 0x1000000;
+	}
+	for (int i = 0; i < NCHAINS; i++) {
+		size_t n = 0;
+		int f = (int)(rnd() % NFUNC);
+		if (rnd() % 4 == 0) {
+			int k = (int)(rnd() % NKFUNC);
+			tmp[n++] = (uint64_t)-128;   /* PERF_CONTEXT_KERNEL */
+			tmp[n++] = kaddr[k] + rnd() % 256;
+			for (k = kcaller[k]; k >= 0 && n < 100; k = kcaller[k])
+				tmp[n++] = kaddr[k] + 0x40;
+			tmp[n++] = (uint64_t)-512;   /* PERF_CONTEXT_USER */
+			tmp[n++] = addr[f] + 0x20;   /* the system call's return */
+		} else {
+			tmp[n++] = (uint64_t)-512;
+			tmp[n++] = addr[f] + rnd() % 512;
+		}
+		for (f = caller[f]; f >= 0 && n < 200; f = caller[f])
+			tmp[n++] = addr[f] + 0x40;
+		b->depth[i] = n;
+		b->chains[i] = malloc(n * sizeof(uint64_t));
+		if (!b->chains[i])
+			return 1;
+		memcpy(b->chains[i], tmp, n * sizeof(uint64_t));
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct bench b;
@@ -562,6 +634,8 @@ int main(int argc, char **argv)
 			b.mix = 1, i++;
 		else if (!strcmp(argv[i], "--mix") && i + 1 < argc && !strcmp(argv[i + 1], "samples"))
 			b.mix = 0, i++;
+		else if (!strcmp(argv[i], "--stacks") && i + 1 < argc && !strcmp(argv[i + 1], "tree"))
+			b.tree = 1, i++;
 		else
 			millions = atof(argv[i]);
 	}
@@ -572,23 +646,13 @@ int main(int argc, char **argv)
 	if (tc_in)
 		return transcode(tc_in, tc_out, &b.wo, by_size);
 	if (millions <= 0 || b.streams < 1 || b.streams > 64 || rounds < 1) {
-		fprintf(stderr, "usage: format_bench [MILLIONS] [--streams 1-64] [--frame-size N] [--rounds N] [--mix samples|switch] | --read FILE | --transcode IN OUT | --write FILE\n");
+		fprintf(stderr, "usage: format_bench [MILLIONS] [--streams 1-64] [--frame-size N] [--rounds N] [--mix samples|switch] [--stacks tree] | --read FILE | --transcode IN OUT | --write FILE\n");
 		return 2;
 	}
 	b.n = (uint64_t)(millions * 1e6);
 
-	for (int i = 0; i < NCHAINS; i++) {
-		b.depth[i] = 5 + rnd() % 26;
-		b.chains[i] = malloc(b.depth[i] * sizeof(uint64_t));
-		if (!b.chains[i])
-			return 1;
-		/* kernel part then user part, as perf gives them */
-		size_t k = b.depth[i] / 3;
-		b.chains[i][0] = (uint64_t)-128;   /* PERF_CONTEXT_KERNEL */
-		for (size_t j = 1; j < b.depth[i]; j++)
-			b.chains[i][j] = j <= k ? 0xffffffff81000000ull + (rnd() % 0x800000)
-					      : 0x400000 + (rnd() % 0x200000);
-	}
+	if (b.tree ? tree_chains(&b) : random_chains(&b))
+		return 1;
 
 	/* best of `rounds`: the figures of a shared machine are noisy */
 	for (int round = 0; round < rounds; round++) {
