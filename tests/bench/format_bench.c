@@ -28,7 +28,8 @@
  *       rewrites a .prec file through this build's writer: the same
  *       packets on the same streams, strings and callchains interned
  *       again, frames cut where IN's frames end (with --frame-size: by
- *       size, and by packet time every PREC_DEFAULT_FLUSH_MS); prints
+ *       size, and by packet time every PREC_DEFAULT_FLUSH_MS, or
+ *       BENCH_FLUSH_MS, 0 = by size only); prints
  *       both files' bytes. Compares encodings on identical data (e.g. a
  *       file recorded before a format change). BENCH_LEVEL=N: zstd level.
  *   format_bench --write FILE
@@ -485,6 +486,8 @@ static int transcode(const char *in, const char *out, const struct prec_writer_o
 	struct prec_writer_opts o = *wo;
 	if (!by_size)
 		o.frame_size = 16u << 20;   /* the writer's cap: cut where IN does */
+	else if (getenv("BENCH_FLUSH_MS"))
+		o.flush_ms = (uint32_t)atoi(getenv("BENCH_FLUSH_MS"));
 	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	sink = fd >= 0 ? prec_sink_fd_new(fd, 1) : NULL;
 	w = sink ? prec_writer_new(sink, &o) : NULL;

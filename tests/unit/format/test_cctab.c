@@ -25,7 +25,7 @@ static int setup(void **state)
 		return -1;
 	prec_arena_init(&x->a, 0);
 	prec_cctab_init(&x->t);
-	prec_cctab_clear(&x->t, &x->a);
+	prec_cctab_clear(&x->t, &x->a, 4096);
 	*state = x;
 	return 0;
 }
@@ -230,7 +230,7 @@ static void test_depth(void **state)
 	/* a new frame with a small arena: expansions fail cleanly */
 	prec_arena_release(&x->a);
 	prec_arena_init(&x->a, 64 * 1024);
-	prec_cctab_clear(t, &x->a);
+	prec_cctab_clear(t, &x->a, 100);
 	assert_int_equal(prec_cctab_add_run(t, 0, 0, v, 100000), 0);
 	assert_null(prec_cctab_get(t, 100000, &k));
 	assert_int_equal(k, 0);
@@ -249,7 +249,7 @@ static void test_clear(void **state)
 	assert_int_equal(prec_cctab_add_run(&x->t, 0, 0, r, 1), 0);
 	uint64_t l = prec_cctab_leaf(&x->t, 1, 5, 2, &err);
 	prec_arena_reset(&x->a);
-	prec_cctab_clear(&x->t, &x->a);
+	prec_cctab_clear(&x->t, &x->a, 4096);
 	expect(&x->t, 1, NULL, SIZE_MAX);
 	expect(&x->t, l, NULL, SIZE_MAX);
 	assert_int_equal(prec_cctab_add_run(&x->t, 0, 0, r, 1), 0);   /* numbered from 1 again */
