@@ -12,7 +12,7 @@
 # Not a timed test: run it by hand (root), one run per invocation.
 # KEEP=DIR keeps both files there.
 #
-# Then the sample-heavy mix: record_vs_perf_deep.sh (a parallel build,
+# Then the sample-heavy mix: record_vs_perf_atonce.sh (a parallel build,
 # deep stacks, -a -g -F 4000, both recorders at once) for DEEP_SECS
 # seconds (default 25; 0 skips it), printed the same way.
 #
@@ -115,5 +115,6 @@ fi
 
 if [ "${DEEP_SECS:-25}" != 0 ]; then
 	echo
-	KEEP=${KEEP:+$KEEP/deep} "$src/tests/bench/record_vs_perf_deep.sh" "$build" "${DEEP_SECS:-25}" "${extra[@]}"
+	MIX=deep KEEP=${KEEP:+$KEEP/deep} "$src/tests/bench/record_vs_perf_atonce.sh" "$build" \
+		"${DEEP_SECS:-25}" "${extra[@]}"
 fi
