@@ -59,7 +59,7 @@ static inline uint64_t leaf_hash(const struct prec_cctree_leaf *l)
 
 static int leaf_grow(struct prec_cctree *t)
 {
-	size_t ns = t->nlslots ? t->nlslots * 2 : 1024;
+	size_t ns = t->nlslots ? t->nlslots * 2 : 256;
 	uint32_t *s = calloc(ns, sizeof(*s));
 
 	if (!s)
@@ -81,7 +81,7 @@ static int leaf_grow(struct prec_cctree *t)
  * not the one. */
 static int node_grow(struct prec_cctree *t)
 {
-	size_t ns = t->nslots ? t->nslots * 2 : 1024;
+	size_t ns = t->nslots ? t->nslots * 2 : 256;
 	uint64_t *s = calloc(ns, sizeof(*s));
 
 	if (!s)
@@ -120,7 +120,7 @@ static uint64_t node_get(struct prec_cctree *t, uint64_t parent, uint64_t addr)
 	if ((t->n + 1) * 2 > t->nslots && node_grow(t) < 0)
 		return 0;
 	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
+		size_t cap = t->cap ? t->cap * 2 : 256;
 		struct prec_cctree_node *nn = realloc(t->nodes, cap * sizeof(*nn));
 		if (!nn)
 			return 0;
@@ -177,7 +177,7 @@ static void chain_remember(struct prec_cctree *t, uint64_t h, uint64_t iid)
 	size_t k;
 
 	if ((t->ncchains + 1) * 2 > t->ncslots) {
-		size_t ns = t->ncslots ? t->ncslots * 2 : 1024;
+		size_t ns = t->ncslots ? t->ncslots * 2 : 256;
 		uint64_t *s = calloc(ns, sizeof(*s));
 		if (!s)
 			return;
@@ -275,7 +275,7 @@ static uint64_t leaf_get(struct prec_cctree *t, uint64_t callers, uint64_t ip,
 	if ((t->nleaves + 1) * 2 > t->nlslots && leaf_grow(t) < 0)
 		return 0;
 	if (t->nleaves == t->lcap) {
-		size_t cap = t->lcap ? t->lcap * 2 : 256;
+		size_t cap = t->lcap ? t->lcap * 2 : 64;
 		struct prec_cctree_leaf *nl = realloc(t->leaves, cap * sizeof(*nl));
 		if (!nl)
 			return 0;
@@ -301,7 +301,7 @@ uint64_t prec_cctree_intern(struct prec_cctree *t, const uint64_t *ips, size_t n
 			if (t->n >= UINT32_MAX - 1)
 				goto nomem;
 			if (t->n == t->cap) {
-				size_t cap = t->cap ? t->cap * 2 : 1024;
+				size_t cap = t->cap ? t->cap * 2 : 256;
 				struct prec_cctree_node *nn = realloc(t->nodes, cap * sizeof(*nn));
 				if (!nn)
 					goto nomem;
