@@ -194,17 +194,14 @@ static void test_roundtrip_large_frames(void **state)
 	roundtrip(PREC_DEFAULT_FRAME_SIZE, 50000);
 }
 
-/* Samples at many ips under one deep stack store that stack once per
- * frame: far fewer bytes than as whole chains, and in the callers form
- * the samples add no node at all. */
-static void test_shared_callers(void **state)
+/* Writes 2000 samples at different ips under one 62-deep stack in one
+ * frame, in cpumode misc; the writer's stats in *st. */
+static void shared_callers(uint32_t misc, struct prec_writer_stats *st)
 {
 	struct prec_sink *sink = prec_sink_mem_new();
 	struct prec_writer_opts o = PREC_WRITER_OPTS_INIT;
 	struct prec_writer *w;
-	struct prec_writer_stats st;
 	uint64_t ips[64];
-	(void)state;
 
 	o.frame_size = 16u << 20;   /* one frame */
 	w = prec_writer_new(sink, &o);
@@ -217,37 +214,33 @@ static void test_shared_callers(void **state)
 		ips[1] = 0x7f0000100000ull + i * 16;
 		uint64_t cc = prec_writer_intern_callchain(w, 1, ips, 64);
 		fmt_sample(&pkt, &s, 0, 7, ips[1], cc);
-		s.misc = 2;
+		s.misc = misc;
 		assert_int_equal(prec_writer_append(w, 1, &pkt, 1000 + i), 0);
 	}
 	assert_int_equal(prec_writer_flush(w), 0);
-	prec_writer_stats(w, &st);
-	/* one InternedData (62 nodes) and 2000 samples of 28 bytes; as
-	 * whole chains each sample would add 64 ips of 3+ bytes */
+	prec_writer_stats(w, st);
+	prec_writer_free(w);
+	prec_sink_free(sink);
+}
+
+/* Samples at many ips under one deep stack store that stack once per
+ * frame: far fewer bytes than as whole chains, and in the callers form
+ * the samples add no node at all. */
+static void test_shared_callers(void **state)
+{
+	struct prec_writer_stats st;
+	(void)state;
+
+	/* user mode: one InternedData (62 nodes) and 2000 samples of 28
+	 * bytes; as whole chains each sample would add 64 ips of 3+ bytes */
+	shared_callers(2, &st);
 	assert_int_equal(st.packets, 2001);
 	assert_true(st.bytes_raw < 2000 * 30 + 62 * 8);
-
-	/* the same samples in kernel mode (the sample ip is not the
-	 * chain's): a leaf and a marker node each, still sharing callers */
-	prec_writer_free(w);
-	prec_sink_free(sink);
-	sink = prec_sink_mem_new();
-	w = prec_writer_new(sink, &o);
-	for (unsigned i = 0; i < 2000; i++) {
-		Perfrec__Packet pkt;
-		Perfrec__Sample s;
-		ips[1] = 0x7f0000100000ull + i * 16;
-		uint64_t cc = prec_writer_intern_callchain(w, 1, ips, 64);
-		fmt_sample(&pkt, &s, 0, 7, ips[1], cc);
-		s.misc = 1;
-		assert_int_equal(prec_writer_append(w, 1, &pkt, 1000 + i), 0);
-	}
-	assert_int_equal(prec_writer_flush(w), 0);
-	prec_writer_stats(w, &st);
+	/* kernel mode (the sample ip is not the chain's): a leaf and a
+	 * marker node each, still sharing the callers */
+	shared_callers(1, &st);
 	assert_int_equal(st.packets, 4000);
 	assert_true(st.bytes_raw < 2000 * 30 + 2000 * 24 + 62 * 8);
-	prec_writer_free(w);
-	prec_sink_free(sink);
 }
 
 /* An id interned before a cut and appended after it still names its
