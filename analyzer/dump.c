@@ -445,6 +445,8 @@ static void fields(struct em *e, struct ana_session *s, const struct prec_packet
 	case PERFREC__PACKET__DATA_INTERNED:
 		u64(e, "strings", k->interned->n_strings);
 		u64(e, "callchains", k->interned->n_callchains);
+		if (k->interned->n_callchain_nodes)
+			u64(e, "node_runs", k->interned->n_callchain_nodes);
 		break;
 	case PERFREC__PACKET__DATA_SESSION_END: {
 		const Perfrec__SessionEnd *x = k->session_end;

@@ -6,7 +6,8 @@
  * within max_raw. prec_frame_next() then walks raw field by field
  * (0x0A, varint length, Packet bytes), unpacking each Packet into the
  * frame's arena, resolving dt into absolute time and applying InternedData
- * to the frame's iid tables as it meets them. Nothing in raw is trusted:
+ * to the frame's iid tables as it meets them (callchains: cctab.h; a
+ * Sample in the callers form gets the iid of its whole callchain there). Nothing in raw is trusted:
  * every length is checked against the bytes left.
  */
 #include <errno.h>
@@ -37,6 +38,7 @@ struct prec_frame *prec_frame_new(void)
 		return NULL;
 	}
 	prec_arena_init(&f->arena, 0);
+	prec_cctab_init(&f->chains);
 	f->fast = prec_packet_fast_ok();
 	f->kinds = PREC_KINDS_ALL;
 	return f;
@@ -50,7 +52,7 @@ void prec_frame_free(struct prec_frame *f)
 	free(f->raw);
 	free(f->zbuf);
 	free(f->strings.slots);
-	free(f->chains.slots);
+	prec_cctab_release(&f->chains);
 	prec_arena_release(&f->arena);
 	free(f);
 }
@@ -128,7 +130,7 @@ static void frame_reset(struct prec_frame *f)
 	f->unknown = 0;
 	prec_arena_reset(&f->arena);
 	table_clear(&f->strings);
-	table_clear(&f->chains);
+	prec_cctab_clear(&f->chains, &f->arena, 0);
 }
 
 /* Maps a zstd error to ours: a checksum error names damage, a frame that
@@ -190,6 +192,8 @@ int prec_frame_load(struct prec_frame *f, const void *zbuf, size_t zlen,
 	 * Sample becomes a struct of ~100 bytes); bound the arena so hostile
 	 * bytes cannot make us allocate without limit. */
 	f->arena.limit = 64 * (size_t)content + (1u << 20);
+	/* every callchain iid costs a byte or more of the frame */
+	f->chains.dense_max = (size_t)content + 1024;
 	f->err = 0;
 	f->loaded = 1;
 	return 0;
@@ -270,14 +274,39 @@ static int apply_interned(struct prec_frame *f, const Perfrec__InternedData *id)
 		if (ret < 0)
 			return ret;
 	}
+	/* whole chains first, then node runs in order (SPEC.md 6) */
 	for (size_t i = 0; i < id->n_callchains; i++) {
 		const Perfrec__Callchain *c = id->callchains[i];
 		if (!c)
 			continue;
-		ret = table_put(&f->chains, c->iid, c->ips, c->n_ips);
+		ret = prec_cctab_add_chain(&f->chains, c->iid, c->ips, c->n_ips);
 		if (ret < 0)
 			return ret;
 	}
+	for (size_t i = 0; i < id->n_callchain_nodes; i++) {
+		const Perfrec__CallchainNodes *r = id->callchain_nodes[i];
+		if (!r)
+			continue;
+		ret = prec_cctab_add_run(&f->chains, r->iid, r->parent, r->addrs, r->n_addrs);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* A Sample in the callers form gets the iid of its whole callchain, so
+ * consumers see plain callchains. Callers that are not defined stay as
+ * they are: a reference to an undefined iid reads as unknown. */
+static int sample_callers(struct prec_frame *f, Perfrec__Sample *s)
+{
+	int err = 0;
+	uint64_t iid = prec_cctab_leaf(&f->chains, s->callchain, s->ip, s->misc & 7, &err);
+
+	if (err)
+		return err;
+	if (iid)
+		s->callchain = iid;
+	s->callchain_callers = 0;
 	return 0;
 }
 
@@ -443,6 +472,11 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p)
 			int ret = apply_interned(f, pkt->interned);
 			if (ret < 0)
 				return frame_fail(f, ret);
+		} else if (pkt->data_case == PERFREC__PACKET__DATA_SAMPLE && pkt->sample &&
+			   pkt->sample->callchain_callers) {
+			int ret = sample_callers(f, pkt->sample);
+			if (ret < 0)
+				return frame_fail(f, ret);
 		}
 		f->packets++;
 		if ((unsigned)pkt->data_case >= 64 ||
@@ -469,15 +503,14 @@ const char *prec_frame_string(const struct prec_frame *f, uint64_t iid)
 const uint64_t *prec_frame_callchain(const struct prec_frame *f, uint64_t iid,
 				     size_t *n)
 {
-	const struct prec_iid_slot *s = f ? table_get(&f->chains, iid) : NULL;
+	size_t k = 0;
+	/* the expansion is made and kept on the first lookup: the frame is
+	 * const to its readers, its cache is not */
+	const uint64_t *ips = f ? prec_cctab_get((struct prec_cctab *)&f->chains, iid, &k) : NULL;
 
 	if (n)
-		*n = s ? s->n : 0;
-	if (!s)
-		return NULL;
-	/* an empty callchain is defined but has no ips: return a valid pointer */
-	static const uint64_t none[1];
-	return s->p ? s->p : none;
+		*n = k;
+	return ips;
 }
 
 uint64_t prec_frame_unknown_packets(const struct prec_frame *f)

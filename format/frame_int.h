@@ -11,6 +11,7 @@
 #include <zstd.h>
 
 #include "format/arena.h"
+#include "format/cctab.h"
 #include "format/reader.h"
 
 /* iid -> value, open addressing; iid 0 ("none") is never stored. */
@@ -49,7 +50,8 @@ struct prec_frame {
 	uint64_t unknown;          /* skipped: oneof not set / unknown Trace field */
 
 	struct prec_arena arena;
-	struct prec_iid_table strings, chains;
+	struct prec_iid_table strings;
+	struct prec_cctab chains;     /* callchains, expanded on lookup */
 };
 
 /* reader.c: the fields of a frame-info payload of len bytes (len >=

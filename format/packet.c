@@ -19,9 +19,11 @@
  * varint as 1, as protobuf-c does.
  *
  * InternedData: 1 strings (InternedString: 1 iid, 2 str), 2 callchains
- * (Callchain: 1 iid, 2 ips packed, 3 ips_delta packed sint64). The writer
- * always uses ips_delta; decoders turn either form into ips
- * (prec_packet_normalize()).
+ * (Callchain: 1 iid, 2 ips packed, 3 ips_delta packed sint64), 3
+ * callchain_nodes (CallchainNodes: 1 iid, 2 parent, 3 addrs packed). The
+ * writer writes callchains as nodes (1.1); decoders turn either form of
+ * a Callchain into ips (prec_packet_normalize()) and leave node runs as
+ * they are (frame.c's callchain table reads them).
  */
 #include <stddef.h>
 #include <string.h>
@@ -32,7 +34,7 @@
 int prec_packet_fast_ok(void)
 {
 	return perfrec__packet__descriptor.n_fields == 19 &&
-	       perfrec__sample__descriptor.n_fields == 17 &&
+	       perfrec__sample__descriptor.n_fields == 18 &&
 	       perfrec__group_read__descriptor.n_fields == 5 &&
 	       perfrec__context_switch__descriptor.n_fields == 9 &&
 	       perfrec__task_event__descriptor.n_fields == 8 &&
@@ -40,9 +42,10 @@ int prec_packet_fast_ok(void)
 	       perfrec__loss__descriptor.n_fields == 5 &&
 	       perfrec__throttle__descriptor.n_fields == 4 &&
 	       perfrec__group_snapshot__descriptor.n_fields == 5 &&
-	       perfrec__interned_data__descriptor.n_fields == 2 &&
+	       perfrec__interned_data__descriptor.n_fields == 3 &&
 	       perfrec__interned_string__descriptor.n_fields == 2 &&
-	       perfrec__callchain__descriptor.n_fields == 3;
+	       perfrec__callchain__descriptor.n_fields == 3 &&
+	       perfrec__callchain_nodes__descriptor.n_fields == 3;
 }
 
 /* ---------------------------------------------------------------- encode */
@@ -50,10 +53,7 @@ int prec_packet_fast_ok(void)
 #define vsize prec_varint_size
 #define vput prec_varint_put
 
-static inline uint64_t zigzag(int64_t v)
-{
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
+#define zigzag prec_zigzag
 
 /* a varint field with a one-byte key, omitted when zero (proto3) */
 #define VF(v) ((v) ? 1 + vsize(v) : 0)
@@ -115,9 +115,10 @@ static size_t sample_body_size(const Perfrec__Sample *s)
 	       (s->read ? 1 + vsize(rd) + rd : 0) +
 	       VF(s->addr) + VF(s->misc) + VF(s->stream_id) +
 	       VF(s->regs_abi) + VF(s->regs_mask) + packed_field_size(s->n_regs, s->regs) +
-	       /* fields 16, 17: two-byte keys */
+	       /* fields 16-18: two-byte keys */
 	       (s->stack.len ? 2 + vsize(s->stack.len) + s->stack.len : 0) +
-	       (s->stack_dyn_size ? 2 + vsize(s->stack_dyn_size) : 0);
+	       (s->stack_dyn_size ? 2 + vsize(s->stack_dyn_size) : 0) +
+	       (s->callchain_callers ? 3 : 0);
 }
 
 /* Fields a Sample has only with --call-graph dwarf (user registers and
@@ -324,6 +325,11 @@ static uint8_t *pack_body(const Perfrec__Packet *pkt, uint8_t *p)
 			*p++ = 0x01;
 			p = vput(p, s->stack_dyn_size);
 		}
+		if (s->callchain_callers) {
+			*p++ = 0x90;   /* field 18, varint */
+			*p++ = 0x01;
+			*p++ = 1;
+		}
 		break;
 	}
 	case PERFREC__PACKET__DATA_CONTEXT_SWITCH: {
@@ -445,9 +451,10 @@ size_t prec_packet_fast_pack_small(const Perfrec__Packet *pkt, uint8_t *out)
 	}
 	if (!fast_sub(pkt))
 		return 0;
-	/* Worst cases: a Sample body of 91 bytes (5 uint64 and 3 more of 11,
-	 * 4 uint32 of 6), dt 11, key and length 2: at most 104 bytes, so both
-	 * lengths are one-byte varints and can be filled in afterwards. */
+	/* Worst cases: a Sample body of 94 bytes (5 uint64 and 3 more of 11,
+	 * 4 uint32 of 6, a bool of 3), dt 11, key and length 2: at most 107
+	 * bytes, so both lengths are one-byte varints and can be filled in
+	 * afterwards. */
 	if (pkt->dt) {
 		*p++ = 0x08;
 		p = vput(p, zigzag(pkt->dt));
@@ -490,10 +497,18 @@ static size_t chain_size(const struct prec_interned_ref *r, size_t ipsz)
 	return VF(r->iid) + (r->n ? 1 + vsize(ipsz) + ipsz : 0);
 }
 
+/* CallchainNodes bytes, given the packed addrs bytes */
+static size_t run_size(const struct prec_interned_run *r, size_t vsz)
+{
+	return VF(r->iid) + VF(r->parent) + (r->n ? 1 + vsize(vsz) + vsz : 0);
+}
+
 /* Sizes every entry once (cached in ->enc: the entry's message bytes for
- * strings, the packed ips bytes for callchains) and returns the body. */
+ * strings, the packed ips or addrs bytes for callchains and runs) and
+ * returns the body. */
 static size_t interned_body_size(struct prec_interned_ref *s, size_t ns,
-				 struct prec_interned_ref *c, size_t nc)
+				 struct prec_interned_ref *c, size_t nc,
+				 struct prec_interned_run *r, size_t nr)
 {
 	size_t n = 0;
 
@@ -507,11 +522,17 @@ static size_t interned_body_size(struct prec_interned_ref *s, size_t ns,
 		size_t b = chain_size(&c[i], c[i].enc);
 		n += 1 + vsize(b) + b;
 	}
+	for (size_t i = 0; i < nr; i++) {
+		r[i].enc = packed_size(r[i].n, r[i].vals);
+		size_t b = run_size(&r[i], r[i].enc);
+		n += 1 + vsize(b) + b;
+	}
 	return n;
 }
 
 static size_t cached_body_size(const struct prec_interned_ref *s, size_t ns,
-			       const struct prec_interned_ref *c, size_t nc)
+			       const struct prec_interned_ref *c, size_t nc,
+			       const struct prec_interned_run *r, size_t nr)
 {
 	size_t n = 0;
 
@@ -521,24 +542,30 @@ static size_t cached_body_size(const struct prec_interned_ref *s, size_t ns,
 		size_t b = chain_size(&c[i], c[i].enc);
 		n += 1 + vsize(b) + b;
 	}
+	for (size_t i = 0; i < nr; i++) {
+		size_t b = run_size(&r[i], r[i].enc);
+		n += 1 + vsize(b) + b;
+	}
 	return n;
 }
 
 size_t prec_interned_size(struct prec_interned_ref *s, size_t ns,
-			  struct prec_interned_ref *c, size_t nc)
+			  struct prec_interned_ref *c, size_t nc,
+			  struct prec_interned_run *r, size_t nr)
 {
-	size_t body = interned_body_size(s, ns, c, nc);
+	size_t body = interned_body_size(s, ns, c, nc, r, nr);
 
 	return 1 + vsize(body) + body;
 }
 
 size_t prec_interned_pack(const struct prec_interned_ref *s, size_t ns,
-			  const struct prec_interned_ref *c, size_t nc, uint8_t *out)
+			  const struct prec_interned_ref *c, size_t nc,
+			  const struct prec_interned_run *r, size_t nr, uint8_t *out)
 {
 	uint8_t *p = out;
 
 	*p++ = 0x5A;   /* field 11, length-delimited */
-	p = vput(p, cached_body_size(s, ns, c, nc));
+	p = vput(p, cached_body_size(s, ns, c, nc, r, nr));
 	for (size_t i = 0; i < ns; i++) {
 		*p++ = 0x0A;
 		p = vput(p, s[i].enc);
@@ -563,6 +590,18 @@ size_t prec_interned_pack(const struct prec_interned_ref *s, size_t ns,
 				p = vput(p, zigzag((int64_t)(ips[k] - prev)));
 				prev = ips[k];
 			}
+		}
+	}
+	for (size_t i = 0; i < nr; i++) {
+		*p++ = 0x1A;   /* field 3, callchain_nodes */
+		p = vput(p, run_size(&r[i], r[i].enc));
+		PUTV(0x08, r[i].iid);
+		PUTV(0x10, r[i].parent);
+		if (r[i].n) {
+			*p++ = 0x1A;   /* field 3, addrs */
+			p = vput(p, r[i].enc);
+			for (size_t k = 0; k < r[i].n; k++)
+				p = vput(p, r[i].vals[k]);
 		}
 	}
 	return (size_t)(p - out);
@@ -862,6 +901,7 @@ static int sample_unpack(const uint8_t *p, const uint8_t *end, Perfrec__Sample *
 			s->stack.data = (uint8_t *)(uintptr_t)d;
 			break;
 		case 0x88: s->stack_dyn_size = v; break;   /* field 17 */
+		case 0x90: s->callchain_callers = v != 0; break;   /* field 18 */
 		default: return -1;
 		}
 	}
@@ -1036,26 +1076,55 @@ static int group_unpack(const uint8_t *p, const uint8_t *end, Perfrec__GroupSnap
 	return 0;
 }
 
-/* Counts the entries of InternedData bytes (outer level only). */
-static int interned_count(const uint8_t *p, const uint8_t *end, size_t *ns, size_t *nc)
+/* Counts the entries of InternedData bytes (outer level only): strings,
+ * callchains, callchain_nodes into n[0..3). */
+static int interned_count(const uint8_t *p, const uint8_t *end, size_t n3[3])
 {
-	*ns = *nc = 0;
+	n3[0] = n3[1] = n3[2] = 0;
 	while (p < end) {
 		uint64_t key, len;
 		size_t n = vget(p, end, &key);
-		if (!n || (key != 0x0A && key != 0x12))
+		if (!n || (key != 0x0A && key != 0x12 && key != 0x1A))
 			return -1;
 		p += n;
 		n = vget(p, end, &len);
 		if (!n || len > (uint64_t)(end - p - (ptrdiff_t)n))
 			return -1;
 		p += n + len;
-		if (key == 0x0A)
-			(*ns)++;
-		else
-			(*nc)++;
+		n3[(key >> 3) - 1]++;
 	}
 	return 0;
+}
+
+/* One CallchainNodes message. Fields in any order, scalars given twice:
+ * the last wins; addrs given twice or unpacked: protobuf-c's call. */
+static Perfrec__CallchainNodes *run_unpack(const uint8_t *p, const uint8_t *end,
+					   struct prec_arena *a)
+{
+	Perfrec__CallchainNodes *r = prec_arena_alloc(a, sizeof(*r));
+	const uint8_t *d = NULL;
+	uint64_t key, v;
+	int seen = 0;
+
+	if (!r)
+		return NULL;
+	perfrec__callchain_nodes__init(r);
+	while (p < end) {
+		if (!next_field(&p, end, &key, &v, &d))
+			return NULL;
+		switch (key) {
+		case 0x08: r->iid = v; break;
+		case 0x10: r->parent = v; break;
+		case 0x1A:
+			if (seen || unpack_varints(d, (size_t)v, a, &r->addrs, &r->n_addrs) < 0)
+				return NULL;
+			seen = 1;
+			break;
+		default:
+			return NULL;
+		}
+	}
+	return r;
 }
 
 /* Callchain ips: plain, or zigzag deltas when `delta` (rebuilt here). */
@@ -1091,6 +1160,13 @@ static int interned_unpack(const uint8_t *p, const uint8_t *end,
 		p += n;
 		const uint8_t *q = p, *qe = p + len;
 		p = qe;
+		if (key == 0x1A) {
+			Perfrec__CallchainNodes *r = run_unpack(q, qe, a);
+			if (!r)
+				return -1;
+			id->callchain_nodes[id->n_callchain_nodes++] = r;
+			continue;
+		}
 		uint64_t iid = 0;
 		const uint8_t *data = NULL;
 		size_t dlen = 0;
@@ -1166,14 +1242,18 @@ struct fast_packet {
 static int interned_body_unpack(const uint8_t *body, size_t blen,
 				Perfrec__InternedData *id, struct prec_arena *arena)
 {
-	size_t ns, nc;
+	size_t n3[3], ns, nc, nr;
 
-	if (interned_count(body, body + blen, &ns, &nc) < 0)
+	if (interned_count(body, body + blen, n3) < 0)
 		return -1;
+	ns = n3[0];
+	nc = n3[1];
+	nr = n3[2];
 	perfrec__interned_data__init(id);
 	id->strings = ns ? prec_arena_alloc(arena, ns * sizeof(*id->strings)) : NULL;
 	id->callchains = nc ? prec_arena_alloc(arena, nc * sizeof(*id->callchains)) : NULL;
-	if ((ns && !id->strings) || (nc && !id->callchains))
+	id->callchain_nodes = nr ? prec_arena_alloc(arena, nr * sizeof(*id->callchain_nodes)) : NULL;
+	if ((ns && !id->strings) || (nc && !id->callchains) || (nr && !id->callchain_nodes))
 		return -1;
 	return interned_unpack(body, body + blen, id, arena);
 }

@@ -59,13 +59,25 @@ struct prec_interned_ref {
 	size_t enc;         /* set by prec_interned_size(): payload bytes */
 };
 
-/* Size and bytes of Packet { interned: InternedData { strings, callchains } }
- * with dt = 0. Call order: prec_interned_size() (which caches per-entry
- * sizes in the refs), then prec_interned_pack() on the same refs. */
+/* One CallchainNodes run to encode: its addrs values already coded. */
+struct prec_interned_run {
+	uint64_t iid;           /* 0 = numbered implicitly */
+	uint64_t parent;
+	const uint64_t *vals;   /* CallchainNodes.addrs */
+	size_t n;
+	size_t enc;             /* set by prec_interned_size(): packed bytes */
+};
+
+/* Size and bytes of Packet { interned: InternedData { strings, callchains,
+ * callchain_nodes } } with dt = 0. Call order: prec_interned_size() (which
+ * caches per-entry sizes in the refs), then prec_interned_pack() on the
+ * same refs. */
 size_t prec_interned_size(struct prec_interned_ref *s, size_t ns,
-			  struct prec_interned_ref *c, size_t nc);
+			  struct prec_interned_ref *c, size_t nc,
+			  struct prec_interned_run *r, size_t nr);
 size_t prec_interned_pack(const struct prec_interned_ref *s, size_t ns,
-			  const struct prec_interned_ref *c, size_t nc, uint8_t *out);
+			  const struct prec_interned_ref *c, size_t nc,
+			  const struct prec_interned_run *r, size_t nr, uint8_t *out);
 
 /* Callchains in delta form (ips_delta) become plain ips, in arena memory;
  * ips_delta is cleared. Applied to every packet protobuf-c decodes (the

@@ -215,7 +215,11 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p);
 #define PREC_KIND(c) (1ull << (unsigned)(c))
 #define PREC_KINDS_ALL UINT64_MAX
 void prec_frame_set_kinds(struct prec_frame *f, uint64_t mask);
-/* Interned values defined so far in this frame; NULL if iid unknown. */
+/* Interned values defined so far in this frame; NULL if iid unknown.
+ * A callchain (n ips in *n, leaf first, as the kernel gave them) is built
+ * from its nodes on the first lookup and kept: the array lives as long as
+ * the frame's packets (next load or free), a second lookup of the iid
+ * returns it again. Not thread-safe on one frame (nor is the rest). */
 const char *prec_frame_string(const struct prec_frame *f, uint64_t iid);
 const uint64_t *prec_frame_callchain(const struct prec_frame *f, uint64_t iid,
 				     size_t *n);

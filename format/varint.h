@@ -8,6 +8,8 @@
  *                          reads one varint from [*p, end): 0 and *p past
  *                          it, or -1 when it runs past end or over 10 bytes
  *                          (untrusted input: never reads beyond end)
+ * prec_zigzag(v), prec_unzigzag(z)
+ *                          sint64 <-> its zigzag varint value
  */
 #ifndef PREC_VARINT_H
 #define PREC_VARINT_H
@@ -45,6 +47,16 @@ static inline int prec_varint_get(const uint8_t **p, const uint8_t *end, uint64_
 		}
 	}
 	return -1;
+}
+
+static inline uint64_t prec_zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t prec_unzigzag(uint64_t z)
+{
+	return (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
 }
 
 #endif

@@ -3,7 +3,7 @@
  *
  * Per stream the writer keeps one open frame: a buffer of encoded
  * `Trace.packet` fields (0x0A, varint length, Packet bytes), the frame's
- * time range and two interning tables. cut_frame() compresses the buffer
+ * time range, its string table and its callchain tree (cctree.h). cut_frame() compresses the buffer
  * into one zstd frame, puts the frame-info skippable frame in front of it
  * and hands both to the sink in ONE write, then remembers the info for the
  * trailing index. The byte layout is format/SPEC.md.
@@ -21,6 +21,7 @@
 
 #include "format/varint.h"
 #include "format/error.h"
+#include "format/cctree.h"
 #include "format/index.h"
 #include "format/intern.h"
 #include "format/layout.h"
@@ -40,7 +41,7 @@ struct wstream {
 	uint64_t last_time;          /* for dt */
 	uint64_t opened_ns;          /* age reference for flush_due; 0 = unknown */
 	struct prec_intern strings;
-	struct prec_intern chains;
+	struct prec_cctree chains;
 };
 
 struct prec_writer {
@@ -64,6 +65,10 @@ struct prec_writer {
 	/* scratch for InternedData packets */
 	struct prec_interned_ref *iref;
 	size_t iref_cap;
+	struct prec_interned_run *runs;
+	size_t runs_cap;
+	uint64_t *vals;              /* coded CallchainNodes.addrs of the runs */
+	size_t vals_cap;
 
 	struct prec_writer_stats st;
 };
@@ -170,7 +175,7 @@ static struct wstream *get_stream(struct prec_writer *w, uint32_t id)
 		if (!s)
 			return NULL;
 		prec_intern_init(&s->strings);
-		prec_intern_init(&s->chains);
+		prec_cctree_init(&s->chains);
 		s->used = 1;
 		w->streams[id] = s;
 	}
@@ -212,6 +217,7 @@ uint64_t prec_writer_intern_callchain(struct prec_writer *w, uint32_t stream,
 {
 	struct wstream *s;
 	uint64_t iid;
+	int err = 0;
 
 	if (!w)
 		return 0;
@@ -224,9 +230,9 @@ uint64_t prec_writer_intern_callchain(struct prec_writer *w, uint32_t stream,
 	s = get_stream(w, stream);
 	if (!s)
 		return intern_fail(w, stream >= MAX_STREAMS ? -EINVAL : -ENOMEM);
-	iid = prec_intern_get(&s->chains, ips, n * sizeof(*ips));
+	iid = prec_cctree_intern(&s->chains, ips, n, &err);
 	if (!iid)
-		return intern_fail(w, -ENOMEM);
+		return intern_fail(w, err);
 	return iid;
 }
 
@@ -296,47 +302,99 @@ static int encode(struct prec_writer *w, struct wstream *s, const Perfrec__Packe
 	return 0;
 }
 
+static int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	if (n <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 64;
+	while (c < n)
+		c *= 2;
+	void *np = realloc(*p, c * size);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = c;
+	return 0;
+}
+
+/* The pending callchain nodes as runs (and the empty chain, when pending,
+ * as a Callchain without ips in *empty). A run goes on while each node's
+ * parent is the node before it. Runs are numbered implicitly: the writer
+ * makes nodes in iid order and writes them in that order, so each run
+ * starts one past the largest iid a reader has seen, except after the
+ * empty chain's Callchain, which a reader defines before the runs of the
+ * same packet: a run below it carries its iid. */
+static int chain_runs(struct prec_writer *w, struct wstream *s, size_t *nruns,
+		      struct prec_interned_ref *empty, size_t *nempty)
+{
+	const struct prec_cctree *t = &s->chains;
+	size_t first = t->emitted, nv = 0, nr = 0;
+	uint64_t seen;   /* largest callchain iid a reader has met */
+
+	*nempty = 0;
+	if (grow((void **)&w->vals, &w->vals_cap, 2 * (t->n - first), sizeof(*w->vals)) < 0 ||
+	    grow((void **)&w->runs, &w->runs_cap, t->n - first, sizeof(*w->runs)) < 0)
+		return -ENOMEM;
+	seen = first;
+	if (t->empty > first) {
+		*empty = (struct prec_interned_ref){ t->empty, NULL, 0, 0 };
+		*nempty = 1;
+		seen = t->empty;
+	}
+	for (size_t i = first; i < t->n; i++) {
+		const struct prec_cctree_node *nd = &t->nodes[i];
+		struct prec_interned_run *r;
+		if (nd->parent == PREC_CC_EMPTY)
+			continue;
+		if (!nr || nd->parent != i || t->nodes[i - 1].parent == PREC_CC_EMPTY) {
+			r = &w->runs[nr++];
+			r->iid = i + 1 == seen + 1 ? 0 : i + 1;
+			r->parent = nd->parent;
+			r->vals = w->vals + nv;
+			r->n = 0;
+		} else {
+			r = &w->runs[nr - 1];
+		}
+		size_t k = prec_cctree_code(t, i, w->vals + nv);
+		nv += k;
+		r->n += k;
+		if (i + 1 > seen)
+			seen = i + 1;
+	}
+	*nruns = nr;
+	return 0;
+}
+
 /* Encodes one InternedData packet with every pending entry of the stream
  * (dt = 0: it inherits the time of the packet before it). */
 static int emit_interned(struct prec_writer *w, struct wstream *s)
 {
 	size_t ns = prec_intern_pending(&s->strings);
-	size_t nc = prec_intern_pending(&s->chains);
-	struct prec_interned_ref *sr, *cr;
-	size_t sz;
+	struct prec_interned_ref *sr, empty;
+	size_t sz, nr = 0, ne = 0;
 	int ret;
 
-	if (ns + nc > w->iref_cap) {
-		struct prec_interned_ref *nr = realloc(w->iref, (ns + nc) * sizeof(*nr));
-		if (!nr)
-			return -ENOMEM;
-		w->iref = nr;
-		w->iref_cap = ns + nc;
-	}
+	if (grow((void **)&w->iref, &w->iref_cap, ns, sizeof(*w->iref)) < 0)
+		return -ENOMEM;
 	sr = w->iref;
-	cr = w->iref + ns;
 	for (size_t i = 0; i < ns; i++) {
 		size_t e = s->strings.emitted + i;
 		sr[i].iid = s->strings.ents[e].iid;
 		sr[i].data = prec_intern_key(&s->strings, e);
 		sr[i].n = s->strings.ents[e].len;
 	}
-	for (size_t i = 0; i < nc; i++) {
-		size_t e = s->chains.emitted + i;
-		cr[i].iid = s->chains.ents[e].iid;
-		cr[i].data = prec_intern_key(&s->chains, e);
-		cr[i].n = s->chains.ents[e].len / sizeof(uint64_t);
-	}
-	sz = prec_interned_size(sr, ns, cr, nc);
+	if (prec_cctree_pending(&s->chains) && chain_runs(w, s, &nr, &empty, &ne) < 0)
+		return -ENOMEM;
+	sz = prec_interned_size(sr, ns, &empty, ne, w->runs, nr);
 	ret = begin_packet(s, sz);
 	if (ret < 0)
 		return ret;
-	s->len += prec_interned_pack(sr, ns, cr, nc, s->buf + s->len);
+	s->len += prec_interned_pack(sr, ns, &empty, ne, w->runs, nr, s->buf + s->len);
 	s->packets++;
 	s->kinds |= PREC_KIND(PERFREC__PACKET__DATA_INTERNED);
 	w->st.packets++;
 	prec_intern_emitted(&s->strings);
-	prec_intern_emitted(&s->chains);
+	prec_cctree_emitted(&s->chains);
 	return 0;
 }
 
@@ -413,9 +471,10 @@ static int cut_frame(struct prec_writer *w, uint32_t id, struct wstream *s)
 	s->t_min = s->t_max = 0;
 	s->last_time = 0;
 	s->opened_ns = 0;
-	/* keeps entries interned but not yet used (see intern.h) */
-	if (prec_intern_reset(&s->strings) < 0 || prec_intern_reset(&s->chains) < 0)
+	/* keeps entries interned but not yet used (see intern.h, cctree.h) */
+	if (prec_intern_reset(&s->strings) < 0)
 		return fail(w, -ENOMEM);
+	prec_cctree_reset(&s->chains);
 	return 0;
 }
 
@@ -434,20 +493,59 @@ int prec_writer_append(struct prec_writer *w, uint32_t stream,
 	if (!s)
 		return stream >= MAX_STREAMS ? -EINVAL : fail(w, -ENOMEM);
 
-	if (prec_intern_pending(&s->strings) || prec_intern_pending(&s->chains)) {
-		ret = emit_interned(w, s);
+	/* callchain ids: leaf handles become what the file holds (the
+	 * caller's packet gets its own values back after encoding) */
+	Perfrec__Sample *smp = NULL;
+	Perfrec__OffCpu *oc = NULL;
+	uint64_t cc_saved = 0;
+	protobuf_c_boolean callers_saved = 0;
+	if (pkt->data_case == PERFREC__PACKET__DATA_SAMPLE && pkt->sample &&
+	    pkt->sample->callchain) {
+		uint64_t cc;
+		int callers;
+		smp = pkt->sample;
+		ret = prec_cctree_sample(&s->chains, smp->callchain, smp->ip, smp->misc,
+					 &cc, &callers);
 		if (ret < 0)
-			return fail(w, ret);
+			return ret == -EINVAL ? ret : fail(w, ret);
+		cc_saved = smp->callchain;
+		callers_saved = smp->callchain_callers;
+		smp->callchain = cc;
+		smp->callchain_callers = callers;
+	} else if (pkt->data_case == PERFREC__PACKET__DATA_OFF_CPU && pkt->off_cpu &&
+		   pkt->off_cpu->callchain) {
+		int err = 0;
+		uint64_t cc = prec_cctree_resolve(&s->chains, pkt->off_cpu->callchain, &err);
+		if (!cc)
+			return err == -EINVAL ? err : fail(w, err);
+		oc = pkt->off_cpu;
+		cc_saved = oc->callchain;
+		oc->callchain = cc;
+	}
+	if (prec_intern_pending(&s->strings) || prec_cctree_pending(&s->chains)) {
+		ret = emit_interned(w, s);
+		if (ret < 0) {
+			ret = fail(w, ret);
+			goto restore;
+		}
 	}
 	/* the stream's clock moves only once the packet is stored: a refused
 	 * packet must not shift the dt of the next one */
 	pkt->dt = time_ns ? (int64_t)(time_ns - s->last_time) : 0;
 	ret = encode(w, s, pkt);
+restore:
+	if (smp) {
+		smp->callchain = cc_saved;
+		smp->callchain_callers = callers_saved;
+	} else if (oc) {
+		oc->callchain = cc_saved;
+	}
 	if (ret == PREC_E_TOO_BIG)
 		return ret;   /* this packet is refused; the writer goes on */
 	if (ret < 0)
 		return fail(w, ret);
 	s->kinds |= (unsigned)pkt->data_case < 64 ? PREC_KIND(pkt->data_case) : PREC_KINDS_ALL;
+	prec_cctree_appended(&s->chains);
 	if (time_ns) {
 		s->last_time = time_ns;
 		if (!s->t_min || time_ns < s->t_min)
@@ -566,7 +664,7 @@ void prec_writer_free(struct prec_writer *w)
 			continue;
 		free(s->buf);
 		prec_intern_release(&s->strings);
-		prec_intern_release(&s->chains);
+		prec_cctree_release(&s->chains);
 		free(s);
 	}
 	free(w->streams);
@@ -574,6 +672,8 @@ void prec_writer_free(struct prec_writer *w)
 	free(w->zbuf);
 	free(w->idx);
 	free(w->iref);
+	free(w->runs);
+	free(w->vals);
 	free(w);
 }
 

@@ -29,6 +29,18 @@
  * iid" is always safe. The writer emits the InternedData packet into the
  * frame itself the first time a value is seen in that frame.
  *
+ * Callchains are written as a tree of nodes shared by the callchains of
+ * the frame (format/SPEC.md, 1.1), and a Sample whose callchain starts
+ * with its own cpumode's context marker and ip names only its callers.
+ * So the id prec_writer_intern_callchain() returns is a handle that the
+ * writer resolves when the packet is appended: put it in Sample.callchain
+ * or OffCpu.callchain, nowhere else. The caller's packet is left as it
+ * was (the writer puts its own values back after encoding). Ids are not
+ * to be kept: after a cut that followed the stream's last append they are
+ * stale, and append refuses a stale handle with -EINVAL (the writer goes
+ * on). An id interned and then cut off by a flush before its append stays
+ * valid (the tree is written again in the new frame).
+ *
  * Time. `time_ns` is CLOCK_MONOTONIC; the writer sets pkt->dt to the delta
  * from the stream's previous packet in the frame. Pass 0 for packets with
  * no time of their own (they then inherit the previous time).

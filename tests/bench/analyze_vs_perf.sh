@@ -151,7 +151,7 @@ echo
 echo "-j2 speedup (wall -j1 / wall -j2):"
 for a in report export dump sched; do
   v1=a_${a}_1 v2=a_${a}_2
-  echo "$a ${!v1} ${!v2}" | awk '{ printf "  %-8s %.2fx\n", $1, $5 > 0 ? $2 / $5 : 0 }'
+  echo "$a ${!v1} ${!v2}" | awk '{ printf "  %-8s %.2fx\n", $1, ($5 > 0) ? $2 / $5 : 0 }'
 done
 echo
 echo "a tenth of the trace (--time), wall time as a share of the full pass:"

@@ -1,12 +1,18 @@
 /*
  * format_bench.c - encode/decode throughput of the .prec format library.
  *
- *   format_bench [MILLIONS] [--streams K] [--frame-size BYTES]
+ *   format_bench [MILLIONS] [--streams K] [--frame-size BYTES] [--stacks tree]
  *       writes MILLIONS (default 2) million synthetic samples into memory
  *       (monotonic times, 4000 distinct callchains of depth 5-30, 300 pids,
  *       K streams, default 4) and reads them back; prints packets/s for
  *       encode and decode, compressed bytes per packet and peak RSS.
  *       Times are thread CPU time. BENCH_LEVEL=N overrides the zstd level.
+ *       The callchains are random addresses (no two share a caller, and
+ *       the sample's ip is not the chain's leaf: the worst case for
+ *       callchain nodes); --stacks tree draws them instead from one made-up
+ *       program (paths of a random call tree of 3000 functions, a quarter
+ *       with a kernel part from a kernel call tree), each sample's ip its
+ *       chain's leaf, as the kernel writes them.
  *   format_bench [MILLIONS] --mix switch
  *       a --switch-events recording instead: 75% ContextSwitch, 20% Sample
  *       (callchains as above), 3% TaskEvent (interned comms), 2% Mmap
@@ -18,8 +24,16 @@
  *       first): all packets, then with kinds masks (samples only; what
  *       `sched` needs: switches and tasks); prints packets/s of CPU time
  *       over every packet of the file.
+ *   format_bench --transcode IN OUT [--frame-size BYTES]
+ *       rewrites a .prec file through this build's writer: the same
+ *       packets on the same streams, strings and callchains interned
+ *       again, frames cut where IN's frames end (with --frame-size: by
+ *       size, and by packet time every PREC_DEFAULT_FLUSH_MS, or
+ *       BENCH_FLUSH_MS, 0 = by size only); prints
+ *       both files' bytes. Compares encodings on identical data (e.g. a
+ *       file recorded before a format change). BENCH_LEVEL=N: zstd level.
  *   format_bench --write FILE
- *       writes a tiny sample file (header, comm, samples with callchains)
+ *       writes a tiny sample file (header, comm, 4 samples with callchains)
  *       for tests/unit/format/test_protoc_decode.sh.
  */
 #include <errno.h>
@@ -98,12 +112,16 @@ static int write_tiny(const char *path)
 	if (!ret)
 		ret = prec_writer_append(w, 1, &pkt, 1000000);
 
-	for (int i = 0; i < 3 && !ret; i++) {
+	for (int i = 0; i < 4 && !ret; i++) {
+		/* the last in user mode, its callchain as the kernel gives it:
+		 * written in the callers form (Sample.callchain_callers) */
+		uint64_t user[3] = { (uint64_t)-512, 0x401234, 0x401200 };
 		s.cpu = 0;
 		s.pid = s.tid = 4242;
-		s.ip = 0x401100 + (uint64_t)i;
+		s.ip = i < 3 ? 0x401100 + (uint64_t)i : 0x401234;
+		s.misc = i < 3 ? 0 : 2;
 		s.period = 100000;
-		s.callchain = prec_writer_intern_callchain(w, 1, ips, 3);
+		s.callchain = prec_writer_intern_callchain(w, 1, i < 3 ? ips : user, 3);
 		perfrec__packet__init(&pkt);
 		pkt.data_case = PERFREC__PACKET__DATA_SAMPLE;
 		pkt.sample = &s;
@@ -124,6 +142,7 @@ struct bench {
 	uint64_t n;
 	uint64_t samples;   /* of n, set by encode_once() */
 	int mix;            /* --mix switch */
+	int tree;           /* --stacks tree */
 	unsigned streams;
 	struct prec_writer_opts wo;
 	uint64_t *chains[NCHAINS];
@@ -223,7 +242,8 @@ static struct prec_sink *encode_once(struct bench *b, double *secs,
 		s.cpu = st;
 		s.pid = pid;
 		s.tid = pid + (uint32_t)((r >> 40) & 3);
-		s.ip = b->chains[c][b->depth[c] - 1];
+		s.ip = b->tree ? b->chains[c][1] : b->chains[c][b->depth[c] - 1];
+		s.misc = b->tree ? (b->chains[c][0] == (uint64_t)-128 ? 1 : 2) : 0;
 		s.period = 1000003;
 		s.callchain = prec_writer_intern_callchain(w, st + 1, b->chains[c], b->depth[c]);
 		pkt.data_case = PERFREC__PACKET__DATA_SAMPLE;
@@ -388,12 +408,210 @@ static int read_file(const char *path, int rounds)
 	return 0;
 }
 
+/* Takes a packet of another file's frame and re-interns its iids on w's
+ * stream st (the packet's own arrays and fields are rewritten: it belongs
+ * to the reader, which is done with it after this). */
+static int reintern(struct prec_writer *w, uint32_t st, const struct prec_packet *p,
+		    Perfrec__Packet *k, uint64_t **names, size_t *ncap)
+{
+	const uint64_t *ips;
+	size_t n;
+
+	switch (k->data_case) {
+	case PERFREC__PACKET__DATA_SAMPLE:
+		if (k->sample->callchain) {
+			ips = prec_frame_callchain(p->frame, k->sample->callchain, &n);
+			k->sample->callchain = ips ? prec_writer_intern_callchain(w, st, ips, n) : 0;
+		}
+		break;
+	case PERFREC__PACKET__DATA_OFF_CPU:
+		if (k->off_cpu->callchain) {
+			ips = prec_frame_callchain(p->frame, k->off_cpu->callchain, &n);
+			k->off_cpu->callchain = ips ? prec_writer_intern_callchain(w, st, ips, n) : 0;
+		}
+		break;
+	case PERFREC__PACKET__DATA_TASK:
+		if (k->task->comm) {
+			const char *c = prec_frame_string(p->frame, k->task->comm);
+			k->task->comm = c ? prec_writer_intern_string(w, st, c) : 0;
+		}
+		break;
+	case PERFREC__PACKET__DATA_MMAP:
+		if (k->mmap->filename) {
+			const char *c = prec_frame_string(p->frame, k->mmap->filename);
+			k->mmap->filename = c ? prec_writer_intern_string(w, st, c) : 0;
+		}
+		break;
+	case PERFREC__PACKET__DATA_SYMBOLS: {
+		Perfrec__SymbolTable *t = k->symbols;
+		if (t->n_names > *ncap) {
+			uint64_t *nn = realloc(*names, t->n_names * sizeof(*nn));
+			if (!nn)
+				return -ENOMEM;
+			*names = nn;
+			*ncap = t->n_names;
+		}
+		for (size_t i = 0; i < t->n_names; i++) {
+			const char *c = prec_frame_string(p->frame, t->names[i]);
+			(*names)[i] = c ? prec_writer_intern_string(w, st, c) : 0;
+		}
+		t->names = *names;
+		break;
+	}
+	default:
+		break;
+	}
+	return prec_writer_error(w);
+}
+
+static int transcode(const char *in, const char *out, const struct prec_writer_opts *wo,
+		     int by_size)
+{
+	int err = 0, fd, ret;
+	struct prec_reader *rd = prec_reader_open_err(in, NULL, &err);
+	struct prec_reader_stats rs;
+	struct prec_writer_stats ws;
+	struct prec_frame_info fi;
+	struct prec_frame *f = prec_frame_new();
+	struct prec_sink *sink = NULL;
+	struct prec_writer *w = NULL;
+	struct prec_packet p;
+	uint64_t *names = NULL, interned_in = 0;
+	size_t ncap = 0;
+
+	if (!rd || !f) {
+		fprintf(stderr, "format_bench: %s: %s\n", in, prec_strerror(err ? err : -errno));
+		return 1;
+	}
+	struct prec_writer_opts o = *wo;
+	if (!by_size)
+		o.frame_size = 16u << 20;   /* the writer's cap: cut where IN does */
+	else if (getenv("BENCH_FLUSH_MS"))
+		o.flush_ms = (uint32_t)atoi(getenv("BENCH_FLUSH_MS"));
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	sink = fd >= 0 ? prec_sink_fd_new(fd, 1) : NULL;
+	w = sink ? prec_writer_new(sink, &o) : NULL;
+	if (!w) {
+		fprintf(stderr, "format_bench: %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	ret = 0;
+	while (!ret && prec_reader_next_frame(rd, &fi) > 0) {
+		uint32_t st = fi.stream == PREC_STREAM_UNKNOWN ? 0 : fi.stream;
+		if (prec_reader_load_frame(rd, &fi, f) < 0)
+			continue;   /* damaged: not copied */
+		while (!ret && prec_frame_next(f, &p) > 0) {
+			Perfrec__Packet *k = (Perfrec__Packet *)p.pkt;
+			if (k->data_case == PERFREC__PACKET__DATA_INTERNED) {
+				interned_in++;
+				continue;
+			}
+			ret = reintern(w, st, &p, k, &names, &ncap);
+			if (!ret)
+				ret = prec_writer_append(w, st, k, p.time);
+			if (!ret && by_size && p.time)
+				ret = prec_writer_flush_due(w, p.time);
+		}
+		if (!ret && !by_size)
+			ret = prec_writer_flush(w);
+	}
+	if (!ret)
+		ret = prec_writer_close(w);
+	prec_writer_stats(w, &ws);
+	prec_reader_stats(rd, &rs);
+	printf("in   %s: %llu bytes, %llu frames, %llu packets (%llu interned), %llu raw\n", in,
+	       (unsigned long long)rs.file_size, (unsigned long long)rs.frames,
+	       (unsigned long long)rs.packets, (unsigned long long)interned_in,
+	       (unsigned long long)rs.bytes_raw);
+	printf("out  %s: %llu bytes, %llu frames, %llu packets (%llu interned), %llu raw\n", out,
+	       (unsigned long long)ws.bytes_written, (unsigned long long)ws.frames,
+	       (unsigned long long)ws.packets,
+	       (unsigned long long)(ws.packets - (rs.packets - interned_in)),
+	       (unsigned long long)ws.bytes_raw);
+	printf("out/in %.4f\n", (double)ws.bytes_written / (double)rs.file_size);
+	prec_writer_free(w);
+	prec_sink_free(sink);
+	prec_frame_free(f);
+	prec_reader_free(rd);
+	free(names);
+	if (ret) {
+		fprintf(stderr, "format_bench: transcode: %s\n", prec_strerror(ret));
+		return 1;
+	}
+	return 0;
+}
+
+/* 4000 random chains (see the top of this file) */
+static int random_chains(struct bench *b)
+{
+	for (int i = 0; i < NCHAINS; i++) {
+		b->depth[i] = 5 + rnd() % 26;
+		b->chains[i] = malloc(b->depth[i] * sizeof(uint64_t));
+		if (!b->chains[i])
+			return 1;
+		/* kernel part then user part, as perf gives them */
+		size_t k = b->depth[i] / 3;
+		b->chains[i][0] = (uint64_t)-128;   /* PERF_CONTEXT_KERNEL */
+		for (size_t j = 1; j < b->depth[i]; j++)
+			b->chains[i][j] = j <= k ? 0xffffffff81000000ull + (rnd() % 0x800000)
+					       : 0x400000 + (rnd() % 0x200000);
+	}
+	return 0;
+}
+
+/* 4000 chains of one made-up program (--stacks tree): function f has a
+ * caller below it (a random recursive tree, ~20 deep) and an address; a
+ * chain is [PERF_CONTEXT_USER, an ip in f, f's callers...], a quarter
+ * with a kernel part first from a kernel call tree of 500 functions. */
+#define NFUNC 3000
+#define NKFUNC 500
+static int tree_chains(struct bench *b)
+{
+	static int caller[NFUNC], kcaller[NKFUNC];
+	static uint64_t addr[NFUNC], kaddr[NKFUNC];
+	uint64_t tmp[256];
+
+	for (int f = 0; f < NFUNC; f++) {
+		caller[f] = f ? (int)(rnd() % (uint64_t)f) : -1;
+		addr[f] = 0x400000 + rnd() % 0x2000000;
+	}
+	for (int f = 0; f < NKFUNC; f++) {
+		kcaller[f] = f ? (int)(rnd() % (uint64_t)f) : -1;
+		kaddr[f] = 0xffffffff81000000ull + rnd() % 0x1000000;
+	}
+	for (int i = 0; i < NCHAINS; i++) {
+		size_t n = 0;
+		int f = (int)(rnd() % NFUNC);
+		if (rnd() % 4 == 0) {
+			int k = (int)(rnd() % NKFUNC);
+			tmp[n++] = (uint64_t)-128;   /* PERF_CONTEXT_KERNEL */
+			tmp[n++] = kaddr[k] + rnd() % 256;
+			for (k = kcaller[k]; k >= 0 && n < 100; k = kcaller[k])
+				tmp[n++] = kaddr[k] + 0x40;
+			tmp[n++] = (uint64_t)-512;   /* PERF_CONTEXT_USER */
+			tmp[n++] = addr[f] + 0x20;   /* the system call's return */
+		} else {
+			tmp[n++] = (uint64_t)-512;
+			tmp[n++] = addr[f] + rnd() % 512;
+		}
+		for (f = caller[f]; f >= 0 && n < 200; f = caller[f])
+			tmp[n++] = addr[f] + 0x40;
+		b->depth[i] = n;
+		b->chains[i] = malloc(n * sizeof(uint64_t));
+		if (!b->chains[i])
+			return 1;
+		memcpy(b->chains[i], tmp, n * sizeof(uint64_t));
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct bench b;
 	double millions = 2, enc = 1e30, dec = 1e30, decs = 1e30;
 	int rounds = 3;
-	const char *read_path = NULL;
+	const char *read_path = NULL, *tc_in = NULL, *tc_out = NULL;
+	int by_size = 0;
 	struct prec_writer_opts wo = PREC_WRITER_OPTS_INIT;
 	struct prec_writer_stats ws;
 	struct rusage ru;
@@ -407,41 +625,37 @@ int main(int argc, char **argv)
 			return write_tiny(argv[i + 1]);
 		else if (!strcmp(argv[i], "--read") && i + 1 < argc)
 			read_path = argv[++i];
+		else if (!strcmp(argv[i], "--transcode") && i + 2 < argc)
+			tc_in = argv[i + 1], tc_out = argv[i + 2], i += 2;
 		else if (!strcmp(argv[i], "--streams") && i + 1 < argc)
 			b.streams = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--frame-size") && i + 1 < argc)
-			b.wo.frame_size = (size_t)atol(argv[++i]);
+			b.wo.frame_size = (size_t)atol(argv[++i]), by_size = 1;
 		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
 			rounds = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--mix") && i + 1 < argc && !strcmp(argv[i + 1], "switch"))
 			b.mix = 1, i++;
 		else if (!strcmp(argv[i], "--mix") && i + 1 < argc && !strcmp(argv[i + 1], "samples"))
 			b.mix = 0, i++;
+		else if (!strcmp(argv[i], "--stacks") && i + 1 < argc && !strcmp(argv[i + 1], "tree"))
+			b.tree = 1, i++;
 		else
 			millions = atof(argv[i]);
 	}
 	if (read_path)
 		return read_file(read_path, rounds);
-	if (millions <= 0 || b.streams < 1 || b.streams > 64 || rounds < 1) {
-		fprintf(stderr, "usage: format_bench [MILLIONS] [--streams 1-64] [--frame-size N] [--rounds N] [--mix samples|switch] | --read FILE | --write FILE\n");
-		return 2;
-	}
 	if (getenv("BENCH_LEVEL"))
 		b.wo.zstd_level = atoi(getenv("BENCH_LEVEL"));
+	if (tc_in)
+		return transcode(tc_in, tc_out, &b.wo, by_size);
+	if (millions <= 0 || b.streams < 1 || b.streams > 64 || rounds < 1) {
+		fprintf(stderr, "usage: format_bench [MILLIONS] [--streams 1-64] [--frame-size N] [--rounds N] [--mix samples|switch] [--stacks tree] | --read FILE | --transcode IN OUT | --write FILE\n");
+		return 2;
+	}
 	b.n = (uint64_t)(millions * 1e6);
 
-	for (int i = 0; i < NCHAINS; i++) {
-		b.depth[i] = 5 + rnd() % 26;
-		b.chains[i] = malloc(b.depth[i] * sizeof(uint64_t));
-		if (!b.chains[i])
-			return 1;
-		/* kernel part then user part, as perf gives them */
-		size_t k = b.depth[i] / 3;
-		b.chains[i][0] = (uint64_t)-128;   /* PERF_CONTEXT_KERNEL */
-		for (size_t j = 1; j < b.depth[i]; j++)
-			b.chains[i][j] = j <= k ? 0xffffffff81000000ull + (rnd() % 0x800000)
-					      : 0x400000 + (rnd() % 0x200000);
-	}
+	if (b.tree ? tree_chains(&b) : random_chains(&b))
+		return 1;
 
 	/* best of `rounds`: the figures of a shared machine are noisy */
 	for (int round = 0; round < rounds; round++) {

@@ -10,6 +10,11 @@
 # are the recorder's own cost. Printed side by side: recorder CPU seconds
 # (user+sys), records captured, records lost, file bytes, bytes per record.
 # Not a timed test: run it by hand (root), one run per invocation.
+# KEEP=DIR keeps both files there.
+#
+# Then the sample-heavy mix: record_vs_perf_atonce.sh (a parallel build,
+# deep stacks, -a -g -F 4000, both recorders at once) for DEEP_SECS
+# seconds (default 25; 0 skips it), printed the same way.
 #
 # Fairness: same events, same target, same ring size (-m PAGES for both,
 # default perfrec's own default as root: 4 MiB per CPU; RING_PAGES=128
@@ -102,3 +107,14 @@ printf "%-26s %16s %16s\n" "bytes per record" "$(per "$perf_bytes" "$perf_record
 echo
 echo "perf:    $(grep -h 'Captured' "$tmp/perf.out" || true)"
 echo "perfrec: $(grep -h 'records in' "$tmp/prec.out" || true)"
+if [ -n "${KEEP:-}" ]; then
+	mkdir -p "$KEEP"
+	cp "$tmp/perf.data" "$tmp/t.prec" "$KEEP/"
+	echo "kept $KEEP/perf.data $KEEP/t.prec"
+fi
+
+if [ "${DEEP_SECS:-25}" != 0 ]; then
+	echo
+	MIX=deep KEEP=${KEEP:+$KEEP/deep} "$src/tests/bench/record_vs_perf_atonce.sh" "$build" \
+		"${DEEP_SECS:-25}" "${extra[@]}"
+fi

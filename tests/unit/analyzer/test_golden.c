@@ -10,6 +10,11 @@
  *
  * The analyzer runs in the scratch directory with the relative name
  * "golden.prec", so no path leaks into the expectations.
+ *
+ * Old files: tests/golden/v1.0/ holds the same two traces as written by
+ * the format library of version 1.0 (whole callchains, before callchain
+ * trees). Every case runs on them too (in the scratch subdirectory v1.0/)
+ * and must give the same output, except for the format version itself.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,8 +28,10 @@
 
 #include "lib/anatest.h"
 #include "lib/tracegen.h"
+#include "format/layout.h"
 
 static const char *dir;
+static char olddir[4096];
 
 struct gcase {
 	const char *name;   /* tests/golden/<name>.out */
@@ -106,10 +113,15 @@ static int setup(void **state)
 	snprintf(path, sizeof(path), "%s/offcpu.prec", dir);
 	if (tracegen_write(path, &o))
 		return -1;
+	/* the committed 1.0 files, byte for byte */
 	char cmd[9000];
-	snprintf(cmd, sizeof(cmd), "mkdir '%s/bykind'", dir);
+	snprintf(olddir, sizeof(olddir), "%s/v1.0", dir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' '%s/bykind' && cp '%s/tests/golden/v1.0/golden.prec' "
+		 "'%s/tests/golden/v1.0/offcpu.prec' '%s/'", olddir, dir, PERFREC_SOURCE_DIR,
+		 PERFREC_SOURCE_DIR, olddir);
 	if (system(cmd))
 		return -1;
+	/* the same timelines on streams by kind */
 	struct tracegen_opts k = TRACEGEN_OPTS_INIT;
 	k.by_kind = 1;
 	snprintf(path, sizeof(path), "%s/bykind/golden.prec", dir);
@@ -175,23 +187,43 @@ static void normalize(const char *name, char *buf, size_t *len)
 	*out = '\0';
 }
 
-static void test_case(void **state)
+/* An old file names its own format version: that line is the current
+ * version's in the expectations. */
+static void old_version(char *buf, size_t *len)
 {
-	const struct gcase *c = *state;
+	static const char *const from[] = { "format_version       1.0",
+		"\"format_version\": \"1.0\"" };
+	char cur[64];
+	for (size_t k = 0; k < 2; k++) {
+		char *p = strstr(buf, from[k]);
+		if (!p)
+			continue;
+		/* same length: "1.0" -> "M.m" of this build */
+		snprintf(cur, sizeof(cur), "%u.%u", PREC_VERSION_MAJOR, PREC_VERSION_MINOR);
+		size_t cl = strlen(cur);
+		char *v = strstr(p, "1.0");
+		memmove(v + cl, v + 3, *len - (size_t)(v + 3 - buf) + 1);
+		memcpy(v, cur, cl);
+		*len = *len - 3 + cl;
+	}
+}
+
+static void run_case(const struct gcase *c, const char *where, int old)
+{
 	char *out = NULL, *err = NULL;
 	size_t len = 0;
-	char cwd[4200];
-	snprintf(cwd, sizeof(cwd), "%s%s%s", dir, c->sub ? "/" : "", c->sub ? c->sub : "");
-	int st = anatest_run(cwd, c->args, &out, &len, &err);
+	int st = anatest_run(where, c->args, &out, &len, &err);
 	assert_non_null(out);
 	if (st != c->status)
 		fprintf(stderr, "%s: stderr: %s\n", c->name, err ? err : "");
 	assert_int_equal(st, c->status);
+	if (old)
+		old_version(out, &len);
 	normalize(c->expect ? c->expect : c->name, out, &len);
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/tests/golden/%s.out", PERFREC_SOURCE_DIR,
 		 c->expect ? c->expect : c->name);
-	if (getenv("PERFREC_GOLDEN_UPDATE") && !c->expect) {
+	if (getenv("PERFREC_GOLDEN_UPDATE") && !old && !c->expect) {
 		assert_int_equal(anatest_write(path, out, len), 0);
 	} else {
 		size_t elen = 0;
@@ -205,7 +237,8 @@ static void test_case(void **state)
 			char cmd[9000];
 			snprintf(cmd, sizeof(cmd), "diff -u '%s' '%s' | head -40 >&2", path, got);
 			if (system(cmd)) { /* diff exits 1 on differences */ }
-			fail_msg("%s: output differs from %s", c->name, path);
+			fail_msg("%s%s: output differs from %s", old ? "v1.0 file, " : "",
+				 c->name, path);
 		}
 		free(exp);
 	}
@@ -213,18 +246,41 @@ static void test_case(void **state)
 	free(err);
 }
 
+static void test_case(void **state)
+{
+	const struct gcase *c = *state;
+	char cwd[4200];
+	snprintf(cwd, sizeof(cwd), "%s%s%s", dir, c->sub ? "/" : "", c->sub ? c->sub : "");
+	run_case(c, cwd, 0);
+}
+
+static void test_case_v1_0(void **state)
+{
+	run_case(*state, olddir, 1);
+}
+
 int main(void)
 {
 	size_t n = sizeof(cases) / sizeof(cases[0]);
-	struct CMUnitTest *t = calloc(n, sizeof(*t));
-	if (!t)
+	struct CMUnitTest *t = calloc(2 * n, sizeof(*t));
+	char (*names)[80] = calloc(n, sizeof(*names));
+	if (!t || !names)
 		return 1;
+	size_t nt = n;
 	for (size_t i = 0; i < n; i++) {
 		t[i].name = cases[i].name;
 		t[i].test_func = test_case;
 		t[i].initial_state = (void *)&cases[i];
+		if (cases[i].sub)   /* another layout of the same timeline */
+			continue;
+		snprintf(names[i], sizeof(names[i]), "v1.0/%s", cases[i].name);
+		t[nt].name = names[i];
+		t[nt].test_func = test_case_v1_0;
+		t[nt].initial_state = (void *)&cases[i];
+		nt++;
 	}
-	int ret = _cmocka_run_group_tests("golden", t, n, setup, teardown);
+	int ret = _cmocka_run_group_tests("golden", t, nt, setup, teardown);
+	free(names);
 	free(t);
 	return ret;
 }

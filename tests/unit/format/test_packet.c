@@ -151,6 +151,7 @@ static void test_sample_encode_decode(void **state)
 		s.addr = rval();
 		s.misc = (uint32_t)rval();
 		s.stream_id = rval();
+		s.callchain_callers = rnd() % 3 == 0;   /* 1.1, field 18 */
 		if (rnd() % 3 == 0) {
 			s.raw.len = rnd() % sizeof(raw);
 			for (size_t i = 0; i < s.raw.len; i++)
@@ -497,6 +498,7 @@ static void test_small_worst_case(void **state)
 	pkt.dt = INT64_MIN;
 	s.id = s.ip = s.period = s.callchain = s.addr = s.stream_id = UINT64_MAX;
 	s.cpu = s.pid = s.tid = s.misc = UINT32_MAX;
+	s.callchain_callers = 1;
 	pkt.data_case = PERFREC__PACKET__DATA_SAMPLE;
 	pkt.sample = &s;
 	n = pack_pc(&pkt, &ref);
@@ -548,11 +550,13 @@ static void test_interned_encode_decode(void **state)
 	prec_arena_init(&a, 0);
 	for (int it = 0; it < 3000; it++) {
 		struct prec_interned_ref sr[4], cr[4];
+		struct prec_interned_run rr[4];
 		Perfrec__InternedString is[4], *isp[4];
 		Perfrec__Callchain cc[4], *ccp[4];
+		Perfrec__CallchainNodes cn[4], *cnp[4];
 		char strs[4][24];
-		uint64_t ips[4][12];
-		size_t ns = rnd() % 4, nc = rnd() % 4;
+		uint64_t ips[4][12], vals[4][12];
+		size_t ns = rnd() % 4, nc = rnd() % 4, nr = rnd() % 4;
 		for (size_t i = 0; i < ns; i++) {
 			size_t l = rnd() % 23;
 			for (size_t k = 0; k < l; k++)
@@ -582,18 +586,33 @@ static void test_interned_encode_decode(void **state)
 			ccp[i] = &cc[i];
 			cr[i] = (struct prec_interned_ref){ cc[i].iid, ips[i], d };
 		}
+		/* node runs (1.1): implicit iids (0) half the time */
+		for (size_t i = 0; i < nr; i++) {
+			size_t d = rnd() % 12;
+			for (size_t k = 0; k < d; k++)
+				vals[i][k] = rnd() % 3 ? rval() : 1;   /* 1: the escape */
+			perfrec__callchain_nodes__init(&cn[i]);
+			cn[i].iid = rnd() & 1 ? 0 : rval();
+			cn[i].parent = rval();
+			cn[i].n_addrs = d;
+			cn[i].addrs = vals[i];
+			cnp[i] = &cn[i];
+			rr[i] = (struct prec_interned_run){ cn[i].iid, cn[i].parent, vals[i], d, 0 };
+		}
 		Perfrec__InternedData id = PERFREC__INTERNED_DATA__INIT;
 		Perfrec__Packet pkt = PERFREC__PACKET__INIT;
 		id.n_strings = ns;
 		id.strings = isp;
 		id.n_callchains = nc;
 		id.callchains = ccp;
+		id.n_callchain_nodes = nr;
+		id.callchain_nodes = cnp;
 		pkt.data_case = PERFREC__PACKET__DATA_INTERNED;
 		pkt.interned = &id;
-		uint8_t *ref, fast[1024];
+		uint8_t *ref, fast[2048];
 		size_t n = pack_pc(&pkt, &ref);
-		assert_int_equal(prec_interned_size(sr, ns, cr, nc), n);
-		assert_int_equal(prec_interned_pack(sr, ns, cr, nc, fast), n);
+		assert_int_equal(prec_interned_size(sr, ns, cr, nc, rr, nr), n);
+		assert_int_equal(prec_interned_pack(sr, ns, cr, nc, rr, nr, fast), n);
 		assert_memory_equal(fast, ref, n);
 		assert_true(same_decode(ref, n, &a));
 		/* the decoded callchains are the original ips */
@@ -605,6 +624,16 @@ static void test_interned_encode_decode(void **state)
 			if (cc[i].n_ips_delta)
 				assert_memory_equal(dp->interned->callchains[i]->ips, ips[i],
 						    cc[i].n_ips_delta * sizeof(uint64_t));
+		}
+		/* and the runs as they were written */
+		assert_int_equal(dp->interned->n_callchain_nodes, nr);
+		for (size_t i = 0; i < nr; i++) {
+			const Perfrec__CallchainNodes *r = dp->interned->callchain_nodes[i];
+			assert_int_equal(r->iid, cn[i].iid);
+			assert_int_equal(r->parent, cn[i].parent);
+			assert_int_equal(r->n_addrs, cn[i].n_addrs);
+			if (r->n_addrs)
+				assert_memory_equal(r->addrs, vals[i], r->n_addrs * sizeof(uint64_t));
 		}
 		/* the plain form (field 2) decodes too */
 		for (size_t i = 0; i < nc; i++) {

@@ -3,6 +3,7 @@
  * from prec_reader with the same fields, absolute times and resolved iids.
  */
 #include "fmt_helpers.h"
+#include "format/layout.h"
 
 #include "format/layout.h"
 

@@ -54,7 +54,7 @@ static void check_file(const uint8_t *b, size_t len, int closed, size_t *nframes
 	assert_int_equal(u32(b + 4), 20);
 	assert_memory_equal(b + 8, "PERFREC\0", 8);
 	assert_int_equal(b[16] | b[17] << 8, 1);
-	assert_int_equal(b[18] | b[19] << 8, 1);
+	assert_int_equal(b[18] | b[19] << 8, 1);   /* minor 1: nodes, frame kinds */
 	assert_int_equal(u32(b + 20), 0);
 	assert_int_equal(u32(b + 24), crc_bitwise(b + 8, 16));
 	pos = 28;
