@@ -2,12 +2,13 @@
  * tracegen_cli.c - writes the tests/lib/tracegen trace to a file, for
  * shell tests (pprof/folded checks) and analyzer benchmarks.
  *
- *   tracegen_cli [--hostile] [--offcpu] OUT.prec [REPEAT [FRAME_SIZE]]
+ *   tracegen_cli [--hostile] [--offcpu] [--by-kind] OUT.prec [REPEAT [FRAME_SIZE]]
  *
  * REPEAT copies of the 70 ms golden timeline (106 records each);
  * --hostile names symbols, a comm, the host, an event and an object path
  * with markup (TRACEGEN_HOSTILE_*), for escaping tests; --offcpu adds the
- * record --off-cpu / --filter data (tracegen.c lists them).
+ * record --off-cpu / --filter data (tracegen.c lists them); --by-kind
+ * writes the CPUs' packets on streams by kind, as perfrec does.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,16 +20,20 @@
 int main(int argc, char **argv)
 {
 	struct tracegen_opts o = TRACEGEN_OPTS_INIT;
-	while (argc > 1 && (!strcmp(argv[1], "--hostile") || !strcmp(argv[1], "--offcpu"))) {
+	while (argc > 1 && (!strcmp(argv[1], "--hostile") || !strcmp(argv[1], "--offcpu") ||
+			    !strcmp(argv[1], "--by-kind"))) {
 		if (!strcmp(argv[1], "--hostile"))
 			o.hostile = 1;
-		else
+		else if (!strcmp(argv[1], "--offcpu"))
 			o.offcpu = 1;
+		else
+			o.by_kind = 1;
 		argc--;
 		argv++;
 	}
-	if (argc < 2 || argc > 4) {
-		fprintf(stderr, "usage: tracegen_cli [--hostile] [--offcpu] OUT.prec [REPEAT [FRAME_SIZE]]\n");
+	if (argc < 2 || argc > 4 || argv[1][0] == '-') {
+		fprintf(stderr, "usage: tracegen_cli [--hostile] [--offcpu] [--by-kind] OUT.prec "
+			"[REPEAT [FRAME_SIZE]]\n");
 		return 2;
 	}
 	if (argc > 2 && (o.repeat = atoi(argv[2])) < 1) {
