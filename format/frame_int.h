@@ -58,6 +58,10 @@ struct prec_frame {
  * PREC_INFO_MIN, crc checked by the caller); offset/data_offset are the
  * caller's. */
 void prec_info_decode(const uint8_t *p, size_t len, struct prec_frame_info *fi);
+/* index.c: writes fi's frame-info fields at p (PREC_INFO_SIZE - 4 bytes,
+ * the crc is the caller's): a frame-info payload, or an index entry's
+ * from PREC_IDX_INFO on. */
+void prec_info_encode(uint8_t *p, const struct prec_frame_info *fi);
 
 /* reader.c: adds a finished frame's counts to the reader's stats. */
 void prec_reader_account_frame(struct prec_reader *r, uint64_t packets,

@@ -9,7 +9,20 @@
 #include <string.h>
 
 #include "format/error.h"
+#include "format/frame_int.h"
 #include "format/layout.h"
+
+void prec_info_encode(uint8_t *p, const struct prec_frame_info *fi)
+{
+	prec_put32(p + PREC_INFO_STREAM, fi->stream);
+	prec_put32(p + PREC_INFO_PACKETS, fi->packets);
+	prec_put64(p + PREC_INFO_T_MIN, fi->t_min);
+	prec_put64(p + PREC_INFO_T_MAX, fi->t_max);
+	prec_put32(p + PREC_INFO_CSIZE, fi->compressed_size);
+	prec_put32(p + PREC_INFO_RSIZE, fi->raw_size);
+	prec_put64(p + PREC_INFO_SEQ, fi->seq);
+	prec_put64(p + PREC_INFO_KINDS, fi->kinds);
+}
 
 int prec_index_encode(const struct prec_frame_info *fi, size_t n,
 		      uint64_t index_offset, uint8_t **out, size_t *len)
@@ -38,14 +51,7 @@ int prec_index_encode(const struct prec_frame_info *fi, size_t n,
 
 		prec_put64(q + PREC_IDX_OFFSET, e->offset);
 		prec_put64(q + PREC_IDX_DATA_OFFSET, e->data_offset);
-		prec_put32(q + PREC_IDX_STREAM, e->stream);
-		prec_put32(q + PREC_IDX_PACKETS, e->packets);
-		prec_put64(q + PREC_IDX_T_MIN, e->t_min);
-		prec_put64(q + PREC_IDX_T_MAX, e->t_max);
-		prec_put32(q + PREC_IDX_CSIZE, e->compressed_size);
-		prec_put32(q + PREC_IDX_RSIZE, e->raw_size);
-		prec_put64(q + PREC_IDX_SEQ, e->seq);
-		prec_put64(q + PREC_IDX_KINDS, e->kinds);
+		prec_info_encode(q + PREC_IDX_INFO, e);
 	}
 	prec_put32(p + body, prec_crc32(p, body));
 	prec_put64(p + body + 4, index_offset);

@@ -59,6 +59,13 @@
 #define PREC_IDX_RSIZE         44
 #define PREC_IDX_SEQ           48
 #define PREC_IDX_KINDS         56   /* minor 1 */
+/* An entry is offset, data_offset, then the frame-info payload's fields
+ * at their frame-info offsets (without the crc): */
+#define PREC_IDX_INFO          16
+_Static_assert(PREC_IDX_STREAM == PREC_IDX_INFO + PREC_INFO_STREAM &&
+	       PREC_IDX_SEQ == PREC_IDX_INFO + PREC_INFO_SEQ &&
+	       PREC_IDX_KINDS == PREC_IDX_INFO + PREC_INFO_KINDS,
+	       "index entries hold the frame-info fields at the same offsets");
 #define PREC_IDX_ENTRY_SIZE    64u  /* what this writer writes */
 #define PREC_IDX_ENTRY_MIN     56u  /* what a reader accepts (minor 0) */
 #define PREC_IDX_HEAD          8u

@@ -298,7 +298,8 @@ static int add_damage(struct prec_reader *r, uint64_t offset, int err)
 	return 0;
 }
 
-void prec_info_decode(const uint8_t *p, size_t len, struct prec_frame_info *fi)
+/* The frame-info fields at p; kinds only when the record has them. */
+static void decode_fields(const uint8_t *p, int has_kinds, struct prec_frame_info *fi)
 {
 	fi->stream = prec_get32(p + PREC_INFO_STREAM);
 	fi->packets = prec_get32(p + PREC_INFO_PACKETS);
@@ -307,22 +308,20 @@ void prec_info_decode(const uint8_t *p, size_t len, struct prec_frame_info *fi)
 	fi->compressed_size = prec_get32(p + PREC_INFO_CSIZE);
 	fi->raw_size = prec_get32(p + PREC_INFO_RSIZE);
 	fi->seq = prec_get64(p + PREC_INFO_SEQ);
+	fi->kinds = has_kinds ? prec_get64(p + PREC_INFO_KINDS) : 0;
+}
+
+void prec_info_decode(const uint8_t *p, size_t len, struct prec_frame_info *fi)
+{
 	/* the crc is the last 4 bytes: kinds exist when there is room before */
-	fi->kinds = len >= PREC_INFO_KINDS + 8 + 4 ? prec_get64(p + PREC_INFO_KINDS) : 0;
+	decode_fields(p, len >= PREC_INFO_KINDS + 8 + 4, fi);
 }
 
 static void parse_entry(const uint8_t *q, uint32_t esize, struct prec_frame_info *fi)
 {
 	fi->offset = prec_get64(q + PREC_IDX_OFFSET);
 	fi->data_offset = prec_get64(q + PREC_IDX_DATA_OFFSET);
-	fi->stream = prec_get32(q + PREC_IDX_STREAM);
-	fi->packets = prec_get32(q + PREC_IDX_PACKETS);
-	fi->t_min = prec_get64(q + PREC_IDX_T_MIN);
-	fi->t_max = prec_get64(q + PREC_IDX_T_MAX);
-	fi->compressed_size = prec_get32(q + PREC_IDX_CSIZE);
-	fi->raw_size = prec_get32(q + PREC_IDX_RSIZE);
-	fi->seq = prec_get64(q + PREC_IDX_SEQ);
-	fi->kinds = esize >= PREC_IDX_KINDS + 8 ? prec_get64(q + PREC_IDX_KINDS) : 0;
+	decode_fields(q + PREC_IDX_INFO, esize >= PREC_IDX_KINDS + 8, fi);
 }
 
 /* The trailing index: 1 taken, 0 absent or inconsistent (walk instead),

@@ -21,6 +21,7 @@
 
 #include "format/varint.h"
 #include "format/error.h"
+#include "format/frame_int.h"
 #include "format/cctree.h"
 #include "format/index.h"
 #include "format/intern.h"
@@ -446,14 +447,7 @@ static int cut_frame(struct prec_writer *w, uint32_t id, struct wstream *s)
 	prec_put32(info, PREC_SKIP_MAGIC_BASE | PREC_KIND_FRAME_INFO);
 	prec_put32(info + 4, PREC_INFO_SIZE);
 	info += PREC_SKIP_HDR;
-	prec_put32(info + PREC_INFO_STREAM, e->stream);
-	prec_put32(info + PREC_INFO_PACKETS, e->packets);
-	prec_put64(info + PREC_INFO_T_MIN, e->t_min);
-	prec_put64(info + PREC_INFO_T_MAX, e->t_max);
-	prec_put32(info + PREC_INFO_CSIZE, e->compressed_size);
-	prec_put32(info + PREC_INFO_RSIZE, e->raw_size);
-	prec_put64(info + PREC_INFO_SEQ, e->seq);
-	prec_put64(info + PREC_INFO_KINDS, e->kinds);
+	prec_info_encode(info, e);
 	prec_put32(info + PREC_INFO_SIZE - 4, prec_crc32(info, PREC_INFO_SIZE - 4));
 
 	total = PREC_SKIP_HDR + PREC_INFO_SIZE + csize;
