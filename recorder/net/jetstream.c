@@ -173,6 +173,13 @@ static bool transient(natsStatus s)
 	return s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS;
 }
 
+/* ... and a cluster that is still forming has a metadata leader before
+ * it knows its peers: "no suitable peers for placement" for a while. */
+static bool forming(natsStatus s, jsErrCode je)
+{
+	return transient(s) || je == JSClusterNoPeersErr;
+}
+
 #define RETRIES 10
 #define RETRY_WAIT_US 500000
 
@@ -215,6 +222,14 @@ static int ensure_stream(struct rec_js *js)
 	sc.MaxMsgSize = (int32_t)rec_js_max_payload(js);
 	je = 0;
 	s = js_AddStream(&si, js->ctx, &sc, NULL, &je);
+	for (int i = 0; i < RETRIES && s != NATS_OK && forming(s, je); i++) {
+		if (!i)
+			rec_log(REC_LOG_INFO, "JetStream at %s: %s; waiting for its servers",
+				js->urls, js_error(s, je, why, sizeof(why)));
+		usleep(RETRY_WAIT_US);
+		je = 0;
+		s = js_AddStream(&si, js->ctx, &sc, NULL, &je);
+	}
 	if (s != NATS_OK) {
 		rec_log(REC_LOG_ERROR, "cannot create JetStream stream %s (%lld replicas) at "
 			"%s: %s%s", js->stream, (long long)sc.Replicas, js->urls,
@@ -569,7 +584,7 @@ int rec_js_consumer_open(struct rec_js *js, const char *durable, uint32_t ack_wa
 	so.Config.MaxAckPending = 4096;
 	so.Config.Durable = durable;
 	st = js_PullSubscribe(&c->sub, js->ctx, subj, durable, NULL, &so, &je);
-	for (int i = 0; i < RETRIES && transient(st); i++) {
+	for (int i = 0; i < RETRIES && st != NATS_OK && forming(st, je); i++) {
 		usleep(RETRY_WAIT_US);
 		je = 0;
 		st = js_PullSubscribe(&c->sub, js->ctx, subj, durable, NULL, &so, &je);
