@@ -42,7 +42,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 have_perf=0
 if command -v perf >/dev/null && perf list sw 2>/dev/null | grep -q cpu-clock; then
-  perf record -q -e sched:sched_switch -a -o "$work/perf.data" >/dev/null 2>&1 &
+  perf record -q -k monotonic -e sched:sched_switch -a -o "$work/perf.data" >/dev/null 2>&1 &
   perf_pid=$!
   sleep 1
   kill -0 "$perf_pid" 2>/dev/null && have_perf=1
@@ -69,7 +69,7 @@ run wide -a
 if [ "$have_perf" = 1 ]; then
   sleep 0.3
   kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; perf_pid=
-  perf script -i "$work/perf.data" -F trace >"$work/perf.txt" 2>"$work/perf.err" || true
+  perf script -i "$work/perf.data" -F time,trace --ns >"$work/perf.txt" 2>"$work/perf.err" || true
 fi
 
 # ---- verify, dump order
@@ -98,9 +98,34 @@ check_sched() {
     [ "$outs" -ge $((rounds / 2)) ] || fail "$name $comm: $outs switch-outs for $rounds rounds"
     echo "$name $comm tid $tid: switch-ins $ins, switch-outs $outs (preempted $pre, voluntary $vol)"
     [ "$have_perf" = 1 ] || continue
-    perf_outs=$(grep -c "prev_pid=$tid " "$work/perf.txt" || true)
-    perf_ins=$(grep -c "next_pid=$tid " "$work/perf.txt" || true)
-    echo "  perf sched:sched_switch prev_pid=$tid: $perf_outs, next_pid=$tid: $perf_ins"
+    # The workload-only run sees a thread until its exit record: the
+    # kernel detaches the thread's events there, and a thread preempted
+    # later on its way out (then switched in again) switches out and in
+    # unseen. perf's switches of the thread after that instant are not
+    # counted (both tools stamp CLOCK_MONOTONIC); the final switch-out
+    # always is one of them, and the analyzer counts the exit instead.
+    local until=
+    if [ "$name" = task ]; then
+      until=$("$ana" dump "$work/$name.prec" |
+        awk -v t="tid=$tid" '$3 == "task" && $4 == "what=exit" && $6 == t { print $1; exit }')
+      [ -n "$until" ] || fail "$name: no exit record for tid $tid"
+    fi
+    # Times are compared as (seconds, nanoseconds): whole nanoseconds
+    # since boot outgrow a double's exact integers after 104 days.
+    read -r perf_outs perf_ins late < <(awk -v tid="$tid" -v until="$until" '
+      function later(t, u,  a, b) {
+        sub(/:$/, "", t); split(t, a, "."); split(u, b, ".")
+        return a[1] + 0 > b[1] + 0 || (a[1] + 0 == b[1] + 0 && a[2] + 0 > b[2] + 0)
+      }
+      { after = until != "" && later($1, until)
+        if ($0 ~ ("prev_pid=" tid " ")) { if (after) late++; else outs++ }
+        if ($0 ~ ("next_pid=" tid " ") && !after) ins++ }
+      END { print outs + 0, ins + 0, late + 0 }' "$work/perf.txt")
+    if [ "$name" = task ]; then
+      [ "$late" -ge 1 ] || fail "$name: perf saw no switch-out of tid $tid after its exit record at $until"
+      perf_outs=$((perf_outs + 1))
+    fi
+    echo "  perf sched:sched_switch prev_pid=$tid: $perf_outs, next_pid=$tid: $perf_ins${until:+ (the exit at $until counted as one; $late switch-outs after it)}"
     # perf script sometimes misses a thread's very first switch-in (its
     # own counts then disagree by one): ins are compared when perf's are
     # self-consistent, outs always.
