@@ -149,6 +149,41 @@ static struct sc_proc *find_proc(const struct rec_symcollect *sc, uint32_t pid)
 	return v ? sc->procs[*v] : NULL;
 }
 
+/* Every process's stamp back to 1 with an empty cache: stamps given
+ * later are all above it again. */
+static void restart_gens(struct rec_symcollect *sc)
+{
+	memset(sc->hcache, 0, HCACHE_SIZE * sizeof(*sc->hcache));
+	sc->gen = 1;
+	sc->epoch = 1;
+	for (size_t i = 0; i < sc->nprocs; i++)
+		sc->procs[i]->gen = 1;
+}
+
+/* p's address space changed: its cached hits may now name other objects.
+ * Only changes that can move an address already matched count (a mapping
+ * over an old one, fork, exec): a new process maps a lot. */
+static uint32_t new_stamp(struct rec_symcollect *sc)
+{
+	if (sc->gen + 1 >= (1u << 30))   /* tag room used up: start over */
+		restart_gens(sc);
+	return ++sc->gen;
+}
+
+static void new_gen(struct rec_symcollect *sc, struct sc_proc *p)
+{
+	uint32_t g = new_stamp(sc);
+
+	p->gen = g;
+}
+
+void rec_symcollect_new_epoch(struct rec_symcollect *sc)
+{
+	uint32_t g = new_stamp(sc);
+
+	sc->epoch = g;
+}
+
 static int scan_proc_maps(struct rec_symcollect *sc, struct sc_proc *p);
 
 /* scan: a pid met for the first time through a sample or an mmap existed
@@ -179,6 +214,7 @@ static struct sc_proc *get_proc(struct rec_symcollect *sc, uint32_t pid,
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	new_gen(sc, p);
 	if (rec_u64map_put(&sc->proc_index, pid, sc->nprocs) < 0) {
 		free(p);
 		return NULL;
@@ -373,18 +409,6 @@ int rec_symcollect_add_mmap(struct rec_symcollect *sc,
 	return add_map(sc, p, m);
 }
 
-/* Address spaces changed: cached user hits may now name other objects.
- * Only changes that can move an address already matched count (a mapping
- * over an old one, fork, exec): on a busy host new processes map a lot,
- * and bumping on every mmap emptied the cache all the time. */
-static void new_gen(struct rec_symcollect *sc)
-{
-	if (++sc->gen >= (1u << 30)) {   /* tag room used up: start over */
-		memset(sc->hcache, 0, HCACHE_SIZE * sizeof(*sc->hcache));
-		sc->gen = 1;
-	}
-}
-
 static int add_map(struct rec_symcollect *sc, struct sc_proc *p,
 		   const struct rec_symcollect_map *m)
 {
@@ -404,7 +428,7 @@ static int add_map(struct rec_symcollect *sc, struct sc_proc *p,
 	}
 	ret = proc_insert(p, &nm);
 	if (ret > 0)
-		new_gen(sc);
+		new_gen(sc, p);
 	return ret < 0 ? ret : 0;
 }
 
@@ -421,8 +445,9 @@ int rec_symcollect_fork(struct rec_symcollect *sc, uint32_t pid, uint32_t ppid)
 	child = get_proc(sc, pid, 0);
 	if (!parent || !child)
 		return -ENOMEM;
-	/* get_proc may have moved sc->procs, not the procs themselves */
-	new_gen(sc);
+	/* get_proc may have moved sc->procs, not the procs themselves. The
+	 * child's pid may be a reused one: its old entries go. */
+	new_gen(sc, child);
 	child->known = 1;
 	child->n = 0;
 	if (!parent || !parent->n)
@@ -444,7 +469,7 @@ int rec_symcollect_exec(struct rec_symcollect *sc, uint32_t pid)
 	if (!p)
 		return -ENOMEM;
 	p->known = 1;
-	new_gen(sc);
+	new_gen(sc, p);
 	/* a fresh address space; MMAP2s follow. The old one stays
 	 * reachable for late samples, one generation deep. */
 	free(p->old);
@@ -639,17 +664,40 @@ int rec_symcollect_user_hit(struct rec_symcollect *sc, uint32_t pid,
 	return 0;
 }
 
+/* No user code lives in the first page or above 2^56 (the largest user
+ * address space of a 64-bit kernel: x86-64 with 5-level paging, arm64
+ * and riscv are below). Stack scans of code built without frame
+ * pointers give such "return addresses" by the thousand. */
+#define USER_CODE_MIN 4096u
+#define USER_CODE_END (1ull << 56)
+
 static int hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 	       int kernel, int ret_addr)
 {
-	uint32_t tag = (kernel ? 2u : sc->gen << 2) | (ret_addr ? 1u : 0u);
+	uint32_t tag = ret_addr ? 1u : 0u, ntag = 0;
 	struct hit_slot *c;
 	int ret;
 
-	if (kernel)
+	if (kernel) {
 		pid = 0;   /* one kernel address space */
+		tag |= 2u;
+	} else {
+		/* a callchain's addresses are all one process's */
+		struct sc_proc *p = sc->last_proc;
+
+		if (ip < USER_CODE_MIN || ip >= USER_CODE_END)
+			return 0;
+		if (!p || p->pid != pid) {
+			p = rec_symcollect_proc(sc, pid);
+			if (!p)
+				return -ENOMEM;
+			sc->last_proc = p;
+		}
+		ntag = tag | 2u | (p->gen > sc->epoch ? p->gen : sc->epoch) << 2;
+		tag |= p->gen << 2;
+	}
 	c = &sc->hcache[rec_u64map_hash(ip ^ ((uint64_t)pid << 40)) >> (64 - HCACHE_BITS)];
-	if (c->ip == ip && c->pid == pid && c->tag == tag)
+	if (c->ip == ip && c->pid == pid && (c->tag == tag || c->tag == ntag))
 		return 0;
 	if (kernel) {
 		kernel_hit(sc, ip, ret_addr);
@@ -659,10 +707,12 @@ static int hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 		return 0;
 	}
 	ret = rec_symcollect_user_hit(sc, pid, ip, ret_addr, 0);
-	if (ret == 2) {
+	if (ret >= 0) {
+		/* 2: in an ELF object, until the space changes; 1 (JIT or
+		 * not ours to name) and 0 (pending) until the next write */
 		c->ip = ip;
 		c->pid = pid;
-		c->tag = tag;
+		c->tag = ret == 2 ? tag : ntag;
 	}
 	if (ret != 0)
 		return ret < 0 ? ret : 0;
@@ -871,8 +921,7 @@ void rec_symcollect_restart(struct rec_symcollect *sc)
 	sc->kernel_hits = 0;
 	sc->kernel_noted = 0;
 	/* cached hits were recorded for the old output */
-	memset(sc->hcache, 0, HCACHE_SIZE * sizeof(*sc->hcache));
-	sc->gen = 1;
+	restart_gens(sc);
 }
 
 void rec_symcollect_stats(const struct rec_symcollect *sc,

@@ -65,6 +65,8 @@ struct sc_map {
 struct sc_proc {
 	uint32_t pid;
 	int known;                /* maps came from /proc, a fork or an exec */
+	uint32_t gen;             /* stamp of its last mapping change (see
+				   * rec_symcollect.hcache) */
 	struct sc_map *maps;      /* sorted by start, non-overlapping */
 	size_t n, cap;
 	/* The space before the last exec: rings are drained CPU by CPU, so
@@ -83,7 +85,14 @@ struct pending {
 
 #define HCACHE_BITS 14
 #define HCACHE_SIZE (1u << HCACHE_BITS)
-/* tag = gen << 2 | kernel << 1 | ret_addr; gen 0 never matches (empty) */
+/* A cached hit, one of three kinds by tag (0 never matches: empty):
+ *  kernel: pid 0, tag 2 | ret_addr;
+ *  user, recorded in an ELF object: tag = the process's gen << 2 | ret_addr,
+ *    valid until its address space changes;
+ *  user, not in an ELF object (pending, or a JIT hit): tag = the later of
+ *    the process's gen and the write epoch << 2 | 2 | ret_addr, valid
+ *    until the next write (which settles pending hits and starts JIT hits
+ *    afresh) or a change of the address space. */
 struct hit_slot {
 	uint64_t ip;
 	uint32_t pid;
@@ -107,10 +116,16 @@ struct rec_symcollect {
 	/* Hits already recorded, so the hot path skips the map and symbol
 	 * searches for the addresses callchains repeat (nearly all of them).
 	 * Direct-mapped, no eviction order: a collision only costs the slow
-	 * path once more. A user entry is valid for one `gen` of the address
-	 * spaces: any mapping change (mmap, fork, exec) bumps gen. */
+	 * path once more. A user entry is valid while its process's address
+	 * space is unchanged: a change (a mapping over an old one, fork,
+	 * exec) gives that process a new stamp from `gen`, which only grows,
+	 * so its old entries stop matching and other processes' stay (on a
+	 * build host processes fork and exec all the time: one global
+	 * generation emptied the cache for everyone at each). */
 	struct hit_slot *hcache;  /* [HCACHE_SIZE] */
-	uint32_t gen;
+	uint32_t gen;             /* the last stamp given */
+	uint32_t epoch;           /* stamp taken at the last write */
+	struct sc_proc *last_proc;    /* the process of the last user hit */
 
 	struct rec_kallsyms ksyms;
 	uint8_t *kstate;          /* per kernel symbol: 0, 1 hit, 2 written */
@@ -165,5 +180,9 @@ int rec_symcollect_kernel_reload(struct rec_symcollect *sc, int force);
  * object, 1 = handled otherwise (JIT), 0 = not matched yet; < 0 error. */
 int rec_symcollect_user_hit(struct rec_symcollect *sc, uint32_t pid,
 			    uint64_t ip, int ret_addr, int last_chance);
+
+/* A write is done: pending and JIT hits cached before it stop matching
+ * (see struct hit_slot). */
+void rec_symcollect_new_epoch(struct rec_symcollect *sc);
 
 #endif

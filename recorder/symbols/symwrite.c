@@ -749,6 +749,7 @@ int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 	}
 	ret = total;
 out:
+	rec_symcollect_new_epoch(sc);
 	sc->st.time_ns += rec_now_ns() - t0;
 	return ret;
 }

@@ -582,10 +582,11 @@ static void test_unavailable_perfmap_fork_exec(void **state)
 
 /* Repeated hits skip the slow path through a cache; a mapping change in
  * between (mmap over the same range, fork, exec) must still send the same
- * address to the object mapped there now. */
+ * address to the object mapped there now, also for a pid reused by a
+ * fork from another parent. */
 static void test_hit_cache_follows_remaps(void **state)
 {
-	uint32_t pid = 3999101, child = 3999102;
+	uint32_t pid = 3999101, child = 3999102, reuse = 3999103, parent2 = 3999104;
 	struct rec_symcollect_map m = { 0 };
 	struct rec_symcollect *sc;
 	struct ana_symbols *as;
@@ -623,6 +624,22 @@ static void test_hit_cache_follows_remaps(void **state)
 	m.path = "/nonexistent/cache-d.so";
 	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
 	assert_int_equal(rec_symcollect_hit(sc, pid, 0x30000010, 0), 0);
+	/* a reused pid: another parent's fork gives it that parent's space;
+	 * its hit cached from before must not stand */
+	m.pid = reuse;
+	m.start = 0x50000000;
+	m.path = "/nonexistent/cache-f.so";
+	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symcollect_hit(sc, reuse, 0x50000010, 0), 0);
+	m.pid = parent2;
+	m.path = "/nonexistent/cache-g.so";
+	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	/* another process's changes in between leave reuse's entry alone,
+	 * the fork replaces it */
+	assert_int_equal(rec_symcollect_exec(sc, child), 0);
+	assert_int_equal(rec_symcollect_hit(sc, reuse, 0x50000010, 0), 0);
+	assert_int_equal(rec_symcollect_fork(sc, reuse, parent2), 0);
+	assert_int_equal(rec_symcollect_hit(sc, reuse, 0x50000010, 0), 0);
 	/* kernel hits repeat too (the test kallsyms) */
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(rec_symcollect_hit(sc, pid, KBASE + 0x100, 1), 0);
@@ -634,6 +651,78 @@ static void test_hit_cache_follows_remaps(void **state)
 	assert_non_null(rtab_get(4, "/nonexistent/cache-c.so", 0));
 	assert_non_null(rtab_get(4, "/nonexistent/cache-d.so", 0));
 	assert_null(rtab_get(4, "/nonexistent/cache-e.so", 0));   /* never hit */
+	assert_non_null(rtab_get(4, "/nonexistent/cache-f.so", 0));
+	assert_non_null(rtab_get(4, "/nonexistent/cache-g.so", 0));
+	ana_symbols_free(as);
+	rec_symcollect_free(sc);
+	trace_free(&t);
+}
+
+/* Addresses outside any ELF object are cached until the next write:
+ * stack-scan junk (first page, beyond any user address space) is dropped
+ * at once, an unmapped address waits in the pending list once however
+ * often it repeats, and a JIT address hit again after a write is looked
+ * up again in the perf map, which may have grown meanwhile. */
+static void test_hit_cache_pending_and_jit(void **state)
+{
+	uint32_t pid = 3999201;
+	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
+	struct rec_symcollect_map m = { 0 };
+	struct rec_symcollect_stats st;
+	struct rec_symcollect *sc;
+	struct ana_symbols *as;
+	struct trace t;
+	struct rtab *rt;
+	char p[400], mp[400];
+	const uint64_t junk[] = { (uint64_t)-512 /* PERF_CONTEXT_USER */, 0, 0x30, 0xfff,
+				  0x53fd894855544155ull, 1ull << 56 };
+	const uint64_t unmapped[] = { 0x5000000, 0x6000000, 0x5000000,
+				      0x6000000, 0x5000000 };
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/perf-%u.map", tmpdir, pid);
+	write_file(p, "7f0000001000 100 jit_a\n");
+	trace_open(&t);
+	o.kallsyms_path = kallsyms_path;
+	o.perfmap_dir = tmpdir;
+	o.proc_maps = "";
+	o.debug_dir = "";
+	o.max_pending = 2;
+	sc = rec_symcollect_new(&o);
+	assert_non_null(sc);
+	m.pid = pid;
+	m.start = 0x7f0000000000;
+	m.len = 0x100000;
+	m.path = "//anon";
+	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+
+	assert_int_equal(rec_symcollect_hit_callchain(sc, pid, junk, 6, 0), 0);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(rec_symcollect_hit(sc, pid, unmapped[i], 0), 0);
+	assert_int_equal(rec_symcollect_hit(sc, pid, 0x7f0000002010, 0), 0);
+	rec_symcollect_stats(sc, &st);
+	assert_int_equal(st.pending_dropped, 0);   /* two addresses pending */
+	/* the JIT function is not in the map yet */
+	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 1000), 0);
+
+	snprintf(mp, sizeof(mp), "7f0000001000 100 jit_a\n7f0000002000 100 jit_b\n");
+	write_file(p, mp);
+	assert_int_equal(rec_symcollect_hit(sc, pid, 0x7f0000002010, 0), 0);
+	/* the settled unmapped addresses are pending anew after the write:
+	 * with a third the list (2) overflows */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(rec_symcollect_hit(sc, pid, unmapped[i], 0), 0);
+	assert_int_equal(rec_symcollect_hit(sc, pid, 0x7000000, 0), 0);
+	rec_symcollect_stats(sc, &st);
+	assert_int_equal(st.pending_dropped, 1);
+	assert_true(rec_symcollect_write(sc, t.w, 0, 2000) > 0);
+	trace_close(&t);
+	as = read_back(&t);
+	snprintf(p, sizeof(p), "/tmp/perf-%u.map", pid);
+	rt = rtab_get(3, p, (int32_t)pid);
+	assert_non_null(rt);
+	assert_int_equal(rt->nsyms, 1);
+	assert_string_equal(rt->names[0], "jit_b");
 	ana_symbols_free(as);
 	rec_symcollect_free(sc);
 	trace_free(&t);
@@ -1072,6 +1161,7 @@ int main(void)
 		cmocka_unit_test(test_incremental),
 		cmocka_unit_test(test_full_chunked),
 		cmocka_unit_test(test_unavailable_perfmap_fork_exec),
+		cmocka_unit_test(test_hit_cache_pending_and_jit),
 		cmocka_unit_test(test_hit_cache_follows_remaps),
 		cmocka_unit_test(test_feed_records),
 		cmocka_unit_test(test_debug_dir),
