@@ -45,13 +45,18 @@ port_b=$(nats_free_port)
 start_collector() {   # NAME PORT
   "$perfrec" collect --listen "127.0.0.1:$2" --nats "$NATS_URLS" --replicas 3 \
     2>>"$d/coll-$1.log" &
-  eval "coll_$1=$!"
-  pids+=("$!")
-  for _ in $(seq 100); do
+  local pid=$!
+  eval "coll_$1=$pid"
+  pids+=("$pid")
+  # It listens once its JetStream stream answers: after a node's kill -9
+  # that can wait out a new stream leader's election (4-9 s of Raft
+  # timeouts, plus the 5 s request timeout it retries after).
+  for _ in $(seq 600); do
     grep -q "listening on" "$d/coll-$1.log" 2>/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || fail "collector $1 exited: $(tail -5 "$d/coll-$1.log")"
     sleep 0.1
   done
-  fail "collector $1 did not start"
+  fail "collector $1 did not listen within 60 s: $(tail -5 "$d/coll-$1.log")"
 }
 start_archiver() {
   "$perfrec" archive --nats "$NATS_URLS" --dir "$d/arch" --ack-wait 3s 2>>"$d/archive.log" &
@@ -88,7 +93,7 @@ for i in 1 2 3; do
   wait "${rec[$((i - 1))]}" || code=$?
   [ "$code" = 0 ] || fail "recorder $i exited $code"
   grep -q " 0 dropped" "$d/rec$i.err" || fail "recorder $i dropped frames"
-  grep "streamed to" "$d/rec$i.err"
+  grep "streamed to" "$d/rec$i.err" || fail "recorder $i did not say what it streamed: $(cat "$d/rec$i.err")"
 done
 kill "$pp" 2>/dev/null || true
 
