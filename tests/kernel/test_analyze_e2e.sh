@@ -68,7 +68,7 @@ run() {
   "$perfrec" record -q -g --switch-events -F 2000 "$@" -o "$work/$name.prec" -- \
     "$pingpong" "$rounds" "$spin" >"$work/$name.out"
   local p q w
-  read -r p q < <(sed -n 's/.*ping tid \([0-9]*\), pong tid \([0-9]*\).*/\1 \2/p' "$work/$name.out")
+  read -r p q < <(sed -n 's/.*ping tid \([0-9]*\), pong tid \([0-9]*\).*/\1 \2/p' "$work/$name.out") || true
   w=$(sed -n 's/.*, pid \([0-9]*\),.*/\1/p' "$work/$name.out")
   [ -n "$p" ] && [ -n "$q" ] && [ -n "$w" ] || fail "pingpong printed no tids: $(cat "$work/$name.out")"
   printf -v "${name}_ping" %s "$p"

@@ -432,7 +432,9 @@ static void existing_pid_until_sigint(void **state)
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	st = start_stat(argv, fd);
-	usleep(300000);
+	/* long enough for stat to start and count under ASan on a loaded
+	 * machine: it counts until SIGINT */
+	usleep(1000000);
 	kill(st, SIGINT);
 	assert_int_equal(waitpid(st, &status, 0), st);
 	kill(target, SIGKILL);
@@ -446,7 +448,7 @@ static void existing_pid_until_sigint(void **state)
 	unlink(path);
 	fprintf(stderr, "%s", buf);
 	assert_non_null(strstr(buf, "process id"));
-	/* ~30 sleeps of 10 ms in 300 ms: each one a switch. */
+	/* ~100 sleeps of 10 ms in 1 s: each one a switch. */
 	assert_true(value_of(buf, "context-switches", NULL) >= 10);
 }
 

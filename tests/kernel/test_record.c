@@ -100,6 +100,21 @@ static void sleep_ms(long ms)
 		;
 }
 
+/* Waits (up to 20 s) until the recorder at path has written its header:
+ * it is then past its startup (rings opened, tasks synthesized, signals
+ * caught), however slow that was under ASan on a loaded machine. */
+static void wait_started(const char *path)
+{
+	struct stat st;
+
+	for (int i = 0; i < 2000; i++) {
+		if (stat(path, &st) == 0 && st.st_size > 0)
+			return;
+		sleep_ms(10);
+	}
+	fail_msg("%s: the recorder wrote nothing in 20 s", path);
+}
+
 /* ---- reading a trace back */
 
 struct ev { char name[64]; uint64_t ids[512]; size_t nids; char *tp_format; };
@@ -668,6 +683,7 @@ static void test_sigkill_reads_back(void **state)
 
 		pid = spawn(argv, NULL, err);
 	}
+	wait_started(out);
 	sleep_ms(1500);
 	kill(pid, SIGKILL);
 	assert_int_equal(wait_code(pid), 128 + SIGKILL);
@@ -698,7 +714,8 @@ static void test_sigint_clean_stop(void **state)
 
 		pid = spawn(argv, NULL, err);
 	}
-	sleep_ms(1000);
+	wait_started(out);
+	sleep_ms(500);
 	kill(pid, SIGINT);
 	assert_int_equal(wait_code(pid), 0);
 	load(out, &t);
@@ -727,7 +744,9 @@ static void test_pid_target(void **state)
 	path_in_dir(out, sizeof(out), "pid.prec");
 	path_in_dir(err, sizeof(err), "pid.err");
 	{
-		char *wargv[] = { pingpong, "10", "2000", "0", NULL };
+		/* spins 10 s (killed after): the 0.5 s recording ends
+		 * by its duration however slow its startup */
+		char *wargv[] = { pingpong, "10", "10000", "0", NULL };
 
 		w = spawn(wargv, NULL, NULL);
 	}

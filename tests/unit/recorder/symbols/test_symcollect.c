@@ -1041,7 +1041,9 @@ static void test_kernel_module_loaded_later(void **state)
 	write_file(p, before);
 	o.kallsyms_path = p;
 	o.proc_maps = "";
-	o.kallsyms_reload_ms = 1;
+	/* long enough that no preemption of this test (ASan, a parallel
+	 * ctest job) makes the second read below due early */
+	o.kallsyms_reload_ms = 100;
 	sc = rec_symcollect_new(&o);
 	assert_non_null(sc);
 	trace_open(&t);
@@ -1052,7 +1054,7 @@ static void test_kernel_module_loaded_later(void **state)
 	rec_symcollect_stats(sc, &st);
 	assert_int_equal(st.kernel_unknown, 1);
 	assert_int_equal(st.kallsyms_reads, 1);
-	/* nothing new: the next read waits 2 ms */
+	/* nothing new: the next read waits 200 ms */
 	assert_int_equal(rec_symcollect_hit(sc, 1, nm + 0x40, 1), 0);
 	rec_symcollect_stats(sc, &st);
 	assert_int_equal(st.kallsyms_reads, 1);
@@ -1062,7 +1064,7 @@ static void test_kernel_module_loaded_later(void **state)
 		 "ffffffffc0100000 t nm_fn\t[newmod]\n"
 		 "ffffffffc0100100 t nm_fn2\t[newmod]\n", before);
 	write_file(p, text);
-	usleep(5000);
+	usleep(250000);
 	assert_true(rec_symcollect_write(sc, t.w, 0, 2000) >= 1);
 	rec_symcollect_stats(sc, &st);
 	assert_int_equal(st.kallsyms_reads, 2);
