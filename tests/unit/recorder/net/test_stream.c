@@ -15,6 +15,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "format/reader.h"
 #include "recorder/net/collector.h"
@@ -61,6 +64,23 @@ static void server_stop(struct server *s)
 	pthread_join(s->th, NULL);
 	rec_collector_free(s->c);
 	s->c = NULL;
+}
+
+/* Keeps port taken while "nobody listens" there: bound, not listening,
+ * so a connect is refused, and no other test running beside this one can
+ * start a server on it meanwhile. Close it before a server binds it. */
+static int hold_port(int port)
+{
+	struct sockaddr_in a = { 0 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	assert_true(fd >= 0);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
 }
 
 /* A writer on a tee: local memory copy + the sender. */
@@ -163,7 +183,7 @@ static void test_collector_restart(void **state)
 	struct server s = { 0 };
 	struct client cl;
 	struct rec_sender_stats st;
-	int port;
+	int port, held;
 
 	(void)state;
 	server_start(&s, dir, 0);
@@ -173,10 +193,12 @@ static void test_collector_restart(void **state)
 	assert_int_equal(prec_writer_flush(cl.w), 0);
 	wait_acked(&cl, 5);
 	server_stop(&s);
+	held = hold_port(port);
 	/* written while no collector listens: kept in the spool */
 	st_write_samples(cl.w, 8000, 100000000);
 	assert_int_equal(prec_writer_flush(cl.w), 0);
 	usleep(300000);
+	close(held);
 	server_start(&s, dir, port);
 	st_write_samples(cl.w, 8000, 200000000);
 	assert_int_equal(prec_writer_close(cl.w), 0);
@@ -200,13 +222,14 @@ static void test_spool_full_drops(void **state)
 	struct client cl;
 	struct rec_sender_stats st;
 	struct rec_sender_drops d;
-	int port;
+	int port, held;
 
 	(void)state;
 	/* a free port, then nobody listens on it for a while */
 	server_start(&s, dir, 0);
 	port = server_port(&s);
 	server_stop(&s);
+	held = hold_port(port);
 	client_start(&cl, port, 64u << 10, "drops");
 	st_write_samples(cl.w, 100000, 1000);
 	assert_int_equal(prec_writer_flush(cl.w), 0);
@@ -217,6 +240,7 @@ static void test_spool_full_drops(void **state)
 	assert_int_equal(d.records, st.dropped);
 	assert_true(d.packets > 0 && d.t_max > d.t_min);
 	assert_false(rec_sender_take_drops(cl.snd, &d));
+	close(held);
 	server_start(&s, dir, port);
 	assert_int_equal(prec_writer_close(cl.w), 0);
 	assert_int_equal(rec_sender_finish(cl.snd, 15000), 0);
@@ -248,12 +272,13 @@ static void test_finish_timeout(void **state)
 	char *dir = st_tmpdir();
 	struct server s = { 0 };
 	struct client cl;
-	int port;
+	int port, held;
 
 	(void)state;
 	server_start(&s, dir, 0);
 	port = server_port(&s);
 	server_stop(&s);
+	held = hold_port(port);
 	client_start(&cl, port, 0, "nobody");
 	st_write_samples(cl.w, 1000, 1000);
 	assert_int_equal(prec_writer_close(cl.w), 0);
@@ -261,6 +286,7 @@ static void test_finish_timeout(void **state)
 	assert_int_equal(rec_sender_finish(cl.snd, 300), -ETIMEDOUT);
 	assert_non_null(strstr(logcap_err(), "not acknowledged"));
 	client_free(&cl);
+	close(held);
 	st_rmdir(dir);
 }
 
