@@ -276,6 +276,13 @@ static int open_stores(struct rec_collector *c, struct session *s,
 			refuse(c, k, "JetStream is not available now; try again later");
 			return ret;
 		}
+		/* the recorder's own account wins where it is lower: the
+		 * stream may hold a hole below its last record */
+		if (h->resend_from && h->resend_from < jn) {
+			rec_js_session_rewind(s->js, h->resend_from);
+			jn = h->resend_from;
+			jc = false;
+		}
 		if (jn < next)
 			next = jn;
 		complete = complete && jc;

@@ -26,6 +26,15 @@
  * JetStream drops a message id it has seen (its default is 2 minutes). */
 #define DUPLICATE_WINDOW_NS (10ll * 60 * 1000000000ll)
 #define MAX_PENDING 4096
+/* How long an asynchronous publish may wait for JetStream's answer, as a
+ * multiple of the API timeout (5 s by default). Without a deadline libnats
+ * waits forever for a message lost with its stream's leader (kill -9 of a
+ * node): the session never got past it and its recorder gave up after
+ * --finish-timeout. At the deadline the session fails, its recorder is
+ * sent away and resends from what the stream holds (message ids make the
+ * resend of anything that did land a no-op). Twice the API timeout
+ * outlasts a stream leader's election (4-9 s) in most cases. */
+#define PUBLISH_WAIT_FACTOR 2
 
 struct result {
 	uint64_t key, seq;
@@ -43,6 +52,7 @@ struct rec_js_session {
 	size_t ndone, cdone;
 	uint64_t fence;              /* expected last subject seq, first publish */
 	bool fenced;
+	uint64_t reconnects;         /* the connection's count at the last check */
 	char err[200];
 	struct rec_js_session *next;
 };
@@ -51,6 +61,7 @@ struct rec_js {
 	struct rec_js_opts o;
 	char stream[64], urls[1024];
 	natsConnection *nc;
+	natsStatistics *stats;
 	jsCtx *ctx;
 	int efd;
 	pthread_mutex_t lock;
@@ -123,9 +134,20 @@ static const char *js_error(natsStatus s, jsErrCode je, char *buf, size_t len)
 {
 	const char *t = nats_GetLastError(NULL);
 
+	if (s == NATS_INSUFFICIENT_BUFFER) {
+		/* what libnats says to a request while it reconnects, as we
+		 * keep no reconnect buffer (see no_gap()) */
+		snprintf(buf, len, "not connected to NATS (reconnecting)");
+		return buf;
+	}
 	snprintf(buf, len, "%s%s%s (%d)", natsStatus_GetText(s), t ? ": " : "",
 		 t ? t : "", (int)je);
 	return buf;
+}
+
+static unsigned publish_wait_ms(const struct rec_js *js)
+{
+	return (js->o.timeout_ms ? js->o.timeout_ms : 5000) * PUBLISH_WAIT_FACTOR;
 }
 
 static void on_ack(jsCtx *ctx, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
@@ -141,7 +163,11 @@ static void on_ack(jsCtx *ctx, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, voi
 		r.key = strtoull(v, NULL, 10);
 	if (natsMsgHeader_Get(msg, "Perfrec-Seq", &v) == NATS_OK && v)
 		r.seq = strtoull(v, NULL, 10);
-	if (!pa && pae)
+	if (!pa && pae && pae->Err == NATS_TIMEOUT)
+		snprintf(r.err, sizeof(r.err), "JetStream did not acknowledge record %llu "
+			 "within %u ms (a stream leader lost?): resend",
+			 (unsigned long long)r.seq, publish_wait_ms(js));
+	else if (!pa && pae)
 		snprintf(r.err, sizeof(r.err), "JetStream refused record %llu: %s%s%s",
 			 (unsigned long long)r.seq, natsStatus_GetText(pae->Err),
 			 pae->ErrText ? ": " : "", pae->ErrText ? pae->ErrText : "");
@@ -280,7 +306,10 @@ int rec_js_connect(const struct rec_js_opts *o, struct rec_js **out)
 	    natsOptions_SetServers(no, urls, n) != NATS_OK ||
 	    natsOptions_SetTimeout(no, js->o.timeout_ms ? js->o.timeout_ms : 5000) != NATS_OK ||
 	    natsOptions_SetMaxReconnect(no, -1) != NATS_OK ||
-	    natsOptions_SetReconnectWait(no, 250) != NATS_OK) {
+	    natsOptions_SetReconnectWait(no, 250) != NATS_OK ||
+	    /* no publish is held back while reconnecting (see no_gap()) */
+	    natsOptions_SetReconnectBufSize(no, 0) != NATS_OK ||
+	    natsStatistics_Create(&js->stats) != NATS_OK) {
 		ret = -ENOMEM;
 		goto err;
 	}
@@ -404,6 +433,44 @@ void rec_js_poll(struct rec_js *js)
 	free(q);
 }
 
+static uint64_t reconnects(struct rec_js *js)
+{
+	uint64_t n = 0;
+
+	if (natsConnection_GetStats(js->nc, js->stats) == NATS_OK)
+		natsStatistics_GetCounts(js->stats, NULL, NULL, NULL, NULL, &n);
+	return n;
+}
+
+/* A session's records must reach the stream as a prefix: its resume point
+ * after a failure is the last record stored (rec_js_session_open), so a
+ * record stored after one that was lost would leave a hole the archiver
+ * waits at for ever. Publishes are pipelined on one connection, where the
+ * server stores in order: a hole needs publishes lost with one connection
+ * and later ones sent on the next. So libnats holds nothing back while it
+ * reconnects (a publish then fails), and a session with publishes in
+ * flight when the connection was re-established publishes nothing more:
+ * it fails, its recorder reconnects and resends from what the stream
+ * holds. (Checked before each publish; a reconnect completing between
+ * this check and the publish itself is not caught: the next publish
+ * fails the session, and the lost records' deadline as well.) */
+static int no_gap(struct rec_js_session *s)
+{
+	uint64_t n = reconnects(s->js);
+
+	if (n != s->reconnects) {
+		if (s->next_pub - 1 > s->stored) {
+			snprintf(s->err, sizeof(s->err), "the connection to NATS was "
+				 "re-established with records %llu-%llu in flight: resend",
+				 (unsigned long long)s->stored + 1,
+				 (unsigned long long)s->next_pub - 1);
+			return -EIO;
+		}
+		s->reconnects = n;
+	}
+	return 0;
+}
+
 int rec_js_session_open(struct rec_js *js, const char *host, const char *session,
 			struct rec_js_session **out, uint64_t *next_seq, bool *complete)
 {
@@ -417,6 +484,7 @@ int rec_js_session_open(struct rec_js *js, const char *host, const char *session
 		return -ENOMEM;
 	s->js = js;
 	s->key = ++js->next_key;
+	s->reconnects = reconnects(js);
 	snprintf(s->host, sizeof(s->host), "%s", host);
 	snprintf(s->id, sizeof(s->id), "%s", session);
 	if (!rec_js_subject(js->stream, host, session, s->subject, sizeof(s->subject))) {
@@ -464,6 +532,8 @@ int rec_js_publish(struct rec_js_session *s, uint64_t seq, enum prec_record_kind
 
 	if (seq < s->next_pub)
 		return 0;   /* stored already (or in flight) */
+	if (s->err[0] || no_gap(s) < 0)
+		return -EIO;
 	if ((int64_t)len > rec_js_max_payload(js)) {
 		snprintf(s->err, sizeof(s->err), "record %llu is %zu bytes, above the NATS "
 			 "servers' max_payload of %lld bytes", (unsigned long long)seq, len,
@@ -484,6 +554,7 @@ int rec_js_publish(struct rec_js_session *s, uint64_t seq, enum prec_record_kind
 	}
 	jsPubOptions_Init(&po);
 	po.MsgId = id;
+	po.MaxWait = publish_wait_ms(js);
 	if (!s->fenced) {
 		/* nobody appended to this session since we read its end */
 		if (s->fence)
@@ -503,6 +574,16 @@ int rec_js_publish(struct rec_js_session *s, uint64_t seq, enum prec_record_kind
 	}
 	s->next_pub = seq + 1;
 	return 0;
+}
+
+void rec_js_session_rewind(struct rec_js_session *s, uint64_t seq)
+{
+	if (!seq || seq >= s->next_pub)
+		return;
+	s->next_pub = seq;
+	if (s->stored >= seq)
+		s->stored = seq - 1;
+	s->ndone = 0;
 }
 
 uint64_t rec_js_session_stored(const struct rec_js_session *s)
@@ -549,6 +630,7 @@ void rec_js_free(struct rec_js *js)
 	}
 	if (js->efd >= 0)
 		close(js->efd);
+	natsStatistics_Destroy(js->stats);
 	free(js->q);
 	pthread_mutex_destroy(&js->lock);
 	free(js);

@@ -320,6 +320,9 @@ static int link_open(struct rec_sender *s, struct link *l)
 	h.session_id = s->session;
 	h.recorder_version = (char *)"perfrec " PERFREC_VERSION;
 	h.frame_bytes = s->o.frame_bytes;
+	pthread_mutex_lock(&s->lock);
+	h.resend_from = s->acked_seq + 1;
+	pthread_mutex_unlock(&s->lock);
 	if (s->o.token) {
 		h.token.data = (uint8_t *)s->o.token;
 		h.token.len = s->o.token_len;

@@ -40,8 +40,7 @@ fi
 nats_cluster_start "$d/nats" || fail "the NATS cluster did not start"
 echo "test_fleet: NATS at $NATS_URLS"
 
-port_a=$(nats_free_port)
-port_b=$(nats_free_port)
+{ read -r port_a; read -r port_b; } < <(nats_free_ports 2)
 start_collector() {   # NAME PORT
   "$perfrec" collect --listen "127.0.0.1:$2" --nats "$NATS_URLS" --replicas 3 \
     2>>"$d/coll-$1.log" &

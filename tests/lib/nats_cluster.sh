@@ -9,8 +9,13 @@
 #
 # Ports are chosen free at start; stores live in DIR/n1..n3. max_payload is
 # 8 MB so 1 MiB frames fit with room (see docs/fleet.md).
-nats_free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+nats_free_ports() {   # N: N distinct free ports, one per line (all held
+	# open until all are chosen, so no two picks can be the same port)
+	python3 -c 'import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
+print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1"
 }
 
 nats_start() {   # N
@@ -29,7 +34,9 @@ nats_cluster_start() {   # DIR
 	NATS_DIR=$1
 	mkdir -p "$NATS_DIR"
 	local cp=() p=() i j routes
-	for i in 1 2 3; do p[$i]=$(nats_free_port); cp[$i]=$(nats_free_port); done
+	local ports
+	mapfile -t ports < <(nats_free_ports 6)
+	for i in 1 2 3; do p[$i]=${ports[$((i - 1))]}; cp[$i]=${ports[$((i + 2))]}; done
 	for i in 1 2 3; do
 		routes=""
 		for j in 1 2 3; do

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# test_js_lost_ack.sh - records a JetStream stream does not store, and how
+# a session gets past them without a hole.
+#
+# 1. The server dies with publishes in flight: their acknowledgements
+# never come. One nats-server (-js, loopback, temp
+# store), one collector publishing into an R1 stream, one recorder
+# streaming a real recording (with a local -o copy). Mid-run the server is
+# stopped (SIGSTOP: the collector's publishes pile up unanswered), then
+# killed with -9 (they are lost) and started again on its store. The
+# collector must give up on the lost publishes at their deadline, send the
+# recorder away, and take the resend from what the stream holds: the
+# recorder ends with every frame acknowledged (before the deadline it
+# waited for ever, until its --finish-timeout), and the session archived
+# from the stream equals the local copy byte for byte.
+#
+# 2. A hole: the stream refuses some records and stores later ones (a
+# stream created beforehand with a small max_msg_size: the big frames are
+# refused, the small ones after them stored — as when a publish is lost
+# with a cluster's stream leader and the next ones reach the new leader).
+# The collector fails the session at the refusal and the recorder comes
+# back; its hello says which record it has not seen acknowledged, and the
+# collector resumes there, not after the stream's last record. Once the
+# limit is lifted every hole is filled: the archive from the stream equals
+# the local copy. (Resuming after the last record, the archiver waited at
+# the first hole for ever.)
+set -euo pipefail
+src=${PERFREC_SOURCE_DIR:?}
+perfrec=${PERFREC_BIN:?}
+analyze=${PERFREC_ANALYZE_BIN:?}
+pingpong=${PERFREC_BUILD_DIR:?}/tests/pingpong
+d=$(mktemp -d /tmp/perfrec-jsack-XXXXXX)
+pids=()
+nats=
+# shellcheck source=../lib/nats_cluster.sh
+source "$src/tests/lib/nats_cluster.sh"
+cleanup() {
+  [ -n "$nats" ] && kill -CONT "$nats" 2>/dev/null || true
+  for p in "${pids[@]}" $nats; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [ -n "${KEEP:-}" ] || rm -rf "$d"
+}
+trap cleanup EXIT
+fail() {
+  echo "test_js_lost_ack: FAIL: $*" >&2
+  for f in "$d"/*.log "$d"/rec.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; } >&2; done
+  exit 1
+}
+
+if ! command -v nats-server >/dev/null; then
+  [ -n "${CI:-}" ] && fail "nats-server is not installed (tests/install-deps.sh)"
+  echo "test_js_lost_ack: skipped: no nats-server"; exit 0
+fi
+if ! "$perfrec" record -e cpu-clock -d 0.1 -q -o "$d/probe.prec" -- true 2>"$d/probe.err"; then
+  [ -n "${CI:-}" ] && fail "perf events unavailable: $(cat "$d/probe.err")"
+  echo "test_js_lost_ack: skipped: perf events unavailable"; exit 0
+fi
+
+{ read -r nport; read -r cport; read -r cport2; } < <(nats_free_ports 3)
+url="nats://127.0.0.1:$nport"
+start_nats() {   # LOG
+  nats-server -js -sd "$d/store" -a 127.0.0.1 -p "$nport" >"$d/$1" 2>&1 &
+  nats=$!
+  for _ in $(seq 100); do
+    grep -q "Server is ready" "$d/$1" 2>/dev/null && return 0
+    kill -0 "$nats" 2>/dev/null || fail "nats-server exited"
+    sleep 0.1
+  done
+  fail "nats-server did not start"
+}
+start_nats nats1.log
+"$perfrec" collect --listen "127.0.0.1:$cport" --nats "$url" --replicas 1 2>>"$d/coll.log" &
+pids+=("$!")
+for _ in $(seq 300); do
+  grep -q "listening on" "$d/coll.log" 2>/dev/null && break
+  sleep 0.1
+done
+grep -q "listening on" "$d/coll.log" || fail "the collector did not listen"
+
+"$pingpong" 100000000 10 >/dev/null &
+pids+=("$!")
+"$perfrec" record -a -F 500 --switch-events -d 12 --frame-size 256k -o "$d/local.prec" \
+  --to "127.0.0.1:$cport" --host h1 --session lost-ack --finish-timeout 60s 2>"$d/rec.err" &
+rec=$!
+pids+=("$rec")
+
+sleep 3
+echo "test_js_lost_ack: SIGSTOP nats-server for 1 s, then kill -9 and restart it"
+kill -STOP "$nats"
+sleep 1
+{ kill -9 "$nats"; kill -CONT "$nats"; wait "$nats"; } 2>/dev/null || true
+start_nats nats2.log
+
+code=0
+wait "$rec" || code=$?
+[ "$code" = 0 ] || fail "the recorder exited $code"
+grep "streamed to" "$d/rec.err" || fail "the recorder did not say what it streamed"
+sent=$(sed -n 's/.*: \([0-9]*\) frames sent, \([0-9]*\) acknowledged.*/\1 \2/p' "$d/rec.err")
+read -r s a <<<"$sent"
+[ -n "$s" ] && [ "$s" = "$a" ] || fail "frames sent/acknowledged: '$sent'"
+grep -q " 0 dropped" "$d/rec.err" || fail "the recorder dropped frames"
+[ "$(grep -c "session h1/lost-ack from record" "$d/coll.log")" -ge 2 ] ||
+  fail "the session was never failed and resumed"
+
+"$perfrec" archive --nats "$url" --dir "$d/arch" --ack-wait 3s 2>>"$d/archive.log" &
+pids+=("$!")
+f="$d/arch/h1/lost-ack.prec"
+for _ in $(seq 300); do
+  "$perfrec" archive --list "$d/arch" 2>/dev/null | grep -q ' complete$' && break
+  sleep 0.2
+done
+[ -f "$f" ] || fail "nothing archived from the stream"
+cmp "$d/local.prec" "$f" || fail "the archived session differs from the local copy"
+"$analyze" verify "$f" >/dev/null || fail "the archived session does not verify"
+echo "test_js_lost_ack: $s frames acknowledged; the archive from the stream == the local copy"
+
+# ---- 2. holes
+# js_api SUBJECT JSON: one JetStream API request over the NATS protocol
+js_api() {
+  python3 - "$nport" "$1" "$2" <<'PY'
+import socket, sys
+port, subj, body = int(sys.argv[1]), sys.argv[2], sys.argv[3].encode()
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+f = s.makefile("rb")
+f.readline()                                   # INFO
+s.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\nSUB _INBOX.t 1\r\n')
+s.sendall(b"PUB %s _INBOX.t %d\r\n%s\r\nPING\r\n" % (subj.encode(), len(body), body))
+while True:
+    line = f.readline()
+    if line.startswith(b"MSG"):
+        n = int(line.split()[-1])
+        reply = f.read(n + 2)[:n].decode()
+        print(reply)
+        sys.exit(1 if '"error"' in reply else 0)
+    if line.startswith(b"-ERR") or not line:
+        print(line.decode()); sys.exit(1)
+PY
+}
+js_api '$JS.API.STREAM.CREATE.HOLES' \
+  '{"name":"HOLES","subjects":["HOLES.>"],"storage":"file","num_replicas":1,"max_msg_size":8192,"duplicate_window":600000000000}' \
+  >"$d/create.out" || fail "cannot create the stream HOLES: $(cat "$d/create.out")"
+"$perfrec" collect --listen "127.0.0.1:$cport2" --nats "$url" --stream HOLES 2>>"$d/coll2.log" &
+coll2=$!
+pids+=("$coll2")
+for _ in $(seq 300); do
+  grep -q "listening on" "$d/coll2.log" 2>/dev/null && break
+  sleep 0.1
+done
+grep -q "listening on" "$d/coll2.log" || fail "the second collector did not listen"
+"$perfrec" record -a -F 500 --switch-events -d 6 --frame-size 256k -o "$d/local2.prec" \
+  --to "127.0.0.1:$cport2" --host h1 --session holes --finish-timeout 60s 2>"$d/rec2.err" &
+rec=$!
+pids+=("$rec")
+sleep 3
+grep -q "JetStream refused record" "$d/coll2.log" ||
+  fail "the stream refused nothing: $(cat "$d/coll2.log")"
+js_api '$JS.API.STREAM.UPDATE.HOLES' \
+  '{"name":"HOLES","subjects":["HOLES.>"],"storage":"file","num_replicas":1,"max_msg_size":-1,"duplicate_window":600000000000}' \
+  >"$d/update.out" || fail "cannot lift the stream's limit: $(cat "$d/update.out")"
+code=0
+wait "$rec" || code=$?
+[ "$code" = 0 ] || fail "the recorder exited $code (holes)"
+sent=$(sed -n 's/.*: \([0-9]*\) frames sent, \([0-9]*\) acknowledged.*/\1 \2/p' "$d/rec2.err")
+read -r s a <<<"$sent"
+[ -n "$s" ] && [ "$s" = "$a" ] || fail "holes: frames sent/acknowledged: '$sent'"
+"$perfrec" archive --nats "$url" --stream HOLES --dir "$d/arch2" --ack-wait 3s 2>>"$d/archive2.log" &
+pids+=("$!")
+f="$d/arch2/h1/holes.prec"
+for _ in $(seq 300); do
+  "$perfrec" archive --list "$d/arch2" 2>/dev/null | grep -q ' complete$' && break
+  sleep 0.2
+done
+[ -f "$f" ] || fail "holes: nothing archived from the stream"
+cmp "$d/local2.prec" "$f" || fail "holes: the archived session differs from the local copy: $("$perfrec" archive --list "$d/arch2")"
+refused=$(grep -c "JetStream refused record" "$d/coll2.log")
+echo "test_js_lost_ack: holes: $refused refusals, $s frames acknowledged; the archive from the stream == the local copy"
