@@ -43,7 +43,7 @@ cleanup() {
 trap cleanup EXIT
 fail() {
   echo "test_js_lost_ack: FAIL: $*" >&2
-  for f in "$d"/*.log "$d"/rec.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; } >&2; done
+  for f in "$d"/*.log "$d"/rec*.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; } >&2; done
   exit 1
 }
 
@@ -68,14 +68,45 @@ start_nats() {   # LOG
   done
   fail "nats-server did not start"
 }
+# recorder_done PID ERRFILE WHAT: it exited 0 with every frame acknowledged
+# and none dropped; sets frames
+recorder_done() {
+  local code=0 sent a
+  wait "$1" || code=$?
+  [ "$code" = 0 ] || fail "$3: the recorder exited $code"
+  sent=$(sed -n 's/.*: \([0-9]*\) frames sent, \([0-9]*\) acknowledged.*/\1 \2/p' "$2")
+  read -r frames a <<<"$sent"
+  [ -n "$frames" ] && [ "$frames" = "$a" ] || fail "$3: frames sent/acknowledged: '$sent'"
+  grep -q " 0 dropped" "$2" || fail "$3: the recorder dropped frames"
+}
+# archived_equals STREAM DIR SESSION LOCAL WHAT: an archiver writes the
+# stream into DIR; host h1's SESSION must equal LOCAL and verify
+archived_equals() {
+  local f="$2/h1/$3.prec"
+  "$perfrec" archive --nats "$url" --stream "$1" --dir "$2" --ack-wait 3s 2>>"$2.log" &
+  pids+=("$!")
+  for _ in $(seq 300); do
+    "$perfrec" archive --list "$2" 2>/dev/null | grep -q ' complete$' && break
+    sleep 0.2
+  done
+  [ -f "$f" ] || fail "$5: nothing archived from the stream"
+  cmp "$4" "$f" || fail "$5: the archived session differs from the local copy: $("$perfrec" archive --list "$2")"
+  "$analyze" verify "$f" >/dev/null || fail "$5: the archived session does not verify"
+}
+# start_collector PORT LOG [collect options...]
+start_collector() {
+  local port=$1 log=$2
+  shift 2
+  "$perfrec" collect --listen "127.0.0.1:$port" --nats "$url" "$@" 2>>"$log" &
+  pids+=("$!")
+  for _ in $(seq 300); do
+    grep -q "listening on" "$log" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  fail "the collector on port $port did not listen"
+}
 start_nats nats1.log
-"$perfrec" collect --listen "127.0.0.1:$cport" --nats "$url" --replicas 1 2>>"$d/coll.log" &
-pids+=("$!")
-for _ in $(seq 300); do
-  grep -q "listening on" "$d/coll.log" 2>/dev/null && break
-  sleep 0.1
-done
-grep -q "listening on" "$d/coll.log" || fail "the collector did not listen"
+start_collector "$cport" "$d/coll.log" --replicas 1
 
 "$pingpong" 100000000 10 >/dev/null &
 pids+=("$!")
@@ -91,28 +122,12 @@ sleep 1
 { kill -9 "$nats"; kill -CONT "$nats"; wait "$nats"; } 2>/dev/null || true
 start_nats nats2.log
 
-code=0
-wait "$rec" || code=$?
-[ "$code" = 0 ] || fail "the recorder exited $code"
+recorder_done "$rec" "$d/rec.err" "lost acks"
 grep "streamed to" "$d/rec.err" || fail "the recorder did not say what it streamed"
-sent=$(sed -n 's/.*: \([0-9]*\) frames sent, \([0-9]*\) acknowledged.*/\1 \2/p' "$d/rec.err")
-read -r s a <<<"$sent"
-[ -n "$s" ] && [ "$s" = "$a" ] || fail "frames sent/acknowledged: '$sent'"
-grep -q " 0 dropped" "$d/rec.err" || fail "the recorder dropped frames"
 [ "$(grep -c "session h1/lost-ack from record" "$d/coll.log")" -ge 2 ] ||
   fail "the session was never failed and resumed"
-
-"$perfrec" archive --nats "$url" --dir "$d/arch" --ack-wait 3s 2>>"$d/archive.log" &
-pids+=("$!")
-f="$d/arch/h1/lost-ack.prec"
-for _ in $(seq 300); do
-  "$perfrec" archive --list "$d/arch" 2>/dev/null | grep -q ' complete$' && break
-  sleep 0.2
-done
-[ -f "$f" ] || fail "nothing archived from the stream"
-cmp "$d/local.prec" "$f" || fail "the archived session differs from the local copy"
-"$analyze" verify "$f" >/dev/null || fail "the archived session does not verify"
-echo "test_js_lost_ack: $s frames acknowledged; the archive from the stream == the local copy"
+archived_equals PERFREC "$d/arch" lost-ack "$d/local.prec" "lost acks"
+echo "test_js_lost_ack: $frames frames acknowledged; the archive from the stream == the local copy"
 
 # ---- 2. holes
 # js_api SUBJECT JSON: one JetStream API request over the NATS protocol
@@ -139,14 +154,7 @@ PY
 js_api '$JS.API.STREAM.CREATE.HOLES' \
   '{"name":"HOLES","subjects":["HOLES.>"],"storage":"file","num_replicas":1,"max_msg_size":8192,"duplicate_window":600000000000}' \
   >"$d/create.out" || fail "cannot create the stream HOLES: $(cat "$d/create.out")"
-"$perfrec" collect --listen "127.0.0.1:$cport2" --nats "$url" --stream HOLES 2>>"$d/coll2.log" &
-coll2=$!
-pids+=("$coll2")
-for _ in $(seq 300); do
-  grep -q "listening on" "$d/coll2.log" 2>/dev/null && break
-  sleep 0.1
-done
-grep -q "listening on" "$d/coll2.log" || fail "the second collector did not listen"
+start_collector "$cport2" "$d/coll2.log" --stream HOLES
 "$perfrec" record -a -F 500 --switch-events -d 6 --frame-size 256k -o "$d/local2.prec" \
   --to "127.0.0.1:$cport2" --host h1 --session holes --finish-timeout 60s 2>"$d/rec2.err" &
 rec=$!
@@ -157,20 +165,7 @@ grep -q "JetStream refused record" "$d/coll2.log" ||
 js_api '$JS.API.STREAM.UPDATE.HOLES' \
   '{"name":"HOLES","subjects":["HOLES.>"],"storage":"file","num_replicas":1,"max_msg_size":-1,"duplicate_window":600000000000}' \
   >"$d/update.out" || fail "cannot lift the stream's limit: $(cat "$d/update.out")"
-code=0
-wait "$rec" || code=$?
-[ "$code" = 0 ] || fail "the recorder exited $code (holes)"
-sent=$(sed -n 's/.*: \([0-9]*\) frames sent, \([0-9]*\) acknowledged.*/\1 \2/p' "$d/rec2.err")
-read -r s a <<<"$sent"
-[ -n "$s" ] && [ "$s" = "$a" ] || fail "holes: frames sent/acknowledged: '$sent'"
-"$perfrec" archive --nats "$url" --stream HOLES --dir "$d/arch2" --ack-wait 3s 2>>"$d/archive2.log" &
-pids+=("$!")
-f="$d/arch2/h1/holes.prec"
-for _ in $(seq 300); do
-  "$perfrec" archive --list "$d/arch2" 2>/dev/null | grep -q ' complete$' && break
-  sleep 0.2
-done
-[ -f "$f" ] || fail "holes: nothing archived from the stream"
-cmp "$d/local2.prec" "$f" || fail "holes: the archived session differs from the local copy: $("$perfrec" archive --list "$d/arch2")"
+recorder_done "$rec" "$d/rec2.err" holes
+archived_equals HOLES "$d/arch2" holes "$d/local2.prec" holes
 refused=$(grep -c "JetStream refused record" "$d/coll2.log")
-echo "test_js_lost_ack: holes: $refused refusals, $s frames acknowledged; the archive from the stream == the local copy"
+echo "test_js_lost_ack: holes: $refused refusals, $frames frames acknowledged; the archive from the stream == the local copy"
