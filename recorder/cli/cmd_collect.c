@@ -122,6 +122,7 @@ int rec_cli_collect(int argc, char **argv)
 	uint64_t v;
 	int key, ret = 0, code = 2;
 
+	jo.no_reconnect_buffer = true;   /* see rec_js_opts */
 	rec_cli_print_install(false);
 	memset(&net, 0, sizeof(net));
 	o.listen = DEFAULT_LISTEN;

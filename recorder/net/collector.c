@@ -81,6 +81,9 @@ struct session {
 	struct cconn *owner;
 	bool need_ack;               /* frames (or duplicates) since the last ack */
 	uint64_t finish_seq;         /* Finish received: the last seq */
+	uint64_t end_seq;            /* > 0: the stream holds this session
+				      * whole up to its index, below end_seq;
+				      * only holes below it are taken again */
 	struct session *next;
 };
 
@@ -280,6 +283,8 @@ static int open_stores(struct rec_collector *c, struct session *s,
 		 * stream may hold a hole below its last record */
 		if (h->resend_from && h->resend_from < jn) {
 			rec_js_session_rewind(s->js, h->resend_from);
+			if (jc)
+				s->end_seq = jn;
 			jn = h->resend_from;
 			jc = false;
 		}
@@ -334,12 +339,17 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 	s = find_session(c, h->host, h->session_id);
 	if (s && s->owner) {
 		/* the recorder reconnected before we saw the old connection
-		 * die: the new one takes over */
+		 * die: the new one takes over. The session starts afresh from
+		 * its stores: what this one received is not all stored yet
+		 * (publishes in flight, some maybe lost), and the Welcome must
+		 * not tell the recorder to drop any of it. */
 		struct cconn *old = s->owner;
 
 		s->owner = NULL;
 		old->sess = NULL;
 		refuse(c, old, "replaced by a newer connection of the same session");
+		drop_session(c, s);
+		s = NULL;
 	}
 	if (!s) {
 		unsigned max = c->o.max_sessions ? c->o.max_sessions : 256;
@@ -398,10 +408,12 @@ static void on_frame(struct rec_collector *c, struct cconn *k, uint64_t seq,
 		       (unsigned long long)seq, (unsigned long long)s->next_seq);
 		return;
 	}
-	if (s->complete || prec_record_scan(data, len, 0, &rec) != 1 || rec.len != len ||
+	if (s->complete || (s->end_seq && seq >= s->end_seq) ||
+	    prec_record_scan(data, len, 0, &rec) != 1 || rec.len != len ||
 	    (seq == 1) != (rec.kind == PREC_RECORD_HEADER)) {
 		refuse(c, k, "frame %llu is not %s", (unsigned long long)seq,
-		       s->complete ? "expected: the session's index is in already" :
+		       s->complete || (s->end_seq && seq >= s->end_seq) ?
+		       "expected: the session's index is in already" :
 		       "one whole file record (SPEC.md section 10)");
 		return;
 	}

@@ -308,7 +308,8 @@ int rec_js_connect(const struct rec_js_opts *o, struct rec_js **out)
 	    natsOptions_SetMaxReconnect(no, -1) != NATS_OK ||
 	    natsOptions_SetReconnectWait(no, 250) != NATS_OK ||
 	    /* no publish is held back while reconnecting (see no_gap()) */
-	    natsOptions_SetReconnectBufSize(no, 0) != NATS_OK ||
+	    (js->o.no_reconnect_buffer &&
+	     natsOptions_SetReconnectBufSize(no, 0) != NATS_OK) ||
 	    natsStatistics_Create(&js->stats) != NATS_OK) {
 		ret = -ENOMEM;
 		goto err;
@@ -451,9 +452,12 @@ static uint64_t reconnects(struct rec_js *js)
  * reconnects (a publish then fails), and a session with publishes in
  * flight when the connection was re-established publishes nothing more:
  * it fails, its recorder reconnects and resends from what the stream
- * holds. (Checked before each publish; a reconnect completing between
- * this check and the publish itself is not caught: the next publish
- * fails the session, and the lost records' deadline as well.) */
+ * holds. This only makes such a session fail sooner: a hole also forms
+ * on one connection (a stream leader lost in a cluster, a refused
+ * publish with later ones pipelined behind it), and a reconnect can
+ * complete between this check and the publish. What makes every hole
+ * filled is the publish deadline (the session fails) and the recorder's
+ * Hello.resend_from (the resend starts at the hole). */
 static int no_gap(struct rec_js_session *s)
 {
 	uint64_t n = reconnects(s->js);

@@ -52,6 +52,11 @@ struct rec_js_opts {
 	int replicas;              /* when the stream is created; 0 = 3 */
 	bool create;               /* create the stream when missing */
 	uint32_t timeout_ms;       /* connect and API calls; 0 = 5000 */
+	/* Publishes and requests fail at once while the connection is
+	 * re-established, instead of waiting in libnats' reconnect buffer:
+	 * for the collector, whose sessions must reach the stream as a
+	 * prefix (see jetstream.c); an archiver waits out an outage. */
+	bool no_reconnect_buffer;
 };
 
 #define REC_JS_OPTS_INIT { .sz = sizeof(struct rec_js_opts), .create = true }
