@@ -22,20 +22,8 @@ cleanup() {
   [ -n "${KEEP:-}" ] || rm -rf "$d"
 }
 trap cleanup EXIT
-fail() {
-  echo "test_fleet: FAIL: $*" >&2
-  for f in "$d"/*.log "$d"/rec*.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; } >&2; done
-  exit 1
-}
-
-if ! command -v nats-server >/dev/null; then
-  [ -n "${CI:-}" ] && fail "nats-server is not installed (tests/install-deps.sh)"
-  echo "test_fleet: skipped: no nats-server"; exit 0
-fi
-if ! "$perfrec" record -e cpu-clock -d 0.1 -q -o "$d/probe.prec" -- true 2>"$d/probe.err"; then
-  [ -n "${CI:-}" ] && fail "perf events unavailable: $(cat "$d/probe.err")"
-  echo "test_fleet: skipped: perf events unavailable"; exit 0
-fi
+fail() { nats_test_fail test_fleet "$*"; }
+nats_test_require test_fleet "$perfrec"
 
 nats_cluster_start "$d/nats" || fail "the NATS cluster did not start"
 echo "test_fleet: NATS at $NATS_URLS"

@@ -41,20 +41,8 @@ cleanup() {
   [ -n "${KEEP:-}" ] || rm -rf "$d"
 }
 trap cleanup EXIT
-fail() {
-  echo "test_js_lost_ack: FAIL: $*" >&2
-  for f in "$d"/*.log "$d"/rec*.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; } >&2; done
-  exit 1
-}
-
-if ! command -v nats-server >/dev/null; then
-  [ -n "${CI:-}" ] && fail "nats-server is not installed (tests/install-deps.sh)"
-  echo "test_js_lost_ack: skipped: no nats-server"; exit 0
-fi
-if ! "$perfrec" record -e cpu-clock -d 0.1 -q -o "$d/probe.prec" -- true 2>"$d/probe.err"; then
-  [ -n "${CI:-}" ] && fail "perf events unavailable: $(cat "$d/probe.err")"
-  echo "test_js_lost_ack: skipped: perf events unavailable"; exit 0
-fi
+fail() { nats_test_fail test_js_lost_ack "$*"; }
+nats_test_require test_js_lost_ack "$perfrec"
 
 { read -r nport; read -r cport; read -r cport2; } < <(nats_free_ports 3)
 url="nats://127.0.0.1:$nport"
