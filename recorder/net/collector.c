@@ -395,6 +395,7 @@ static void on_frame(struct rec_collector *c, struct cconn *k, uint64_t seq,
 {
 	struct session *s = k->sess;
 	struct prec_record rec;
+	bool past_end;
 	int ret;
 
 	if (seq < s->next_seq) {
@@ -408,12 +409,11 @@ static void on_frame(struct rec_collector *c, struct cconn *k, uint64_t seq,
 		       (unsigned long long)seq, (unsigned long long)s->next_seq);
 		return;
 	}
-	if (s->complete || (s->end_seq && seq >= s->end_seq) ||
-	    prec_record_scan(data, len, 0, &rec) != 1 || rec.len != len ||
+	past_end = s->complete || (s->end_seq && seq >= s->end_seq);
+	if (past_end || prec_record_scan(data, len, 0, &rec) != 1 || rec.len != len ||
 	    (seq == 1) != (rec.kind == PREC_RECORD_HEADER)) {
 		refuse(c, k, "frame %llu is not %s", (unsigned long long)seq,
-		       s->complete || (s->end_seq && seq >= s->end_seq) ?
-		       "expected: the session's index is in already" :
+		       past_end ? "expected: the session's index is in already" :
 		       "one whole file record (SPEC.md section 10)");
 		return;
 	}

@@ -79,12 +79,12 @@ void rec_js_free(struct rec_js *js);   /* NULL is fine */
  * negative errno (logged). */
 int rec_js_session_open(struct rec_js *js, const char *host, const char *session,
 			struct rec_js_session **out, uint64_t *next_seq, bool *complete);
-/* Publishes record seq (asynchronously). 0 or a negative errno. */
 /* Takes records again from seq (below the resume point the session was
  * opened at): a hole the stream may hold below its last record is filled;
  * records already stored come back as duplicates and are dropped (message
  * ids), or skipped by the archiver past the duplicate window. */
 void rec_js_session_rewind(struct rec_js_session *s, uint64_t seq);
+/* Publishes record seq (asynchronously). 0 or a negative errno. */
 int rec_js_publish(struct rec_js_session *s, uint64_t seq, enum prec_record_kind kind,
 		   const void *data, size_t len);
 /* Every record <= this seq is stored in the stream. */

@@ -160,9 +160,7 @@ static void restart_gens(struct rec_symcollect *sc)
 		sc->procs[i]->gen = 1;
 }
 
-/* p's address space changed: its cached hits may now name other objects.
- * Only changes that can move an address already matched count (a mapping
- * over an old one, fork, exec): a new process maps a lot. */
+/* A stamp above every one given before (they fit a tag: see hit_slot). */
 static uint32_t new_stamp(struct rec_symcollect *sc)
 {
 	if (sc->gen + 1 >= (1u << 30))   /* tag room used up: start over */
@@ -170,18 +168,17 @@ static uint32_t new_stamp(struct rec_symcollect *sc)
 	return ++sc->gen;
 }
 
+/* p's address space changed: its cached hits may now name other objects.
+ * Only changes that can move an address already matched count (a mapping
+ * over an old one, fork, exec): a new process maps a lot. */
 static void new_gen(struct rec_symcollect *sc, struct sc_proc *p)
 {
-	uint32_t g = new_stamp(sc);
-
-	p->gen = g;
+	p->gen = new_stamp(sc);
 }
 
 void rec_symcollect_new_epoch(struct rec_symcollect *sc)
 {
-	uint32_t g = new_stamp(sc);
-
-	sc->epoch = g;
+	sc->epoch = new_stamp(sc);
 }
 
 static int scan_proc_maps(struct rec_symcollect *sc, struct sc_proc *p);
@@ -632,15 +629,24 @@ struct sc_proc *rec_symcollect_proc(struct rec_symcollect *sc, uint32_t pid)
 	return p && p->known ? p : get_proc(sc, pid, 1);
 }
 
+static int proc_hit(struct rec_symcollect *sc, struct sc_proc *p, uint64_t ip,
+		    int ret_addr, int last_chance);
+
 int rec_symcollect_user_hit(struct rec_symcollect *sc, uint32_t pid,
 			    uint64_t ip, int ret_addr, int last_chance)
 {
 	struct sc_proc *p = rec_symcollect_proc(sc, pid);
+
+	return p ? proc_hit(sc, p, ip, ret_addr, last_chance) : -ENOMEM;
+}
+
+/* rec_symcollect_user_hit() in a process already found. */
+static int proc_hit(struct rec_symcollect *sc, struct sc_proc *p, uint64_t ip,
+		    int ret_addr, int last_chance)
+{
 	const struct sc_map *m;
 	int ret;
 
-	if (!p)
-		return -ENOMEM;
 	m = rec_symcollect_map_at(p, ip);
 	if (m && m->obj != NO_OBJ) {
 		struct sc_obj *o = sc->objs[m->obj];
@@ -675,6 +681,7 @@ static int hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 	       int kernel, int ret_addr)
 {
 	uint32_t tag = ret_addr ? 1u : 0u, ntag = 0;
+	struct sc_proc *p = NULL;
 	struct hit_slot *c;
 	int ret;
 
@@ -683,8 +690,7 @@ static int hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 		tag |= 2u;
 	} else {
 		/* a callchain's addresses are all one process's */
-		struct sc_proc *p = sc->last_proc;
-
+		p = sc->last_proc;
 		if (ip < USER_CODE_MIN || ip >= USER_CODE_END)
 			return 0;
 		if (!p || p->pid != pid) {
@@ -706,7 +712,7 @@ static int hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 		c->tag = tag;
 		return 0;
 	}
-	ret = rec_symcollect_user_hit(sc, pid, ip, ret_addr, 0);
+	ret = proc_hit(sc, p, ip, ret_addr, 0);
 	if (ret >= 0) {
 		/* 2: in an ELF object, until the space changes; 1 (JIT or
 		 * not ours to name) and 0 (pending) until the next write */
