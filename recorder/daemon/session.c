@@ -146,14 +146,6 @@ static void stream_id(struct rec_session *s, const char *path, char *id, size_t 
 	snprintf(id, len, "%.40s.%s.%04u", s->name, when, ++s->seq);
 }
 
-static int cmp_files(const void *a, const void *b)
-{
-	const struct rec_manifest_file *x = *(const struct rec_manifest_file *const *)a;
-	const struct rec_manifest_file *y = *(const struct rec_manifest_file *const *)b;
-
-	return strverscmp(x->path, y->path);
-}
-
 static bool is_snapshot(const char *path)
 {
 	size_t n = strlen(path), k = strlen(".snapshot.prec");
@@ -162,7 +154,9 @@ static bool is_snapshot(const char *path)
 }
 
 /* Files of this session beyond the newest `keep` are deleted: only files
- * its manifest lists (this run's and its earlier runs'), of its current
+ * its manifest lists (this run's and its earlier runs', oldest first: the
+ * order they were made in, which names need not follow when a restart
+ * within the same second reuses a deleted name's number), of its current
  * stem, and each only while its path still holds the file it made (a
  * name reused for another file, or a symlink put in its place, is not
  * ours). Entries whose file is gone leave the manifest. */
@@ -190,7 +184,6 @@ static void apply_keep(struct rec_session *s)
 			v[n++] = f;
 	}
 	if (n > s->o.keep) {
-		qsort(v, n, sizeof(*v), cmp_files);
 		for (size_t i = 0; i < n - s->o.keep; i++) {
 			if (!strcmp(v[i]->path, s->cur.path))
 				continue;
@@ -565,7 +558,7 @@ int rec_session_snapshot(struct rec_session *s, const char *path,
 	}
 	if (path) {
 		snprintf(name, sizeof(name), "%s", path);
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 		if (fd < 0) {
 			ret = -errno;
 			rec_log(REC_LOG_ERROR, "cannot create %s: %s%s", path, strerror(-ret),
