@@ -72,8 +72,10 @@ member start evil -a -e cpu-clock -F 99 -o shared.prec --keep 1 > "$d/o" 2>&1 &&
   fail "a member started a session on root's running session's stem"
 grep -q "session shared" "$d/o" || fail "refusal does not name session shared: $(cat "$d/o")"
 check_root_files "live stem"
-# ... once it stopped (its files are still on disk) ...
+# ... once it stopped (its files are still on disk; its process gone) ...
 ctl stop shared > "$d/stop.out" || fail "stop shared"
+gone() { ctl --json status shared > "$d/st.json" && [ "$(json "$d/st.json" "r['sessions'][0].get('pid', 0)")" = 0 ]; }
+wait_for 30 gone || fail "shared's process did not end: $(cat "$d/st.json")"
 member start evil -a -e cpu-clock -F 99 -o shared.prec --keep 1 > "$d/o" 2>&1 &&
   fail "a member started a session on a stopped session's files"
 grep -q "files of session shared" "$d/o" || fail "refusal does not name session shared: $(cat "$d/o")"

@@ -256,6 +256,9 @@ static void keep_run(struct fixture *f, const char *name, unsigned keep, int rot
 	struct rec_session *s;
 	char done[PATH_MAX];
 
+	/* a fresh source per run (one open each) */
+	memsource_free(&f->m.pub);
+	memsource_init(&f->m);
 	f->so.name = name;
 	f->so.keep = keep;
 	assert_int_equal(rec_session_new(&f->so, &s), 0);
