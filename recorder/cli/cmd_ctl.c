@@ -31,18 +31,22 @@ static const struct rec_cli_opt ctl_opts[] = {
 	{ "json", REC_OPT_JSON, NULL, "print the reply as JSON (every field of\n"
 	  "proto/control.proto's Reply)" },
 	{ "timeout", REC_OPT_TIMEOUT, "TIME", "wait this long for the reply (default 90s)" },
+	{ "output", 'o', "FILE", "snapshot: the file to write (a name in the\n"
+	  "daemon's output directory; root may give a path)" },
 	{ "help", 'h', NULL, "this text" },
 	{ NULL, 0, NULL, NULL },
 };
 
 static const char ctl_usage[] =
-	"usage: perfrec ctl [--socket PATH] [--json] COMMAND\n"
+	"usage: perfrec ctl [--socket PATH] [--json] [--timeout TIME] COMMAND\n"
 	"  start NAME [record options...]  start a session (see 'perfrec ctl start --help')\n"
 	"  stop NAME                       stop it: its files are finished with their index\n"
 	"  status [NAME]                   state, counts per CPU, bytes, files, restarts\n"
 	"  list                            the sessions and their state\n"
 	"  rotate NAME                     finish the current file, go on in a new one\n"
-	"  snapshot NAME [-o FILE]         write a flight session's buffer to a file";
+	"  snapshot NAME [-o FILE]         write a flight session's buffer to a file\n"
+	"ctl's options go anywhere (ctl status web --json); after start NAME, every\n"
+	"word but --socket, --json and --timeout is the session's";
 static const char ctl_about[] =
 	"Asks the perfrec daemon to do something and prints its answer; the\n"
 	"recorder's own error messages are shown as it wrote them.\n";
@@ -145,17 +149,182 @@ static void print_list(const Perfrec__Control__Reply *rp)
 struct cmd {
 	const char *name;
 	int min, max;                    /* operands after the command's name */
+	const char *operands;            /* for messages */
 	Perfrec__Control__Request__BodyCase body;
 };
 
 static const struct cmd cmds[] = {
-	{ "start", 1, -1, PERFREC__CONTROL__REQUEST__BODY_START },
-	{ "stop", 1, 1, PERFREC__CONTROL__REQUEST__BODY_STOP },
-	{ "status", 0, 1, PERFREC__CONTROL__REQUEST__BODY_STATUS },
-	{ "list", 0, 0, PERFREC__CONTROL__REQUEST__BODY_LIST },
-	{ "rotate", 1, 1, PERFREC__CONTROL__REQUEST__BODY_ROTATE },
-	{ "snapshot", 1, 3, PERFREC__CONTROL__REQUEST__BODY_SNAPSHOT },
+	{ "start", 1, -1, "NAME [options]", PERFREC__CONTROL__REQUEST__BODY_START },
+	{ "stop", 1, 1, "NAME", PERFREC__CONTROL__REQUEST__BODY_STOP },
+	{ "status", 0, 1, "[NAME]", PERFREC__CONTROL__REQUEST__BODY_STATUS },
+	{ "list", 0, 0, "", PERFREC__CONTROL__REQUEST__BODY_LIST },
+	{ "rotate", 1, 1, "NAME", PERFREC__CONTROL__REQUEST__BODY_ROTATE },
+	{ "snapshot", 1, 1, "NAME [-o FILE]", PERFREC__CONTROL__REQUEST__BODY_SNAPSHOT },
 };
+
+struct ctl_args {
+	const char *sock;
+	const char *output;              /* snapshot -o */
+	bool json;
+	uint64_t timeout_ns;
+	const struct cmd *cmd;
+	char **ops;                      /* the command's operands */
+	int nops;
+	char **start_args;               /* start: the session's words (malloc'ed
+					  * array, words borrowed from argv) */
+	size_t n_start_args;
+};
+
+/* One of ctl's own options (key, arg). 0, or -EINVAL logged. */
+static int ctl_option(struct ctl_args *a, const struct rec_cli_parser *p, int key,
+		      const char *arg)
+{
+	switch (key) {
+	case REC_OPT_SOCKET:
+		a->sock = arg;
+		return 0;
+	case REC_OPT_JSON:
+		a->json = true;
+		return 0;
+	case REC_OPT_TIMEOUT:
+		if (rec_parse_duration(arg, 1000000000ull, &a->timeout_ns) < 0 ||
+		    a->timeout_ns < 1000000 || a->timeout_ns > 86400000000000ull)
+			return rec_cli_bad_value(p, arg, "a duration from 1ms to 24h (e.g. 30s)");
+		return 0;
+	case 'o':
+		a->output = arg;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* The words after start NAME: ctl's own long options (--socket, --json,
+ * --timeout, before any "--") are taken out; the rest is the session's.
+ * 0 or -EINVAL logged. */
+static int start_words(struct ctl_args *a, const struct rec_cli_parser *p, int argc,
+		       char **argv, int from)
+{
+	static const struct { const char *name; int key; bool value; } own[] = {
+		{ "--socket", REC_OPT_SOCKET, true },
+		{ "--json", REC_OPT_JSON, false },
+		{ "--timeout", REC_OPT_TIMEOUT, true },
+	};
+	bool dashdash = false;
+
+	a->start_args = calloc((size_t)(argc - from) + 1, sizeof(*a->start_args));
+	if (!a->start_args)
+		return -ENOMEM;
+	for (int i = from; i < argc; i++) {
+		size_t k = 0, n;
+		const char *val = NULL;
+
+		dashdash = dashdash || !strcmp(argv[i], "--");
+		for (; !dashdash && k < sizeof(own) / sizeof(own[0]); k++) {
+			n = strlen(own[k].name);
+			if (!strncmp(argv[i], own[k].name, n) &&
+			    (argv[i][n] == '\0' || (own[k].value && argv[i][n] == '=')))
+				break;
+		}
+		if (dashdash || k == sizeof(own) / sizeof(own[0])) {
+			a->start_args[a->n_start_args++] = argv[i];
+			continue;
+		}
+		if (own[k].value) {
+			n = strlen(own[k].name);
+			if (argv[i][n] == '=') {
+				val = argv[i] + n + 1;
+			} else if (i + 1 < argc) {
+				val = argv[++i];
+			} else {
+				rec_log(REC_LOG_ERROR, "option '%s' needs a value", own[k].name);
+				return -EINVAL;
+			}
+		}
+		if (ctl_option(a, p, own[k].key, val) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* argv into *a: options anywhere, the command, its operands. 0; 1: --help
+ * was printed; -EINVAL: bad usage (logged, naming the word). */
+static int parse_ctl(int argc, char **argv, struct ctl_args *a)
+{
+	struct rec_cli_parser p;
+	const char *arg;
+	int key, ret = 0;
+
+	if (rec_cli_parser_init(&p, ctl_opts) < 0)
+		return -ENOMEM;
+	rec_cli_parser_operands_inline(&p);
+	a->ops = calloc((size_t)argc + 1, sizeof(*a->ops));
+	if (!a->ops) {
+		rec_cli_parser_release(&p);
+		return -ENOMEM;
+	}
+	while (!ret && (key = rec_cli_next(&p, argc, argv, &arg)) != 0) {
+		if (key < 0) {
+			ret = -EINVAL;
+		} else if (key == 'h') {
+			if (a->cmd && a->cmd->body == PERFREC__CONTROL__REQUEST__BODY_START)
+				rec_cli_session_help(stdout);
+			else
+				rec_cli_help(stdout, ctl_usage, ctl_about, ctl_opts, NULL);
+			ret = 1;
+		} else if (key != REC_CLI_OPERAND) {
+			ret = ctl_option(a, &p, key, arg) < 0 ? -EINVAL : 0;
+		} else if (!a->cmd) {
+			for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+				if (!strcmp(cmds[i].name, arg))
+					a->cmd = &cmds[i];
+			if (!a->cmd) {
+				rec_log(REC_LOG_ERROR, "unknown command '%s' (start, stop, status, "
+					"list, rotate, snapshot)", arg);
+				ret = -EINVAL;
+			}
+		} else {
+			a->ops[a->nops++] = (char *)arg;
+			/* start NAME: the rest is the session's (record's options
+			 * are not ctl's) */
+			if (a->cmd->body == PERFREC__CONTROL__REQUEST__BODY_START) {
+				int from = p.optind;
+
+				if (from < argc && (!strcmp(argv[from], "--help") ||
+						    !strcmp(argv[from], "-h"))) {
+					rec_cli_session_help(stdout);
+					ret = 1;
+				} else {
+					ret = start_words(a, &p, argc, argv, from);
+				}
+				goto out;
+			}
+		}
+	}
+	for (int i = p.optind; !ret && i < argc && i > 0; i++)   /* after "--" */
+		a->ops[a->nops++] = argv[i];
+	if (ret)
+		goto out;
+	if (!a->cmd) {
+		rec_log(REC_LOG_ERROR, "which command? start, stop, status, list, rotate, snapshot");
+		ret = -EINVAL;
+	} else if (a->nops < a->cmd->min) {
+		rec_log(REC_LOG_ERROR, "%s: which session? (%s %s)", a->cmd->name, a->cmd->name,
+			a->cmd->operands);
+		ret = -EINVAL;
+	} else if (a->cmd->max >= 0 && a->nops > a->cmd->max) {
+		rec_log(REC_LOG_ERROR, "%s: unexpected argument '%s' (%s %s)", a->cmd->name,
+			a->ops[a->cmd->max], a->cmd->name, a->cmd->operands);
+		ret = -EINVAL;
+	} else if (a->output && a->cmd->body != PERFREC__CONTROL__REQUEST__BODY_SNAPSHOT) {
+		rec_log(REC_LOG_ERROR, "%s: -o is snapshot's (snapshot NAME -o FILE)",
+			a->cmd->name);
+		ret = -EINVAL;
+	}
+out:
+	rec_cli_parser_release(&p);
+	return ret;
+}
 
 int rec_cli_ctl(int argc, char **argv)
 {
@@ -167,75 +336,33 @@ int rec_cli_ctl(int argc, char **argv)
 	Perfrec__Control__RotateRequest rotate = PERFREC__CONTROL__ROTATE_REQUEST__INIT;
 	Perfrec__Control__SnapshotRequest snap = PERFREC__CONTROL__SNAPSHOT_REQUEST__INIT;
 	Perfrec__Control__Reply *rp = NULL;
-	const struct cmd *c = NULL;
-	struct rec_cli_parser p;
-	const char *arg, *sock = DEFAULT_SOCKET;
+	struct ctl_args a = { .sock = DEFAULT_SOCKET,
+			      .timeout_ns = DEFAULT_TIMEOUT_MS * 1000000ull };
+	const struct cmd *c;
 	char **ops;
-	bool json = false;
-	uint64_t timeout_ns = DEFAULT_TIMEOUT_MS * 1000000ull;
-	int key, nops, code = 2;
+	int ret, code = 2;
 
 	rec_cli_print_install(false);
-	if (rec_cli_parser_init(&p, ctl_opts) < 0)
-		return 1;
-	while ((key = rec_cli_next(&p, argc, argv, &arg)) > 0) {
-		switch (key) {
-		case REC_OPT_SOCKET:
-			sock = arg;
-			break;
-		case REC_OPT_JSON:
-			json = true;
-			break;
-		case REC_OPT_TIMEOUT:
-			if (rec_parse_duration(arg, 1000000000ull, &timeout_ns) < 0 ||
-			    timeout_ns < 1000000 || timeout_ns > 86400000000000ull) {
-				rec_cli_bad_value(&p, arg, "a duration from 1ms to 24h (e.g. 30s)");
-				goto usage;
-			}
-			break;
-		case 'h':
-			rec_cli_help(stdout, ctl_usage, ctl_about, ctl_opts, NULL);
-			code = 0;
-			goto out;
-		default:
-			goto usage;
-		}
-	}
-	if (key < 0)
-		goto usage;
-	if (p.optind >= argc) {
-		rec_log(REC_LOG_ERROR, "which command? start, stop, status, list, rotate, snapshot");
-		goto usage;
-	}
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(cmds[i].name, argv[p.optind]))
-			c = &cmds[i];
-	if (!c) {
-		rec_log(REC_LOG_ERROR, "unknown command '%s'", argv[p.optind]);
-		goto usage;
-	}
-	ops = argv + p.optind + 1;
-	nops = argc - p.optind - 1;
-	if (c->body == PERFREC__CONTROL__REQUEST__BODY_START && nops >= 1 &&
-	    (!strcmp(ops[0], "--help") || !strcmp(ops[0], "-h") ||
-	     (nops >= 2 && (!strcmp(ops[1], "--help") || !strcmp(ops[1], "-h"))))) {
-		rec_cli_session_help(stdout);
+	ret = parse_ctl(argc, argv, &a);
+	if (ret == 1) {
 		code = 0;
 		goto out;
 	}
-	if (nops < c->min || (c->max >= 0 && nops > c->max) ||
-	    (c->body == PERFREC__CONTROL__REQUEST__BODY_SNAPSHOT && nops != 1 &&
-	     (nops != 3 || strcmp(ops[1], "-o")))) {
-		rec_log(REC_LOG_ERROR, "%s: wrong arguments", c->name);
-		goto usage;
+	if (ret == -ENOMEM) {
+		code = 1;
+		goto out;
 	}
+	if (ret < 0)
+		goto usage;
+	c = a.cmd;
+	ops = a.ops;
 	rq.version = REC_CTL_VERSION;
 	rq.body_case = c->body;
 	switch (c->body) {
 	case PERFREC__CONTROL__REQUEST__BODY_START:
 		start.name = ops[0];
-		start.args = ops + 1;
-		start.n_args = (size_t)nops - 1;
+		start.args = a.start_args;
+		start.n_args = a.n_start_args;
 		rq.start = &start;
 		break;
 	case PERFREC__CONTROL__REQUEST__BODY_STOP:
@@ -243,7 +370,7 @@ int rec_cli_ctl(int argc, char **argv)
 		rq.stop = &stop;
 		break;
 	case PERFREC__CONTROL__REQUEST__BODY_STATUS:
-		status.name = nops ? ops[0] : (char *)"";
+		status.name = a.nops ? ops[0] : (char *)"";
 		rq.status = &status;
 		break;
 	case PERFREC__CONTROL__REQUEST__BODY_LIST:
@@ -255,14 +382,14 @@ int rec_cli_ctl(int argc, char **argv)
 		break;
 	default:
 		snap.name = ops[0];
-		snap.output = nops == 3 ? ops[2] : (char *)"";
+		snap.output = a.output ? (char *)a.output : (char *)"";
 		rq.snapshot = &snap;
 		break;
 	}
 	code = 1;
-	if (rec_ctl_call(sock, &rq, (int)(timeout_ns / 1000000), &rp) < 0)
+	if (rec_ctl_call(a.sock, &rq, (int)(a.timeout_ns / 1000000), &rp) < 0)
 		goto out;
-	if (json) {
+	if (a.json) {
 		rec_cli_pb_json(stdout, &rp->base, 0);
 		printf("\n");
 	} else if (!rp->ok) {
@@ -272,8 +399,8 @@ int rec_cli_ctl(int argc, char **argv)
 		print_list(rp);
 	} else {
 		if (rp->file && rp->file[0])
-			printf("%s: %s\n", c->body == PERFREC__CONTROL__REQUEST__BODY_ROTATE ?
-			       "finished" : "written", rp->file);
+			printf("%s: %s\n", c->body == PERFREC__CONTROL__REQUEST__BODY_SNAPSHOT ?
+			       "written" : "finished", rp->file);
 		for (size_t i = 0; i < rp->n_sessions; i++)
 			print_session(rp->sessions[i]);
 		if (!rp->n_sessions && c->body == PERFREC__CONTROL__REQUEST__BODY_STATUS)
@@ -287,6 +414,7 @@ usage:
 out:
 	if (rp)
 		perfrec__control__reply__free_unpacked(rp, NULL);
-	rec_cli_parser_release(&p);
+	free(a.ops);
+	free(a.start_args);
 	return code;
 }

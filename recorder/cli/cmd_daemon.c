@@ -23,6 +23,7 @@
 #include "recorder/daemon/child.h"
 #include "recorder/daemon/config.h"
 #include "recorder/daemon/daemon.h"
+#include "recorder/daemon/manifest.h"
 #include "recorder/daemon/session.h"
 #include "recorder/log.h"
 
@@ -65,6 +66,7 @@ static void print_named_install(const char *prefix, bool use_syslog)
 
 struct daemon_ctx {
 	const char *output_dir;
+	const char *state_dir;      /* OUTPUT_DIR/.manifests */
 	bool use_syslog;
 	int ready_fd;               /* the waiting parent, or -1 */
 };
@@ -100,15 +102,56 @@ static const char daemon_footer[] =
 	"SIGTERM or SIGINT stops every session cleanly (files finished with their\n"
 	"index), then the daemon. dist/perfrec.service runs it under systemd.\n";
 
-static int check_session(void *ctx, const char *name, int argc, char **argv, bool trusted)
+/* STEM of a session's files: -o without ".prec", or NAME; a relative one
+ * inside dir. Its directory is resolved (realpath), so one place has one
+ * stem however it is written ("./x", "../out/x"): the daemon compares
+ * stems to keep sessions' files apart. NULL and errno. */
+static char *file_stem(const struct rec_cli_session_args *a, const char *name,
+		       const char *dir)
 {
+	const char *o = a->rec.output_given ? a->rec.c.output : name;
+	size_t n = strlen(o);
+	char *stem, *slash, real[PATH_MAX];
+
+	if (n > 5 && !strcmp(o + n - 5, ".prec"))
+		n -= 5;
+	if (o[0] == '/' || !dir)
+		stem = strndup(o, n);
+	else if (asprintf(&stem, "%s/%.*s", dir, (int)n, o) < 0)
+		stem = NULL;
+	if (!stem)
+		return NULL;
+	slash = strrchr(stem, '/');
+	if (slash && slash > stem) {
+		char *joined;
+
+		*slash = '\0';
+		if (realpath(stem, real) &&
+		    asprintf(&joined, "%s/%s", strcmp(real, "/") ? real : "", slash + 1) >= 0) {
+			free(stem);
+			return joined;
+		}
+		*slash = '/';   /* no such directory: the session says so */
+	}
+	return stem;
+}
+
+/* Does a session with these arguments write files (or snapshots)? */
+static bool makes_files(const struct rec_cli_session_args *a)
+{
+	return !a->rec.to || a->rec.output_given || a->flight_bytes;
+}
+
+static int check_session(void *ctx, const char *name, int argc, char **argv, bool trusted,
+			 char *stem, size_t stem_len)
+{
+	struct daemon_ctx *dc = ctx;
 	struct rec_cli_session_args a;
 	struct rec_evlist evl = REC_EVLIST_INIT;
 	char **full = calloc((size_t)argc + 2, sizeof(*full));
 	int ret;
 
-	(void)ctx;
-	(void)name;
+	stem[0] = '\0';
 	if (!full)
 		return -ENOMEM;
 	full[0] = (char *)"start";
@@ -116,16 +159,28 @@ static int check_session(void *ctx, const char *name, int argc, char **argv, boo
 	ret = rec_cli_session_parse(argc + 1, full, trusted, &a);
 	if (!ret)
 		ret = rec_cli_record_events(&a.rec, &evl);
+	if (!ret && makes_files(&a)) {
+		char *st = file_stem(&a, name, dc->output_dir);
+
+		if (!st || strlen(st) >= stem_len) {
+			rec_log(REC_LOG_ERROR, "the output path is too long");
+			ret = -ENAMETOOLONG;
+		} else {
+			memcpy(stem, st, strlen(st) + 1);
+		}
+		free(st);
+	}
 	rec_evlist_release(&evl);
 	rec_cli_session_args_release(&a);
 	free(full);
 	return ret;
 }
 
-static char **session_argv(void *ctx, const char *name, int argc, char **argv, bool trusted)
+static char **session_argv(void *ctx, const char *name, int argc, char **argv, bool trusted,
+			   uint32_t owner)
 {
 	struct daemon_ctx *dc = ctx;
-	char **v = calloc((size_t)argc + 9, sizeof(*v));
+	char **v = calloc((size_t)argc + 13, sizeof(*v)), uid[16];
 	int n = 0;
 	bool ok = v != NULL;
 
@@ -135,6 +190,11 @@ static char **session_argv(void *ctx, const char *name, int argc, char **argv, b
 	v[n++] = strdup("session");
 	v[n++] = strdup("--output-dir");
 	v[n++] = strdup(dc->output_dir);
+	v[n++] = strdup("--state-dir");
+	v[n++] = strdup(dc->state_dir);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)owner);
+	v[n++] = strdup("--owner");
+	v[n++] = strdup(uid);
 	if (trusted)
 		v[n++] = strdup("--trusted");
 	if (dc->use_syslog)
@@ -214,12 +274,12 @@ static int make_dir(const char *path, mode_t mode, const char *what)
 int rec_cli_daemon(int argc, char **argv)
 {
 	struct rec_daemon_opts o = REC_DAEMON_OPTS_INIT;
-	struct daemon_ctx dc = { DEFAULT_OUTPUT_DIR, false, -1 };
+	struct daemon_ctx dc = { DEFAULT_OUTPUT_DIR, NULL, false, -1 };
 	struct rec_daemon_conf conf;
 	struct rec_daemon *d = NULL;
 	struct rec_cli_parser p;
 	const char *arg, *config = DEFAULT_CONFIG;
-	char sockdir[PATH_MAX], outdir[PATH_MAX];
+	char sockdir[PATH_MAX], outdir[PATH_MAX], statedir[PATH_MAX + 16];
 	bool foreground = false, parent = false;
 	int key, code = 2;
 
@@ -268,6 +328,9 @@ int rec_cli_daemon(int argc, char **argv)
 		goto out;
 	}
 	dc.output_dir = outdir;
+	snprintf(statedir, sizeof(statedir), "%s/%s", outdir, REC_MANIFEST_DIR);
+	dc.state_dir = statedir;
+	o.state_dir = statedir;
 	o.config_dir = config;
 	o.group = conf.group[0] ? conf.group : NULL;
 	o.check = check_session;
@@ -309,30 +372,16 @@ static void on_stop_signal(int sig)
 	session_stop = sig;
 }
 
+enum { OPT_STATE_DIR = REC_OPT_FIRST_FREE, OPT_OWNER };
+
 static const struct rec_cli_opt session_cmd_opts[] = {
 	{ "output-dir", REC_OPT_OUTPUT_DIR, "DIR", "" },
+	{ "state-dir", OPT_STATE_DIR, "DIR", "" },
+	{ "owner", OPT_OWNER, "UID", "" },
 	{ "trusted", REC_OPT_TRUSTED, NULL, "" },
 	{ "syslog", REC_OPT_SYSLOG, NULL, "" },
 	{ NULL, 0, NULL, NULL },
 };
-
-/* STEM of a session's files: -o without ".prec", or NAME; a relative one
- * inside dir. */
-static char *file_stem(const struct rec_cli_session_args *a, const char *name,
-		       const char *dir)
-{
-	const char *o = a->rec.output_given ? a->rec.c.output : name;
-	size_t n = strlen(o);
-	char *stem;
-
-	if (n > 5 && !strcmp(o + n - 5, ".prec"))
-		n -= 5;
-	if (o[0] == '/' || !dir)
-		return strndup(o, n);
-	if (asprintf(&stem, "%s/%.*s", dir, (int)n, o) < 0)
-		return NULL;
-	return stem;
-}
 
 int rec_cli_session(int argc, char **argv)
 {
@@ -345,7 +394,8 @@ int rec_cli_session(int argc, char **argv)
 	struct rec_evlist evl = REC_EVLIST_INIT;
 	struct rec_cli_parser p;
 	struct sigaction sa;
-	const char *arg, *outdir = NULL, *name;
+	const char *arg, *outdir = NULL, *statedir = NULL, *name;
+	uint64_t owner = 0;
 	char prefix[96], *stem = NULL;
 	const char **names = NULL;
 	bool trusted = false, use_syslog = false, parsed = false;
@@ -359,6 +409,10 @@ int rec_cli_session(int argc, char **argv)
 	while ((key = rec_cli_next(&p, argc, argv, &arg)) > 0) {
 		if (key == REC_OPT_OUTPUT_DIR)
 			outdir = arg;
+		else if (key == OPT_STATE_DIR)
+			statedir = arg;
+		else if (key == OPT_OWNER)
+			key = rec_parse_uint(arg, UINT32_MAX, &owner) < 0 ? -EINVAL : key;
 		else if (key == REC_OPT_TRUSTED)
 			trusted = true;
 		else if (key == REC_OPT_SYSLOG)
@@ -401,7 +455,7 @@ int rec_cli_session(int argc, char **argv)
 	if (rec_cli_record_events(&a.rec, &evl) < 0)
 		goto out;
 	rec_cli_record_recording_opts(&a.rec, &evl, &ro);
-	if (!a.rec.to || a.rec.output_given || a.flight_bytes) {
+	if (makes_files(&a)) {
 		stem = file_stem(&a, name, outdir);
 		if (!stem)
 			goto out;
@@ -425,6 +479,8 @@ int rec_cli_session(int argc, char **argv)
 	so.rotate_ns = a.rotate_ns;
 	so.keep = a.keep;
 	so.flight_bytes = a.flight_bytes;
+	so.manifest_dir = statedir;
+	so.owner_uid = (uint32_t)owner;
 	so.finish_timeout_ms = (uint32_t)(a.rec.finish_timeout_ns / 1000000);
 	co.session = &so;
 	/* what it samples and counts, as opened (cpu-clock when none given) */

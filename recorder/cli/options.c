@@ -138,6 +138,11 @@ int rec_cli_next(struct rec_cli_parser *p, int argc, char **argv,
 	}
 }
 
+void rec_cli_parser_operands_inline(struct rec_cli_parser *p)
+{
+	p->shortopts[0] = '-';   /* GNU getopt: operands come back as key 1 */
+}
+
 int rec_cli_bad_value(const struct rec_cli_parser *p, const char *arg,
 		      const char *what)
 {

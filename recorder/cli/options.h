@@ -125,6 +125,12 @@ int rec_cli_parser_init(struct rec_cli_parser *p, const struct rec_cli_opt *opts
  * (a command follows). */
 int rec_cli_next(struct rec_cli_parser *p, int argc, char **argv,
 		 const char **arg);
+/* Options anywhere among the operands, as getopt permutes them: each
+ * operand comes back in order as key REC_CLI_OPERAND with *arg the word
+ * (after "--", rec_cli_next() ends and the words from p->optind on are
+ * operands). Call after rec_cli_parser_init(), before rec_cli_next(). */
+#define REC_CLI_OPERAND 1
+void rec_cli_parser_operands_inline(struct rec_cli_parser *p);
 /* Logs "bad OPT 'VALUE': not WHAT" for the current option and returns
  * -EINVAL. what: "a duration (e.g. 100ms, 2s; a bare number is ms)". */
 int rec_cli_bad_value(const struct rec_cli_parser *p, const char *arg,

@@ -17,7 +17,7 @@ const struct rec_cli_opt rec_cli_session_opts[] = {
 	{ "rotate-time", REC_OPT_ROTATE_TIME, "TIME", "start a new file this often (e.g. 1h, 10m; a\n"
 	  "bare number is seconds)" },
 	{ "keep", REC_OPT_KEEP, "N", "keep the newest N files of the session, delete\n"
-	  "older ones (default: keep all)" },
+	  "older ones it made (default: keep all)" },
 	{ "flight", REC_OPT_FLIGHT, "SIZE", "flight recorder: keep only the newest SIZE of\n"
 	  "frames in memory (e.g. 64m); 'perfrec ctl snapshot'\n"
 	  "writes them to a file, the session goes on" },

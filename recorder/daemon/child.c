@@ -345,8 +345,8 @@ int rec_child_run(struct rec_child *c, const struct rec_child_opts *opts)
 			PERFREC__CONTROL__SESSION_STATUS__STATE__STOPPED;
 
 		send_status(c, end);
-		if (stop_asked)
-			send_reply(c, ret, NULL, &end);
+		if (stop_asked)   /* with the file (or stream) it finished */
+			send_reply(c, ret, rec_session_output_name(c->s), &end);
 	}
 	code = ret < 0 ? 1 : 0;
 out:

@@ -36,6 +36,7 @@
 #include "recorder/daemon/config.h"
 #include "recorder/daemon/ctlmsg.h"
 #include "recorder/daemon/daemon_int.h"
+#include "recorder/daemon/manifest.h"
 #include "recorder/encode/hostinfo.h"
 #include "recorder/opts.h"
 
@@ -179,7 +180,8 @@ void daemon_reply(struct rec_daemon *d, struct client *c, Reply *rp)
 		c->out.pos = c->out.len;   /* nothing more goes out */
 	}
 	c->waiting = false;
-	c->deadline = daemon_now_ms() + d->o.client_timeout_ms;
+	c->since = daemon_now_ms();
+	c->deadline = c->since + d->o.client_timeout_ms;
 }
 
 void daemon_reply_error(struct rec_daemon *d, struct client *c, const char *fmt, ...)
@@ -228,7 +230,7 @@ static void do_start(struct rec_daemon *d, struct client *c,
 		     Perfrec__Control__StartRequest *sr)
 {
 	struct dsess *s;
-	char why[REC_LOG_MAX * 2];
+	char why[REC_LOG_MAX * 2], stem[PATH_MAX];
 	char **args;
 
 	if (!rec_wire_name_ok(sr->name)) {
@@ -254,8 +256,9 @@ static void do_start(struct rec_daemon *d, struct client *c,
 		daemon_reply_error(d, c, "too many arguments (%zu)", sr->n_args);
 		return;
 	}
-	if (dsess_check_args(d, sr->name, sr->args, (int)sr->n_args, c->trusted, why,
-		       sizeof(why)) < 0) {
+	if (dsess_check_args(d, sr->name, sr->args, (int)sr->n_args, c->trusted, stem, why,
+			     sizeof(why)) < 0 ||
+	    dsess_check_stem(d, sr->name, stem, c->uid, c->trusted, why, sizeof(why)) < 0) {
 		daemon_reply_error(d, c, "%s", why);
 		return;
 	}
@@ -273,7 +276,7 @@ static void do_start(struct rec_daemon *d, struct client *c,
 	}
 	if (s)
 		dsess_free(d, s);   /* a finished or stopped one of the same name */
-	s = dsess_new(d, sr->name, "ctl", args, (int)sr->n_args, c->trusted);
+	s = dsess_new(d, sr->name, "ctl", args, (int)sr->n_args, c->trusted, c->uid, stem);
 	if (!s) {
 		rec_words_free(args);
 		daemon_reply_error(d, c, "out of memory");
@@ -459,6 +462,69 @@ static bool in_group(int fd, gid_t gid, gid_t primary)
 	return false;
 }
 
+/* Clients of uid that count against the limits (not closing). */
+static unsigned clients_of(struct rec_daemon *d, uid_t uid, bool any_uid)
+{
+	unsigned n = 0;
+
+	for (struct client *c = d->clients; c; c = c->next)
+		n += !c->closing && (any_uid || c->uid == uid);
+	return n;
+}
+
+/* The oldest idle client of uid (no session owes it a reply), not c. */
+static struct client *oldest_idle(struct rec_daemon *d, uid_t uid, struct client *c)
+{
+	struct client *best = NULL;
+
+	for (struct client *o = d->clients; o; o = o->next)
+		if (o != c && o->uid == uid && !o->closing && !o->waiting &&
+		    (!best || o->since <= best->since))
+			best = o;
+	return best;
+}
+
+/* c was just accepted: within the limits, or an idle client of its own
+ * uid (over MAX_CLIENTS_PER_UID), else of the uid holding the most (the
+ * table is full), is evicted for it; c is refused only when none is
+ * idle. A flood of silent connections thus evicts itself. */
+static void make_room(struct rec_daemon *d, struct client *c)
+{
+	struct client *victim = NULL;
+	unsigned mine = clients_of(d, c->uid, false);
+
+	if (mine > MAX_CLIENTS_PER_UID) {
+		victim = oldest_idle(d, c->uid, c);
+	} else if (clients_of(d, 0, true) > MAX_CLIENTS) {
+		unsigned most = 0;
+
+		for (struct client *o = d->clients; o; o = o->next) {
+			unsigned k = o->closing || o->waiting ? 0 : clients_of(d, o->uid, false);
+
+			if (o != c && k > most && oldest_idle(d, o->uid, c)) {
+				most = k;
+				victim = oldest_idle(d, o->uid, c);
+			}
+		}
+	} else {
+		return;
+	}
+	if (!victim) {
+		daemon_reply_error(d, c, "too many clients at once (%u of uid %u, %d in all), "
+				   "each waiting for a session: try again", mine,
+				   (unsigned)c->uid, MAX_CLIENTS);
+		c->closing = true;
+		return;
+	}
+	rec_log(REC_LOG_WARN, "too many clients (uid %u: %u, in all %u): closing the "
+		"oldest idle one, of uid %u (pid %d)", (unsigned)c->uid, mine,
+		clients_of(d, 0, true), (unsigned)victim->uid, (int)victim->pid);
+	daemon_reply_error(d, victim, "closed: too many clients at once (at most %d, %d "
+			   "per uid), and this one was the oldest idle", MAX_CLIENTS,
+			   MAX_CLIENTS_PER_UID);
+	victim->closing = true;
+}
+
 static void accept_clients(struct rec_daemon *d)
 {
 	for (;;) {
@@ -477,7 +543,8 @@ static void accept_clients(struct rec_daemon *d)
 		c->id = ++d->next_client_id;
 		c->fd = fd;
 		rec_wire_in_init(&c->in, REC_CTL_MAX_MSG);
-		c->deadline = daemon_now_ms() + d->o.client_timeout_ms;
+		c->since = daemon_now_ms();
+		c->deadline = c->since + d->o.client_timeout_ms;
 		c->next = d->clients;
 		d->clients = c;
 		d->nclients++;
@@ -499,10 +566,7 @@ static void accept_clients(struct rec_daemon *d)
 			c->closing = true;
 			continue;
 		}
-		if (d->nclients > MAX_CLIENTS) {
-			daemon_reply_error(d, c, "too many clients at once (%d): try again", MAX_CLIENTS);
-			c->closing = true;
-		}
+		make_room(d, c);
 	}
 }
 
@@ -766,7 +830,7 @@ int rec_daemon_new(const struct rec_daemon_opts *opts, struct rec_daemon **out)
 	*out = NULL;
 	if (!d)
 		return -ENOMEM;
-	d->lfd = d->lockfd = d->sfd = d->ifd = -1;
+	d->lfd = d->lockfd = d->sfd = d->ifd = d->mfd = -1;
 	if (rec_opts_copy(&d->o, sizeof(d->o), opts) < 0 || !d->o.socket_path ||
 	    !d->o.check || !d->o.session_argv) {
 		rec_log(REC_LOG_ERROR, "daemon options: socket_path, check and "
@@ -803,6 +867,12 @@ int rec_daemon_new(const struct rec_daemon_opts *opts, struct rec_daemon **out)
 	ret = take_lock(d);
 	if (ret < 0)
 		goto err;
+	if (d->o.state_dir) {
+		ret = rec_manifest_dir_open(d->o.state_dir);
+		if (ret < 0)
+			goto err;
+		d->mfd = ret;
+	}
 	ret = listen_socket(d);
 	if (ret < 0)
 		goto err;
@@ -934,8 +1004,6 @@ int rec_daemon_run(struct rec_daemon *d)
 		}
 		if (pfd[0].revents & POLLIN)
 			read_signals(d);
-		if (d->lfd >= 0 && (pfd[1].revents & POLLIN))
-			accept_clients(d);
 		if (d->ifd >= 0 && (pfd[2].revents & POLLIN)) {
 			char buf[4096];
 
@@ -953,6 +1021,10 @@ int rec_daemon_run(struct rec_daemon *d)
 			else if (pfd[i].revents & (POLLHUP | POLLERR))
 				c->closing = true;
 		}
+		/* after the requests that came: a new connection may evict an
+		 * idle client, never one whose request is here already */
+		if (d->lfd >= 0 && (pfd[1].revents & POLLIN))
+			accept_clients(d);
 		for (struct client *c = d->clients, *next; c; c = next) {
 			next = c->next;
 			client_pump(d, c);   /* requests that waited for a reply */
@@ -997,6 +1069,8 @@ void rec_daemon_free(struct rec_daemon *d)
 		close(d->sfd);
 	if (d->ifd >= 0)
 		close(d->ifd);
+	if (d->mfd >= 0)
+		close(d->mfd);
 	if (d->masked)
 		sigprocmask(SIG_SETMASK, &d->oldmask, NULL);
 	free(d->sock_path);

@@ -14,7 +14,20 @@
  * paths (opts.check enforces that for arguments, the daemon for snapshot
  * names).
  *
- * Clients: several at once, each must send a whole request within
+ * Files: two sessions never share an output stem. A start is refused
+ * (naming the other session) when its stem is that of another session in
+ * the table that runs or will run again, when another session's manifest
+ * (opts.state_dir) lists files of that stem still on disk, or, for a
+ * client that is not trusted, when an earlier run of the same name by
+ * another uid left files its manifest lists. So a session's --keep
+ * (daemon/session.h) only ever meets files it made itself.
+ *
+ * Clients: at most MAX_CLIENTS at once, and MAX_CLIENTS_PER_UID of one
+ * uid. A connection beyond a limit evicts the oldest idle client (one no
+ * session owes a reply) of its own uid or, when the table is full, of the
+ * uid that holds the most; the evicted one gets an error reply. So silent
+ * connections never lock a real request out: a flood costs its own uid
+ * its oldest connections. Each must send a whole request within
  * client_timeout_ms of connecting or of its last reply, else it gets an
  * error reply and is closed. Every request gets exactly one reply, in
  * order; a bad request (bytes that do not decode, unknown fields, an
@@ -63,16 +76,22 @@ struct rec_daemon_opts {
 	uint32_t client_timeout_ms;     /* 0 = 5000 */
 	uint32_t start_timeout_ms;      /* a session must run within; 0 = 30000 */
 	uint32_t stop_timeout_ms;       /* at SIGTERM; 0 = 60000 */
+	/* The manifests of the sessions' files (daemon/manifest.h), made
+	 * 0700 when missing; NULL: none kept (then no start is refused for
+	 * files of another session on disk, only for a live one's stem). */
+	const char *state_dir;
 	/* Checks a session's arguments before anything starts: 0, or < 0
 	 * after logging why (the daemon sends what was logged as the
-	 * reply). trusted: root or a session file. */
+	 * reply). trusted: root or a session file. *stem gets the absolute
+	 * output stem its files are named from, "" when it makes none. */
 	int (*check)(void *ctx, const char *name, int argc, char **argv,
-		     bool trusted);
+		     bool trusted, char *stem, size_t stem_len);
 	/* The argv of a session's process, exec'ed from exe with its channel
 	 * as fd 3: a malloc'ed NULL-ended array of malloc'ed strings, or
-	 * NULL (no memory). */
+	 * NULL (no memory). owner: the uid that started it (0 for session
+	 * files), for its manifest. */
 	char **(*session_argv)(void *ctx, const char *name, int argc,
-			       char **argv, bool trusted);
+			       char **argv, bool trusted, uint32_t owner);
 	/* Called once the socket serves; may be NULL. */
 	void (*ready)(void *ctx);
 	void *ctx;

@@ -24,6 +24,7 @@ typedef Perfrec__Control__Reply Reply;
 #define ST(x) PERFREC__CONTROL__SESSION_STATUS__STATE__##x
 
 #define MAX_CLIENTS 64
+#define MAX_CLIENTS_PER_UID 16           /* ctl uses one; a few scripts at once */
 #define MAX_SESSIONS 256
 #define CHAN_FD 3
 #define BACKOFF_MIN_MS 1000u
@@ -56,7 +57,10 @@ struct dsess {
 	int nargs;
 	char **next_args;                /* the file changed: run these next */
 	int next_nargs;
+	char stem[PATH_MAX];             /* its files' absolute stem, or "" */
+	char next_stem[PATH_MAX];        /* that of next_args */
 	bool trusted;
+	uid_t owner;                     /* who started it (0: a session file) */
 	Perfrec__Control__SessionStatus__State state;
 	pid_t pid;
 	int chan;
@@ -85,6 +89,7 @@ struct client {
 	pid_t pid;
 	bool trusted;
 	uint64_t deadline;               /* a whole request by then; 0: waiting */
+	uint64_t since;                  /* accepted, or its last reply (ms) */
 	bool waiting;                    /* a session owes it a reply */
 	bool closing;                    /* close once out is sent */
 	bool eof;                        /* it shut its sending side */
@@ -97,6 +102,7 @@ struct rec_daemon {
 	gid_t gid;
 	bool have_gid;
 	int lfd, lockfd, sfd, ifd;
+	int mfd;                         /* the manifests' directory, or -1 */
 	struct client *clients;
 	unsigned nclients;
 	uint64_t next_client_id;
@@ -139,7 +145,7 @@ void dsess_status(struct rec_daemon *d, struct dsess *s, Status *from, Status *s
 Status *dsess_cached_status(struct dsess *s);
 /* A session in the table (args owned from now on); NULL: no memory. */
 struct dsess *dsess_new(struct rec_daemon *d, const char *name, const char *origin,
-			char **args, int nargs, bool trusted);
+			char **args, int nargs, bool trusted, uid_t owner, const char *stem);
 void dsess_free(struct rec_daemon *d, struct dsess *s);
 /* Starts s's process. 0 or -errno (logged). */
 int dsess_spawn(struct rec_daemon *d, struct dsess *s);
@@ -154,9 +160,15 @@ void dsess_stop(struct rec_daemon *d, struct dsess *s, struct client *c);
 bool dsess_read_chan(struct rec_daemon *d, struct dsess *s);
 /* Every session process that ended: answers, then restart or not. */
 void dsess_reap(struct rec_daemon *d);
-/* opts.check() on args, its messages into why. 0 or < 0. */
+/* opts.check() on args, its messages into why, the output stem into
+ * stem (PATH_MAX bytes). 0 or < 0. */
 int dsess_check_args(struct rec_daemon *d, const char *name, char **args, int nargs,
-		     bool trusted, char *why, size_t len);
+		     bool trusted, char *stem, char *why, size_t len);
+/* May session name (started by uid, trusted or not) write files named
+ * from stem? 0, or -EEXIST with the reason (naming the session that
+ * holds them) in why. See daemon.h, "Files". */
+int dsess_check_stem(struct rec_daemon *d, const char *name, const char *stem,
+		     uid_t uid, bool trusted, char *why, size_t len);
 /* Reads CONFIG/NAME.session files: starts new ones, restarts changed
  * ones, stops the sessions of removed ones. */
 void dsess_scan_config(struct rec_daemon *d);

@@ -10,7 +10,6 @@
  */
 #include "recorder/daemon/session.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,6 +24,7 @@
 #include "format/sink.h"
 #include "perfrec.pb-c.h"
 #include "recorder/encode/hostinfo.h"
+#include "recorder/daemon/manifest.h"
 #include "recorder/encode/meta.h"
 #include "recorder/log.h"
 #include "recorder/net/sendloss.h"
@@ -68,12 +68,34 @@ struct rec_session {
 	bool started, stopped;
 	char target[256];
 	struct finisher *fin;
+	struct rec_manifest man;         /* the files it made (and may delete) */
+	int mdir;                        /* the manifests' directory, or -1 */
 };
 
 /* ---- names */
 
-/* "STEM.<UTC time>.<NNNN><suffix>" created with O_EXCL (never overwrites),
- * the counter bumped past names that exist. fd or -errno (logged). */
+/* Lists a file just created (fd) as this session's, in memory and in its
+ * manifest, before anything is written into it: a crash after this
+ * leaves a listed file, never an unlisted one that keep would miss. */
+static void track_file(struct rec_session *s, int fd, const char *path)
+{
+	struct stat st;
+	int ret;
+
+	if (fstat(fd, &st) < 0 || rec_manifest_add(&s->man, path, s->stem, &st) < 0) {
+		rec_log(REC_LOG_WARN, "cannot list %s as session %s's file (--keep will "
+			"not delete it): %s", path, s->name, strerror(errno));
+		return;
+	}
+	if (s->mdir >= 0 && (ret = rec_manifest_save(s->mdir, &s->man)) < 0)
+		rec_log(REC_LOG_WARN, "cannot save the manifest of session %s in %s: %s "
+			"(a later run will not delete %s)", s->name, s->o.manifest_dir,
+			strerror(-ret), path);
+}
+
+/* "STEM.<UTC time>.<NNNN><suffix>" created with O_EXCL (never overwrites,
+ * never follows a symlink), the counter bumped past names that exist, and
+ * tracked as this session's. fd or -errno (logged). */
 static int create_named(struct rec_session *s, const char *suffix, char *path,
 			size_t len)
 {
@@ -90,9 +112,11 @@ static int create_named(struct rec_session *s, const char *suffix, char *path,
 			rec_log(REC_LOG_ERROR, "output path too long: %s...", s->stem);
 			return -ENAMETOOLONG;
 		}
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
-		if (fd >= 0)
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+		if (fd >= 0) {
+			track_file(s, fd, path);
 			return fd;
+		}
 		e = -errno;
 	}
 	rec_log(REC_LOG_ERROR, "cannot create %s: %s", path, strerror(-e));
@@ -122,89 +146,76 @@ static void stream_id(struct rec_session *s, const char *path, char *id, size_t 
 	snprintf(id, len, "%.40s.%s.%04u", s->name, when, ++s->seq);
 }
 
-/* Rotated files of this session beyond the newest `keep` are deleted. */
-static int is_ours(const char *base, size_t blen, const char *name)
+static bool is_snapshot(const char *path)
 {
-	const char *p = name + blen;
-	int digits = 0;
+	size_t n = strlen(path), k = strlen(".snapshot.prec");
 
-	if (strncmp(name, base, blen) || *p++ != '.')
-		return 0;
-	for (int i = 0; i < 15; i++, p++) {
-		if (i == 8 ? *p != '-' : (*p < '0' || *p > '9'))
-			return 0;
-	}
-	if (*p++ != '.')
-		return 0;
-	while (*p >= '0' && *p <= '9') {
-		p++;
-		digits++;
-	}
-	return digits > 0 && !strcmp(p, ".prec");
+	return n > k && !strcmp(path + n - k, ".snapshot.prec");
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strverscmp(*(char *const *)a, *(char *const *)b);
-}
-
+/* Files of this session beyond the newest `keep` are deleted: only files
+ * its manifest lists (this run's and its earlier runs', oldest first: the
+ * order they were made in, which names need not follow when a restart
+ * within the same second reuses a deleted name's number), of its current
+ * stem, and each only while its path still holds the file it made (a
+ * name reused for another file, or a symlink put in its place, is not
+ * ours). Entries whose file is gone leave the manifest. */
 static void apply_keep(struct rec_session *s)
 {
-	char dir[PATH_MAX], **names = NULL;
-	const char *slash, *base, *cur;
-	size_t n = 0, cap = 0, blen;
-	struct dirent *de;
-	DIR *d;
+	struct rec_manifest_file **v = NULL;
+	size_t n = 0, before = s->man.n;
+	char **gone = NULL;
+	size_t ngone = 0;
 
-	if (!s->o.keep || !s->stem)
-		return;
-	slash = strrchr(s->stem, '/');
-	if (slash)
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash > s->stem ? slash - s->stem : 1),
-			 s->stem);
-	else
-		snprintf(dir, sizeof(dir), ".");
-	base = slash ? slash + 1 : s->stem;
-	blen = strlen(base);
-	cur = strrchr(s->cur.path, '/');
-	cur = cur ? cur + 1 : s->cur.path;
-	d = opendir(dir);
-	if (!d) {
-		rec_log(REC_LOG_WARN, "cannot list %s to keep %u files: %s", dir,
-			s->o.keep, strerror(errno));
-		return;
-	}
-	while ((de = readdir(d))) {
-		char **nn;
-
-		if (!is_ours(base, blen, de->d_name))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			nn = realloc(names, cap * sizeof(*nn));
-			if (!nn)
-				break;
-			names = nn;
-		}
-		names[n] = strdup(de->d_name);
-		if (names[n])
-			n++;
-	}
-	qsort(names, n, sizeof(*names), cmp_names);
-	for (size_t i = 0; n > s->o.keep && i < n - s->o.keep; i++) {
-		if (!strcmp(names[i], cur))
-			continue;
-		if (unlinkat(dirfd(d), names[i], 0) < 0 && errno != ENOENT)
-			rec_log(REC_LOG_WARN, "cannot delete %s/%s (keeping %u files): %s",
-				dir, names[i], s->o.keep, strerror(errno));
+	for (size_t i = 0; i < s->man.n;) {
+		if (rec_manifest_live(&s->man.files[i]))
+			i++;
 		else
-			rec_log(REC_LOG_INFO, "deleted %s/%s (keeping the newest %u)", dir,
-				names[i], s->o.keep);
+			rec_manifest_remove(&s->man, i);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	closedir(d);
+	if (s->o.keep && s->stem && s->man.n) {
+		v = calloc(s->man.n, sizeof(*v));
+		gone = calloc(s->man.n, sizeof(*gone));
+	}
+	for (size_t i = 0; v && gone && i < s->man.n; i++) {
+		struct rec_manifest_file *f = &s->man.files[i];
+
+		if (!strcmp(f->stem, s->stem) && !is_snapshot(f->path))
+			v[n++] = f;
+	}
+	if (n > s->o.keep) {
+		for (size_t i = 0; i < n - s->o.keep; i++) {
+			if (!strcmp(v[i]->path, s->cur.path))
+				continue;
+			if (!rec_manifest_live(v[i]))
+				continue;   /* replaced since: not ours to delete */
+			if (unlink(v[i]->path) < 0 && errno != ENOENT) {
+				rec_log(REC_LOG_WARN, "cannot delete %s (keeping %u files): %s",
+					v[i]->path, s->o.keep, strerror(errno));
+				continue;
+			}
+			rec_log(REC_LOG_INFO, "deleted %s (keeping the newest %u)", v[i]->path,
+				s->o.keep);
+			gone[ngone++] = v[i]->path;
+		}
+	}
+	for (size_t g = 0; g < ngone; g++) {
+		for (size_t i = 0; i < s->man.n; i++) {
+			if (s->man.files[i].path == gone[g]) {
+				rec_manifest_remove(&s->man, i);
+				break;
+			}
+		}
+	}
+	free(v);
+	free(gone);
+	if (s->mdir >= 0 && s->man.n != before) {
+		int ret = rec_manifest_save(s->mdir, &s->man);
+
+		if (ret < 0)
+			rec_log(REC_LOG_WARN, "cannot save the manifest of session %s in %s: %s",
+				s->name, s->o.manifest_dir, strerror(-ret));
+	}
 }
 
 /* ---- outputs */
@@ -324,6 +335,47 @@ static char *dup_or_null(const char *s, int *err)
 	return d;
 }
 
+/* The stem as an absolute path: manifests list absolute paths, and a
+ * session's files must not change with its working directory. */
+static char *absolute_stem(const char *stem, int *err)
+{
+	char cwd[PATH_MAX], *abs;
+
+	if (!stem || stem[0] == '/')
+		return dup_or_null(stem, err);
+	if (!getcwd(cwd, sizeof(cwd)) || asprintf(&abs, "%s/%s", cwd, stem) < 0) {
+		*err = -errno ? -errno : -ENOMEM;
+		rec_log(REC_LOG_ERROR, "cannot make the output stem %s absolute: %s", stem,
+			strerror(-*err));
+		return NULL;
+	}
+	return abs;
+}
+
+/* The manifest of earlier runs (a garbled one counts as none: the files
+ * it may list are left alone). */
+static int open_manifest(struct rec_session *s, const char *dir)
+{
+	int ret;
+
+	rec_manifest_init(&s->man, s->name, s->o.owner_uid);
+	if (!dir)
+		return 0;
+	s->mdir = rec_manifest_dir_open(dir);
+	if (s->mdir < 0)
+		return s->mdir;
+	ret = rec_manifest_load(s->mdir, s->name, &s->man);
+	if (ret == -EBADMSG)
+		rec_log(REC_LOG_WARN, "%s/%s" REC_MANIFEST_SUFFIX " is not a manifest of "
+			"session %s: starting a new one (the files it listed are left alone)",
+			dir, s->name, s->name);
+	else if (ret < 0 && ret != -ENOENT)
+		rec_log(REC_LOG_WARN, "cannot read %s/%s" REC_MANIFEST_SUFFIX ": %s (the "
+			"files of earlier runs are left alone)", dir, s->name, strerror(-ret));
+	s->man.owner_uid = s->o.owner_uid;
+	return 0;
+}
+
 int rec_session_new(const struct rec_session_opts *opts, struct rec_session **out)
 {
 	struct rec_session *s = calloc(1, sizeof(*s));
@@ -332,6 +384,7 @@ int rec_session_new(const struct rec_session_opts *opts, struct rec_session **ou
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
+	s->mdir = -1;
 	if (rec_opts_copy(&s->o, sizeof(s->o), opts) < 0 || !s->o.name || !s->o.rec) {
 		rec_log(REC_LOG_ERROR, "session options: name and recording options "
 			"are needed (and no unknown fields)");
@@ -341,7 +394,11 @@ int rec_session_new(const struct rec_session_opts *opts, struct rec_session **ou
 	if (!s->o.finish_timeout_ms)
 		s->o.finish_timeout_ms = DEFAULT_FINISH_MS;
 	s->name = dup_or_null(s->o.name, &ret);
-	s->stem = dup_or_null(s->o.stem, &ret);
+	s->stem = absolute_stem(s->o.stem, &ret);
+	s->o.manifest_dir = NULL;   /* not kept: the fd is */
+	if (ret < 0)
+		goto err;
+	ret = open_manifest(s, opts->manifest_dir);
 	if (ret < 0)
 		goto err;
 	if (s->o.flight_bytes && (s->o.to || s->o.rotate_bytes || s->o.rotate_ns)) {
@@ -501,7 +558,7 @@ int rec_session_snapshot(struct rec_session *s, const char *path,
 	}
 	if (path) {
 		snprintf(name, sizeof(name), "%s", path);
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 		if (fd < 0) {
 			ret = -errno;
 			rec_log(REC_LOG_ERROR, "cannot create %s: %s%s", path, strerror(-ret),
@@ -635,6 +692,13 @@ void rec_session_status(const struct rec_session *s, struct rec_session_status *
 	st->snapshots = s->snapshots;
 }
 
+const char *rec_session_output_name(const struct rec_session *s)
+{
+	if (s->o.flight_bytes)
+		return "";
+	return s->cur.path[0] ? s->cur.path : s->cur.id;
+}
+
 void rec_session_free(struct rec_session *s)
 {
 	if (!s)
@@ -642,6 +706,9 @@ void rec_session_free(struct rec_session *s)
 	rec_recording_free(s->r);
 	join_finishers(s);
 	output_release(&s->cur);
+	rec_manifest_release(&s->man);
+	if (s->mdir >= 0)
+		close(s->mdir);
 	free(s->name);
 	free(s->stem);
 	free(s->to);

@@ -11,7 +11,10 @@
  *   file     STEM.<UTC yyyymmdd-hhmmss>.<NNNN>.prec, a new one at each
  *            rotation: by size (rotate_bytes), by age (rotate_ns) or on
  *            request; the newest `keep` such files are kept, older ones
- *            deleted (the current one never).
+ *            deleted (the current one never). Only files this session
+ *            made are ever deleted: those of this run, and those its
+ *            manifest lists from earlier runs (manifest_dir), each only
+ *            while its path still holds the file that was made.
  *   stream   to a collector (net/sender.h), each output as a stream of its
  *            own, session id <STEM's file name or NAME>.<time>.<NNNN>;
  *            with a file too, both carry the same bytes.
@@ -65,6 +68,11 @@ struct rec_session_opts {
 	const struct rec_sender_opts *to;   /* NULL: no stream; its session_id
 					     * is chosen per output */
 	uint32_t finish_timeout_ms;         /* acks wait at the end; 0 = 10 s */
+	/* The daemon's state directory (daemon/manifest.h): the files this
+	 * session makes are listed in its NAME.manifest there, with those
+	 * of its earlier runs. NULL: this run's files only, in memory. */
+	const char *manifest_dir;
+	uint32_t owner_uid;                 /* who started this run (manifest) */
 };
 
 #define REC_SESSION_OPTS_INIT { .sz = sizeof(struct rec_session_opts) }
@@ -100,6 +108,9 @@ int rec_session_rotate(struct rec_session *s, char *done, size_t len);
  * session). */
 int rec_session_snapshot(struct rec_session *s, const char *path,
 			 char *written, size_t len);
+/* The current output's name: its file, or its stream's id when there is
+ * no file; "" for a flight buffer. Borrowed until the next call on s. */
+const char *rec_session_output_name(const struct rec_session *s);
 /* Finishes the output (index, sync) and streams (acks, finish timeout).
  * Idempotent. 0 or -errno. */
 int rec_session_stop(struct rec_session *s, const char *reason);

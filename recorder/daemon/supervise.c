@@ -19,6 +19,7 @@
 #include "recorder/daemon/config.h"
 #include "recorder/daemon/ctlmsg.h"
 #include "recorder/daemon/daemon_int.h"
+#include "recorder/daemon/manifest.h"
 
 extern char **environ;
 
@@ -90,7 +91,8 @@ int dsess_spawn(struct rec_daemon *d, struct dsess *s)
 	int sv[2], ret;
 	pid_t pid;
 
-	argv = d->o.session_argv(d->o.ctx, s->name, s->nargs, s->args, s->trusted);
+	argv = d->o.session_argv(d->o.ctx, s->name, s->nargs, s->args, s->trusted,
+				 (uint32_t)s->owner);
 	if (!argv)
 		return -ENOMEM;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -159,7 +161,7 @@ void dsess_launch(struct rec_daemon *d, struct dsess *s)
 }
 
 struct dsess *dsess_new(struct rec_daemon *d, const char *name, const char *origin,
-			      char **args, int nargs, bool trusted)
+			char **args, int nargs, bool trusted, uid_t owner, const char *stem)
 {
 	struct dsess *s = calloc(1, sizeof(*s));
 
@@ -170,6 +172,8 @@ struct dsess *dsess_new(struct rec_daemon *d, const char *name, const char *orig
 	s->args = args;
 	s->nargs = nargs;
 	s->trusted = trusted;
+	s->owner = owner;
+	daemon_set_str(s->stem, sizeof(s->stem), stem);
 	s->chan = -1;
 	s->pid = -1;
 	s->next = d->sessions;
@@ -406,8 +410,6 @@ static void sess_exited(struct rec_daemon *d, struct dsess *s, int status)
 	cached = dsess_cached_status(s);
 	if (cached && cached->stop_reason && cached->stop_reason[0] && !s->stop_reason[0])
 		snprintf(s->stop_reason, sizeof(s->stop_reason), "%s", cached->stop_reason);
-	if (cached)
-		perfrec__control__session_status__free_unpacked(cached, NULL);
 	/* requests it did not answer */
 	while (s->pend) {
 		struct pend *p = s->pend;
@@ -416,13 +418,16 @@ static void sess_exited(struct rec_daemon *d, struct dsess *s, int status)
 		s->pend = p->next;
 		if (c && p->kind == P_STOP && s->stop_wanted) {
 			s->state = ST(STOPPED);
-			daemon_reply_session(d, c, s, NULL);
+			/* the file it last said it was writing */
+			daemon_reply_session(d, c, s, cached ? cached->current_file : NULL);
 		} else if (c) {
 			daemon_reply_error(d, c, "session %s ended before answering (%s)%s%s", s->name,
 				    how, s->last_error[0] ? ": " : "", s->last_error);
 		}
 		free(p);
 	}
+	if (cached)
+		perfrec__control__session_status__free_unpacked(cached, NULL);
 	if (s->start_client) {
 		struct client *c = daemon_client(d, s->start_client);
 
@@ -447,6 +452,8 @@ static void sess_exited(struct rec_daemon *d, struct dsess *s, int status)
 		s->args = s->next_args;
 		s->nargs = s->next_nargs;
 		s->next_args = NULL;
+		memcpy(s->stem, s->next_stem, sizeof(s->stem));
+		s->next_stem[0] = '\0';
 		s->backoff = 0;
 		rec_log(REC_LOG_INFO, "session %s: restarting with the changed %s", s->name,
 			s->origin);
@@ -510,16 +517,110 @@ static bool same_args(char **a, int na, char **b, int nb)
 
 /* Checks args with the caller's check(); the messages into why. */
 int dsess_check_args(struct rec_daemon *d, const char *name, char **args, int nargs,
-		      bool trusted, char *why, size_t len)
+		     bool trusted, char *stem, char *why, size_t len)
 {
 	struct capture cap;
 	int ret;
 
+	stem[0] = '\0';
 	capture_begin(&cap, why, len);
-	ret = d->o.check(d->o.ctx, name, nargs, args, trusted);
+	ret = d->o.check(d->o.ctx, name, nargs, args, trusted, stem, PATH_MAX);
 	capture_end(&cap);
 	if (ret < 0 && !why[0])
 		snprintf(why, len, "bad session arguments: %s", strerror(-ret));
+	return ret;
+}
+
+/* Does a session in the table hold stem: it runs, or will run again? */
+static struct dsess *stem_holder(struct rec_daemon *d, const char *name, const char *stem)
+{
+	for (struct dsess *s = d->sessions; s; s = s->next) {
+		bool live = s->pid > 0 || s->state == ST(BACKOFF) || s->state == ST(STARTING);
+
+		if (strcmp(s->name, name) && live &&
+		    (!strcmp(s->stem, stem) || !strcmp(s->next_stem, stem)))
+			return s;
+	}
+	return NULL;
+}
+
+/* The first file of m still on disk, of stem (NULL: any stem). */
+static const struct rec_manifest_file *live_file(const struct rec_manifest *m,
+						 const char *stem)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if ((!stem || !strcmp(m->files[i].stem, stem)) &&
+		    rec_manifest_live(&m->files[i]))
+			return &m->files[i];
+	return NULL;
+}
+
+int dsess_check_stem(struct rec_daemon *d, const char *name, const char *stem,
+		     uid_t uid, bool trusted, char *why, size_t len)
+{
+	struct rec_manifest m;
+	struct dsess *o;
+	struct dirent *de;
+	DIR *dir;
+	int fd, ret = 0;
+
+	if (!stem[0])
+		return 0;
+	o = stem_holder(d, name, stem);
+	if (o) {
+		snprintf(why, len, "the output %s.* is session %s's (%s, from %s): two "
+			 "sessions never share files; give -o another name", stem, o->name,
+			 daemon_state_name(o->state), o->origin);
+		return -EEXIST;
+	}
+	if (d->mfd < 0)
+		return 0;
+	/* the same name by another uid: its earlier files are not this one's */
+	if (!trusted && rec_manifest_load(d->mfd, name, &m) == 0) {
+		const struct rec_manifest_file *f = live_file(&m, NULL);
+
+		if (f && m.owner_uid != (uint32_t)uid) {
+			snprintf(why, len, "session %s's earlier files (%s ...) were made by "
+				 "uid %u: start it under another name, or ask root", name,
+				 f->path, (unsigned)m.owner_uid);
+			ret = -EEXIST;
+		}
+		rec_manifest_release(&m);
+		if (ret < 0)
+			return ret;
+	}
+	fd = dup(d->mfd);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(why, len, "cannot read the manifests of the sessions' files: %s",
+			 strerror(errno));
+		return -EIO;   /* no way to tell whose files are there: refuse */
+	}
+	rewinddir(dir);
+	while (!ret && (de = readdir(dir))) {
+		size_t n = strlen(de->d_name), k = strlen(REC_MANIFEST_SUFFIX);
+		char other[65];
+		const struct rec_manifest_file *f;
+
+		if (n <= k || n - k >= sizeof(other) || strcmp(de->d_name + n - k,
+								REC_MANIFEST_SUFFIX))
+			continue;
+		memcpy(other, de->d_name, n - k);
+		other[n - k] = '\0';
+		if (!strcmp(other, name) || rec_manifest_load(d->mfd, other, &m) < 0)
+			continue;   /* ours, or not a manifest (never trusted) */
+		f = live_file(&m, stem);
+		if (f) {
+			snprintf(why, len, "the output %s.* holds files of session %s (%s ...): "
+				 "two sessions never share files; give -o another name (or "
+				 "remove those files)", stem, other, f->path);
+			ret = -EEXIST;
+		}
+		rec_manifest_release(&m);
+	}
+	closedir(dir);
 	return ret;
 }
 
@@ -527,7 +628,7 @@ int dsess_check_args(struct rec_daemon *d, const char *name, char **args, int na
 static void scan_file(struct rec_daemon *d, const char *path, const char *name)
 {
 	struct dsess *s = daemon_session(d, name);
-	char why[REC_LOG_MAX * 2];
+	char why[REC_LOG_MAX * 2], stem[PATH_MAX];
 	char **args;
 	int nargs, ret;
 	struct capture cap;
@@ -535,12 +636,26 @@ static void scan_file(struct rec_daemon *d, const char *path, const char *name)
 	capture_begin(&cap, why, sizeof(why));
 	ret = rec_session_file_read(path, &args, &nargs);
 	capture_end(&cap);
+	if (ret == -ENOENT)
+		return;   /* gone since the directory was read */
 	if (ret < 0) {
+		if (!why[0])
+			snprintf(why, sizeof(why), "%.1024s: %s", path, strerror(-ret));
+		rec_log(REC_LOG_ERROR, "%s", why);
+		if (!s && d->nsessions < MAX_SESSIONS) {
+			/* listed, so status shows why it does not run */
+			args = calloc(1, sizeof(*args));
+			s = args ? dsess_new(d, name, path, args, 0, true, 0, "") : NULL;
+			if (!s) {
+				free(args);
+				return;
+			}
+			s->state = ST(INVALID);
+		}
 		if (s && !strcmp(s->origin, path)) {
 			s->state = s->pid > 0 ? s->state : ST(INVALID);
 			daemon_set_str(s->last_error, sizeof(s->last_error), why);
 		}
-		rec_log(REC_LOG_ERROR, "%s", why);
 		return;
 	}
 	if (s && strcmp(s->origin, path)) {
@@ -553,14 +668,16 @@ static void scan_file(struct rec_daemon *d, const char *path, const char *name)
 		rec_words_free(args);
 		return;
 	}
-	ret = dsess_check_args(d, name, args, nargs, true, why, sizeof(why));
+	ret = dsess_check_args(d, name, args, nargs, true, stem, why, sizeof(why));
+	if (!ret)
+		ret = dsess_check_stem(d, name, stem, 0, true, why, sizeof(why));
 	if (!s) {
 		if (d->nsessions >= MAX_SESSIONS) {
 			rec_log(REC_LOG_ERROR, "%s: too many sessions (%d)", path, MAX_SESSIONS);
 			rec_words_free(args);
 			return;
 		}
-		s = dsess_new(d, name, path, args, nargs, true);
+		s = dsess_new(d, name, path, args, nargs, true, 0, ret < 0 ? "" : stem);
 		if (!s) {
 			rec_words_free(args);
 			return;
@@ -570,6 +687,8 @@ static void scan_file(struct rec_daemon *d, const char *path, const char *name)
 		rec_words_free(s->next_args);
 		s->next_args = ret < 0 ? NULL : args;
 		s->next_nargs = nargs;
+		if (ret == 0)
+			daemon_set_str(s->next_stem, sizeof(s->next_stem), stem);
 		if (ret < 0)
 			rec_words_free(args);
 		rec_log(REC_LOG_INFO, "session %s: %s changed", name, path);
@@ -586,6 +705,7 @@ static void scan_file(struct rec_daemon *d, const char *path, const char *name)
 		s->args = args;
 		s->nargs = nargs;
 		s->backoff = 0;
+		daemon_set_str(s->stem, sizeof(s->stem), ret < 0 ? "" : stem);
 	}
 	if (ret < 0) {
 		s->state = ST(INVALID);

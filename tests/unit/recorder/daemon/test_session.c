@@ -2,7 +2,10 @@
  * test_session.c - a daemon session (recorder/daemon/session.c) over
  * synthetic rings (memsource.h), writing into a temp directory: files
  * rotated by size and on request each read alone and together hold every
- * record once; --keep deletes the oldest; a flight session's snapshot
+ * record once; --keep deletes the oldest, only of the files its session
+ * made (this run's and, through its manifest, its earlier runs'; never a
+ * file of its pattern it did not make, nor another session's on the same
+ * stem); a flight session's snapshot
  * reads alone, says what it dropped, and the session goes on; options that
  * cannot work are refused.
  */
@@ -246,6 +249,75 @@ static void test_keep(void **state)
 	rec_session_free(s);
 }
 
+/* One run of session name on f's stem: started, rotated `rotations`
+ * times, stopped. */
+static void keep_run(struct fixture *f, const char *name, unsigned keep, int rotations)
+{
+	struct rec_session *s;
+	char done[PATH_MAX];
+
+	/* a fresh source per run (one open each) */
+	memsource_free(&f->m.pub);
+	memsource_init(&f->m);
+	f->so.name = name;
+	f->so.keep = keep;
+	assert_int_equal(rec_session_new(&f->so, &s), 0);
+	assert_int_equal(rec_session_start(s), 0);
+	for (int i = 0; i < rotations; i++)
+		assert_int_equal(rec_session_rotate(s, done, sizeof(done)), 0);
+	assert_int_equal(rec_session_stop(s, "test"), 0);
+	rec_session_free(s);
+}
+
+static void test_keep_own_files(void **state)
+{
+	struct fixture *f = *state;
+	char mdir[256], planted[PATH_MAX], path[PATH_MAX];
+	size_t n;
+	char **files;
+	FILE *fp;
+
+	snprintf(mdir, sizeof(mdir), "%s/.manifests", f->dir);
+	f->so.manifest_dir = mdir;
+	/* a file of the session's pattern it did not make */
+	snprintf(planted, sizeof(planted), "%s/s.20000101-000000.0001.prec", f->dir);
+	fp = fopen(planted, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	keep_run(f, "s", 2, 3);              /* 4 made, 2 kept */
+	files = list(f->dir, "s.", &n);
+	assert_int_equal(n, 3);              /* + the planted one */
+	list_free(files, n);
+	assert_int_equal(access(planted, F_OK), 0);
+	/* the next run of s deletes its previous run's oldest */
+	keep_run(f, "s", 2, 0);
+	files = list(f->dir, "s.", &n);
+	assert_int_equal(n, 3);
+	list_free(files, n);
+	assert_int_equal(access(planted, F_OK), 0);
+	/* another session on the same stem never deletes s's files */
+	keep_run(f, "t", 1, 2);
+	files = list(f->dir, "s.", &n);
+	assert_int_equal(n, 4);              /* s's 2, the planted one, t's newest */
+	list_free(files, n);
+	/* a garbled manifest counts as none: s's earlier files are left
+	 * alone, its new run keeps its own newest */
+	snprintf(path, sizeof(path), "%s/s.manifest", mdir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("\x0a\x05garbage and more", fp);
+	fclose(fp);
+	keep_run(f, "s", 1, 2);
+	files = list(f->dir, "s.", &n);
+	assert_int_equal(n, 5);
+	list_free(files, n);
+	assert_non_null(strstr(logcap_all(), "is not a manifest of session s"));
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/t.manifest", mdir);
+	unlink(path);
+	rmdir(mdir);
+}
+
 static void test_flight(void **state)
 {
 	struct fixture *f = *state;
@@ -406,6 +478,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keep_own_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_streams, setup, teardown),
