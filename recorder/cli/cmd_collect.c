@@ -19,9 +19,12 @@
 #include "recorder/net/archive.h"
 #include "recorder/net/collector.h"
 #include "recorder/net/jetstream.h"
+#include "recorder/net/wire.h"
 #include "recorder/recording/status.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:7878"
+
+enum { OPT_MAX_BUFFER = REC_OPT_FIRST_FREE };
 
 static const struct rec_cli_opt collect_opts[] = {
 	REC_CLI_SECTION("serving"),
@@ -40,6 +43,9 @@ static const struct rec_cli_opt collect_opts[] = {
 	  "(default 5s)" },
 	{ "idle-timeout", REC_OPT_IDLE_TIMEOUT, "TIME", "a silent connection, or a message that\n"
 	  "stops arriving, is closed after (default 60s)" },
+	{ "max-buffer", OPT_MAX_BUFFER, "SIZE", "memory for messages being received, all\n"
+	  "connections together (default 1g); a connection\n"
+	  "that would pass it is refused and comes back later" },
 	REC_CLI_SECTION("security"),
 	REC_CLI_NET_OPTS,
 	REC_CLI_SECTION("listing"),
@@ -163,6 +169,12 @@ int rec_cli_collect(int argc, char **argv)
 				o.hello_timeout_ms = (uint32_t)(v / 1000000);
 			else
 				o.idle_timeout_ms = (uint32_t)(v / 1000000);
+			break;
+		case OPT_MAX_BUFFER:
+			if (rec_parse_size(arg, &v) < 0 || v < REC_WIRE_MAX_MSG + 4)
+				ret = rec_cli_bad_value(&p, arg, "a size of at least 65m (one "
+							"whole record)");
+			o.max_buffer = (size_t)v;
 			break;
 		case REC_OPT_LIST:
 			do_list = true;

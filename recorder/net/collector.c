@@ -3,14 +3,17 @@
  *
  * Per connection: HELLO (waiting for the hello, with a deadline) ->
  * STREAM (frames in seq order) -> closed. Per session (host + session id,
- * at most one connection at a time: a reconnect takes the session over):
- * its archive file. After each epoll turn every session that received
- * frames is fdatasync'ed once and its connection gets one cumulative Ack:
- * many frames, one sync.
+ * at most one connection at a time: a reconnect of the same recording
+ * takes the session over, another recording is refused): its archive
+ * file, opened at the hello when it exists, created with the first record
+ * otherwise. After each epoll turn every session that received frames is
+ * fdatasync'ed once and its connection gets one cumulative Ack: many
+ * frames, one sync.
  */
 #include "recorder/net/collector.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -23,6 +26,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -72,6 +76,8 @@ struct cconn {
  * (--nats), or both; a record is durable once every store has it. */
 struct session {
 	char host[65], id[65];
+	char origin[2 * REC_WIRE_MAX_STREAM_ID + 1];   /* Hello.stream_id in hex,
+							 * "" = not said */
 	bool has_file;
 	struct rec_archive a;
 	struct rec_js_session *js;
@@ -97,6 +103,7 @@ struct rec_collector {
 	unsigned nconns;
 	struct session *sessions;
 	unsigned nsessions;
+	struct rec_wire_budget budget;   /* every connection's input */
 	struct rec_collector_stats st;
 };
 
@@ -246,9 +253,133 @@ static void close_conn(struct rec_collector *c, struct cconn *k)
 	free(k);
 }
 
+/* ---- origins: which recording a session's stores hold */
+
+/* Hello.stream_id in hex ("" when the recorder did not say). */
+static void origin_hex(const ProtobufCBinaryData *id, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < id->len && i < REC_WIRE_MAX_STREAM_ID; i++) {
+		out[2 * i] = digits[id->data[i] >> 4];
+		out[2 * i + 1] = digits[id->data[i] & 15];
+	}
+	out[2 * i] = '\0';
+}
+
+/* An origin for a message: its first 16 digits, or "none". */
+static const char *origin_name(const char *origin, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.16s", origin[0] ? origin : "none");
+	return buf;
+}
+
+/* DIR/<host>/<session>.prec (SPEC.md section 10), and beside it the
+ * origin of its records, DIR/<host>/.<session>.origin: a hidden name that
+ * no session can have (names do not start with '.'), which `collect
+ * --list` does not show. */
+static void archive_path(const struct rec_collector *c, const struct session *s,
+			 bool origin, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s/%s%s%s", c->o.dir, s->host, origin ? "." : "", s->id,
+		 origin ? ".origin" : ".prec");
+}
+
+/* The origin recorded beside s's archive into out ("" when none is: a
+ * file written before origins were, or by a recorder that does not say
+ * its own). 0 or -errno. */
+static int origin_read(const struct rec_collector *c, const struct session *s,
+		       char *out, size_t len)
+{
+	char path[4200];
+	ssize_t n;
+	int fd;
+
+	out[0] = '\0';
+	archive_path(c, s, true, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	n = read(fd, out, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	out[n] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	return 0;
+}
+
+/* Records s's origin beside its archive, which holds no record yet and
+ * is locked by s: synced, and its name too, before the first record goes
+ * in, so a file with records always has its origin. 0 or -errno. */
+static int origin_write(const struct rec_collector *c, const struct session *s)
+{
+	char path[4200], line[sizeof(s->origin) + 1];
+	size_t n = (size_t)snprintf(line, sizeof(line), "%s\n", s->origin);
+	int fd, ret = 0;
+
+	archive_path(c, s, true, path, sizeof(path));
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, n) != (ssize_t)n || fsync(fd) < 0)
+		ret = errno ? -errno : -EIO;
+	close(fd);
+	if (!ret) {
+		*strrchr(path, '/') = '\0';
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || fsync(fd) < 0)
+			ret = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	return ret;
+}
+
+/* Opens s's archive, or creates it. 0, or < 0 after the peer was
+ * refused. */
+static int archive_open(struct rec_collector *c, struct session *s, struct cconn *k)
+{
+	int ret = rec_archive_open(c->o.dir, s->host, s->id, &s->a);
+
+	if (ret < 0) {
+		refuse(c, k, "cannot open the archive of %s/%s: %s", s->host, s->id,
+		       ret == -EBUSY ? "another collector is writing it" : strerror(-ret));
+		return ret;
+	}
+	s->has_file = true;
+	return 0;
+}
+
+static void archive_close(struct session *s)
+{
+	if (s->has_file)
+		rec_archive_close(&s->a);
+	s->has_file = false;
+}
+
+/* Refuses the peer when a store holding records of s (resume point next
+ * > 1) got them from another recording (stored origin). */
+static int check_origin(struct rec_collector *c, struct session *s, struct cconn *k,
+			const char *what, uint64_t next, const char *stored)
+{
+	char a[20], b[20];
+
+	if (next <= 1 || !strcmp(stored, s->origin))
+		return 0;
+	refuse(c, k, "%s holds %llu records of another recording (stream %s, this "
+	       "one %s): give each recording its own --session", what,
+	       (unsigned long long)(next - 1), origin_name(stored, a, sizeof(a)),
+	       origin_name(s->origin, b, sizeof(b)));
+	return -EEXIST;
+}
+
 /* The session's file and/or JetStream subject; its resume point is the
- * lower of theirs (each store skips what it has). 0, or < 0 after the
- * peer was refused. */
+ * lower of theirs (each store skips what it has). A file that does not
+ * exist yet is created with the session's first record (on_frame): a
+ * hello alone leaves nothing behind. 0, or < 0 after the peer was
+ * refused. */
 static int open_stores(struct rec_collector *c, struct session *s,
 		       const Perfrec__Control__Hello *h, struct cconn *k)
 {
@@ -257,28 +388,57 @@ static int open_stores(struct rec_collector *c, struct session *s,
 	int ret;
 
 	if (c->o.dir) {
-		ret = rec_archive_open(c->o.dir, s->host, s->id, &s->a);
-		if (ret < 0) {
-			refuse(c, k, "cannot open the archive of %s/%s: %s", h->host,
-			       h->session_id, ret == -EBUSY ?
-			       "another collector is writing it" : strerror(-ret));
-			return ret;
+		char path[4200], stored[sizeof(s->origin)];
+		struct stat st;
+
+		archive_path(c, s, false, path, sizeof(path));
+		if (lstat(path, &st) < 0 && errno == ENOENT) {
+			next = 1;
+			complete = false;
+		} else {
+			ret = archive_open(c, s, k);
+			if (ret < 0)
+				return ret;
+			ret = origin_read(c, s, stored, sizeof(stored));
+			if (ret < 0) {
+				refuse(c, k, "cannot read the origin of %s: %s", s->a.path,
+				       strerror(-ret));
+			} else {
+				char what[160];
+
+				snprintf(what, sizeof(what), "the archive of %s/%s", s->host,
+					 s->id);
+				ret = check_origin(c, s, k, what, s->a.next_seq, stored);
+			}
+			if (ret < 0) {
+				archive_close(s);
+				return ret;
+			}
+			next = s->a.next_seq;
+			complete = s->a.complete;
 		}
-		s->has_file = true;
-		next = s->a.next_seq;
-		complete = s->a.complete;
 	}
 	if (c->o.js) {
+		char what[200];
 		uint64_t jn;
 		bool jc;
 
 		ret = rec_js_session_open(c->o.js, s->host, s->id, &s->js, &jn, &jc);
 		if (ret < 0) {
-			if (s->has_file)
-				rec_archive_close(&s->a);
+			archive_close(s);
 			refuse(c, k, "JetStream is not available now; try again later");
 			return ret;
 		}
+		snprintf(what, sizeof(what), "JetStream stream %s for %s/%s",
+			 rec_js_stream(c->o.js), s->host, s->id);
+		ret = check_origin(c, s, k, what, jn, rec_js_session_origin(s->js));
+		if (ret < 0) {
+			rec_js_session_close(s->js);
+			s->js = NULL;
+			archive_close(s);
+			return ret;
+		}
+		rec_js_session_set_origin(s->js, s->origin);
 		/* the recorder's own account wins where it is lower: the
 		 * stream may hold a hole below its last record */
 		if (h->resend_from && h->resend_from < jn) {
@@ -298,9 +458,50 @@ static int open_stores(struct rec_collector *c, struct session *s,
 	return 0;
 }
 
-static void on_hello(struct rec_collector *c, struct cconn *k,
-		     const Perfrec__Control__Hello *h)
+/* Before the archive's first record: the file is created (when the hello
+ * found none) and the session's origin recorded beside it. 0, or < 0
+ * after the peer was refused. */
+static int archive_begin(struct rec_collector *c, struct session *s, struct cconn *k)
 {
+	int ret;
+
+	if (!s->has_file) {
+		ret = archive_open(c, s, k);
+		if (ret < 0)
+			return ret;
+		if (s->a.next_seq != 1) {
+			refuse(c, k, "%s was written by another collector since the hello: "
+			       "reconnect", s->a.path);
+			archive_close(s);
+			return -EBUSY;
+		}
+	}
+	ret = origin_write(c, s);
+	if (ret < 0)
+		refuse(c, k, "cannot record the origin of %s: %s", s->a.path, strerror(-ret));
+	return ret;
+}
+
+/* Hello's texts that reach the log: printable ASCII, bounded. */
+static bool text_ok(const char *t)
+{
+	size_t n = 0;
+
+	for (; t && t[n]; n++)
+		if (n >= REC_WIRE_MAX_TEXT || (unsigned char)t[n] < 0x20 ||
+		    (unsigned char)t[n] > 0x7e)
+			return false;
+	return true;
+}
+
+static void on_hello(struct rec_collector *c, struct cconn *k,
+		     const Perfrec__Control__Hello *h, const unsigned char *msg, size_t len)
+{
+	static const char *const text_names[] = { [2] = "host name", [3] = "boot id",
+						  [4] = "session id",
+						  [5] = "recorder version" };
+	char origin[sizeof(((struct session *)0)->origin)];
+	unsigned nul;
 	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
 	Perfrec__Control__Welcome w = PERFREC__CONTROL__WELCOME__INIT;
 	struct session *s;
@@ -326,6 +527,22 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 		       (long long)(rec_js_max_payload(c->o.js) / 1024 - 64));
 		return;
 	}
+	nul = rec_wire_hello_nul(msg, len);
+	if (nul) {
+		refuse(c, k, "bad %s: it holds a NUL byte", text_names[nul]);
+		return;
+	}
+	if (!text_ok(h->boot_id) || !text_ok(h->recorder_version)) {
+		refuse(c, k, "bad %s: at most %u printable ASCII characters",
+		       text_ok(h->boot_id) ? "recorder version" : "boot id", REC_WIRE_MAX_TEXT);
+		return;
+	}
+	if (h->stream_id.len > REC_WIRE_MAX_STREAM_ID) {
+		refuse(c, k, "bad stream id: %zu bytes, at most %u", h->stream_id.len,
+		       REC_WIRE_MAX_STREAM_ID);
+		return;
+	}
+	origin_hex(&h->stream_id, origin);
 	if (!rec_wire_name_ok(h->host)) {
 		refuse(c, k, "bad host name '%.64s': 1 to 64 of [A-Za-z0-9._-], "
 		       "not starting with '.' or '-'", h->host);
@@ -337,6 +554,15 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 		return;
 	}
 	s = find_session(c, h->host, h->session_id);
+	if (s && s->owner && strcmp(s->origin, origin)) {
+		char a[20], b[20];
+
+		refuse(c, k, "session %s/%s is being streamed by another recording "
+		       "(stream %s, this one %s): give each recording its own --session",
+		       s->host, s->id, origin_name(s->origin, a, sizeof(a)),
+		       origin_name(origin, b, sizeof(b)));
+		return;
+	}
 	if (s && s->owner) {
 		/* the recorder reconnected before we saw the old connection
 		 * die: the new one takes over. The session starts afresh from
@@ -365,6 +591,7 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 		}
 		snprintf(s->host, sizeof(s->host), "%s", h->host);
 		snprintf(s->id, sizeof(s->id), "%s", h->session_id);
+		snprintf(s->origin, sizeof(s->origin), "%s", origin);
 		ret = open_stores(c, s, h, k);
 		if (ret < 0) {
 			free(s);
@@ -378,6 +605,7 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 	s->owner = k;
 	k->sess = s;
 	k->state = C_STREAM;
+	k->in.max = REC_WIRE_MAX_MSG;   /* frames from now on */
 	w.version = REC_WIRE_VERSION;
 	w.next_seq = s->next_seq;
 	w.complete = s->complete;
@@ -417,6 +645,9 @@ static void on_frame(struct rec_collector *c, struct cconn *k, uint64_t seq,
 		       "one whole file record (SPEC.md section 10)");
 		return;
 	}
+	if (c->o.dir && seq == 1 && (!s->has_file || s->a.next_seq == 1) &&
+	    archive_begin(c, s, k) < 0)
+		return;
 	if (s->has_file && seq == s->a.next_seq) {
 		ret = rec_archive_append(&s->a, data, len);
 		if (ret < 0) {
@@ -473,7 +704,7 @@ static void on_message(struct rec_collector *c, struct cconn *k,
 	}
 	if (k->state == C_HELLO) {
 		if (m->body_case == PERFREC__CONTROL__STREAM_MESSAGE__BODY_HELLO)
-			on_hello(c, k, m->hello);
+			on_hello(c, k, m->hello, msg, len);
 		else
 			refuse(c, k, "expected a hello first");
 	} else {
@@ -498,6 +729,17 @@ static void on_message(struct rec_collector *c, struct cconn *k,
 	perfrec__control__stream_message__free_unpacked(m, NULL);
 }
 
+/* rec_wire_in_space() found no room (errno says why). */
+static void refuse_no_room(struct rec_collector *c, struct cconn *k)
+{
+	if (errno == ENOBUFS)
+		refuse(c, k, "the collector holds %zu MiB of messages being received, "
+		       "its limit (--max-buffer %zu MiB): try again later",
+		       c->budget.used >> 20, c->budget.max >> 20);
+	else
+		refuse(c, k, "out of memory");
+}
+
 /* Takes every whole message the input holds. */
 static void take_messages(struct rec_collector *c, struct cconn *k)
 {
@@ -506,6 +748,11 @@ static void take_messages(struct rec_collector *c, struct cconn *k)
 	int ret;
 
 	while (k->state != C_CLOSING && (ret = rec_wire_in_next(&k->in, &msg, &len)) != 0) {
+		if (ret < 0 && k->state == C_HELLO) {
+			refuse(c, k, "a %zu-byte message before the hello is larger than "
+			       "any hello (%u bytes at most)", len, REC_WIRE_MAX_HELLO);
+			return;
+		}
 		if (ret < 0) {
 			refuse(c, k, "a %zu-byte message is larger than any record "
 			       "(%u bytes at most)", len, REC_WIRE_MAX_MSG);
@@ -562,7 +809,7 @@ static bool on_readable(struct rec_collector *c, struct cconn *k)
 		ssize_t n;
 
 		if (!p) {
-			refuse(c, k, "out of memory");
+			refuse_no_room(c, k);
 			break;
 		}
 		if (room > budget)
@@ -616,7 +863,8 @@ static void accept_conns(struct rec_collector *c, int lfd)
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		snprintf(k->peer, sizeof(k->peer), "%s:%s", host, port);
-		rec_wire_in_init(&k->in, REC_WIRE_MAX_MSG);
+		rec_wire_in_init(&k->in, REC_WIRE_MAX_HELLO);
+		k->in.budget = &c->budget;
 		k->hello_deadline = now_ms() + (c->o.hello_timeout_ms ? c->o.hello_timeout_ms : 5000);
 		k->last_msg = now_ms();
 		memset(&ev, 0, sizeof(ev));
@@ -804,6 +1052,7 @@ int rec_collector_new(const struct rec_collector_opts *o, struct rec_collector *
 		free(c);
 		return -EINVAL;
 	}
+	c->budget.max = c->o.max_buffer ? c->o.max_buffer : REC_COLLECTOR_MAX_BUFFER;
 	c->ep = epoll_create1(EPOLL_CLOEXEC);
 	c->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->ep < 0 || c->stopfd < 0) {
@@ -892,6 +1141,8 @@ void rec_collector_stats(const struct rec_collector *c, struct rec_collector_sta
 {
 	*st = c->st;
 	st->open_sessions = c->nsessions;
+	st->buffered = c->budget.used;
+	st->buffered_peak = c->budget.peak;
 }
 
 int rec_collector_feed(struct rec_collector *c, const void *bytes, size_t len)
@@ -905,7 +1156,8 @@ int rec_collector_feed(struct rec_collector *c, const void *bytes, size_t len)
 	k->fake = true;
 	k->io.fd = -1;
 	snprintf(k->peer, sizeof(k->peer), "feed");
-	rec_wire_in_init(&k->in, REC_WIRE_MAX_MSG);
+	rec_wire_in_init(&k->in, REC_WIRE_MAX_HELLO);
+	k->in.budget = &c->budget;
 	k->next = c->conns;
 	c->conns = k;
 	c->nconns++;
@@ -913,8 +1165,10 @@ int rec_collector_feed(struct rec_collector *c, const void *bytes, size_t len)
 		size_t room;
 		void *p = rec_wire_in_space(&k->in, &room);
 
-		if (!p)
+		if (!p) {
+			refuse_no_room(c, k);
 			break;
+		}
 		if (room > len - off)
 			room = len - off;
 		memcpy(p, (const char *)bytes + off, room);

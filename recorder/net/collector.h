@@ -16,10 +16,20 @@
  *
  * rec_collector_stop() is async-signal-safe (a SIGTERM handler may call
  * it). Untrusted peers: a connection must say a valid hello within
- * hello_timeout_ms; a message is at most a file record (64 MiB) and its
- * bytes must keep coming (idle_timeout_ms); names are checked before they
- * become paths; the token is compared in constant time. A refused peer
- * gets a Refusal with the reason, and the collector logs it and goes on.
+ * hello_timeout_ms, and is read no further than a hello can be (4 KiB)
+ * until then; after it a message is at most a file record (64 MiB) and
+ * its bytes must keep coming (idle_timeout_ms); what all connections
+ * buffer together stays within max_buffer (the one that would pass it is
+ * refused); names are checked before they become paths; the token is
+ * compared in constant time. A refused peer gets a Refusal with the
+ * reason, and the collector logs it and goes on.
+ *
+ * Origins: a session (host + session id) carries one recording. The hello
+ * names it (stream_id); a hello of another recording is refused while the
+ * session streams, and when its store already holds records of another
+ * one: the archive's DIR/<host>/.<session>.origin (written before the
+ * file's first record), or JetStream's Perfrec-Origin header. The archive
+ * file itself is created with its first record, not at the hello.
  */
 #ifndef REC_COLLECTOR_H
 #define REC_COLLECTOR_H
@@ -42,7 +52,13 @@ struct rec_collector_opts {
 	unsigned max_conns;         /* at once; 0 = 1024 */
 	uint32_t hello_timeout_ms;  /* 0 = 5000 */
 	uint32_t idle_timeout_ms;   /* a message must complete within; 0 = 60000 */
+	size_t max_buffer;          /* bytes every connection's input together
+				     * may hold; 0 = REC_COLLECTOR_MAX_BUFFER */
 };
+
+/* Room for 16 recorders each in the middle of a 64 MiB frame, or 1000 in
+ * the middle of a default (1 MiB) one. */
+#define REC_COLLECTOR_MAX_BUFFER ((size_t)1 << 30)
 
 #define REC_COLLECTOR_OPTS_INIT { .sz = sizeof(struct rec_collector_opts) }
 
@@ -58,6 +74,8 @@ void rec_collector_stop(struct rec_collector *c);
 struct rec_collector_stats {
 	uint64_t accepted, refused, sessions, open_sessions;
 	uint64_t frames, bytes, duplicates, acks, syncs;
+	uint64_t buffered, buffered_peak;   /* bytes of connections' input
+					     * buffers: now, and the most */
 };
 void rec_collector_stats(const struct rec_collector *c, struct rec_collector_stats *st);
 

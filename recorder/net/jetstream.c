@@ -46,6 +46,7 @@ struct rec_js_session {
 	uint64_t key;
 	char host[65], id[65];
 	char subject[300];
+	char origin[80];             /* Perfrec-Origin: read at open, then sent */
 	uint64_t next_pub;           /* seq expected next from the recorder */
 	uint64_t stored;             /* every seq <= stored is in the stream */
 	uint64_t *done;              /* stored seqs above `stored`, sorted */
@@ -506,6 +507,8 @@ int rec_js_session_open(struct rec_js *js, const char *host, const char *session
 		if (natsMsgHeader_Get(last, "Perfrec-Kind", &v) == NATS_OK && v &&
 		    !strcmp(v, "index"))
 			*complete = true;
+		if (natsMsgHeader_Get(last, "Perfrec-Origin", &v) == NATS_OK && v)
+			snprintf(s->origin, sizeof(s->origin), "%s", v);
 		s->fence = natsMsg_GetSequence(last);
 		natsMsg_Destroy(last);
 	} else if (st != NATS_NOT_FOUND) {
@@ -552,7 +555,8 @@ int rec_js_publish(struct rec_js_session *s, uint64_t seq, enum prec_record_kind
 	    natsMsgHeader_Set(m, "Perfrec-Session", s->id) != NATS_OK ||
 	    natsMsgHeader_Set(m, "Perfrec-Seq", num) != NATS_OK ||
 	    natsMsgHeader_Set(m, "Perfrec-Kind", rec_js_kind_name(kind)) != NATS_OK ||
-	    natsMsgHeader_Set(m, "Perfrec-Key", key) != NATS_OK) {
+	    natsMsgHeader_Set(m, "Perfrec-Key", key) != NATS_OK ||
+	    (s->origin[0] && natsMsgHeader_Set(m, "Perfrec-Origin", s->origin) != NATS_OK)) {
 		natsMsg_Destroy(m);
 		return -ENOMEM;
 	}
@@ -578,6 +582,16 @@ int rec_js_publish(struct rec_js_session *s, uint64_t seq, enum prec_record_kind
 	}
 	s->next_pub = seq + 1;
 	return 0;
+}
+
+const char *rec_js_session_origin(const struct rec_js_session *s)
+{
+	return s->origin;
+}
+
+void rec_js_session_set_origin(struct rec_js_session *s, const char *origin)
+{
+	snprintf(s->origin, sizeof(s->origin), "%s", origin);
 }
 
 void rec_js_session_rewind(struct rec_js_session *s, uint64_t seq)

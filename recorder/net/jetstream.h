@@ -13,7 +13,10 @@
  *            a reconnect, or published by two collectors)
  *   headers  Perfrec-Host, Perfrec-Session, Perfrec-Seq, Perfrec-Kind
  *            (header | frame | index): what an archiver needs, without
- *            parsing the subject
+ *            parsing the subject; Perfrec-Origin: the recording's stream
+ *            id in hex (Hello.stream_id), absent when its recorder did not
+ *            say one, so a session's last message names the recording
+ *            its records belong to
  *
  * Fencing: the first publish of a session after its hello carries the
  * expected last subject sequence the collector read at hello; a second
@@ -79,6 +82,12 @@ void rec_js_free(struct rec_js *js);   /* NULL is fine */
  * negative errno (logged). */
 int rec_js_session_open(struct rec_js *js, const char *host, const char *session,
 			struct rec_js_session **out, uint64_t *next_seq, bool *complete);
+/* The origin (Perfrec-Origin) of the session's last stored message, ""
+ * when it has none or the session holds nothing. */
+const char *rec_js_session_origin(const struct rec_js_session *s);
+/* The origin the session's publishes carry from now on (copied; "" =
+ * none). */
+void rec_js_session_set_origin(struct rec_js_session *s, const char *origin);
 /* Takes records again from seq (below the resume point the session was
  * opened at): a hole the stream may hold below its last record is filled;
  * records already stored come back as duplicates and are dropped (message

@@ -39,6 +39,9 @@
 #define SPOOL_DEFAULT (64ull << 20)
 #define PING_MS 10000
 #define BACKOFF_MIN_MS 100
+#define STREAM_ID_BYTES 16
+/* The longest refusal reason the log gets (a collector's text). */
+#define REASON_MAX 200
 
 struct entry {
 	struct entry *next;
@@ -51,6 +54,7 @@ struct entry {
 struct rec_sender {
 	struct rec_sender_opts o;    /* strings below are our copies */
 	char to[256], host[65], session[65], boot_id[64];
+	uint8_t stream_id[STREAM_ID_BYTES];   /* this recording, in every hello */
 	char addr[8][128];           /* the collectors of `to`, tried in turn */
 	int naddr, cur;
 	unsigned char *token;
@@ -60,7 +64,10 @@ struct rec_sender {
 	pthread_cond_t cond;         /* acks arrived / the thread ended */
 	struct entry *head, *tail;   /* unacknowledged, seq order */
 	uint64_t last_seq;           /* seq of the newest queued record */
-	uint64_t acked_seq;
+	uint64_t acked_seq;          /* <= sent_seq: never what was not sent */
+	uint64_t sent_seq;           /* the highest seq written whole to any
+				      * connection: what a collector can hold
+				      * (the sender's thread only) */
 	bool finishing, finished, stop, lost_records;
 	struct rec_sender_stats st;
 	struct rec_sender_drops drops;
@@ -179,6 +186,7 @@ struct link {
 	struct rec_conn io;
 	struct rec_wire_in in;
 	bool open, welcomed, finish_sent;
+	bool acked;                  /* an Ack took records off the spool */
 	struct entry *next;          /* the record being sent, or NULL */
 	uint64_t sent_seq;           /* last record fully written on this link */
 	size_t hdr_len, hdr_pos, data_pos;   /* progress within `next` */
@@ -320,6 +328,8 @@ static int link_open(struct rec_sender *s, struct link *l)
 	h.session_id = s->session;
 	h.recorder_version = (char *)"perfrec " PERFREC_VERSION;
 	h.frame_bytes = s->o.frame_bytes;
+	h.stream_id.data = s->stream_id;
+	h.stream_id.len = sizeof(s->stream_id);
 	pthread_mutex_lock(&s->lock);
 	h.resend_from = s->acked_seq + 1;
 	pthread_mutex_unlock(&s->lock);
@@ -333,10 +343,14 @@ static int link_open(struct rec_sender *s, struct link *l)
 	return send_ctl(l, &m);
 }
 
-/* Frees every record up to seq (acknowledged). */
-static void take_ack(struct rec_sender *s, uint64_t seq)
+/* Frees every record up to seq (acknowledged; seq <= s->sent_seq).
+ * Returns whether it acknowledged records not acknowledged before. */
+static bool take_ack(struct rec_sender *s, uint64_t seq)
 {
+	bool progress;
+
 	pthread_mutex_lock(&s->lock);
+	progress = seq > s->acked_seq;
 	while (s->head && s->head->seq <= seq) {
 		struct entry *e = s->head;
 
@@ -352,6 +366,7 @@ static void take_ack(struct rec_sender *s, uint64_t seq)
 		s->acked_seq = seq;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
+	return progress;
 }
 
 /* The first record at or after seq, or NULL. */
@@ -364,6 +379,20 @@ static struct entry *record_from(struct rec_sender *s, uint64_t seq)
 		;
 	pthread_mutex_unlock(&s->lock);
 	return e;
+}
+
+/* A collector that says it holds records this sender never sent (what
+ * a second recording under the same host and session would be told): a
+ * protocol error, never taken as an acknowledgement. */
+static bool beyond_sent(struct rec_sender *s, const char *what, uint64_t seq)
+{
+	if (seq <= s->sent_seq)
+		return false;
+	set_error(s, "the collector's %s says it holds record %llu, but this recorder "
+		  "sent records up to %llu only (a protocol error: does another "
+		  "recording stream as %s/%s?)", what, (unsigned long long)seq,
+		  (unsigned long long)s->sent_seq, s->host, s->session);
+	return true;
 }
 
 /* One message from the collector. false: close the link. */
@@ -385,6 +414,16 @@ static bool on_message(struct rec_sender *s, struct link *l,
 			ok = false;
 			break;
 		}
+		if (!m->welcome->next_seq) {
+			set_error(s, "the collector's welcome names record 0 (a protocol "
+				  "error: records count from 1)");
+			ok = false;
+			break;
+		}
+		if (beyond_sent(s, "welcome", m->welcome->next_seq - 1)) {
+			ok = false;
+			break;
+		}
 		l->welcomed = true;
 		/* below next_seq the collector has it all */
 		if (m->welcome->next_seq > 1)
@@ -400,10 +439,18 @@ static bool on_message(struct rec_sender *s, struct link *l,
 			(unsigned long long)m->welcome->next_seq);
 		break;
 	case PERFREC__CONTROL__STREAM_MESSAGE__BODY_ACK:
-		take_ack(s, m->ack->seq);
+		if (!l->welcomed || beyond_sent(s, "ack", m->ack->seq)) {
+			if (!l->welcomed)
+				set_error(s, "the collector acknowledged records before "
+					  "its welcome (a protocol error)");
+			ok = false;
+			break;
+		}
+		if (take_ack(s, m->ack->seq))
+			l->acked = true;
 		break;
 	case PERFREC__CONTROL__STREAM_MESSAGE__BODY_REFUSAL:
-		set_error(s, "refused by the collector: %s",
+		set_error(s, "refused by the collector: %.*s", REASON_MAX,
 			  m->refusal->reason ? m->refusal->reason : "");
 		ok = false;
 		break;
@@ -471,11 +518,27 @@ static int pump_out(struct rec_sender *s, struct link *l)
 			}
 			pthread_mutex_unlock(&s->lock);
 			l->sent_seq = e->seq;
+			if (e->seq > s->sent_seq)
+				s->sent_seq = e->seq;
 			l->next = NULL;
 			l->hdr_len = 0;
 			l->last_io = now_ms();
 		}
 	}
+}
+
+/* When to connect again after a connection failed or ended: somewhere in
+ * [backoff/2, backoff] (full jitter), and the backoff doubles up to its
+ * cap. Only records acknowledged bring it back to BACKOFF_MIN_MS (never a
+ * welcome alone): a collector that welcomes and then refuses, say with a
+ * full disk, is asked ever more rarely, not ten times a second. */
+static uint64_t retry_time(struct rec_sender *s, uint64_t *backoff)
+{
+	uint64_t cap = s->o.backoff_max_ms ? s->o.backoff_max_ms : 5000;
+	uint64_t at = now_ms() + *backoff / 2 + (uint64_t)rand_r(&s->seed) % (*backoff / 2 + 1);
+
+	*backoff = *backoff * 2 > cap ? cap : *backoff * 2;
+	return at;
 }
 
 static void *sender_main(void *arg)
@@ -507,11 +570,7 @@ static void *sender_main(void *arg)
 				continue;
 			}
 			if (link_open(s, &l) < 0) {
-				uint64_t cap = s->o.backoff_max_ms ? s->o.backoff_max_ms : 5000;
-
-				/* full jitter: somewhere in [backoff/2, backoff] */
-				retry_at = now_ms() + backoff / 2 + (uint64_t)rand_r(&s->seed) % (backoff / 2 + 1);
-				backoff = backoff * 2 > cap ? cap : backoff * 2;
+				retry_at = retry_time(s, &backoff);
 				if (l.open)
 					link_close(s, &l);
 				continue;
@@ -523,7 +582,7 @@ static void *sender_main(void *arg)
 				set_error(s, "TLS handshake failed: %s", ret == -EPROTO ?
 					  rec_conn_error(&l.io) : strerror(-ret));
 				link_close(s, &l);
-				retry_at = now_ms() + backoff;
+				retry_at = retry_time(s, &backoff);
 				continue;
 			}
 		}
@@ -532,7 +591,7 @@ static void *sender_main(void *arg)
 			if (ret < 0 && ret != -EAGAIN) {
 				set_error(s, "connection lost: %s", strerror(-ret));
 				link_close(s, &l);
-				retry_at = now_ms() + backoff;
+				retry_at = retry_time(s, &backoff);
 				continue;
 			}
 			if (finishing && l.welcomed && !l.next && !l.ctl && !l.finish_sent &&
@@ -612,13 +671,15 @@ static void *sender_main(void *arg)
 				if (!ok)
 					break;
 			}
+			if (l.acked) {
+				backoff = BACKOFF_MIN_MS;
+				l.acked = false;
+			}
 			if (!ok) {
 				link_close(s, &l);
-				retry_at = now_ms() + backoff;
+				retry_at = retry_time(s, &backoff);
 				continue;
 			}
-			if (l.welcomed)
-				backoff = BACKOFF_MIN_MS;
 		}
 	}
 	if (l.open)
@@ -726,6 +787,14 @@ int rec_sender_new(const struct rec_sender_opts *o, struct rec_sender **out)
 		}
 	}
 	s->seed = (unsigned)now_ms() ^ (unsigned)getpid();
+	if (getrandom(s->stream_id, sizeof(s->stream_id), GRND_NONBLOCK) != sizeof(s->stream_id)) {
+		/* no entropy pool yet (early boot): time, pid and address differ
+		 * between two recordings of one host as well */
+		uint64_t mix[2] = { (uint64_t)now_ms() << 20 ^ (uint64_t)getpid(),
+				    (uint64_t)(uintptr_t)s ^ (uint64_t)time(NULL) };
+
+		memcpy(s->stream_id, mix, sizeof(s->stream_id));
+	}
 	s->sink.ops = &sender_sink_ops;
 	s->sink.priv = s;
 	pthread_mutex_init(&s->lock, NULL);

@@ -11,10 +11,14 @@
 #include "format/varint.h"
 
 /* protobuf field keys of the frame path */
+#define KEY_HELLO ((1u << 3) | 2u)   /* StreamMessage.hello, length-delimited */
 #define KEY_FRAME ((3u << 3) | 2u)   /* StreamMessage.frame, length-delimited */
 #define KEY_SEQ ((1u << 3) | 0u)     /* Frame.seq, varint */
 #define KEY_DATA ((2u << 3) | 2u)    /* Frame.data, length-delimited */
 #define GROW_MIN (64u << 10)
+/* An empty buffer larger than this is given back: a peer that once sent
+ * a large frame does not keep its memory while it sends small ones. */
+#define KEEP_MAX (1u << 20)
 
 void rec_wire_in_init(struct rec_wire_in *in, size_t max)
 {
@@ -27,6 +31,17 @@ static uint32_t be32(const unsigned char *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+static void set_cap(struct rec_wire_in *in, unsigned char *buf, size_t cap)
+{
+	if (in->budget) {
+		in->budget->used = in->budget->used - in->cap + cap;
+		if (in->budget->used > in->budget->peak)
+			in->budget->peak = in->budget->used;
+	}
+	in->buf = buf;
+	in->cap = cap;
+}
+
 void *rec_wire_in_space(struct rec_wire_in *in, size_t *room)
 {
 	/* consumed messages go; what is left is part of one message */
@@ -35,23 +50,35 @@ void *rec_wire_in_space(struct rec_wire_in *in, size_t *room)
 		in->len -= in->pos;
 		in->pos = 0;
 	}
+	if (!in->len && in->cap > KEEP_MAX) {
+		free(in->buf);
+		set_cap(in, NULL, 0);
+	}
 	if (in->cap == in->len) {
-		size_t need = 0, cap;
+		size_t need = 0, cap, most = 4 + in->max;
 		unsigned char *nb;
 
 		if (in->len >= 4 && be32(in->buf) <= in->max)
 			need = 4 + (size_t)be32(in->buf);
 		/* double as bytes arrive, so memory follows what the peer
 		 * actually sent, never just what it announced; stop at the
-		 * message's end */
+		 * message's end, and never above the largest message */
 		cap = in->len * 2 > in->len + GROW_MIN ? in->len * 2 : in->len + GROW_MIN;
 		if (need > in->len && cap > need)
 			cap = need;
-		nb = realloc(in->buf, cap);
-		if (!nb)
+		if (cap > most && most > in->len)
+			cap = most;
+		if (in->budget && (in->budget->used > in->budget->max ||
+				   cap - in->cap > in->budget->max - in->budget->used)) {
+			errno = ENOBUFS;
 			return NULL;
-		in->buf = nb;
-		in->cap = cap;
+		}
+		nb = realloc(in->buf, cap);
+		if (!nb) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		set_cap(in, nb, cap);
 	}
 	*room = in->cap - in->len;
 	return in->buf + in->len;
@@ -90,6 +117,7 @@ size_t rec_wire_in_partial(const struct rec_wire_in *in)
 void rec_wire_in_release(struct rec_wire_in *in)
 {
 	free(in->buf);
+	set_cap(in, NULL, 0);
 	memset(in, 0, sizeof(*in));
 }
 
@@ -201,6 +229,44 @@ int rec_wire_parse_frame(const unsigned char *msg, size_t len, uint64_t *seq,
 	if (!*data)
 		*data = in_end;   /* empty payload */
 	return 1;
+}
+
+unsigned rec_wire_hello_nul(const unsigned char *msg, size_t len)
+{
+	const unsigned char *p = msg, *end = msg + len, *h = NULL, *h_end = NULL;
+	uint64_t key, v;
+
+	/* the outer message: its hello field (the last one, as protobuf-c) */
+	while (p < end) {
+		if (get_varint(&p, end, &key) < 0)
+			return 0;
+		if (key == KEY_HELLO) {
+			if (get_varint(&p, end, &v) < 0 || v > (uint64_t)(end - p))
+				return 0;
+			h = p;
+			h_end = p + v;
+			p += v;
+		} else if (skip_field(&p, end, (unsigned)(key & 7)) < 0) {
+			return 0;
+		}
+	}
+	for (p = h; p && p < h_end;) {
+		unsigned field;
+
+		if (get_varint(&p, h_end, &key) < 0)
+			return 0;
+		field = (unsigned)(key >> 3);
+		if ((key & 7) == 2 && field >= 2 && field <= 5) {
+			if (get_varint(&p, h_end, &v) < 0 || v > (uint64_t)(h_end - p))
+				return 0;
+			if (memchr(p, '\0', (size_t)v))
+				return field;
+			p += v;
+		} else if (skip_field(&p, h_end, (unsigned)(key & 7)) < 0) {
+			return 0;
+		}
+	}
+	return 0;
 }
 
 int rec_wire_pack(const Perfrec__Control__StreamMessage *m, unsigned char **out,

@@ -20,6 +20,14 @@
  *       ret < 0: a bad length: refuse the peer
  *   rec_wire_in_release(&in);
  *
+ * A server bounds what its peers make it hold: in->max is the largest
+ * message the next one may be (it may change between messages: a
+ * collector takes a hello-sized message before the hello, a frame after
+ * it), and in->budget, when set (after init, before the first
+ * rec_wire_in_space), is the memory every input of the server draws from
+ * together. An input's buffer never exceeds its largest message plus its
+ * prefix, and an empty one above 1 MiB is given back.
+ *
  * Frames (the bulk of the traffic) are encoded and decoded here without
  * protobuf-c, so their payload is neither copied nor allocated; the bytes
  * are exactly those protobuf-c produces (tests/unit/recorder/net checks
@@ -44,20 +52,39 @@
 #define REC_WIRE_MAX_MSG (REC_WIRE_MAX_RECORD + 64u)
 /* Messages other than frames are small. */
 #define REC_WIRE_MAX_SMALL (64u << 10)
+/* A Hello: a token (at most 1024 bytes), four texts of at most
+ * REC_WIRE_MAX_TEXT, a stream id and a few numbers fill well under 2 KiB. A
+ * collector reads no more than this from a peer it does not know yet. */
+#define REC_WIRE_MAX_HELLO 4096u
+/* Hello's boot_id and recorder_version: printable ASCII, at most this. */
+#define REC_WIRE_MAX_TEXT 64u
+/* Hello.stream_id: at most this many bytes (16 from this recorder). */
+#define REC_WIRE_MAX_STREAM_ID 32u
 /* Bytes before a frame's payload: length prefix and field headers. */
 #define REC_WIRE_FRAME_HDR_MAX 32
+
+/* Memory that several inputs share: their buffers grow only while the
+ * sum of them stays within max. One thread uses it (no lock). */
+struct rec_wire_budget {
+	size_t used;    /* bytes of the buffers its inputs hold */
+	size_t max;
+	size_t peak;    /* the most used ever held */
+};
 
 struct rec_wire_in {
 	unsigned char *buf;
 	size_t len;     /* bytes held */
 	size_t pos;     /* start of the next message */
 	size_t cap;
-	size_t max;     /* largest message accepted */
+	size_t max;     /* largest message accepted; may change between
+			 * messages */
+	struct rec_wire_budget *budget;   /* shared bound, or NULL */
 };
 
 void rec_wire_in_init(struct rec_wire_in *in, size_t max);
 /* Room to read into (at least 1 byte): grows toward the announced size of
- * the message being received. NULL when out of memory. */
+ * the message being received. NULL with errno ENOMEM when out of memory,
+ * ENOBUFS when growing would take the budget past its max. */
 void *rec_wire_in_space(struct rec_wire_in *in, size_t *room);
 void rec_wire_in_commit(struct rec_wire_in *in, size_t n);
 /* 1 and the next whole message; 0: more bytes needed; -EMSGSIZE: its
@@ -89,6 +116,13 @@ int rec_wire_pack(const Perfrec__Control__StreamMessage *m, unsigned char **out,
  * perfrec__control__stream_message__free_unpacked(m, NULL). */
 Perfrec__Control__StreamMessage *rec_wire_unpack(const unsigned char *msg,
 						 size_t len);
+
+/* msg (one StreamMessage, without its length prefix) when it is a Hello:
+ * the number of the first of its text fields (host 2, boot_id 3,
+ * session_id 4, recorder_version 5) that holds a NUL byte, which
+ * protobuf-c's C string would silently cut there; 0 when none does or msg
+ * is not a hello. */
+unsigned rec_wire_hello_nul(const unsigned char *msg, size_t len);
 
 /* Host and session names that may become path components: 1..64 bytes of
  * [A-Za-z0-9._-], not starting with '.' or '-'. */

@@ -136,11 +136,14 @@ grep -E '^testhost +good .* complete' "$d/list.out" >/dev/null || fail "list doe
 # --- the hostile clients were refused or timed out
 grep -q "bad host name" "$d/coll1.log" "$d/coll2.log" || fail "traversal not refused"
 grep -q "bad token" "$d/coll1.log" "$d/coll2.log" || fail "wrong token not refused"
-grep -q "larger than any record" "$d/coll1.log" "$d/coll2.log" || fail "oversized length not refused"
+grep -q "larger than any hello" "$d/coll1.log" "$d/coll2.log" || fail "oversized length not refused"
 grep -q "bad host name" "$d/bad-traversal.out" || fail "traversal client got no reason"
 grep -q "bad token" "$d/bad-token.out" || fail "token client got no reason"
 closed=$(sed -n 's/^closed \([0-9]*\)/\1/p' "$d/bad-idle.out")
 [ "${closed:-0}" -ge 40 ] || fail "only ${closed:-0} of 40 idle connections were closed"
 [ ! -e /tmp/evil ] && [ ! -e "$d/tmp" ] || fail "a file escaped the archive directory"
-find "$d/arch" -type f | grep -v '/testhost/good.prec$' && fail "unexpected files in the archive"
+find "$d/arch" -type f | grep -v -e '/testhost/good.prec$' -e '/testhost/.good.origin$' &&
+  fail "unexpected files in the archive"
+# the recording that owns the file, named beside it
+grep -qxE '[0-9a-f]{32}' "$d/arch/testhost/.good.origin" || fail "no stream id beside the archive"
 echo "test_stream_e2e: archive == local copy ($(stat -c %s "$arch") bytes), verified; hostile clients refused"

@@ -93,8 +93,11 @@ static inline void st_put_msg(struct st_buf *sb, const Perfrec__Control__StreamM
 	free(b);
 }
 
-static inline void st_put_hello(struct st_buf *sb, unsigned version, const char *host,
-				const char *session, const char *token)
+/* A hello of the recording named stream_id (its bytes; NULL = not said,
+ * as recorders before stream ids). */
+static inline void st_put_hello_id(struct st_buf *sb, unsigned version, const char *host,
+				   const char *session, const char *token,
+				   const char *stream_id)
 {
 	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
 	Perfrec__Control__Hello h = PERFREC__CONTROL__HELLO__INIT;
@@ -106,9 +109,19 @@ static inline void st_put_hello(struct st_buf *sb, unsigned version, const char 
 		h.token.data = (uint8_t *)token;
 		h.token.len = strlen(token);
 	}
+	if (stream_id) {
+		h.stream_id.data = (uint8_t *)stream_id;
+		h.stream_id.len = strlen(stream_id);
+	}
 	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_HELLO;
 	m.hello = &h;
 	st_put_msg(sb, &m);
+}
+
+static inline void st_put_hello(struct st_buf *sb, unsigned version, const char *host,
+				const char *session, const char *token)
+{
+	st_put_hello_id(sb, version, host, session, token, NULL);
 }
 
 static inline void st_put_frame(struct st_buf *sb, uint64_t seq, const void *d, size_t n)

@@ -2,7 +2,8 @@
  * test_collector.c - the collector's input path (recorder/net/collector.c
  * through rec_collector_feed, and net/archive.c): sessions archived record
  * by record, reconnects resumed without duplicates, and every kind of bad
- * peer refused without touching anything outside its session.
+ * peer refused without touching anything outside its session; a session's
+ * file holds one recording, and exists only once it has a record.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -224,9 +225,79 @@ static void b_header_twice(struct st_buf *sb, struct fixture *f)
 	st_put_frame(sb, 2, f->buf, f->off[1]);
 }
 
+static void b_oversized_frame(struct st_buf *sb, struct fixture *f)
+{
+	const unsigned char len[4] = { 0x40, 0, 0, 0 };   /* 1 GiB */
+
+	(void)f;
+	st_put_hello(sb, REC_WIRE_VERSION, "h", "big", "s3cret");
+	st_put(sb, len, 4);
+}
+
+/* "h\0evil": protobuf-c's C string would be "h" */
+static void b_nul_host(struct st_buf *sb, struct fixture *f)
+{
+	size_t at = sb->len;
+	unsigned char *x;
+
+	(void)f;
+	st_put_hello(sb, REC_WIRE_VERSION, "hXevil", "nul", "s3cret");
+	x = memchr(sb->b + at, 'X', sb->len - at);
+	*x = 0;
+}
+
+static void b_nul_session(struct st_buf *sb, struct fixture *f)
+{
+	size_t at = sb->len;
+	unsigned char *x;
+
+	(void)f;
+	st_put_hello(sb, REC_WIRE_VERSION, "h", "sXevil", "s3cret");
+	x = memchr(sb->b + at, 'X', sb->len - at);
+	*x = 0;
+}
+
+/* a version string that forges a log line and a terminal escape */
+static void b_forged_version(struct st_buf *sb, struct fixture *f)
+{
+	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
+	Perfrec__Control__Hello h = PERFREC__CONTROL__HELLO__INIT;
+
+	(void)f;
+	h.version = REC_WIRE_VERSION;
+	h.host = (char *)"h";
+	h.session_id = (char *)"fv";
+	h.recorder_version = (char *)"1)\nperfrec: collect: all good\x1b[2J";
+	h.token.data = (uint8_t *)"s3cret";
+	h.token.len = 6;
+	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_HELLO;
+	m.hello = &h;
+	st_put_msg(sb, &m);
+}
+
+static void b_long_boot_id(struct st_buf *sb, struct fixture *f)
+{
+	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
+	Perfrec__Control__Hello h = PERFREC__CONTROL__HELLO__INIT;
+	char id[200];
+
+	(void)f;
+	memset(id, 'b', sizeof(id) - 1);
+	id[sizeof(id) - 1] = '\0';
+	h.version = REC_WIRE_VERSION;
+	h.host = (char *)"h";
+	h.session_id = (char *)"lb";
+	h.boot_id = id;
+	h.token.data = (uint8_t *)"s3cret";
+	h.token.len = 6;
+	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_HELLO;
+	m.hello = &h;
+	st_put_msg(sb, &m);
+}
+
 static const struct bad_case bad[] = {
 	{ "garbage", b_garbage, "garbage" },
-	{ "oversized length", b_oversized, "larger than any record" },
+	{ "oversized length", b_oversized, "larger than any hello" },
 	{ "path traversal", b_traversal, "bad host name" },
 	{ "hidden file", b_hidden_session, "bad session id" },
 	{ "wrong token", b_token, "bad token" },
@@ -235,6 +306,11 @@ static const struct bad_case bad[] = {
 	{ "out of order", b_out_of_order, "out of order" },
 	{ "not a record", b_not_a_record, "not one whole file record" },
 	{ "header twice", b_header_twice, "not one whole file record" },
+	{ "oversized frame", b_oversized_frame, "larger than any record" },
+	{ "NUL in host", b_nul_host, "bad host name: it holds a NUL byte" },
+	{ "NUL in session", b_nul_session, "bad session id: it holds a NUL byte" },
+	{ "forged version", b_forged_version, "bad recorder version: at most 64 printable" },
+	{ "long boot id", b_long_boot_id, "bad boot id" },
 };
 
 static void test_bad_peers(void **state)
@@ -261,6 +337,9 @@ static void test_bad_peers(void **state)
 		snprintf(p, sizeof(p), "%s/h/t.prec", f->dir);
 		assert_int_not_equal(stat(p, &st), 0);
 		snprintf(p, sizeof(p), "%s/h/.bashrc.prec", f->dir);
+		assert_int_not_equal(stat(p, &st), 0);
+		/* nor for the host a NUL would have cut "h\0evil" to */
+		snprintf(p, sizeof(p), "%s/h/nul.prec", f->dir);
 		assert_int_not_equal(stat(p, &st), 0);
 	}
 	/* and the collector still takes a good session */
@@ -333,6 +412,98 @@ static void test_lock(void **state)
 	rec_archive_close(&a);
 }
 
+/* A session's archive holds one recording: a hello of another one (its
+ * stream id differs) is refused with the reason and the file is left as
+ * it was; the recording that owns it resumes it; a recorder that does not
+ * say its stream id is another one too. */
+static void test_origin_archive(void **state)
+{
+	struct fixture *f = *state;
+	struct st_buf a = { 0 }, b = { 0 }, old = { 0 }, a2 = { 0 };
+	size_t k = 10, len;
+	unsigned char *got;
+	char path[512];
+
+	st_put_hello_id(&a, REC_WIRE_VERSION, "oh", "same", "s3cret", "recording-A");
+	put_records(&a, f, 1, k);
+	assert_int_equal(rec_collector_feed(f->c, a.b, a.len), 0);
+
+	logcap_clear();
+	st_put_hello_id(&b, REC_WIRE_VERSION, "oh", "same", "s3cret", "recording-B");
+	put_records(&b, f, 1, f->nrec);
+	if (rec_collector_feed(f->c, b.b, b.len) != 1 ||
+	    !strstr(logcap_all(), "holds 10 records of another recording") ||
+	    !strstr(logcap_all(), "give each recording its own --session"))
+		fail_msg("a second recording was not refused: %s", logcap_all());
+	st_put_hello(&old, REC_WIRE_VERSION, "oh", "same", "s3cret");
+	put_records(&old, f, 1, f->nrec);
+	assert_int_equal(rec_collector_feed(f->c, old.b, old.len), 1);
+	got = archived(f, "oh", "same", &len);
+	assert_int_equal(len, f->off[k]);
+	free(got);
+
+	/* the owner comes back and finishes */
+	st_put_hello_id(&a2, REC_WIRE_VERSION, "oh", "same", "s3cret", "recording-A");
+	put_records(&a2, f, k + 1, f->nrec);
+	assert_int_equal(rec_collector_feed(f->c, a2.b, a2.len), 0);
+	got = archived(f, "oh", "same", &len);
+	assert_int_equal(len, f->len);
+	assert_memory_equal(got, f->buf, f->len);
+	free(got);
+	snprintf(path, sizeof(path), "%s/oh/.same.origin", f->dir);
+	got = st_slurp(path, &len);
+	assert_non_null(got);
+	assert_int_equal(len, 2 * strlen("recording-A") + 1);
+	assert_memory_equal(got, "7265636f7264696e672d41\n", len);
+	free(got);
+	free(a.b);
+	free(b.b);
+	free(old.b);
+	free(a2.b);
+}
+
+static int count_all(const struct rec_archive_entry *e, void *ctx)
+{
+	(void)e;
+	++*(int *)ctx;
+	return 0;
+}
+
+/* Hellos without frames (a connection flood, recorders that give up)
+ * leave no file behind; the file appears with the first record. */
+static void test_no_file_without_frames(void **state)
+{
+	struct fixture *f = *state;
+	struct st_buf sb = { 0 };
+	char path[512];
+	struct stat st;
+	int n = 0;
+
+	for (int i = 0; i < 20; i++) {
+		char id[16];
+		struct st_buf h = { 0 };
+
+		snprintf(id, sizeof(id), "s%d", i);
+		st_put_hello_id(&h, REC_WIRE_VERSION, "fh", id, "s3cret", "rec");
+		assert_int_equal(rec_collector_feed(f->c, h.b, h.len), 0);
+		free(h.b);
+	}
+	assert_int_equal(rec_archive_list(f->dir, count_all, &n), 0);
+	assert_int_equal(n, 0);
+	snprintf(path, sizeof(path), "%s/fh/s0.prec", f->dir);
+	assert_int_not_equal(stat(path, &st), 0);
+
+	st_put_hello_id(&sb, REC_WIRE_VERSION, "fh", "s0", "s3cret", "rec");
+	put_records(&sb, f, 1, 3);
+	assert_int_equal(rec_collector_feed(f->c, sb.b, sb.len), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal((size_t)st.st_size, f->off[3]);
+	n = 0;
+	assert_int_equal(rec_archive_list(f->dir, count_all, &n), 0);
+	assert_int_equal(n, 1);
+	free(sb.b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +512,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_peers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_origin_archive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_file_without_frames, setup, teardown),
 	};
 
 	logcap_install();

@@ -3,7 +3,11 @@
  * loopback, each on its own thread: the archive equals the bytes written;
  * a collector that goes away and comes back on the same directory gets
  * the rest, with nothing lost or doubled; a spool that fills while no
- * collector listens drops new frames, counts them, and keeps the header.
+ * collector listens drops new frames, counts them, and keeps the header;
+ * a second recording under the same names is refused; a collector that
+ * welcomes and refuses is retried ever more slowly; a welcome or ack
+ * beyond what was sent is refused; peers before their hello, and all of
+ * them together, hold bounded memory in the collector.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,8 +16,10 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -41,6 +47,8 @@ static void *serve(void *arg)
 	return NULL;
 }
 
+static size_t server_max_buffer;   /* for the next server_start() */
+
 static void server_start(struct server *s, const char *dir, int port)
 {
 	struct rec_collector_opts o = REC_COLLECTOR_OPTS_INIT;
@@ -49,6 +57,8 @@ static void server_start(struct server *s, const char *dir, int port)
 	o.listen = s->listen;
 	o.dir = dir;
 	o.tls = s->tls;
+	o.max_buffer = server_max_buffer;
+	o.hello_timeout_ms = 20000;   /* what is refused is refused for a reason */
 	assert_int_equal(rec_collector_new(&o, &s->c), 0);
 	assert_int_equal(pthread_create(&s->th, NULL, serve, s), 0);
 }
@@ -387,6 +397,395 @@ static void test_tls(void **state)
 	st_rmdir(dir);
 }
 
+/* Two recordings streamed under one host and session: the second is
+ * refused with the reason and never takes the first one's acks for its
+ * own (it used to take the session over, be acknowledged up to the
+ * first's last record, and send nothing); the archive is the first's. */
+static void test_two_recordings(void **state)
+{
+	char *dir = st_tmpdir();
+	struct server s = { 0 };
+	struct client a, b;
+	struct rec_sender_stats sa, sb;
+
+	(void)state;
+	server_start(&s, dir, 0);
+	client_start(&a, server_port(&s), 0, "same");
+	st_write_samples(a.w, 8000, 1000);
+	assert_int_equal(prec_writer_flush(a.w), 0);
+	wait_acked(&a, 5);
+	logcap_clear();
+	client_start(&b, server_port(&s), 0, "same");
+	st_write_samples(b.w, 8000, 1000);
+	assert_int_equal(prec_writer_flush(b.w), 0);
+	for (int i = 0; i < 500; i++) {
+		rec_sender_stats(b.snd, &sb);
+		if (sb.last_error[0])
+			break;
+		usleep(10000);
+	}
+	if (!strstr(sb.last_error, "being streamed by another recording"))
+		fail_msg("the second recording was not refused: '%s'", sb.last_error);
+	st_write_samples(a.w, 8000, 100000000);
+	assert_int_equal(prec_writer_close(a.w), 0);
+	assert_int_equal(rec_sender_finish(a.snd, 10000), 0);
+	rec_sender_stats(a.snd, &sa);
+	assert_int_equal(sa.acked, sa.records);
+	same_bytes(&a, dir, "same");
+	/* the first has gone: its file still is another recording's */
+	assert_int_equal(prec_writer_close(b.w), 0);
+	assert_int_equal(rec_sender_finish(b.snd, 1500), -ETIMEDOUT);
+	rec_sender_stats(b.snd, &sb);
+	assert_int_equal(sb.acked, 0);
+	assert_int_equal(sb.connects, 0);
+	assert_non_null(strstr(logcap_all(), "another recording"));
+	same_bytes(&a, dir, "same");
+	client_free(&a);
+	client_free(&b);
+	server_stop(&s);
+	st_rmdir(dir);
+}
+
+/* ---- a scripted collector: for each connection, reads the hello and
+ * answers with the script's messages, then closes (or waits for the
+ * sender to close when hold). */
+
+struct fake {
+	int lfd, port;
+	pthread_t th;
+	volatile int stop;
+	unsigned conns;
+	uint64_t welcome_next, ack;     /* 0: not sent */
+	bool refuse, hold;
+};
+
+static void fake_send(int fd, const Perfrec__Control__StreamMessage *m)
+{
+	unsigned char *b;
+	size_t n;
+
+	assert_int_equal(rec_wire_pack(m, &b, &n), 0);
+	if (write(fd, b, n) != (ssize_t)n) {
+		/* the sender went away: the next connection counts */
+	}
+	free(b);
+}
+
+static void fake_answer(struct fake *f, int fd)
+{
+	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
+	Perfrec__Control__Welcome w = PERFREC__CONTROL__WELCOME__INIT;
+	Perfrec__Control__Ack a = PERFREC__CONTROL__ACK__INIT;
+	Perfrec__Control__Refusal r = PERFREC__CONTROL__REFUSAL__INIT;
+	struct pollfd p = { fd, POLLIN, 0 };
+	char buf[4096];
+
+	if (poll(&p, 1, 2000) <= 0 || read(fd, buf, sizeof(buf)) <= 0)
+		return;   /* the hello (small: one read) */
+	w.version = REC_WIRE_VERSION;
+	w.next_seq = f->welcome_next;
+	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_WELCOME;
+	m.welcome = &w;
+	fake_send(fd, &m);
+	if (f->ack) {
+		a.seq = f->ack;
+		m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_ACK;
+		m.ack = &a;
+		fake_send(fd, &m);
+	}
+	if (f->refuse) {
+		r.reason = (char *)"disk full";
+		r.version = REC_WIRE_VERSION;
+		m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_REFUSAL;
+		m.refusal = &r;
+		fake_send(fd, &m);
+	}
+	while (f->hold && !f->stop && poll(&p, 1, 100) >= 0)
+		if ((p.revents & POLLIN) && read(fd, buf, sizeof(buf)) <= 0)
+			break;
+}
+
+static void *fake_main(void *arg)
+{
+	struct fake *f = arg;
+
+	while (!f->stop) {
+		struct pollfd p = { f->lfd, POLLIN, 0 };
+		int fd;
+
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		fd = accept(f->lfd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		__atomic_add_fetch(&f->conns, 1, __ATOMIC_SEQ_CST);
+		fake_answer(f, fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+static void fake_start(struct fake *f)
+{
+	struct sockaddr_in a = { 0 };
+	socklen_t al = sizeof(a);
+
+	f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(f->lfd >= 0);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(f->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(f->lfd, 16), 0);
+	assert_int_equal(getsockname(f->lfd, (struct sockaddr *)&a, &al), 0);
+	f->port = ntohs(a.sin_port);
+	assert_int_equal(pthread_create(&f->th, NULL, fake_main, f), 0);
+}
+
+static void fake_stop(struct fake *f)
+{
+	f->stop = 1;
+	pthread_join(f->th, NULL);
+	close(f->lfd);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A collector that welcomes and then refuses (a full disk) is not asked
+ * ten times a second for ever: without acknowledged records the backoff
+ * grows (100 ms, 200 ms ... up to 5 s). */
+static void test_backoff_after_welcome(void **state)
+{
+	struct fake f = { .welcome_next = 1, .refuse = true };
+	struct rec_sender_opts o = REC_SENDER_OPTS_INIT;
+	struct rec_sender *snd;
+	uint64_t t0;
+	unsigned n;
+	char to[64];
+
+	(void)state;
+	fake_start(&f);
+	snprintf(to, sizeof(to), "127.0.0.1:%d", f.port);
+	o.to = to;
+	o.host = "testhost";
+	o.session_id = "backoff";
+	o.backoff_max_ms = 5000;
+	assert_int_equal(rec_sender_new(&o, &snd), 0);
+	t0 = mono_ms();
+	while (mono_ms() - t0 < 3000)
+		usleep(50000);
+	n = __atomic_load_n(&f.conns, __ATOMIC_SEQ_CST);
+	rec_sender_free(snd);
+	fake_stop(&f);
+	/* 50+100+200+400+800+1600 ms at the least between the first seven */
+	if (n > 7)
+		fail_msg("%u connections in 3 s to a collector that refuses after its "
+			 "welcome", n);
+	assert_true(n >= 2);
+}
+
+/* A welcome or an ack beyond what the sender sent (what another
+ * recording's collector session says) is a protocol error: nothing is
+ * taken off the spool, no counter wraps. */
+static void test_ack_beyond_sent(void **state)
+{
+	for (int k = 0; k < 2; k++) {
+		struct fake f = { .welcome_next = k ? 1 : 500, .ack = k ? 400 : 0,
+				  .hold = true };
+		struct rec_sender_opts o = REC_SENDER_OPTS_INIT;
+		struct prec_writer_opts wo = PREC_WRITER_OPTS_INIT;
+		struct rec_sender_stats st;
+		struct rec_sender *snd;
+		struct prec_writer *w;
+		char to[64];
+
+		(void)state;
+		fake_start(&f);
+		snprintf(to, sizeof(to), "127.0.0.1:%d", f.port);
+		o.to = to;
+		o.host = "testhost";
+		o.session_id = "beyond";
+		assert_int_equal(rec_sender_new(&o, &snd), 0);
+		wo.frame_size = 4096;
+		w = prec_writer_new(rec_sender_sink(snd), &wo);
+		st_write_samples(w, 3000, 1000);
+		assert_int_equal(prec_writer_close(w), 0);
+		logcap_clear();
+		assert_int_equal(rec_sender_finish(snd, 700), -ETIMEDOUT);
+		rec_sender_stats(snd, &st);
+		assert_int_equal(st.acked, 0);
+		assert_int_equal(st.spool_used, st.bytes);
+		if (!strstr(st.last_error, "a protocol error"))
+			fail_msg("%s: '%s'", k ? "ack" : "welcome", st.last_error);
+		assert_null(strstr(logcap_all(), "18446744073709"));
+		prec_writer_free(w);
+		rec_sender_free(snd);
+		fake_stop(&f);
+	}
+}
+
+/* ---- raw peers */
+
+static int raw_connect(int port)
+{
+	struct sockaddr_in a = { 0 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* Sends up to n bytes of zeros (less when the peer stops reading or
+ * closes) within ms; returns what was sent. */
+static size_t raw_fill(int fd, size_t n, int ms)
+{
+	static const char zeros[1 << 16];
+	uint64_t end = mono_ms() + (uint64_t)ms;
+	size_t sent = 0;
+
+	while (sent < n && mono_ms() < end) {
+		struct pollfd p = { fd, POLLOUT, 0 };
+		ssize_t k;
+
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		k = send(fd, zeros, n - sent < sizeof(zeros) ? n - sent : sizeof(zeros),
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
+		if (k <= 0)
+			break;
+		sent += (size_t)k;
+	}
+	return sent;
+}
+
+/* The reason of the Refusal the peer got within ms, or "" (caller
+ * frees). */
+static char *raw_refusal(int fd, int ms)
+{
+	struct rec_wire_in in;
+	uint64_t end = mono_ms() + (uint64_t)ms;
+	char *why = strdup("");
+
+	rec_wire_in_init(&in, REC_WIRE_MAX_SMALL);
+	while (!why[0] && mono_ms() < end) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		const unsigned char *msg;
+		size_t room, len;
+		void *b;
+		ssize_t k;
+
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		b = rec_wire_in_space(&in, &room);
+		k = read(fd, b, room);
+		if (k <= 0)
+			break;
+		rec_wire_in_commit(&in, (size_t)k);
+		while (rec_wire_in_next(&in, &msg, &len) > 0) {
+			Perfrec__Control__StreamMessage *m = rec_wire_unpack(msg, len);
+
+			if (m && m->body_case == PERFREC__CONTROL__STREAM_MESSAGE__BODY_REFUSAL) {
+				free(why);
+				why = strdup(m->refusal->reason);
+			}
+			perfrec__control__stream_message__free_unpacked(m, NULL);
+		}
+	}
+	rec_wire_in_release(&in);
+	return why;
+}
+
+/* Peers that never say hello cannot make the collector hold their big
+ * messages: each is refused once it passes a hello's size (they used to
+ * hold up to 64 MiB each, 1.1 GiB for 24 of them). */
+static void test_flood_before_hello(void **state)
+{
+	enum { N = 16 };
+	char *dir = st_tmpdir();
+	struct server s = { 0 };
+	struct rec_collector_stats st;
+	const unsigned char len[4] = { 0x04, 0, 0, 0 };   /* 64 MiB */
+	int fd[N];
+
+	(void)state;
+	server_start(&s, dir, 0);
+	for (int i = 0; i < N; i++) {
+		fd[i] = raw_connect(server_port(&s));
+		assert_int_equal(write(fd[i], len, 4), 4);
+	}
+	for (int i = 0; i < N; i++)
+		raw_fill(fd[i], 4u << 20, 200);
+	for (int i = 0; i < N; i++) {
+		char *why = raw_refusal(fd[i], 5000);
+
+		if (!strstr(why, "before the hello is larger than any hello"))
+			fail_msg("flooder %d: refusal '%s'", i, why);
+		free(why);
+		close(fd[i]);
+	}
+	rec_collector_stats(s.c, &st);
+	if (st.buffered_peak > N * (4 + REC_WIRE_MAX_HELLO))
+		fail_msg("%llu bytes buffered for %d peers before their hello",
+			 (unsigned long long)st.buffered_peak, N);
+	server_stop(&s);
+	st_rmdir(dir);
+}
+
+/* Peers that said hello and then send big messages slowly hold no more
+ * than --max-buffer together: the one that would pass it is refused
+ * with the reason. */
+static void test_total_buffer(void **state)
+{
+	enum { N = 4 };
+	char *dir = st_tmpdir();
+	struct server s = { 0 };
+	struct rec_collector_stats st;
+	const unsigned char len[4] = { 0x04, 0, 0, 0 };   /* 64 MiB */
+	int fd[N], refused = 0;
+
+	(void)state;
+	server_max_buffer = 96u << 20;
+	server_start(&s, dir, 0);
+	server_max_buffer = 0;
+	for (int i = 0; i < N; i++) {
+		struct st_buf sb = { 0 };
+		char id[16];
+
+		snprintf(id, sizeof(id), "big%d", i);
+		st_put_hello_id(&sb, REC_WIRE_VERSION, "testhost", id, NULL, id);
+		st_put(&sb, len, 4);
+		fd[i] = raw_connect(server_port(&s));
+		assert_int_equal(write(fd[i], sb.b, sb.len), (ssize_t)sb.len);
+		free(sb.b);
+	}
+	for (int i = 0; i < N; i++)
+		raw_fill(fd[i], 40u << 20, 3000);
+	for (int i = 0; i < N; i++) {
+		char *why = raw_refusal(fd[i], 300);
+
+		refused += strstr(why, "--max-buffer") != NULL;
+		free(why);
+		close(fd[i]);
+	}
+	rec_collector_stats(s.c, &st);
+	if (!refused || st.buffered_peak > (96u << 20))
+		fail_msg("%d refused, %llu bytes buffered at the most", refused,
+			 (unsigned long long)st.buffered_peak);
+	server_stop(&s);
+	st_rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +794,11 @@ int main(void)
 		cmocka_unit_test(test_spool_full_drops),
 		cmocka_unit_test(test_finish_timeout),
 		cmocka_unit_test(test_tls),
+		cmocka_unit_test(test_two_recordings),
+		cmocka_unit_test(test_backoff_after_welcome),
+		cmocka_unit_test(test_ack_beyond_sent),
+		cmocka_unit_test(test_flood_before_hello),
+		cmocka_unit_test(test_total_buffer),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

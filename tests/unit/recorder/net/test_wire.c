@@ -1,8 +1,10 @@
 /*
  * test_wire.c - the stream protocol's codec (recorder/net/wire.c): frames
  * encoded and decoded by hand are exactly protobuf-c's bytes; the input
- * buffer finds messages however TCP cuts them and refuses oversized
- * lengths before allocating; names that could leave the archive directory
+ * buffer finds messages however TCP cuts them, refuses oversized
+ * lengths before allocating, holds no more than its largest message and
+ * keeps within a shared budget; NULs hidden in a hello's texts are found;
+ * names that could leave the archive directory
  * are refused; tokens compare in full.
  */
 #include <setjmp.h>
@@ -218,6 +220,97 @@ static void test_input_limits(void **state)
 	rec_wire_in_release(&in);
 }
 
+/* Before its hello a collector's input holds at most a hello, whatever
+ * length the peer announces; inputs sharing a budget grow only within
+ * it, and give their memory back when released or emptied. */
+static void test_input_bounds(void **state)
+{
+	struct rec_wire_budget b = { 0, 3u << 20 };
+	struct rec_wire_in in, in2;
+	const unsigned char *msg;
+	unsigned char legal[4] = { 0x01, 0x00, 0x00, 0x00 };   /* 16 MiB */
+	size_t room, len, cap;
+	void *p;
+
+	(void)state;
+	/* a hello-sized input: the buffer never passes one hello */
+	rec_wire_in_init(&in, REC_WIRE_MAX_HELLO);
+	p = rec_wire_in_space(&in, &room);
+	assert_non_null(p);
+	assert_true(in.cap <= 4 + REC_WIRE_MAX_HELLO);
+	memcpy(p, "\0\0\x0f\xf0", 4);   /* 4080 bytes: a legal hello size */
+	rec_wire_in_commit(&in, 4);
+	while (in.len < 4 + 4080 - 1) {
+		p = rec_wire_in_space(&in, &room);
+		assert_non_null(p);
+		rec_wire_in_commit(&in, room < 4 + 4080 - 1 - in.len ? room : 4 + 4080 - 1 - in.len);
+	}
+	assert_int_equal(rec_wire_in_next(&in, &msg, &len), 0);
+	assert_true(in.cap <= 4 + REC_WIRE_MAX_HELLO);
+	rec_wire_in_release(&in);
+
+	/* two inputs on a 3 MiB budget, each receiving a 16 MiB message */
+	rec_wire_in_init(&in, REC_WIRE_MAX_MSG);
+	rec_wire_in_init(&in2, REC_WIRE_MAX_MSG);
+	in.budget = in2.budget = &b;
+	for (struct rec_wire_in *x = &in;; x = x == &in ? &in2 : &in) {
+		p = rec_wire_in_space(x, &room);
+		if (!p)
+			break;
+		if (!x->len) {
+			memcpy(p, legal, 4);
+			rec_wire_in_commit(x, 4);
+		} else {
+			rec_wire_in_commit(x, room);
+		}
+		assert_int_equal(b.used, in.cap + in2.cap);
+		assert_true(b.used <= b.max);
+	}
+	assert_int_equal(errno, ENOBUFS);
+	assert_true(b.used > b.max / 2);
+	cap = in.cap;
+	rec_wire_in_release(&in2);
+	assert_int_equal(b.used, cap);
+	/* a consumed large message gives its buffer back */
+	in.len = in.pos = 0;
+	p = rec_wire_in_space(&in, &room);
+	assert_non_null(p);
+	assert_true(in.cap <= (64u << 10));
+	assert_int_equal(b.used, in.cap);
+	rec_wire_in_release(&in);
+	assert_int_equal(b.used, 0);
+}
+
+/* A NUL inside a hello's text would be cut silently by protobuf-c's C
+ * strings: found in the raw bytes, named by field. */
+static void test_hello_nul(void **state)
+{
+	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
+	Perfrec__Control__Hello h = PERFREC__CONTROL__HELLO__INIT;
+	unsigned char *b, *hit;
+	size_t n;
+
+	(void)state;
+	h.version = 1;
+	h.host = (char *)"hostXevil";
+	h.session_id = (char *)"sessY";
+	h.recorder_version = (char *)"perfrec 1";
+	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_HELLO;
+	m.hello = &h;
+	assert_int_equal(rec_wire_pack(&m, &b, &n), 0);
+	assert_int_equal(rec_wire_hello_nul(b + 4, n - 4), 0);
+	hit = memchr(b, 'Y', n);
+	*hit = '\0';
+	assert_int_equal(rec_wire_hello_nul(b + 4, n - 4), 4);
+	hit = memchr(b, 'X', n);
+	*hit = '\0';
+	assert_int_equal(rec_wire_hello_nul(b + 4, n - 4), 2);
+	/* cut short or not a hello: nothing to name */
+	assert_int_equal(rec_wire_hello_nul(b + 4, 5), 0);
+	assert_int_equal(rec_wire_hello_nul((const unsigned char *)"\x1a\x00", 2), 0);
+	free(b);
+}
+
 static void test_names(void **state)
 {
 	static const char *const ok[] = { "host1", "web-01.prod", "a", "A_b.c-d",
@@ -253,6 +346,8 @@ int main(void)
 		cmocka_unit_test(test_parse_frame_other_and_bad),
 		cmocka_unit_test(test_input_reassembles),
 		cmocka_unit_test(test_input_limits),
+		cmocka_unit_test(test_input_bounds),
+		cmocka_unit_test(test_hello_nul),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_tokens),
 	};
