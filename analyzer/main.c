@@ -239,10 +239,15 @@ struct cli {
 	struct ana_filter filter;
 };
 
+/* arg may hold names from the trace (an error naming its events):
+ * the message is escaped as text output is. */
 static int fail_usage(const char *cmd, const char *fmt, const char *arg)
 {
+	char msg[1024];
+
+	snprintf(msg, sizeof(msg), fmt, arg);
 	fprintf(stderr, "%s %s: ", PROG, cmd);
-	fprintf(stderr, fmt, arg);
+	ana_text_str(stderr, msg);
 	fprintf(stderr, "\nrun `%s %s --help` for usage\n", PROG, cmd);
 	return 2;
 }
@@ -515,7 +520,9 @@ static int run(struct cli *c)
 			ret = ana_counters_run(s, &co, doc, err, sizeof(err));
 			if (ret == -EINVAL) {
 				progress_end(&prog);
-				fprintf(stderr, "%s %s: %s\n", PROG, c->cmd, err);
+				fprintf(stderr, "%s %s: ", PROG, c->cmd);
+				ana_text_str(stderr, err);
+				fputc('\n', stderr);
 				status = 2;
 				goto out;
 			}
