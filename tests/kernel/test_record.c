@@ -984,6 +984,39 @@ static void test_failed_start_keeps_output(void **state)
 	free(before);
 }
 
+/* A tracefs mounted 0700 (the kernel's default) is not "unmounted" for a
+ * user who may not search it: the message says what is wrong and the
+ * fixes (remount mode=755, or the privilege). */
+static void test_tracefs_not_readable(void **state)
+{
+	char out[256], err[256];
+	struct stat st;
+
+	(void)state;
+	if (stat("/sys/kernel/tracing/events", &st) < 0 || stat("/sys/kernel/tracing", &st) < 0 ||
+	    (st.st_mode & S_IXOTH)) {
+		fprintf(stderr, "SKIP: /sys/kernel/tracing is not a tracefs others may not "
+			"search (mode 0%o)\n", (unsigned)(st.st_mode & 07777));
+		skip();
+	}
+	/* a directory the unprivileged user can write its stderr into */
+	path_in_dir(out, sizeof(out), "tp");
+	assert_int_equal(mkdir(out, 0777), 0);
+	assert_int_equal(chmod(out, 0777), 0);
+	assert_int_equal(chmod(dir, 0711), 0);
+	path_in_dir(out, sizeof(out), "tp/tp.prec");
+	path_in_dir(err, sizeof(err), "tp/tp.err");
+	{
+		char *argv[] = { (char *)perfrec, "record", "-e", "sched:sched_switch", "-o", out,
+				 "--", "/bin/true", NULL };
+
+		assert_int_not_equal(run_as(argv, err, 65534), 0);
+	}
+	if (strstr(slurp(err), "not mounted") || !strstr(slurp(err), "mode=755") ||
+	    !strstr(slurp(err), "/sys/kernel/tracing"))
+		fail_msg("unhelpful message: %s", slurp(err));
+}
+
 /* -o -: the trace goes to standard output (a file here) and reads back;
  * the recorded command's own output goes to standard error, not into the
  * trace. */
@@ -1145,6 +1178,7 @@ int main(void)
 		cmocka_unit_test(test_disk_full),
 		cmocka_unit_test(test_failed_start_keeps_output),
 		cmocka_unit_test(test_output_stdout),
+		cmocka_unit_test(test_tracefs_not_readable),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_cpu_list),
 	};
