@@ -86,8 +86,7 @@ static const struct rec_cli_opt record_opts[] = {
 	{ "output", 'o', "FILE", "output file (default perfrec.prec; an existing one\n"
 	  "is kept as FILE.old once recording starts); - for\n"
 	  "standard output (a pipe or a file, not a terminal)" },
-	{ "duration", 'd', "TIME", "stop after TIME (e.g. 10, 2.5, 500ms; a bare number\n"
-	  "is seconds)" },
+	REC_CLI_DURATION_OPT,
 	{ "mmap-pages", 'm', "N", "ring size in pages per CPU, a power of two\n"
 	  "(default: 4 MiB per CPU with CAP_IPC_LOCK, e.g.\n"
 	  "root, at most 256 MiB in all; else 128 like perf)" },
@@ -253,12 +252,6 @@ int rec_cli_record_parse_with(int argc, char **argv, const struct rec_cli_opt *e
 				ret = rec_cli_bad_value(&p, arg, "a power of two of pages per "
 							"ring (e.g. 128)");
 			a->mmap_pages = (size_t)v;
-			break;
-		case 'd':
-			if (rec_parse_duration(arg, 1000000000ull, &a->duration_ns) < 0 ||
-			    !a->duration_ns)
-				ret = rec_cli_bad_value(&p, arg, "a duration (e.g. 10, 2.5, 500ms; "
-							"a bare number is seconds)");
 			break;
 		case REC_OPT_FRAME_SIZE:
 			if (rec_parse_size(arg, &v) < 0 || v < 1024 || v > (64ull << 20))
@@ -739,7 +732,7 @@ void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
 	o->spool_bytes = a->spool_bytes;
 	o->no_symbols = a->no_symbols;
 	o->symbols_interval_ns = a->symbols_interval_ns;
-	o->duration_ns = a->duration_ns;
+	o->duration_ns = a->c.duration_ns;
 	o->frame_size = a->frame_size;
 	o->flush_ms = a->flush_ms;
 	o->zstd_level = a->zstd_level;
