@@ -11,6 +11,7 @@
 
 #include "analyzer/merge.h"
 #include "analyzer/session.h"
+#include "format/strescape.h"
 
 /* Output goes through a private buffer flushed with fwrite: a dump is
  * millions of lines and stdio's formatted output was most of its cost. */
@@ -158,27 +159,73 @@ static void putx(struct em *e, uint64_t v)
 	put(e, t, len);
 }
 
+/* JSON's escapes in both modes; a byte that is not UTF-8 is U+FFFD in
+ * JSON (which must be UTF-8) and \xNN in text, as format/strescape.h
+ * writes it. */
 static void put_quoted(struct em *e, const char *s)
 {
 	static const char hexd[] = "0123456789abcdef";
+	size_t n = strlen(s);
+
 	putc_(e, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': put(e, "\\\"", 2); break;
-		case '\\': put(e, "\\\\", 2); break;
-		case '\n': put(e, "\\n", 2); break;
-		case '\r': put(e, "\\r", 2); break;
-		case '\t': put(e, "\\t", 2); break;
-		default:
-			if (*p < 0x20 || *p == 0x7f) {
-				char u[6] = { '\\', 'u', '0', '0', hexd[*p >> 4], hexd[*p & 15] };
-				put(e, u, 6);
-			} else {
-				putc_(e, (char)*p);
-			}
+	for (size_t i = 0; i < n;) {
+		unsigned char ch = (unsigned char)s[i];
+		uint32_t cp = ch;
+		size_t k = 1;
+
+		switch (ch) {
+		case '"': put(e, "\\\"", 2); i++; continue;
+		case '\\': put(e, "\\\\", 2); i++; continue;
+		case '\n': put(e, "\\n", 2); i++; continue;
+		case '\r': put(e, "\\r", 2); i++; continue;
+		case '\t': put(e, "\\t", 2); i++; continue;
 		}
+		if (ch >= 0x80 && !(k = prec_utf8_char(s + i, n - i, &cp))) {
+			if (e->json) {
+				put(e, "\\ufffd", 6);
+			} else {
+				char x[4] = { '\\', 'x', hexd[ch >> 4], hexd[ch & 15] };
+				put(e, x, 4);
+			}
+			i++;
+			continue;
+		}
+		if (prec_is_control(cp)) {
+			char u[6] = { '\\', 'u', '0', '0', hexd[cp >> 4], hexd[cp & 15] };
+			put(e, u, 6);
+		} else {
+			put(e, s + i, k);
+		}
+		i += k;
 	}
 	putc_(e, '"');
+}
+
+/* Text: a value goes bare when it has no space, quote, '=', backslash,
+ * control character or byte that is not UTF-8. */
+static int bare(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n;) {
+		unsigned char ch = (unsigned char)v[i];
+		uint32_t cp;
+		size_t k;
+
+		if (ch < 0x80) {
+			if (ch <= ' ' || ch == '"' || ch == '=' || ch == '\\' || ch == 0x7f)
+				return 0;
+			i++;
+			continue;
+		}
+		k = prec_utf8_char(v + i, n - i, &cp);
+		if (!k || prec_is_control(cp))
+			return 0;
+		i += k;
+	}
+	return 1;
 }
 
 static void key(struct em *e, const char *k)
@@ -228,13 +275,13 @@ static void boolean(struct em *e, const char *k, int v)
 		putc_(e, v ? '1' : '0');
 }
 
-/* Text: quoted only when the value has spaces, quotes or is empty. */
+/* Text: quoted unless bare() (empty values are quoted too). */
 static void str(struct em *e, const char *k, const char *v)
 {
 	key(e, k);
 	if (!v)
 		v = "";
-	if (!e->json && *v && !strpbrk(v, " \t\n\"=\\"))
+	if (!e->json && bare(v))
 		puts_(e, v);
 	else
 		put_quoted(e, v);

@@ -18,6 +18,7 @@
 #include "analyzer/map.h"
 #include "analyzer/resolve.h"
 #include "analyzer/session.h"
+#include "analyzer/table.h"
 #include "profile.pb-c.h"
 
 #define MAX_FRAMES 256
@@ -240,8 +241,11 @@ int ana_export_folded(struct ana_session *s, const struct ana_filter *f, int off
 		const struct agg *a = ana_map_find(&st.stacks, order[i]);
 		/* off-CPU: microseconds, rounded */
 		uint64_t v = off_cpu ? (a->period + 500) / 1000 : a->samples;
-		if (v)
-			fprintf(out, "%s %" PRIu64 "\n", *order[i], v);
+		if (!v)
+			continue;
+		/* escaped: a newline in a name must not start a line */
+		ana_text_str(out, *order[i]);
+		fprintf(out, " %" PRIu64 "\n", v);
 	}
 	fflush(out);
 	ret = ferror(out) ? -EIO : 0;

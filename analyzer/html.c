@@ -792,7 +792,8 @@ int ana_html_run(struct ana_session *s, const struct ana_html_opts *o, FILE *out
 		if ((ret = ana_counters_run(s, &co, pg.counters, err, sizeof(err))) < 0)
 			goto out;
 	}
-	if ((ret = ana_info_run(s, pg.info)) < 0)
+	/* the page has its own tables of processes: no top list here */
+	if ((ret = ana_info_run(s, 0, pg.info)) < 0)
 		goto out;
 	ret = write_page(&pg, out);
 out:

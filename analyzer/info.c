@@ -1,13 +1,19 @@
 /*
- * info.c - the trace overview.
+ * info.c - the trace overview: a summary that answers "what was this
+ * host doing" (when, how long, the busiest processes, losses only when
+ * there are any), then every detail of pass 1.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "analyzer/info.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "analyzer/map.h"
 #include "analyzer/session.h"
 #include "format/error.h"
 
@@ -24,9 +30,208 @@ static double secs(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
-int ana_info_run(struct ana_session *s, struct ana_doc *doc)
+/* Samples per (event, process), counted by one pass over the samples. */
+struct pkey {
+	uint32_t ev, pid;
+};
+
+struct pval {
+	uint64_t n;
+	uint64_t t;   /* the last sample's time: the name the process had */
+};
+
+struct tally {
+	struct ana_session *s;
+	struct ana_map by;        /* pkey -> pval */
+	uint64_t *per_ev;         /* [nevents] */
+};
+
+static int tally_sample(void *ctx, const struct prec_packet *p)
+{
+	struct tally *t = ctx;
+	const Perfrec__Sample *smp;
+	struct pkey k;
+	struct pval *v;
+	int ev, created;
+
+	if (p->pkt->data_case != PERFREC__PACKET__DATA_SAMPLE)
+		return 0;
+	smp = p->pkt->sample;
+	ev = ana_session_event_of(t->s, smp->id);
+	if (ev < 0 || (size_t)ev >= t->s->nevents)
+		return 0;
+	memset(&k, 0, sizeof(k));
+	k.ev = (uint32_t)ev;
+	k.pid = smp->pid;
+	v = ana_map_get(&t->by, &k, &created);
+	if (!v)
+		return -ENOMEM;
+	v->n++;
+	if (p->time > v->t)
+		v->t = p->time;
+	t->per_ev[ev]++;
+	return 0;
+}
+
+static const struct tally *sort_tally;
+
+static int by_samples(const void *a, const void *b)
+{
+	const struct pval *x = ana_map_val(&sort_tally->by, *(const size_t *)a);
+	const struct pval *y = ana_map_val(&sort_tally->by, *(const size_t *)b);
+	const struct pkey *kx = ana_map_key(&sort_tally->by, *(const size_t *)a);
+	const struct pkey *ky = ana_map_key(&sort_tally->by, *(const size_t *)b);
+
+	if (x->n != y->n)
+		return x->n < y->n ? 1 : -1;
+	return kx->pid < ky->pid ? -1 : kx->pid > ky->pid;
+}
+
+/* The top processes of the sampling event with the most samples (the
+ * clock that stands for CPU time in an ordinary recording). */
+static int top_processes(struct ana_session *s, size_t top, struct ana_doc *doc)
+{
+	struct tally t = { .s = s };
+	size_t *order = NULL, n = 0, best = 0;
+	char title[256];
+	int ret;
+
+	ana_map_init(&t.by, sizeof(struct pkey), sizeof(struct pval));
+	t.per_ev = calloc(s->nevents + 1, sizeof(*t.per_ev));
+	if (!t.per_ev) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ana_session_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_SAMPLE));
+	ret = ana_session_scan(s, "info", tally_sample, &t);
+	ana_session_set_kinds(s, 0);
+	if (ret < 0)
+		goto out;
+	for (size_t i = 1; i < s->nevents; i++)
+		if (t.per_ev[i] > t.per_ev[best])
+			best = i;
+	if (!s->nevents || !t.per_ev[best])
+		goto out;
+	order = malloc((ana_map_count(&t.by) + 1) * sizeof(*order));
+	if (!order) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < ana_map_count(&t.by); i++)
+		if (((const struct pkey *)ana_map_key(&t.by, i))->ev == best)
+			order[n++] = i;
+	sort_tally = &t;
+	ana_sort(order, n, sizeof(*order), by_samples);
+	sort_tally = NULL;
+	snprintf(title, sizeof(title), "Top processes by %s samples",
+		 ana_session_event_name(s, (int)best));
+	struct ana_table *tt = ana_doc_table(doc, "top", title);
+	ana_table_col(tt, "comm", "Command", ANA_STR);
+	ana_table_col(tt, "pid", "Pid", ANA_NUM);
+	ana_table_col(tt, "samples", "Samples", ANA_NUM);
+	ana_table_col(tt, "pct", "Share", ANA_PCT);
+	for (size_t i = 0; i < n && i < top; i++) {
+		const struct pkey *k = ana_map_key(&t.by, order[i]);
+		const struct pval *v = ana_map_val(&t.by, order[i]);
+		const char *comm = ana_session_comm(s, k->pid, v->t);
+
+		ana_table_row(tt);
+		ana_cell_str(tt, comm ? comm : "?");
+		ana_cell_num(tt, "%" PRIu32, k->pid);
+		ana_cell_num(tt, "%" PRIu64, v->n);
+		ana_cell_num(tt, "%.2f", 100.0 * (double)v->n / (double)t.per_ev[best]);
+	}
+out:
+	free(order);
+	free(t.per_ev);
+	ana_map_release(&t.by);
+	return ret;
+}
+
+/* What a person asks first, in a few lines, into kv. */
+static void summary(struct ana_session *s, struct ana_table *kv)
+{
+	const Perfrec__FileHeader *h = s->header;
+	uint64_t end = s->end && s->end->end_time ? s->end->end_time : s->t_max;
+	uint64_t lost = 0, events = s->samples + s->switches;
+	char buf[512];
+	size_t o;
+
+	if (h) {
+		snprintf(buf, sizeof(buf), "%s (%s %s, %s, %" PRIu32 " CPUs)",
+			 h->hostname ? h->hostname : "", h->kernel_release ? h->kernel_release : "",
+			 h->machine ? h->machine : "", h->cpu_model ? h->cpu_model : "",
+			 h->cpus_online);
+		ana_kv_str(kv, "host", buf);
+	}
+	if (h && h->realtime_ns) {
+		/* the header's clock reference: wall = realtime + (mono - ref) */
+		int64_t wall = (int64_t)h->realtime_ns + ((int64_t)s->start - (int64_t)h->monotonic_ns);
+		time_t sec = (time_t)(wall / 1000000000);
+		struct tm tm;
+
+		if (wall > 0 && gmtime_r(&sec, &tm)) {
+			strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+			o = strlen(buf);
+			snprintf(buf + o, sizeof(buf) - o, ".%03d UTC",
+				 (int)(wall % 1000000000 / 1000000));
+			ana_kv_str(kv, "started", buf);
+		}
+	}
+	snprintf(buf, sizeof(buf), "%.3f s", end > s->start ? secs(end - s->start) : 0.0);
+	ana_kv_str(kv, "duration", buf);
+	if (h) {
+		const char *tg = h->target ? h->target : "";
+
+		if (h->n_workload && (!*tg || !strcmp(tg, "command")))
+			o = (size_t)snprintf(buf, sizeof(buf), "command: ");
+		else
+			o = (size_t)snprintf(buf, sizeof(buf), "%s%s", tg,
+					     h->n_workload ? " while running: " : "");
+		if (h->n_workload && o < sizeof(buf))
+			join(buf + o, sizeof(buf) - o, h->workload, h->n_workload);
+		ana_kv_str(kv, "target", buf);
+	}
+	o = (size_t)snprintf(buf, sizeof(buf), "%" PRIu64 " samples", s->samples);
+	if (s->switches && o < sizeof(buf))
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, ", %" PRIu64 " context switches",
+				      s->switches);
+	if ((s->offcpu_intervals || s->offcpu_sums) && o < sizeof(buf))
+		snprintf(buf + o, sizeof(buf) - o, ", %.3f ms off-CPU",
+			 (double)s->offcpu_ns / 1e6);
+	ana_kv_str(kv, "recorded", buf);
+	ana_kv_str(kv, "stopped", s->end ? s->end->stop_reason :
+		   "no session end (recorder killed?)");
+	for (int k = 0; k < ANA_NLOSS; k++)
+		lost += s->loss_count[k];
+	if (lost) {
+		o = (size_t)snprintf(buf, sizeof(buf), "%" PRIu64 " (%.2f%% of events:", lost,
+				     100.0 * (double)lost / (double)(events + lost));
+		for (int k = 0; k < ANA_NLOSS && o < sizeof(buf); k++)
+			if (s->loss_count[k])
+				o += (size_t)snprintf(buf + o, sizeof(buf) - o, " %s %" PRIu64,
+						      ana_loss_kind_name(k), s->loss_count[k]);
+		if (o < sizeof(buf))
+			snprintf(buf + o, sizeof(buf) - o, ")");
+		ana_kv_str(kv, "lost", buf);
+	}
+	if (s->ndamage || s->torn) {
+		snprintf(buf, sizeof(buf), "%zu damaged frames%s", s->ndamage,
+			 s->torn ? ", torn tail (recording cut short)" : "");
+		ana_kv_str(kv, "damage", buf);
+	}
+}
+
+int ana_info_run(struct ana_session *s, size_t top, struct ana_doc *doc)
 {
 	char buf[4096];
+	int ret;
+
+	/* the summary leads, but is written after the samples' pass counted */
+	struct ana_table *sum = ana_doc_kv(doc, "summary");
+	if (top && (ret = top_processes(s, top, doc)) < 0)
+		return ret;
+	summary(s, sum);
 	struct ana_table *kv = ana_doc_kv(doc, "info");
 	const Perfrec__FileHeader *h = s->header;
 	struct prec_reader_stats rs;

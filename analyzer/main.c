@@ -73,10 +73,13 @@ struct cmd_help {
 };
 
 static const struct cmd_help helps[] = {
-	{ "info", "usage: " PROG " info FILE [--json|--csv] [-o FILE]\n\n"
-	  "What the trace is: host and kernel, command line, duration, events and\n"
-	  "groups, packets per kind, losses (absolute and % of events), frames,\n"
-	  "compressed and raw bytes, damaged frames and notes.\n", 0 },
+	{ "info", "usage: " PROG " info FILE [-n N] [--json|--csv] [-o FILE]\n\n"
+	  "What the trace is. First a summary: host, wall-clock start, duration,\n"
+	  "what was recorded and how it stopped, losses and damage when there are\n"
+	  "any, and the processes with the most samples (-n N of them, default 5).\n"
+	  "Then the detail: host and kernel, command line, events and groups,\n"
+	  "packets per kind, losses (absolute and % of events), frames, compressed\n"
+	  "and raw bytes, damaged frames and notes.\n", 0 },
 	{ "report", "usage: " PROG " report FILE [options]\n\n"
 	  "Samples aggregated by keys, heaviest first. Overhead is the share of the\n"
 	  "total sample period (sample count when the event has no period); with\n"
@@ -120,12 +123,12 @@ static const struct cmd_help helps[] = {
 	{ "export", "usage: " PROG " export FILE --format FMT [options]\n\n"
 	  "  -f, --format FMT   folded  stacks \"comm;outer;...;leaf COUNT\" for\n"
 	  "                             flamegraph.pl / speedscope\n"
-	  "  --off-cpu          folded/pprof: off-CPU stacks weighted by blocked time\n"
-	  "                     (folded: COUNT in microseconds) instead of samples\n"
 	  "                     pprof   gzipped profile.proto for pprof / go tool pprof\n"
 	  "                             (binary: needs -o FILE or a non-tty stdout)\n"
 	  "                     json    the report as JSON (same as report --json)\n"
 	  "                     csv     the report as CSV\n"
+	  "  --off-cpu          folded/pprof: off-CPU stacks weighted by blocked time\n"
+	  "                     (folded: COUNT in microseconds) instead of samples\n"
 	  "  --report NAME      with json/csv: report (default), sched, counters, info\n"
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  --no-demangle      keep C++/Rust symbol names as recorded\n"
@@ -239,10 +242,15 @@ struct cli {
 	struct ana_filter filter;
 };
 
+/* arg may hold names from the trace (an error naming its events):
+ * the message is escaped as text output is. */
 static int fail_usage(const char *cmd, const char *fmt, const char *arg)
 {
+	char msg[1024];
+
+	snprintf(msg, sizeof(msg), fmt, arg);
 	fprintf(stderr, "%s %s: ", PROG, cmd);
-	fprintf(stderr, fmt, arg);
+	ana_text_str(stderr, msg);
 	fprintf(stderr, "\nrun `%s %s --help` for usage\n", PROG, cmd);
 	return 2;
 }
@@ -437,6 +445,11 @@ static int run(struct cli *c)
 	/* Sample reports need no context switches, counter snapshots or raw
 	 * records in pass 1 (the bulk of a --switch-events trace): skipped
 	 * unread. */
+	if (!strcmp(which, "info")) {
+		/* the top processes' pass reads the samples: counted there */
+		so.pass1_kinds = PREC_KINDS_ALL & ~PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
+		so.deferred_kinds = PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
+	}
 	if (!strcmp(which, "report")) {
 		so.pass1_kinds = PREC_KINDS_ALL &
 			~(PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
@@ -505,7 +518,7 @@ static int run(struct cli *c)
 		ret = ana_dump_run(s, &d, out);
 	} else {
 		if (!strcmp(which, "info")) {
-			ret = ana_info_run(s, doc);
+			ret = ana_info_run(s, c->top ? c->top : 5, doc);
 		} else if (!strcmp(which, "report")) {
 			ret = ana_report_run(s, &ro, doc);
 		} else if (!strcmp(which, "sched")) {
@@ -515,7 +528,9 @@ static int run(struct cli *c)
 			ret = ana_counters_run(s, &co, doc, err, sizeof(err));
 			if (ret == -EINVAL) {
 				progress_end(&prog);
-				fprintf(stderr, "%s %s: %s\n", PROG, c->cmd, err);
+				fprintf(stderr, "%s %s: ", PROG, c->cmd);
+				ana_text_str(stderr, err);
+				fputc('\n', stderr);
 				status = 2;
 				goto out;
 			}

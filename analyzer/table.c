@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/strescape.h"
+
 struct cell {
 	char *s;
 	int null;
@@ -225,21 +227,35 @@ size_t ana_table_rows(const struct ana_table *t)
 
 static void json_str(FILE *f, const char *s, int html)
 {
+	size_t n = strlen(s);
+
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\t': fputs("\\t", f); break;
-		default:
-			if (*p < 0x20 || *p == 0x7f ||
-			    (html && (*p == '<' || *p == '>' || *p == '&')))
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
+	for (size_t i = 0; i < n;) {
+		unsigned char ch = (unsigned char)s[i];
+		uint32_t cp;
+		size_t k;
+
+		switch (ch) {
+		case '"': fputs("\\\"", f); i++; continue;
+		case '\\': fputs("\\\\", f); i++; continue;
+		case '\n': fputs("\\n", f); i++; continue;
+		case '\r': fputs("\\r", f); i++; continue;
+		case '\t': fputs("\\t", f); i++; continue;
 		}
+		k = prec_utf8_char(s + i, n - i, &cp);
+		if (!k) {
+			/* not UTF-8: JSON text must be, so the replacement
+			 * character stands for the byte */
+			fputs("\\ufffd", f);
+			i++;
+			continue;
+		}
+		if (prec_is_control(cp) ||
+		    (html && (ch == '<' || ch == '>' || ch == '&')))
+			fprintf(f, "\\u%04x", (unsigned)cp);
+		else
+			fwrite(s + i, 1, k, f);
+		i += k;
 	}
 	fputc('"', f);
 }
@@ -273,19 +289,67 @@ void ana_html_str(FILE *f, const char *s)
 	}
 }
 
+/* s escaped by prec_strescape(): into buf when it fits, else into *heap
+ * (the caller frees it). Out of memory: the part that fit in buf, still
+ * escaped. */
+static const char *text_of(const char *s, char *buf, size_t len, char **heap)
+{
+	size_t n = strlen(s), need = prec_strescape(buf, len, s, n);
+
+	*heap = NULL;
+	if (need == n)
+		return s;
+	if (need < len)
+		return buf;
+	*heap = malloc(need + 1);
+	if (!*heap)
+		return buf;
+	prec_strescape(*heap, need + 1, s, n);
+	return *heap;
+}
+
+static size_t text_len(const char *s)
+{
+	return prec_strescape(NULL, 0, s, strlen(s));
+}
+
+void ana_text_str(FILE *f, const char *s)
+{
+	char buf[512], *heap;
+
+	fputs(text_of(s, buf, sizeof(buf), &heap), f);
+	free(heap);
+}
+
 void ana_csv_str(FILE *f, const char *s)
 {
-	if (!strpbrk(s, ",\"\n\r")) {
+	char buf[512], *heap;
+
+	s = text_of(s, buf, sizeof(buf), &heap);
+	if (!strpbrk(s, ",\"")) {
 		fputs(s, f);
-		return;
+	} else {
+		fputc('"', f);
+		for (const char *p = s; *p; p++) {
+			if (*p == '"')
+				fputc('"', f);
+			fputc(*p, f);
+		}
+		fputc('"', f);
 	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
+	free(heap);
+}
+
+/* s escaped (ana_text_str) in a field of width w (escaped length). */
+static void text_field(FILE *f, const char *s, size_t w, int right)
+{
+	size_t l = text_len(s);
+
+	for (; right && l < w; l++)
+		fputc(' ', f);
+	ana_text_str(f, s);
+	for (; l < w; l++)
+		fputc(' ', f);
 }
 
 static const struct cell *cell_at(const struct ana_table *t, size_t r, size_t c)
@@ -295,30 +359,38 @@ static const struct cell *cell_at(const struct ana_table *t, size_t r, size_t c)
 	return i < t->ncells ? &t->cells[i] : &empty;
 }
 
+/* Every string is escaped (ana_text_str) and widths are of what is
+ * written, so a trace's control characters neither reach the terminal nor
+ * break the columns. */
 static void render_text(const struct ana_table *t, FILE *f)
 {
 	if (t->kv) {
 		size_t w = 0;
 		for (size_t r = 0; r < t->nrows; r++) {
-			size_t l = strlen(cell_at(t, r, 0)->s);
+			size_t l = text_len(cell_at(t, r, 0)->s);
 			if (l > w)
 				w = l;
 		}
-		for (size_t r = 0; r < t->nrows; r++)
-			fprintf(f, "%-*s  %s\n", (int)w, cell_at(t, r, 0)->s,
-				cell_at(t, r, 1)->s);
+		for (size_t r = 0; r < t->nrows; r++) {
+			text_field(f, cell_at(t, r, 0)->s, w, 0);
+			fputs("  ", f);
+			ana_text_str(f, cell_at(t, r, 1)->s);
+			fputc('\n', f);
+		}
 		return;
 	}
-	if (t->title)
-		fprintf(f, "%s\n", t->title);
+	if (t->title) {
+		ana_text_str(f, t->title);
+		fputc('\n', f);
+	}
 	size_t *w = calloc(t->ncols ? t->ncols : 1, sizeof(*w));
 	if (!w)
 		return;
 	for (size_t c = 0; c < t->ncols; c++) {
-		w[c] = strlen(t->cols[c].header);
+		w[c] = text_len(t->cols[c].header);
 		for (size_t r = 0; r < t->nrows; r++) {
 			const struct cell *v = cell_at(t, r, c);
-			size_t l = strlen(v->s) + (t->cols[c].kind == ANA_PCT && !v->null);
+			size_t l = text_len(v->s) + (t->cols[c].kind == ANA_PCT && !v->null);
 			if (l > w[c])
 				w[c] = l;
 		}
@@ -331,14 +403,14 @@ static void render_text(const struct ana_table *t, FILE *f)
 			int last = c + 1 == t->ncols;
 			if (c)
 				fputs("  ", f);
-			if (t->cols[c].kind == ANA_PCT && r && !cell_at(t, r - 1, c)->null)
-				fprintf(f, "%*s%%", (int)w[c] - 1, s);
-			else if (t->cols[c].kind != ANA_STR)
-				fprintf(f, "%*s", (int)w[c], s);
-			else if (last)
-				fputs(s, f);
-			else
-				fprintf(f, "%-*s", (int)w[c], s);
+			if (t->cols[c].kind == ANA_PCT && r && !cell_at(t, r - 1, c)->null) {
+				text_field(f, s, w[c] - 1, 1);
+				fputc('%', f);
+			} else if (t->cols[c].kind != ANA_STR) {
+				text_field(f, s, w[c], 1);
+			} else {
+				text_field(f, s, last ? 0 : w[c], 0);
+			}
 		}
 		fputc('\n', f);
 	}

@@ -25,7 +25,10 @@
  * objects keyed by column name, kv sections are objects); numbers are
  * written unquoted, ANA_NULL cells as null. CSV: a header of column names
  * then rows; with several sections each starts with a "# name" line and
- * sections are separated by an empty line. HTML: one <table> per section
+ * sections are separated by an empty line. Text and CSV write every string
+ * through ana_text_str(): control characters and invalid UTF-8 as \xNN;
+ * JSON \u-escapes the controls and writes U+FFFD for a byte that is not
+ * UTF-8. HTML: one <table> per section
  * (a kv section as rows of <th>key</th><td>value</td>), every string
  * escaped; a fragment for a page (perfrec-analyze html), not a page.
  */
@@ -80,7 +83,12 @@ void ana_json_str_html(FILE *f, const char *s);
 /* Writes s as HTML text or a quoted attribute value: & < > " ' become
  * character references, control characters U+FFFD. */
 void ana_html_str(FILE *f, const char *s);
-/* Writes s as a CSV field (quoted when needed). */
+/* Writes s for a terminal: control characters and invalid UTF-8 as \xNN
+ * (format/strescape.h), the rest as it is. Text output and CSV write
+ * every string so: trace strings are untrusted. */
+void ana_text_str(FILE *f, const char *s);
+/* Writes s as a CSV field: escaped as ana_text_str() (so a newline in a
+ * name is \x0a, never a new record), quoted when needed. */
 void ana_csv_str(FILE *f, const char *s);
 
 #endif

@@ -3,7 +3,11 @@
  */
 #include "recorder/log.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "format/strescape.h"
 
 /* Set once by the program before it starts threads; read with atomic
  * loads so a late change is at worst seen a call late. */
@@ -24,11 +28,24 @@ rec_print_fn rec_log_set_print(rec_print_fn fn, void *ctx, void **old_ctx)
 void rec_vlog(enum rec_log_level level, const char *fmt, va_list ap)
 {
 	rec_print_fn fn = __atomic_load_n(&print_fn, __ATOMIC_ACQUIRE);
-	char msg[REC_LOG_MAX];
+	char raw[REC_LOG_MAX], msg[REC_LOG_MAX];
+	size_t n;
+	bool nl;
+	int len;
 
 	if (!fn)
 		return;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	len = vsnprintf(raw, sizeof(raw), fmt, ap);
+	if (len < 0)
+		return;
+	/* vsnprintf's length, not strlen: a %c may have put a NUL inside,
+	 * and it is escaped like any other control byte. */
+	n = (size_t)len < sizeof(raw) ? (size_t)len : sizeof(raw) - 1;
+	/* a trailing newline is the end of the message, not a control */
+	nl = n && raw[n - 1] == '\n';
+	prec_strescape(msg, sizeof(msg) - nl, raw, n - nl);
+	if (nl)
+		strcat(msg, "\n");
 	fn(level, msg, __atomic_load_n(&print_ctx, __ATOMIC_ACQUIRE));
 }
 
@@ -39,6 +56,13 @@ void rec_log(enum rec_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	rec_vlog(level, fmt, ap);
 	va_end(ap);
+}
+
+const char *rec_log_escape(char *buf, size_t len, const char *s)
+{
+	if (len)
+		prec_strescape(buf, len, s ? s : "", s ? strlen(s) : 0);
+	return buf;
 }
 
 int rec_log_fail(int ret, const char *msg)

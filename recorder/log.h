@@ -16,7 +16,11 @@
  *   rec_log_set_print(print, NULL);      // once, before any other call
  *
  * Messages have no trailing newline and are at most REC_LOG_MAX - 1 bytes
- * (longer ones are cut). The print function may be called from any thread
+ * (longer ones are cut). Every message is escaped before the print
+ * function sees it (format/strescape.h): control characters (a newline
+ * inside, ESC, C1) and invalid UTF-8 arrive as \xNN, so a host name, a
+ * comm or a peer's text in a message can neither forge a log line nor
+ * drive the terminal. A print function may therefore write msg as it is. The print function may be called from any thread
  * of the library (today only the thread that called into it) and must not
  * call back into the library. The default prints nothing.
  */
@@ -24,6 +28,7 @@
 #define REC_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum rec_log_level {
 	REC_LOG_ERROR,   /* the call failed: cause and fix */
@@ -50,6 +55,11 @@ void rec_vlog(enum rec_log_level level, const char *fmt, va_list ap);
  * empty, logs msg at REC_LOG_ERROR. An empty msg means the failing callee
  * logged already. Returns ret. */
 int rec_log_fail(int ret, const char *msg);
+
+/* s escaped as every message is (above), into buf (len bytes, NUL-ended,
+ * cut before a whole escape); returns buf. For cli/ code that prints a
+ * string from the network or a trace itself instead of through rec_log. */
+const char *rec_log_escape(char *buf, size_t len, const char *s);
 
 /* "error", "warning", "info", "debug" */
 const char *rec_log_level_name(enum rec_log_level level);

@@ -42,7 +42,6 @@ struct rec_cli_record_args {
 	bool dwarf, raw_stacks;    /* --call-graph dwarf[,SIZE][,raw] */
 	uint32_t stack_user;       /* 0: the default */
 	size_t mmap_pages;
-	uint64_t duration_ns;
 	size_t frame_size;
 	uint32_t flush_ms;
 	int zstd_level;

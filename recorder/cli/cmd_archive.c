@@ -19,9 +19,9 @@ static const struct rec_cli_opt archive_opts[] = {
 	{ "nats", REC_OPT_NATS, "URLS", "NATS servers with JetStream, nats://HOST:PORT,..." },
 	{ "stream", REC_OPT_STREAM, "NAME", "the stream collectors publish to (default PERFREC)" },
 	{ "dir", REC_OPT_DIR, "DIR", "archive root: DIR/<host>/<session>.prec" },
-	{ "durable", REC_OPT_DURABLE, "NAME", "the consumer archivers share (default\\n"
+	{ "durable", REC_OPT_DURABLE, "NAME", "the consumer archivers share (default\n"
 	  "perfrec-archive): several archivers split the work" },
-	{ "ack-wait", REC_OPT_ACK_WAIT, "TIME", "an unacknowledged message is delivered again\\n"
+	{ "ack-wait", REC_OPT_ACK_WAIT, "TIME", "an unacknowledged message is delivered again\n"
 	  "after (default 30s)" },
 	{ "replicas", REC_OPT_REPLICAS, "N", "replicas if the stream must be created (default 3)" },
 	REC_CLI_SECTION("listing"),

@@ -84,9 +84,9 @@ static const struct rec_cli_opt record_opts[] = {
 	REC_CLI_TARGET_OPTS,
 	REC_CLI_SECTION("output"),
 	{ "output", 'o', "FILE", "output file (default perfrec.prec; an existing one\n"
-	  "is kept as FILE.old)" },
-	{ "duration", 'd', "TIME", "stop after TIME (e.g. 10, 2.5, 500ms; a bare number\n"
-	  "is seconds)" },
+	  "is kept as FILE.old once recording starts); - for\n"
+	  "standard output (a pipe or a file, not a terminal)" },
+	REC_CLI_DURATION_OPT,
 	{ "mmap-pages", 'm', "N", "ring size in pages per CPU, a power of two\n"
 	  "(default: 4 MiB per CPU with CAP_IPC_LOCK, e.g.\n"
 	  "root, at most 256 MiB in all; else 128 like perf)" },
@@ -253,12 +253,6 @@ int rec_cli_record_parse_with(int argc, char **argv, const struct rec_cli_opt *e
 							"ring (e.g. 128)");
 			a->mmap_pages = (size_t)v;
 			break;
-		case 'd':
-			if (rec_parse_duration(arg, 1000000000ull, &a->duration_ns) < 0 ||
-			    !a->duration_ns)
-				ret = rec_cli_bad_value(&p, arg, "a duration (e.g. 10, 2.5, 500ms; "
-							"a bare number is seconds)");
-			break;
 		case REC_OPT_FRAME_SIZE:
 			if (rec_parse_size(arg, &v) < 0 || v < 1024 || v > (64ull << 20))
 				ret = rec_cli_bad_value(&p, arg, "a size from 1k to 64m");
@@ -369,29 +363,184 @@ static void catch_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-/* The output file, the previous one kept as FILE.old like perf does. */
-static int open_output(const char *path, struct prec_sink **sink)
+/*
+ * The output file is touched only once the recording has started: until
+ * then its bytes (header, event descriptions, the tasks from /proc) are
+ * held in memory, so a start that fails (no such process, events refused,
+ * a command that cannot run) leaves an existing FILE as it was and makes
+ * no FILE.old, as perf does. At the commit the previous FILE is kept as
+ * FILE.old and the held bytes are written; later writes go straight to
+ * the file. "-o -" is standard output: a .prec is a sequence of frames, so
+ * the trace can go down a pipe (perfrec-analyze reads what the pipe wrote
+ * to a file).
+ */
+struct held_output {
+	const char *path;            /* NULL: standard output (fd) */
+	int fd;                      /* standard output's dup; -1 for a file */
+	struct prec_sink *mem;       /* until the commit */
+	struct prec_sink *file;      /* after it */
+};
+
+static int held_write(struct prec_sink *sink, const void *buf, size_t n)
 {
-	struct stat st;
-	char old[4096];
+	struct held_output *h = sink->priv;
+
+	return prec_sink_write(h->file ? h->file : h->mem, buf, n);
+}
+
+static int held_sync(struct prec_sink *sink)
+{
+	struct held_output *h = sink->priv;
+
+	return h->file ? prec_sink_sync(h->file) : 0;
+}
+
+static void held_destroy(struct prec_sink *sink)
+{
+	struct held_output *h = sink->priv;
+
+	prec_sink_free(h->mem);
+	prec_sink_free(h->file);
+	if (!h->file && h->fd >= 0)
+		close(h->fd);
+	free(h);
+}
+
+static const struct prec_sink_ops held_ops = {
+	.write = held_write, .sync = held_sync, .destroy = held_destroy,
+};
+
+/* Checks now what the commit will need, so a recording does not start
+ * (nor a command run) only to find it cannot write: standard output not
+ * a terminal, or FILE writable (opened without truncating) or creatable
+ * in its directory. 0 or -errno (logged). */
+static int check_output(const char *path)
+{
+	char dir[4096];
+	const char *slash;
 	int fd;
 
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    (size_t)snprintf(old, sizeof(old), "%s.old", path) < sizeof(old))
-		rename(path, old);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
+	if (!path) {
+		if (isatty(STDOUT_FILENO)) {
+			rec_log(REC_LOG_ERROR, "-o -: standard output is a terminal; the "
+				"trace is binary: redirect it (-o - > FILE, or a pipe) or "
+				"give -o FILE");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno != ENOENT) {
 		int e = -errno;
 
-		rec_log(REC_LOG_ERROR, "cannot create %s: %s", path, strerror(-e));
+		rec_log(REC_LOG_ERROR, "cannot write %s: %s", path, strerror(-e));
 		return e;
 	}
-	*sink = prec_sink_fd_new(fd, 1);
-	if (!*sink) {
-		close(fd);
+	slash = strrchr(path, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
+		 slash ? path : ".");
+	if (access(dir, W_OK | X_OK) < 0) {
+		int e = -errno;
+
+		rec_log(REC_LOG_ERROR, "cannot create %s: %s (directory %s)", path,
+			strerror(-e), dir);
+		return e;
+	}
+	return 0;
+}
+
+/* path NULL: standard output, whose fd is kept here and replaced by
+ * standard error, so a command recorded with -o - writes its own output
+ * there and not into the trace (perf does the same). */
+static int open_output(const char *path, struct prec_sink **sink)
+{
+	struct held_output *h;
+	int ret = check_output(path);
+
+	if (ret < 0)
+		return ret;
+	h = calloc(1, sizeof(*h));
+	*sink = calloc(1, sizeof(**sink));
+	if (h)
+		h->mem = prec_sink_mem_new();
+	if (!h || !*sink || !h->mem) {
+		if (h)
+			prec_sink_free(h->mem);
+		free(h);
+		free(*sink);
+		*sink = NULL;
 		rec_log(REC_LOG_ERROR, "out of memory");
 		return -ENOMEM;
 	}
+	h->path = path;
+	h->fd = -1;
+	if (!path) {
+		h->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (h->fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			ret = -errno;
+			rec_log(REC_LOG_ERROR, "-o -: cannot take standard output: %s",
+				strerror(-ret));
+			prec_sink_free(h->mem);
+			if (h->fd >= 0)
+				close(h->fd);
+			free(h);
+			free(*sink);
+			*sink = NULL;
+			return ret;
+		}
+	}
+	(*sink)->ops = &held_ops;
+	(*sink)->priv = h;
+	return 0;
+}
+
+/* The recording has started: the file now, the previous one kept as
+ * FILE.old, and the bytes held so far into it. 0 or -errno (logged). */
+static int commit_output(struct prec_sink *sink)
+{
+	struct held_output *h = sink->priv;
+	const void *held;
+	size_t n;
+	int fd, ret;
+
+	if (h->file)
+		return 0;
+	if (h->path) {
+		struct stat st;
+		char old[4096];
+
+		if (stat(h->path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+		    (size_t)snprintf(old, sizeof(old), "%s.old", h->path) < sizeof(old))
+			rename(h->path, old);
+		fd = open(h->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			ret = -errno;
+			rec_log(REC_LOG_ERROR, "cannot create %s: %s", h->path, strerror(-ret));
+			return ret;
+		}
+	} else {
+		fd = h->fd;
+	}
+	h->file = prec_sink_fd_new(fd, 1);
+	if (!h->file) {
+		close(fd);
+		h->fd = -1;
+		rec_log(REC_LOG_ERROR, "out of memory");
+		return -ENOMEM;
+	}
+	held = prec_sink_mem_data(h->mem, &n);
+	ret = prec_sink_write(h->file, held, n);
+	if (ret < 0) {
+		rec_log(REC_LOG_ERROR, "cannot write %s: %s", h->path ? h->path :
+			"standard output", strerror(-ret));
+		return ret;
+	}
+	prec_sink_free(h->mem);
+	h->mem = NULL;
 	return 0;
 }
 
@@ -483,11 +632,13 @@ static int open_outputs(struct rec_cli_record_args *a, struct outputs *out)
 
 	memset(out, 0, sizeof(*out));
 	if (a->c.output) {
-		ret = open_output(a->c.output, &out->file);
+		bool std_out = !strcmp(a->c.output, "-");
+
+		ret = open_output(std_out ? NULL : a->c.output, &out->file);
 		if (ret < 0)
 			return ret;
 		out->sink = out->file;
-		out->name = a->c.output;
+		out->name = std_out ? "standard output" : a->c.output;
 	}
 	if (a->to) {
 		struct rec_sender_opts so = REC_SENDER_OPTS_INIT;
@@ -543,13 +694,14 @@ static int note_drops(struct rec_recording *r, struct outputs *out, bool *warned
 static void print_stream_summary(struct rec_cli_record_args *a, struct outputs *out)
 {
 	struct rec_sender_stats ss;
-	char bytes[32];
+	char bytes[32], session[256];
 
 	rec_sender_stats(out->sender, &ss);
 	rec_status_bytes(ss.acked_bytes, bytes, sizeof(bytes));
 	fprintf(stderr, "perfrec: streamed to %s as %s: %llu frames sent, %llu "
 		"acknowledged (%s), %llu resent, %llu dropped%s\n", a->to,
-		rec_sender_session(out->sender), (unsigned long long)ss.sent,
+		rec_log_escape(session, sizeof(session), rec_sender_session(out->sender)),
+		(unsigned long long)ss.sent,
 		(unsigned long long)ss.acked, bytes, (unsigned long long)ss.resent,
 		(unsigned long long)ss.dropped,
 		ss.connects > 1 ? " (reconnected)" : "");
@@ -580,7 +732,7 @@ void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
 	o->spool_bytes = a->spool_bytes;
 	o->no_symbols = a->no_symbols;
 	o->symbols_interval_ns = a->symbols_interval_ns;
-	o->duration_ns = a->duration_ns;
+	o->duration_ns = a->c.duration_ns;
 	o->frame_size = a->frame_size;
 	o->flush_ms = a->flush_ms;
 	o->zstd_level = a->zstd_level;
@@ -632,6 +784,11 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 	ret = rec_recording_start(r);
 	if (ret < 0)
 		goto out;
+	if (out.file) {
+		ret = commit_output(out.file);
+		if (ret < 0)
+			goto out;
+	}
 	prev_t = rec_now_ns();
 	next_status = prev_t + STATUS_NS;
 	while (!stop_signal && (ret = rec_recording_step(r, 100)) > 0) {

@@ -55,6 +55,7 @@ static const struct rec_cli_opt stat_opts[] = {
 	{ "interval", 'I', "TIME", "print counts every TIME (e.g. 1s, 100ms; a bare\n"
 	  "number is milliseconds)" },
 	{ "interval-print", REC_OPT_INTERVAL_PRINT, "TIME", "the same as -I (perf's name)" },
+	REC_CLI_DURATION_OPT,
 	REC_CLI_SECTION("targets (one of, or a command)"),
 	REC_CLI_TARGET_OPTS,
 	REC_CLI_SECTION("output"),
@@ -68,7 +69,8 @@ static const char stat_usage[] =
 	"[-- COMMAND [ARGS...]]";
 static const char stat_about[] =
 	"Counts events and prints them like perf stat: for a command (until it\n"
-	"exits; its exit status is returned), or for CPUs or tasks until Ctrl-C.\n";
+	"exits; its exit status is returned), or for CPUs or tasks until Ctrl-C;\n"
+	"-d TIME stops either after TIME.\n";
 
 int rec_cli_stat_parse(int argc, char **argv, struct rec_cli_stat_args *a)
 {
@@ -328,26 +330,35 @@ static int open_trace(struct stat_run *s, int argc, char **argv, uint64_t start)
 
 static volatile sig_atomic_t got_signal;
 
-/* Waits for the next interval, a signal or the command's exit. Returns 0
- * for an interval tick, 1 to stop (reason set). */
-static int wait_event(struct stat_run *s, uint64_t next, const sigset_t *orig,
-		      const char **reason)
+/* Waits for the next interval (next, 0 = none), the end of -d (end, 0 =
+ * none), a signal or the command's exit. Returns 0 for an interval tick,
+ * 1 to stop (reason set). */
+static int wait_event(struct stat_run *s, uint64_t next, uint64_t end,
+		      const sigset_t *orig, const char **reason)
 {
 	for (;;) {
 		struct pollfd pfd = { s->have_wl ? s->wl.pidfd : -1, POLLIN, 0 };
 		struct timespec ts, *tsp = NULL;
 		uint64_t now = rec_now_ns();
+		uint64_t until = next && (!end || next < end) ? next : end;
 		int sig;
 
-		if (next) {
-			uint64_t d = next > now ? next - now : 0;
+		if (end && now >= end) {
+			*reason = "duration";
+			return 1;
+		}
+		if (until) {
+			uint64_t d = until > now ? until - now : 0;
 
 			ts.tv_sec = (time_t)(d / 1000000000ull);
 			ts.tv_nsec = (long)(d % 1000000000ull);
 			tsp = &ts;
 		}
-		if (ppoll(&pfd, 1, tsp, orig) == 0)
+		if (ppoll(&pfd, 1, tsp, orig) == 0) {
+			if (end && rec_now_ns() >= end)
+				continue;   /* the duration ends: said above */
 			return 0;
+		}
 		if (s->have_wl && rec_workload_poll(&s->wl)) {
 			*reason = "workload exited";
 			return 1;
@@ -379,7 +390,7 @@ static int run(struct rec_cli_common *c, int argc, char **argv)
 	struct sigaction sa;
 	sigset_t set, orig;
 	bool strict = false;
-	uint64_t start, last, next = 0, end;
+	uint64_t start, last, next = 0, end, until = 0;
 	const char *reason = "signal";
 	int ret, rc = 1;
 
@@ -447,7 +458,9 @@ static int run(struct rec_cli_common *c, int argc, char **argv)
 		fprintf(stderr, "#           time             counts unit events\n");
 	}
 	last = start;
-	while (!wait_event(&s, next, &orig, &reason)) {
+	if (c->duration_ns)
+		until = start + c->duration_ns;
+	while (!wait_event(&s, next, until, &orig, &reason)) {
 		uint64_t now = rec_now_ns();
 		char pfx[32];
 
@@ -469,6 +482,11 @@ static int run(struct rec_cli_common *c, int argc, char **argv)
 	}
 	end = rec_now_ns();
 	ret = rec_counters_snapshot(s.ctr, s.w, end, true);
+	if (s.have_wl && !s.wl.exited && !strcmp(reason, "duration")) {
+		/* -d ended the count: the command ends too, as with record */
+		kill(s.wl.pid, SIGTERM);
+		rec_workload_wait(&s.wl);
+	}
 	if (ret < 0) {
 		rec_log(REC_LOG_ERROR, "final read: %s", strerror(-ret));
 		goto out_mask;

@@ -22,7 +22,7 @@ struct rec_cli_net {
 };
 
 #define REC_CLI_NET_OPTS \
-	{ "token-file", REC_OPT_TOKEN_FILE, "FILE", "shared secret (the file's first line, 1..1024\\n" \
+	{ "token-file", REC_OPT_TOKEN_FILE, "FILE", "shared secret (the file's first line, 1..1024\n" \
 	  "bytes); give the same file on both sides" }, \
 	{ "tls-cert", REC_OPT_TLS_CERT, "FILE", "TLS 1.3 certificate (PEM)" }, \
 	{ "tls-key", REC_OPT_TLS_KEY, "FILE", "its private key (PEM)" }, \

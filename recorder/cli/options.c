@@ -267,6 +267,12 @@ int rec_cli_common_option(struct rec_cli_common *c, const struct rec_cli_parser 
 				"(e.g. 100ms, 1s; a bare number is milliseconds)");
 		c->have_interval = true;
 		return 1;
+	case 'd':
+		if (rec_parse_duration(arg, 1000000000ull, &c->duration_ns) < 0 ||
+		    !c->duration_ns)
+			return rec_cli_bad_value(p, arg, "a duration (e.g. 10, 2.5, 500ms; "
+						 "a bare number is seconds)");
+		return 1;
 	case 'o':
 		c->output = arg;
 		return 1;

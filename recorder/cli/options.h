@@ -5,7 +5,7 @@
  * command's help reads the same and never disagrees with what it parses.
  *
  * The options `perfrec record` and `perfrec stat` share (events, counters,
- * targets, interval, output) are parsed by one function into
+ * targets, interval, duration, output) are parsed by one function into
  * struct rec_cli_common, so the two commands accept the same forms.
  *
  * How to use (in a command):
@@ -150,6 +150,9 @@ void rec_cli_help(FILE *f, const char *usage, const char *about,
 	{ "cpu", 'C', "CPUS", "these CPUs, e.g. 0-3,6" }, \
 	{ "pid", 'p', "PIDS", "these processes (all their threads), e.g. 12,40-43" }, \
 	{ "tid", 't', "TIDS", "these threads, e.g. 41" }
+#define REC_CLI_DURATION_OPT \
+	{ "duration", 'd', "TIME", "stop after TIME (e.g. 10, 2.5, 500ms; a bare number\n" \
+	  "is seconds); a command still running then gets\nSIGTERM" }
 
 struct rec_cli_common {
 	const char **events;      /* -e, as given */
@@ -163,6 +166,7 @@ struct rec_cli_common {
 	struct rec_threadmap ids; /* -p / -t ids */
 	bool have_interval;       /* -I / --interval */
 	uint64_t interval_ns;
+	uint64_t duration_ns;     /* -d, 0 = until stopped */
 	const char *output;       /* -o */
 	char **command;           /* operands after the options, or NULL */
 	enum rec_target target;   /* set by rec_cli_common_finish() */

@@ -7,20 +7,33 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "format/strescape.h"
+
+/* A daemon's strings are untrusted: controls (C0, DEL, C1) as \u
+ * escapes, a byte that is not UTF-8 as U+FFFD (format/strescape.h). */
 static void json_string(FILE *f, const char *s)
 {
+	size_t n = s ? strlen(s) : 0;
+
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
+	for (size_t i = 0; i < n;) {
+		unsigned char ch = (unsigned char)s[i];
+		uint32_t cp;
+		size_t k = prec_utf8_char(s + i, n - i, &cp);
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch == '\n')
 			fputs("\\n", f);
-		else if (*p == '\t')
+		else if (ch == '\t')
 			fputs("\\t", f);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
+		else if (!k)
+			fputs("\\ufffd", f);
+		else if (prec_is_control(cp))
+			fprintf(f, "\\u%04x", (unsigned)cp);
 		else
-			fputc(*p, f);
+			fwrite(s + i, 1, k, f);
+		i += k ? k : 1;
 	}
 	fputc('"', f);
 }

@@ -213,7 +213,7 @@ static int parse_tracepoint(struct rec_event *ev, const char *sys,
 			    const char *name, const char *at, char *err,
 			    size_t errlen)
 {
-	char tfs[256], path[768], buf[64], terr[256];
+	char tfs[256], path[768], buf[64], terr[512];
 	uint64_t id;
 	int ret;
 
@@ -230,6 +230,10 @@ static int parse_tracepoint(struct rec_event *ev, const char *sys,
 		return fail(err, errlen, at, -ENOENT,
 			    "unknown tracepoint '%s:%s' (no %s): see 'perfrec list'",
 			    sys, name, path);
+	if (ret == -EACCES) {
+		rec_tracefs_denied(tfs, terr, sizeof(terr));
+		return fail(err, errlen, at, ret, "tracepoint '%s:%s': %s", sys, name, terr);
+	}
 	if (ret < 0)
 		return fail(err, errlen, at, ret, "cannot read %s: %s", path,
 			    strerror(-ret));

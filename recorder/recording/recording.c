@@ -708,6 +708,7 @@ void rec_recording_stats(const struct rec_recording *r,
 	}
 	st->event_lost = r->event_lost;
 	st->bpf_records = r->emit_ok ? r->e.st.bpf : 0;
+	st->switch_events = r->o.switch_events;
 	st->have_workload = r->have_wl;
 	st->workload_pid = r->have_wl ? r->wl.pid : -1;
 	st->workload_exit = r->have_wl ? rec_workload_exit_code(&r->wl) : -1;
@@ -717,10 +718,13 @@ const char *rec_recording_summary(const struct rec_recording_stats *st,
 				  char *buf, size_t len)
 {
 	uint64_t total = st->st.records + st->st.lost;
+	char sw[48] = "";
 
-	snprintf(buf, len, "%llu samples, %llu switch events, %llu lost (%.1f%%)",
-		 (unsigned long long)st->st.samples,
-		 (unsigned long long)st->st.switches,
+	if (st->switch_events || st->st.switches)
+		snprintf(sw, sizeof(sw), ", %llu switch events",
+			 (unsigned long long)st->st.switches);
+	snprintf(buf, len, "%llu samples%s, %llu lost (%.1f%%)",
+		 (unsigned long long)st->st.samples, sw,
 		 (unsigned long long)st->st.lost,
 		 total ? 100.0 * (double)st->st.lost / (double)total : 0.0);
 	return buf;

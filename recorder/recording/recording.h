@@ -195,6 +195,7 @@ struct rec_recording_stats {
 	uint64_t event_lost;              /* per-event lost counts (at stop) */
 	uint64_t bpf_records;             /* off-CPU records from the rings */
 	size_t mmap_pages;                /* data pages per ring */
+	bool switch_events;               /* asked for (opts) */
 	bool have_workload;
 	pid_t workload_pid;
 	int workload_exit;                /* exit code, 128 + signal, or -1 */
@@ -204,7 +205,8 @@ struct rec_recording_stats {
 void rec_recording_stats(const struct rec_recording *r,
 			 struct rec_recording_stats *st);
 
-/* "N samples, M switch events, L lost (x.x%)" into buf. */
+/* "N samples, M switch events, L lost (x.x%)" into buf; the switch
+ * events only when they were asked for (or came anyway). */
 const char *rec_recording_summary(const struct rec_recording_stats *st,
 				  char *buf, size_t len);
 

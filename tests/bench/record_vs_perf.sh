@@ -84,7 +84,7 @@ start_workload
 stop_workload
 prec_cpu=$(cpu_of "$tmp/prec.time")
 prec_records=$(sed -n 's/^perfrec: \([0-9]*\) records in.*/\1/p' "$tmp/prec.out")
-prec_lost=$(sed -n 's/.* switch events, \([0-9]*\) lost.*/\1/p' "$tmp/prec.out")
+prec_lost=$(sed -n 's/.* samples.*, \([0-9]*\) lost (.*/\1/p' "$tmp/prec.out")
 prec_bytes=$(stat -c %s "$tmp/t.prec")
 
 nsper() { awk -v c="$1" -v r="$2" 'BEGIN { if (r > 0) printf "%.0f", c * 1e9 / r; else print "-" }'; }

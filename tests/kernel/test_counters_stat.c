@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -363,6 +364,37 @@ static void system_wide(void **state)
 	free(out);
 }
 
+/* -d ends a system-wide count, and a command still running (SIGTERM, its
+ * status returned as record does), after the time given: the elapsed time
+ * printed is at least it, and the run does not wait for the command. */
+static void duration_stops(void **state)
+{
+	char *out;
+	char *a1[] = { "stat", "-a", "-e", "cpu-clock", "-d", "300ms", NULL };
+	char *a2[] = { "stat", "--duration", "0.3", "--", "/bin/sleep", "60", NULL };
+	double el = 0;
+	const char *p;
+	struct timespec t0, t1;
+
+	(void)state;
+	assert_int_equal(run_stat(a1, &out), 0);
+	p = strstr(out, " seconds time elapsed");
+	assert_non_null(p);
+	while (p > out && p[-1] != '\n')
+		p--;
+	assert_int_equal(sscanf(p, "%lf", &el), 1);
+	if (el < 0.3 || el > 30)
+		fail_msg("-d 300ms: %.3f s elapsed:\n%s", el, out);
+	free(out);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(run_stat(a2, &out), 128 + SIGTERM);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_non_null(strstr(out, "Performance counter stats for '/bin/sleep 60'"));
+	if (t1.tv_sec - t0.tv_sec > 30)
+		fail_msg("--duration 0.3 waited %ld s for the command", (long)(t1.tv_sec - t0.tv_sec));
+	free(out);
+}
+
 /* Cross-check with perf stat when perf(1) is installed. */
 static void agrees_with_perf_stat(void **state)
 {
@@ -462,6 +494,7 @@ int main(void)
 		cmocka_unit_test_setup(usage_errors, setup),
 		cmocka_unit_test_setup(counters_unsupported_group_fails, setup),
 		cmocka_unit_test_setup(system_wide, setup),
+		cmocka_unit_test_setup(duration_stops, setup),
 		cmocka_unit_test_setup(agrees_with_perf_stat, setup),
 		cmocka_unit_test_setup(existing_pid_until_sigint, setup),
 	};

@@ -726,7 +726,8 @@ static void test_sigint_clean_stop(void **state)
 	assert_int_equal(t.end_samples, t.ns);
 	/* the summary line the user sees */
 	assert_non_null(strstr(slurp(err), " samples, "));
-	assert_non_null(strstr(slurp(err), " switch events, "));
+	/* no switch events were asked for: none are counted */
+	assert_null(strstr(slurp(err), "switch events"));
 	assert_non_null(strstr(slurp(err), " lost ("));
 	trace_free(&t);
 }
@@ -855,6 +856,200 @@ static void test_bad_event_string(void **state)
 	}
 }
 
+/* A whole file's bytes (malloc'd), *len its size; NULL when missing. */
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* Runs argv as uid (0: as we are) and waits; stderr into err. */
+static int run_as(char *const argv[], const char *err, uid_t uid)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open("/dev/null", O_WRONLY);
+		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+
+		if (o < 0 || e < 0)
+			_exit(126);
+		dup2(o, 1);
+		dup2(e, 2);
+		if (uid && (setgid(uid) < 0 || setuid(uid) < 0))
+			_exit(125);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return wait_code(pid);
+}
+
+/* A start that fails leaves an existing output byte for byte as it was,
+ * and makes no FILE.old: a process that does not exist, a command that
+ * cannot run, events the kernel refuses (a tracepoint that does not
+ * exist; -a as a user perf_event_paranoid refuses), an output that cannot
+ * be written (then the command does not run either). */
+static void test_failed_start_keeps_output(void **state)
+{
+	char sub[256], out[300], old[310], err[300], marker[300], dead[16];
+	char *before, *after;
+	size_t nb, na;
+	pid_t gone;
+
+	(void)state;
+	need_perf();
+	/* a directory the unprivileged user can write too */
+	path_in_dir(sub, sizeof(sub), "keep");
+	assert_int_equal(mkdir(sub, 0777), 0);
+	assert_int_equal(chmod(sub, 0777), 0);
+	assert_int_equal(chmod(dir, 0711), 0);
+	snprintf(out, sizeof(out), "%s/u.prec", sub);
+	snprintf(old, sizeof(old), "%s.old", out);
+	snprintf(err, sizeof(err), "%s/u.err", sub);
+	snprintf(marker, sizeof(marker), "%s/ran", sub);
+	{
+		char *argv[] = { (char *)perfrec, "record", "-q", "-o", out, "--", "/bin/true", NULL };
+
+		assert_int_equal(run(argv, err), 0);
+	}
+	assert_int_equal(chmod(out, 0666), 0);
+	before = read_all(out, &nb);
+	assert_non_null(before);
+	assert_true(nb > 0);
+	/* a pid that just exited and was reaped: no such process */
+	gone = fork();
+	assert_true(gone >= 0);
+	if (gone == 0)
+		_exit(0);
+	wait_code(gone);
+	snprintf(dead, sizeof(dead), "%d", (int)gone);
+	{
+		char *a1[] = { (char *)perfrec, "record", "-p", dead, "-o", out, NULL };
+		char *a2[] = { (char *)perfrec, "record", "-o", out, "--", "/nonexistent/cmd", NULL };
+		char *a3[] = { (char *)perfrec, "record", "-e", "sched:no_such_tracepoint", "-o", out,
+			       "--", "/bin/true", NULL };
+		char *a4[] = { (char *)perfrec, "record", "-a", "-d", "1", "-o", out, NULL };
+		char *a5[] = { (char *)perfrec, "record", "-o", "/nonexistent/dir/u.prec", "--",
+			       "/usr/bin/touch", marker, NULL };
+		struct { char **argv; uid_t uid; const char *says; } c[] = {
+			{ a1, 0, dead }, { a2, 0, "/nonexistent/cmd" },
+			{ a3, 0, "no_such_tracepoint" }, { a4, 65534, "perf_event_paranoid" },
+			{ a5, 0, "/nonexistent/dir" },
+		};
+		int paranoid = 2;
+		FILE *pf = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+
+		if (pf) {
+			if (fscanf(pf, "%d", &paranoid) != 1)
+				paranoid = 2;
+			fclose(pf);
+		}
+		for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+			if (c[i].uid && paranoid < 1) {
+				fprintf(stderr, "SKIP: -a as uid %d: perf_event_paranoid %d lets it "
+					"record\n", (int)c[i].uid, paranoid);
+				continue;
+			}
+			if (run_as(c[i].argv, err, c[i].uid) == 0)
+				fail_msg("case %zu (%s) started", i, c[i].says);
+			if (!strstr(slurp(err), c[i].says))
+				fail_msg("case %zu: the error does not name %s: %s", i, c[i].says,
+					 slurp(err));
+			after = read_all(out, &na);
+			if (!after || na != nb || memcmp(before, after, nb))
+				fail_msg("case %zu (%s): %s changed (%zu bytes, was %zu): %s", i,
+					 c[i].says, out, na, nb, slurp(err));
+			free(after);
+			if (access(old, F_OK) == 0)
+				fail_msg("case %zu (%s): %s appeared", i, c[i].says, old);
+		}
+	}
+	if (access(marker, F_OK) == 0)
+		fail_msg("the command ran although the output cannot be written");
+	free(before);
+}
+
+/* A tracefs mounted 0700 (the kernel's default) is not "unmounted" for a
+ * user who may not search it: the message says what is wrong and the
+ * fixes (remount mode=755, or the privilege). */
+static void test_tracefs_not_readable(void **state)
+{
+	char out[256], err[256];
+	struct stat st;
+
+	(void)state;
+	if (stat("/sys/kernel/tracing/events", &st) < 0 || stat("/sys/kernel/tracing", &st) < 0 ||
+	    (st.st_mode & S_IXOTH)) {
+		fprintf(stderr, "SKIP: /sys/kernel/tracing is not a tracefs others may not "
+			"search (mode 0%o)\n", (unsigned)(st.st_mode & 07777));
+		skip();
+	}
+	/* a directory the unprivileged user can write its stderr into */
+	path_in_dir(out, sizeof(out), "tp");
+	assert_int_equal(mkdir(out, 0777), 0);
+	assert_int_equal(chmod(out, 0777), 0);
+	assert_int_equal(chmod(dir, 0711), 0);
+	path_in_dir(out, sizeof(out), "tp/tp.prec");
+	path_in_dir(err, sizeof(err), "tp/tp.err");
+	{
+		char *argv[] = { (char *)perfrec, "record", "-e", "sched:sched_switch", "-o", out,
+				 "--", "/bin/true", NULL };
+
+		assert_int_not_equal(run_as(argv, err, 65534), 0);
+	}
+	if (strstr(slurp(err), "not mounted") || !strstr(slurp(err), "mode=755") ||
+	    !strstr(slurp(err), "/sys/kernel/tracing"))
+		fail_msg("unhelpful message: %s", slurp(err));
+}
+
+/* -o -: the trace goes to standard output (a file here) and reads back;
+ * the recorded command's own output goes to standard error, not into the
+ * trace. */
+static void test_output_stdout(void **state)
+{
+	char out[256], err[256];
+	struct trace t;
+	bool had_dash = access("-", F_OK) == 0;   /* in the working directory */
+
+	(void)state;
+	need_perf();
+	path_in_dir(out, sizeof(out), "stdout.prec");
+	path_in_dir(err, sizeof(err), "stdout.err");
+	{
+		char *argv[] = { (char *)perfrec, "record", "-o", "-", "--", "/bin/echo",
+				 "said-by-the-workload", NULL };
+
+		assert_int_equal(wait_code(spawn(argv, out, err)), 0);
+	}
+	assert_non_null(strstr(slurp(err), "said-by-the-workload"));
+	assert_non_null(strstr(slurp(err), "written to standard output"));
+	assert_null(strstr(slurp(out), "said-by-the-workload"));
+	if (!had_dash && access("-", F_OK) == 0)
+		fail_msg("a file named '-' was written");
+	load(out, &t);
+	assert_true(t.header);
+	assert_true(t.end);
+	assert_string_equal(t.workload0, "/bin/echo");
+	assert_true(t.st.index_present);
+	assert_false(t.st.torn);
+	trace_free(&t);
+}
+
 /* A full disk ends the recording with a clear error; the file still reads
  * up to its last complete frame. */
 static void test_disk_full(void **state)
@@ -981,6 +1176,9 @@ int main(void)
 		cmocka_unit_test(test_pid_target),
 		cmocka_unit_test(test_counters_beside_sampling),
 		cmocka_unit_test(test_disk_full),
+		cmocka_unit_test(test_failed_start_keeps_output),
+		cmocka_unit_test(test_output_stdout),
+		cmocka_unit_test(test_tracefs_not_readable),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_cpu_list),
 	};

@@ -148,10 +148,10 @@ static void header(struct gen *g, int repeat)
 	Perfrec__FileHeader h = PERFREC__FILE_HEADER__INIT;
 	static char *cmdline[] = { "perfrec", "record", "-a", "--switch-events",
 				   "--counters", "{task-clock,context-switches}" };
-	h.recorder_version = "tracegen 1";
+	h.recorder_version = g->hostile ? "tracegen 1" TRACEGEN_HOSTILE_CTRL : "tracegen 1";
 	h.hostname = g->hostile ? TRACEGEN_HOSTILE_HOST : "golden-host";
 	h.kernel_release = "6.1.0-golden";
-	h.kernel_version = "#1 SMP";
+	h.kernel_version = g->hostile ? TRACEGEN_HOSTILE_CTRL : "#1 SMP";
 	h.machine = "x86_64";
 	h.cpus_online = 2;
 	h.cpus_configured = 2;
@@ -235,7 +235,8 @@ static void metadata(struct gen *g)
 	Perfrec__Packet np = PERFREC__PACKET__INIT;
 	Perfrec__Note note = PERFREC__NOTE__INIT;
 	note.level = PERFREC__NOTE__LEVEL__INFO;
-	note.text = "golden trace written by tests/lib/tracegen";
+	note.text = g->hostile ? TRACEGEN_HOSTILE_CTRL :
+		    "golden trace written by tests/lib/tracegen";
 	np.data_case = PERFREC__PACKET__DATA_NOTE;
 	np.note = &note;
 	append(g, 0, &np, 0);
@@ -269,7 +270,8 @@ static void symtab(struct gen *g, int kind, const char *path, uint64_t bias,
 static void symbols(struct gen *g)
 {
 	static const uint64_t s1[] = { A_MAIN, A_PING, A_PONG }, z1[] = { 0x100, 0x100, 0x100 };
-	const char *const n1[] = { "main", g->hostile ? TRACEGEN_HOSTILE_SYM : "ping", "pong" };
+	const char *const n1[] = { "main", g->hostile ? TRACEGEN_HOSTILE_SYM : "ping",
+				   g->hostile ? TRACEGEN_HOSTILE_CTRL : "pong" };
 	static const uint64_t s2[] = { 0x1000, 0x1100 }, z2[] = { 0x100, 0x100 };
 	static const char *const n2[] = { "read", "write" };
 	static const uint64_t s3[] = { K_SCHED, K_SYSCALL }, z3[] = { 0x200, 0x200 };
@@ -522,7 +524,7 @@ static void timeline(struct gen *g)
 				     100 + sh, 100 + sh, NULL);
 			if (ms == 25)
 				task(g, 2, t, PERFREC__TASK_EVENT__KIND__COMM, 100 + sh, 101 + sh,
-				     0, 0, "pong");
+				     0, 0, g->hostile ? TRACEGEN_HOSTILE_CTRL : "pong");
 			if (ms == 20 || ms == 40 || ms == 60 || ms == 70) {
 				int i = ms / 20 - 1;
 				if (ms == 70)

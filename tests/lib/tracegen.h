@@ -43,6 +43,12 @@ struct tracegen_opts {
 #define TRACEGEN_HOSTILE_HOST "<b>host</b>&amp;"
 #define TRACEGEN_HOSTILE_EVENT "<script>alert(3)</script>"
 #define TRACEGEN_HOSTILE_PATH "/usr/bin/<iframe src=x>'"
+/* ... and the symbol and comm "pong", the kernel version, the note and
+ * the recorder version get control characters for a terminal: a screen
+ * clear and a window title (ESC), a forged line (CR, LF), 8-bit CSI and
+ * CSI as UTF-8 C1, bytes that are not UTF-8, DEL, a backspace and a tab. */
+#define TRACEGEN_HOSTILE_CTRL "\x1b[2J\x1b]0;owned\x07pong\r\nforged line \x9b" \
+	"31m\xc2\x9b" "1m\xff\xc0\xaf\x7f\b\tend"
 
 /* Writes the trace to path. 0 or a negative errno / PREC_E_* code. */
 int tracegen_write(const char *path, const struct tracegen_opts *o);

@@ -14,6 +14,15 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$gen" "$work/g.prec"
 
+# ---- export --help: the --format values form one list (an option's line
+# inside it would end it early), other options follow it
+"$ana" export --help >"$work/help.txt"
+formats=$(awk '/^  -f, --format FMT/{f=1; print $4; next} f&&/^  -/{exit}
+               f&&/^                     [a-z]/{print $1}' "$work/help.txt" | tr '\n' ' ')
+[ "$formats" = "folded pprof json csv " ] ||
+  fail "export --help: the --format list reads '$formats' (an option inside it?)"
+if grep -nF '\n' "$work/help.txt"; then fail "export --help prints a literal \\n"; fi
+
 # ---- pprof
 "$ana" export "$work/g.prec" --format pprof -o "$work/p.pb.gz"
 gzip -t "$work/p.pb.gz" || fail "pprof output is not gzip"

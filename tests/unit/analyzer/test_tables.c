@@ -1,7 +1,8 @@
 /*
  * test_tables.c - the analyzer's building blocks: hash map, string pool,
  * filters (parsing untrusted option text, matching) and the document
- * renderers (text alignment, JSON escaping, CSV quoting).
+ * renderers (text alignment, JSON escaping, CSV quoting), and what
+ * reaches a terminal from a trace whose names hold control characters.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,9 @@
 #include "analyzer/map.h"
 #include "analyzer/strpool.h"
 #include "analyzer/table.h"
+#include "format/strescape.h"
+#include "lib/anatest.h"
+#include "lib/tracegen.h"
 
 struct key {
 	uint32_t a, b;
@@ -170,7 +174,7 @@ static void test_doc(void **state)
 
 	char *text = render(d, ANA_FMT_TEXT);
 	assert_string_equal(text,
-		"file  a \"b\"\n\n"
+		"file  a \"b\"\\x0a\n"
 		"n     42\n"
 		"\n"
 		"Title\n"
@@ -184,12 +188,116 @@ static void test_doc(void **state)
 		"    {\"name\": \"longer name\", \"pct\": 100.00, \"n\": null}\n  ]\n}\n");
 	char *csv = render(d, ANA_FMT_CSV);
 	assert_string_equal(csv,
-		"# summary\nkey,value\nfile,\"a \"\"b\"\"\n\"\nn,42\n\n"
+		"# summary\nkey,value\nfile,\"a \"\"b\"\"\\x0a\"\nn,42\n\n"
 		"# rows\nname,pct,n\n\"x,y\",12.50,7\nlonger name,100.00,\n");
 	free(text);
 	free(json);
 	free(csv);
 	ana_doc_free(d);
+}
+
+/* Control characters in cells: escaped in text and CSV, with the columns
+ * aligned on what is written; \u escapes (and U+FFFD for bytes that are
+ * not UTF-8) in JSON. */
+static void test_doc_controls(void **state)
+{
+	(void)state;
+	struct ana_doc *d = ana_doc_new();
+	struct ana_table *t = ana_doc_table(d, "rows", NULL);
+	ana_table_col(t, "name", "Name", ANA_STR);
+	ana_table_col(t, "n", "N", ANA_NUM);
+	ana_table_row(t);
+	ana_cell_str(t, "\x1b[1mA\x9b\xc2\x9bz\xe2\x82\xac");
+	ana_cell_num(t, "%d", 1);
+	ana_table_row(t);
+	ana_cell_str(t, "tab\there");
+	ana_cell_num(t, "%d", 22);
+
+	char *text = render(d, ANA_FMT_TEXT);
+	assert_string_equal(text,
+		"Name                       N\n"
+		"\\x1b[1mA\\x9b\\xc2\\x9bz\xe2\x82\xac   1\n"
+		"tab\\x09here               22\n");
+	char *csv = render(d, ANA_FMT_CSV);
+	assert_string_equal(csv, "name,n\n\\x1b[1mA\\x9b\\xc2\\x9bz\xe2\x82\xac,1\n"
+			    "tab\\x09here,22\n");
+	char *json = render(d, ANA_FMT_JSON);
+	assert_non_null(strstr(json, "\"\\u001b[1mA\\ufffd\\u009bz\xe2\x82\xac\""));
+	assert_non_null(strstr(json, "\"tab\\there\""));
+	free(text);
+	free(csv);
+	free(json);
+	ana_doc_free(d);
+}
+
+/* What a terminal would act on: a C0 byte other than the line ends this
+ * output writes itself, DEL, a C1 code point (UTF-8 or a lone byte), or a
+ * byte that is not UTF-8. NULL when there is none. */
+static const char *raw_control(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		size_t k = prec_utf8_char(s + i, n - i, &cp);
+		if (!k || (prec_is_control(cp) && cp != '\n'))
+			return s + i;
+		i += k;
+	}
+	return NULL;
+}
+
+/* tracegen's hostile trace through every text, CSV and JSON output:
+ * the names are shown, escaped, and no control byte from the trace gets
+ * through. */
+static void test_hostile_controls(void **state)
+{
+	(void)state;
+	static const char *const cmds[] = {
+		"info hostile.prec", "info hostile.prec --csv", "info hostile.prec --json",
+		"report hostile.prec", "report hostile.prec --csv",
+		"report hostile.prec --sort comm,sym,dso", "report hostile.prec --children",
+		"report hostile.prec --json", "sched hostile.prec", "sched hostile.prec --csv",
+		"dump hostile.prec", "dump hostile.prec --json",
+		"export hostile.prec --format folded", "export hostile.prec --format csv",
+		"export hostile.prec --format json",
+		"report hostile.prec --event nosuch",   /* the error lists the events */
+	};
+	const char *dir = anatest_tmpdir("hostile-text");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/hostile.prec", dir);
+	struct tracegen_opts o = TRACEGEN_OPTS_INIT;
+	o.hostile = 1;
+	assert_int_equal(tracegen_write(path, &o), 0);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char *out = NULL, *err = NULL;
+		size_t len = 0;
+		int st = anatest_run(dir, cmds[i], &out, &len, &err);
+		const char *bad = raw_control(out, len);
+		if (bad)
+			fail_msg("%s: raw control byte 0x%02x at %zu: ...%.40s", cmds[i],
+				 (unsigned char)*bad, (size_t)(bad - out), bad > out + 20 ? bad - 20 : out);
+		bad = raw_control(err, strlen(err));
+		if (bad)
+			fail_msg("%s: raw control byte 0x%02x on stderr: %s", cmds[i],
+				 (unsigned char)*bad, err);
+		if (st != (strstr(cmds[i], "nosuch") ? 2 : 0))
+			fail_msg("%s: exit status %d: %s", cmds[i], st, err);
+		if (!strstr(cmds[i], "nosuch")) {
+			/* a name never starts a line of its own */
+			assert_null(strstr(out, "\nforged line"));
+		}
+		/* the hostile comm is shown (escaped) where comms are */
+		if (!strncmp(cmds[i], "sched", 5) || !strncmp(cmds[i], "info hostile.prec", 17) ||
+		    !strncmp(cmds[i], "dump", 4)) {
+			const char *want = strstr(cmds[i], "--json") ? "\\u001b]0;owned\\u0007pong" :
+					   !strncmp(cmds[i], "dump", 4) ? "\\u001b]0;owned\\u0007pong" :
+					   "\\x1b]0;owned\\x07pong\\x0d\\x0aforged line \\x9b31m"
+					   "\\xc2\\x9b1m\\xff\\xc0\\xaf\\x7f\\x08\\x09end";
+			if (!strstr(out, want))
+				fail_msg("%s: no %s in:\n%s", cmds[i], want, out);
+		}
+		free(out);
+		free(err);
+	}
 }
 
 int main(void)
@@ -200,6 +308,8 @@ int main(void)
 		cmocka_unit_test(test_filter_parse),
 		cmocka_unit_test(test_filter_time),
 		cmocka_unit_test(test_doc),
+		cmocka_unit_test(test_doc_controls),
+		cmocka_unit_test(test_hostile_controls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,6 +54,7 @@ static void same_common(const struct rec_cli_common *a, const struct rec_cli_com
 	assert_int_equal(a->have_interval, b->have_interval);
 	if (a->have_interval)
 		assert_int_equal(a->interval_ns, b->interval_ns);
+	assert_int_equal(a->duration_ns, b->duration_ns);
 	assert_int_equal(a->target, b->target);
 	assert_int_equal(!a->command, !b->command);
 	for (size_t i = 0; a->command && a->command[i]; i++)
@@ -94,6 +95,8 @@ static void test_same_forms(void **state)
 		{ "-a", "--event=task-clock" },
 		{ "-a", "--counters", "{task-clock,page-faults}" },
 		{ "-a", "-o", "x.prec" },
+		{ "-a", "-d", "2.5" },
+		{ "-d", "500ms", "--", "sleep", "1" },
 		{ "--", "sleep", "1" },
 		{ "-a", "--", "sleep", "1" },
 		{ "-C", "1", "sleep", "1" },
@@ -124,7 +127,7 @@ static void test_same_forms(void **state)
 static void test_values(void **state)
 {
 	static const char *const a[] = { "-p", "1-3,7", "-I", "250", NULL };
-	static const char *const b[] = { "-a", "--interval=2.5s", NULL };
+	static const char *const b[] = { "-a", "--interval=2.5s", "--duration", "3", NULL };
 	struct rec_cli_record_args ra;
 	struct rec_cli_stat_args sa;
 	int rr, sr;
@@ -141,6 +144,7 @@ static void test_values(void **state)
 	rec_cli_common_release(&sa.c);
 	parse_both(b, &rr, &sr, &ra, &sa);
 	assert_int_equal(ra.c.interval_ns, 2500000000ull);
+	assert_int_equal(sa.c.duration_ns, 3000000000ull);
 	assert_int_equal(ra.c.target, REC_TARGET_SYSTEM);
 	rec_cli_common_release(&ra.c);
 	rec_cli_common_release(&sa.c);
@@ -160,6 +164,8 @@ static void test_same_refusals(void **state)
 		{ { "-a", "-I", "abc" }, "bad -I 'abc'" },
 		{ { "-a", "--interval", "0" }, "bad --interval '0'" },
 		{ { "-a", "-I", "1x" }, "bad -I '1x'" },
+		{ { "-a", "-d", "0" }, "bad -d '0'" },
+		{ { "-a", "--duration", "soon" }, "bad --duration 'soon'" },
 		{ { "-p", "1", "-a" }, "choose one target" },
 		{ { "-p", "1", "-t", "2" }, "-p (processes) or -t" },
 		{ { "-p", "1", "--", "true" }, "cannot be combined" },
@@ -207,7 +213,7 @@ static void test_record_only(void **state)
 	(void)state;
 	argc = make_argv(argv, "record", a);
 	assert_int_equal(rec_cli_record_parse(argc, argv, &ra), 0);
-	assert_int_equal(ra.duration_ns, 2500000000ull);
+	assert_int_equal(ra.c.duration_ns, 2500000000ull);
 	assert_int_equal(ra.freq, 10000);
 	assert_int_equal(ra.mmap_pages, 64);
 	assert_int_equal(ra.spool_bytes, 64ull << 20);
@@ -217,7 +223,7 @@ static void test_record_only(void **state)
 	rec_cli_common_release(&ra.c);
 	argc = make_argv(argv, "record", b);
 	assert_int_equal(rec_cli_record_parse(argc, argv, &ra), 0);
-	assert_int_equal(ra.duration_ns, 500000000ull);
+	assert_int_equal(ra.c.duration_ns, 500000000ull);
 	assert_int_equal(ra.period, 1000);
 	assert_int_equal(ra.freq, 0);
 	rec_cli_common_release(&ra.c);
