@@ -79,6 +79,11 @@ int rec_cli_session_parse(int argc, char **argv, bool trusted,
 			"tasks (-p, -t); it does not run a command ('%s')", r->c.command[0]);
 		return -EINVAL;
 	}
+	if (r->output_given && strcmp(r->c.output, "-") == 0) {
+		rec_log(REC_LOG_ERROR, "-o -: a daemon session has no standard output; "
+			"give a file name (or --to HOST:PORT to stream)");
+		return -EINVAL;
+	}
 	if (!trusted && r->output_given && !plain_name(r->c.output)) {
 		rec_log(REC_LOG_ERROR, "-o '%s': only root names a path; give a file name "
 			"(it is written in the daemon's output directory)", r->c.output);

@@ -248,6 +248,9 @@ done
 [ "$(field fl state)" = RUNNING ] && [ "$after" -gt "$before" ] || fail "fl did not go on after the snapshot"
 ctl snapshot fl -o snap.prec > "$d/snap2.out" 2>&1 && fail "a snapshot overwrote a file"
 grep -q "never overwrites" "$d/snap2.out" || fail "no reason for refusing to overwrite: $(cat "$d/snap2.out")"
+ctl start stdout -a -o - > "$d/stdout.out" 2>&1 && fail "a session was started on -o - (the daemon has no standard output)"
+grep -q "no standard output" "$d/stdout.out" || fail "no reason for refusing -o -: $(cat "$d/stdout.out")"
+[ -e "$d/out/-" ] && fail "the daemon made a file named '-'"
 step "snapshot: verifies and analyzes alone ($dropped older frames dropped before it); fl goes on ($before -> $after)"
 
 # --- another uid: refused by the socket's mode, then by its credentials
