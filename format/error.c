@@ -26,7 +26,7 @@ const char *prec_strerror(int err)
 	case PREC_E_CLOSED: return "writer already closed or failed";
 	case PREC_E_CFI: return "malformed unwind table (DWARF CFI)";
 	case PREC_E_CFI_UNSUPPORTED: return "unsupported DWARF CFI instruction or encoding";
-	case PREC_E_HEADER: return "damaged file header (version unknown); the frames after it are read";
+	case PREC_E_HEADER: return "damaged file header; the frames after it are read";
 	case PREC_E_RATIO: return "frame would decompress to over " PREC_STR(PREC_MAX_RATIO)
 				  " times its size (decompression bomb?)";
 	default: break;
