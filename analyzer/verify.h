@@ -1,11 +1,13 @@
 /*
  * verify.h - integrity check (`perfrec-analyze verify`).
  *
- * Loads and decodes every frame (checksums, packet decoding), compares
- * each frame with its index entry (packet count, time range), and adds the
- * damage the reader met while indexing (a torn tail, byte ranges it had to
- * skip, a missing or rebuilt index). The file is whole only when every
- * frame is good, the index was present and agrees, and nothing is torn.
+ * Loads and decodes every frame (sizes, checksums, packet decoding),
+ * compares each frame with its index entry (packet count, time range,
+ * packet kinds), walks the file to hold every frame-info record against
+ * its index entry, and adds the damage the reader met (a damaged file
+ * header, a torn tail, byte ranges it had to skip, a missing or rebuilt
+ * index). The file is whole only when every frame and record is good,
+ * the index was present and agrees with both, and nothing is torn.
  */
 #ifndef ANA_VERIFY_H
 #define ANA_VERIFY_H

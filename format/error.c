@@ -4,6 +4,10 @@
 #include <string.h>
 
 #include "format/error.h"
+#include "format/reader.h"
+
+#define PREC_STR_(x) #x
+#define PREC_STR(x) PREC_STR_(x)
 
 const char *prec_strerror(int err)
 {
@@ -12,9 +16,9 @@ const char *prec_strerror(int err)
 	case PREC_E_TRUNCATED: return "file ends inside a frame (torn tail)";
 	case PREC_E_CHECKSUM: return "checksum mismatch (damaged frame)";
 	case PREC_E_VERSION: return "file format version is newer than this reader";
-	case PREC_E_MAGIC: return "not a .prec file (bad magic)";
+	case PREC_E_MAGIC: return "unknown file type (bad magic)";
 	case PREC_E_CORRUPT: return "structurally invalid bytes";
-	case PREC_E_TOO_BIG: return "size exceeds the reader's limits";
+	case PREC_E_TOO_BIG: return "size exceeds the format's or the reader's limits";
 	case PREC_E_DECOMPRESS: return "zstd could not decompress the frame";
 	case PREC_E_DECODE: return "packet did not decode";
 	case PREC_E_NO_INDEX: return "file has no trailing index";
@@ -22,6 +26,9 @@ const char *prec_strerror(int err)
 	case PREC_E_CLOSED: return "writer already closed or failed";
 	case PREC_E_CFI: return "malformed unwind table (DWARF CFI)";
 	case PREC_E_CFI_UNSUPPORTED: return "unsupported DWARF CFI instruction or encoding";
+	case PREC_E_HEADER: return "damaged file header; the frames after it are read";
+	case PREC_E_RATIO: return "frame would decompress to over " PREC_STR(PREC_MAX_RATIO)
+				  " times its size (decompression bomb?)";
 	default: break;
 	}
 	/* strerror() is not thread-safe in general, but glibc and macOS return

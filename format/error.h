@@ -16,7 +16,7 @@ enum prec_error {
 	PREC_E_VERSION = -10003,    /* file major version newer than this reader */
 	PREC_E_MAGIC = -10004,      /* not a .prec file */
 	PREC_E_CORRUPT = -10005,    /* structurally invalid bytes */
-	PREC_E_TOO_BIG = -10006,    /* a size exceeds the reader's limits */
+	PREC_E_TOO_BIG = -10006,    /* a size exceeds the format's or the reader's limits */
 	PREC_E_DECOMPRESS = -10007, /* zstd refused the frame */
 	PREC_E_DECODE = -10008,     /* protobuf packet did not decode */
 	PREC_E_NO_INDEX = -10009,   /* file has no trailing index */
@@ -24,6 +24,8 @@ enum prec_error {
 	PREC_E_CLOSED = -10011,     /* writer already closed or failed */
 	PREC_E_CFI = -10012,        /* unwind table (DWARF CFI) bytes do not parse */
 	PREC_E_CFI_UNSUPPORTED = -10013, /* CFI instruction, op or encoding we do not know */
+	PREC_E_HEADER = -10014,     /* file header damaged; the frames after it are read */
+	PREC_E_RATIO = -10015,      /* frame claims more content than PREC_MAX_RATIO allows */
 };
 
 /* A static string for any value returned by this library: a PREC_E_* code

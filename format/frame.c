@@ -152,6 +152,12 @@ static int zstd_err(size_t code)
 int prec_frame_load(struct prec_frame *f, const void *zbuf, size_t zlen,
 		    size_t max_raw)
 {
+	return prec_frame_load_sized(f, zbuf, zlen, max_raw, UINT64_MAX);
+}
+
+int prec_frame_load_sized(struct prec_frame *f, const void *zbuf, size_t zlen,
+			  size_t max_raw, uint64_t want)
+{
 	unsigned long long content;
 	size_t csz, got;
 
@@ -169,8 +175,14 @@ int prec_frame_load(struct prec_frame *f, const void *zbuf, size_t zlen,
 	content = ZSTD_getFrameContentSize(zbuf, zlen);
 	if (content == ZSTD_CONTENTSIZE_UNKNOWN || content == ZSTD_CONTENTSIZE_ERROR)
 		return f->err = PREC_E_CORRUPT;
+	/* every bound before any byte is decompressed: zstd then refuses to
+	 * write more than the content size the header declares */
+	if (want != UINT64_MAX && content != want)
+		return f->err = PREC_E_CORRUPT;
 	if (content > max_raw || content > SIZE_MAX / 2)
 		return f->err = PREC_E_TOO_BIG;
+	if (content > (unsigned long long)zlen * PREC_MAX_RATIO)
+		return f->err = PREC_E_RATIO;
 	if (content > f->raw_cap || !f->raw) {
 		size_t cap = content ? (size_t)content : 1;
 		unsigned char *nb = realloc(f->raw, cap);

@@ -63,6 +63,12 @@ void prec_info_decode(const uint8_t *p, size_t len, struct prec_frame_info *fi);
  * from PREC_IDX_INFO on. */
 void prec_info_encode(uint8_t *p, const struct prec_frame_info *fi);
 
+/* frame.c: prec_frame_load() of a frame whose content size must be want
+ * (UINT64_MAX: any), checked before anything is decompressed:
+ * PREC_E_CORRUPT when it differs. */
+int prec_frame_load_sized(struct prec_frame *f, const void *zbuf, size_t zlen,
+			  size_t max_raw, uint64_t want);
+
 /* reader.c: adds a finished frame's counts to the reader's stats. */
 void prec_reader_account_frame(struct prec_reader *r, uint64_t packets,
 			       uint64_t unknown);

@@ -6,11 +6,15 @@
  * is thread-safe) or from a borrowed memory buffer. read_at() is the one
  * accessor and never reads past r->size.
  *
+ * Open. read_header() checks the file header; a damaged one is damage at
+ * offset 0 when a whole frame follows within the largest header size, and
+ * the data then starts at that frame (SPEC.md section 8).
+ *
  * Index. ensure_index() runs once: it takes the trailing index if the
  * trailer, sizes and CRC are consistent, else walks the file from the end
  * of the file header (walk_file()). The walk collects good frames, damaged
  * byte ranges and a torn tail; damage is not reported while walking but
- * kept in r->dmg, and prec_reader_next_frame() reports each entry when the
+ * kept in r->w.dmg, and prec_reader_next_frame() reports each entry when the
  * iteration passes its offset, so on_damage sees everything in file order.
  *
  * Locking: after ensure_index() the index, the source and opts are
@@ -32,6 +36,17 @@
 #include "format/layout.h"
 #include "format/reader.h"
 
+/* What indexing finds: frames in file order, damage between them, and
+ * where a torn tail starts. */
+struct walk {
+	struct prec_frame_info *frames;
+	size_t nframes, framecap;
+	struct prec_damage *dmg;
+	size_t ndmg, dmgcap;
+	int torn;
+	uint64_t torn_offset;
+};
+
 struct prec_reader {
 	int fd;                      /* -1 for memory sources */
 	const unsigned char *mem;
@@ -41,10 +56,9 @@ struct prec_reader {
 
 	int indexed;                 /* ensure_index() ran */
 	int index_err;
-	struct prec_frame_info *frames;
-	size_t nframes, framecap;
-	struct prec_damage *dmg;          /* structural damage found while indexing */
-	size_t ndmg, dmgcap;
+	/* the frames, and the structural damage found at open and while
+	 * indexing (the file header's, then the walk's) */
+	struct walk w;
 
 	/* sequential iteration */
 	size_t next_idx, next_dmg;
@@ -87,7 +101,10 @@ static int read_at(const struct prec_reader *r, uint64_t off, void *buf, size_t 
 
 /* ---------------------------------------------------------------- open */
 
-static int read_header(struct prec_reader *r)
+/* The file header at offset 0 as written (SPEC.md section 3): 0 and
+ * r->data_start set, or why not (PREC_E_MAGIC, _CORRUPT, _CHECKSUM,
+ * _TRUNCATED, _VERSION, or an I/O error). */
+static int check_header(struct prec_reader *r)
 {
 	uint8_t h[PREC_SKIP_HDR + PREC_FILE_HEADER_MAX];
 	uint32_t len;
@@ -116,17 +133,88 @@ static int read_header(struct prec_reader *r)
 	ret = read_at(r, 0, h, PREC_SKIP_HDR + len);
 	if (ret < 0)
 		return ret;
-	/* the major version decides first: a newer layout may move the crc */
+	/* the major version decides first: a newer layout may move the crc.
+	 * A major that only a damaged byte makes newer is told apart by the
+	 * crc: it holds when the field reads as this reader's major. */
 	r->st.version_major = prec_get16(h + 16);
 	r->st.version_minor = prec_get16(h + 18);
-	if (r->st.version_major > PREC_VERSION_MAJOR)
-		return PREC_E_VERSION;
+	if (r->st.version_major > PREC_VERSION_MAJOR) {
+		uint8_t ours[PREC_SKIP_HDR + PREC_FILE_HEADER_MAX];
+		memcpy(ours, h, PREC_SKIP_HDR + len);
+		prec_put16(ours + 16, PREC_VERSION_MAJOR);
+		if (prec_crc32(ours + 8, len - 4) != prec_get32(ours + 8 + len - 4))
+			return PREC_E_VERSION;
+		return PREC_E_CHECKSUM;
+	}
 	if (r->st.version_major < 1)
 		return PREC_E_CORRUPT;
 	if (prec_crc32(h + 8, len - 4) != prec_get32(h + 8 + len - 4))
 		return PREC_E_CHECKSUM;
 	r->data_start = PREC_SKIP_HDR + len;
 	return 0;
+}
+
+static int read_info(const struct prec_reader *r, uint64_t off,
+		     struct prec_frame_info *fi);
+static int add_damage(struct walk *w, uint64_t offset, int err);
+
+/* A damaged header (one flipped bit used to make a whole file unreadable)
+ * is redundant: the first packets describe the recording again. The data
+ * then starts at the first whole frame-info record (crc checked, followed
+ * by a zstd frame) within the largest header a reader accepts: 0 and
+ * *first, or 1 when there is none there (not a .prec file, or nothing
+ * readable after the header). */
+static int find_first_frame(struct prec_reader *r, uint64_t *first,
+			    struct prec_frame_info *fi)
+{
+	uint8_t b[PREC_SKIP_HDR + PREC_FILE_HEADER_MAX + 4];
+	size_t n = r->size < sizeof(b) ? (size_t)r->size : sizeof(b);
+	int ret = read_at(r, 0, b, n);
+
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i + 4 <= n; i++) {
+		uint8_t m[4];
+		if (prec_get32(b + i) != (PREC_SKIP_MAGIC_BASE | PREC_KIND_FRAME_INFO))
+			continue;
+		ret = read_info(r, i, fi);
+		if (ret < 0 && ret != PREC_E_CHECKSUM && ret != PREC_E_CORRUPT)
+			return ret;
+		if (ret != 1 || fi->compressed_size < 4)
+			continue;
+		ret = read_at(r, fi->data_offset, m, 4);
+		if (ret < 0)
+			return ret;
+		if (prec_get32(m) == PREC_ZSTD_MAGIC) {
+			*first = i;
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static int read_header(struct prec_reader *r)
+{
+	struct prec_frame_info fi;
+	uint64_t first;
+	int ret = check_header(r), found;
+
+	/* a newer layout, or a file that ends inside its header, is not damage */
+	if (ret == 0 || ret == PREC_E_VERSION || (ret < 0 && ret > -4096) ||
+	    r->size < PREC_SKIP_HDR + PREC_FILE_HEADER_SIZE)
+		return ret;
+	found = find_first_frame(r, &first, &fi);
+	if (found < 0)
+		return found;
+	if (found == 1)
+		return ret;
+	/* the version the frame-info records imply: kinds came with 1.1 */
+	r->st.version_major = PREC_VERSION_MAJOR;
+	r->st.version_minor = fi.data_offset - fi.offset - PREC_SKIP_HDR > PREC_INFO_MIN ?
+			      PREC_VERSION_MINOR : 0;
+	r->st.header_damaged = 1;
+	r->data_start = first;
+	return add_damage(&r->w, 0, PREC_E_HEADER);
 }
 
 static struct prec_reader *reader_alloc(const struct prec_reader_opts *opts)
@@ -260,41 +348,41 @@ void prec_reader_free(struct prec_reader *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	prec_frame_free(r->cur);
-	free(r->frames);
-	free(r->dmg);
+	free(r->w.frames);
+	free(r->w.dmg);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }
 
 /* ---------------------------------------------------------------- index */
 
-static int add_frame(struct prec_reader *r, const struct prec_frame_info *fi)
+static int add_frame(struct walk *w, const struct prec_frame_info *fi)
 {
-	if (r->nframes == r->framecap) {
-		size_t cap = r->framecap ? r->framecap * 2 : 64;
-		struct prec_frame_info *nf = realloc(r->frames, cap * sizeof(*nf));
+	if (w->nframes == w->framecap) {
+		size_t cap = w->framecap ? w->framecap * 2 : 64;
+		struct prec_frame_info *nf = realloc(w->frames, cap * sizeof(*nf));
 		if (!nf)
 			return -ENOMEM;
-		r->frames = nf;
-		r->framecap = cap;
+		w->frames = nf;
+		w->framecap = cap;
 	}
-	r->frames[r->nframes++] = *fi;
+	w->frames[w->nframes++] = *fi;
 	return 0;
 }
 
-static int add_damage(struct prec_reader *r, uint64_t offset, int err)
+static int add_damage(struct walk *w, uint64_t offset, int err)
 {
-	if (r->ndmg == r->dmgcap) {
-		size_t cap = r->dmgcap ? r->dmgcap * 2 : 16;
-		struct prec_damage *nd = realloc(r->dmg, cap * sizeof(*nd));
+	if (w->ndmg == w->dmgcap) {
+		size_t cap = w->dmgcap ? w->dmgcap * 2 : 16;
+		struct prec_damage *nd = realloc(w->dmg, cap * sizeof(*nd));
 		if (!nd)
 			return -ENOMEM;
-		r->dmg = nd;
-		r->dmgcap = cap;
+		w->dmg = nd;
+		w->dmgcap = cap;
 	}
-	r->dmg[r->ndmg].offset = offset;
-	r->dmg[r->ndmg].err = err;
-	r->ndmg++;
+	w->dmg[w->ndmg].offset = offset;
+	w->dmg[w->ndmg].err = err;
+	w->ndmg++;
 	return 0;
 }
 
@@ -383,7 +471,7 @@ static int load_trailer_index(struct prec_reader *r)
 		    fi.data_offset > ioff || fi.compressed_size > ioff - fi.data_offset)
 			goto inconsistent;
 		prev_end = fi.data_offset + fi.compressed_size;
-		ret = add_frame(r, &fi);
+		ret = add_frame(&r->w, &fi);
 		if (ret < 0)
 			goto out;
 	}
@@ -391,7 +479,7 @@ static int load_trailer_index(struct prec_reader *r)
 	goto out;
 
 inconsistent:
-	r->nframes = 0;
+	r->w.nframes = 0;
 	ret = 0;
 out:
 	free(buf);
@@ -550,23 +638,24 @@ static int resync(const struct prec_reader *r, uint64_t from, uint64_t *next)
 }
 
 /* Records damage `err` at *pos and moves *pos to where reading resumes. */
-static int skip_damage(struct prec_reader *r, uint64_t *pos, int err)
+static int skip_damage(const struct prec_reader *r, struct walk *w, uint64_t *pos,
+		       int err)
 {
-	int ret = add_damage(r, *pos, err);
+	int ret = add_damage(w, *pos, err);
 
 	if (ret < 0)
 		return ret;
 	return resync(r, *pos + 1, pos);
 }
 
-static void set_torn(struct prec_reader *r, uint64_t off)
+static void set_torn(struct walk *w, uint64_t off)
 {
-	r->st.torn = 1;
-	r->st.torn_offset = off;
+	w->torn = 1;
+	w->torn_offset = off;
 }
 
 /* Rebuilds the frame list by walking the file (SPEC.md "recovery"). */
-static int walk_file(struct prec_reader *r)
+static int walk_file(const struct prec_reader *r, struct walk *w)
 {
 	uint64_t pos = r->data_start;
 	int ret;
@@ -578,7 +667,7 @@ static int walk_file(struct prec_reader *r)
 		uint32_t magic, len;
 
 		if (r->size - pos < PREC_SKIP_HDR) {
-			set_torn(r, pos);
+			set_torn(w, pos);
 			break;
 		}
 		ret = read_at(r, pos, h, sizeof(h));
@@ -592,7 +681,7 @@ static int walk_file(struct prec_reader *r)
 				uint8_t m[4];
 				ret = fi.compressed_size >= 4 ? read_at(r, fi.data_offset, m, 4) : PREC_E_CORRUPT;
 				if (ret == 0 && prec_get32(m) == PREC_ZSTD_MAGIC) {
-					ret = add_frame(r, &fi);
+					ret = add_frame(w, &fi);
 					if (ret < 0)
 						return ret;
 					pos = fi.data_offset + fi.compressed_size;
@@ -603,14 +692,14 @@ static int walk_file(struct prec_reader *r)
 				ret = PREC_E_CORRUPT;   /* info names no zstd frame */
 			}
 			if (ret == 0) {
-				set_torn(r, pos);
+				set_torn(w, pos);
 				break;
 			}
 			if (ret != PREC_E_CHECKSUM && ret != PREC_E_CORRUPT)
 				return ret;
 			/* the zstd frame after a damaged record is still found
 			 * (and recovered) by resync */
-			ret = skip_damage(r, &pos, ret);
+			ret = skip_damage(r, w, &pos, ret);
 			if (ret < 0)
 				return ret;
 			continue;
@@ -618,7 +707,7 @@ static int walk_file(struct prec_reader *r)
 		if (prec_is_skippable(magic)) {
 			/* file header, index, or a kind from a newer minor */
 			if (r->size - pos - PREC_SKIP_HDR < len) {
-				set_torn(r, pos);
+				set_torn(w, pos);
 				break;
 			}
 			pos += PREC_SKIP_HDR + (uint64_t)len;
@@ -628,7 +717,7 @@ static int walk_file(struct prec_reader *r)
 			/* a data frame whose info record is lost */
 			ret = walk_zstd_frame(r, pos, &fsize, &content);
 			if (ret == 0) {
-				set_torn(r, pos);
+				set_torn(w, pos);
 				break;
 			}
 			if (ret == 1 && fsize <= UINT32_MAX) {
@@ -639,7 +728,7 @@ static int walk_file(struct prec_reader *r)
 				fi.raw_size = content <= UINT32_MAX ? (uint32_t)content : UINT32_MAX;
 				fi.stream = PREC_STREAM_UNKNOWN;
 				fi.seq = PREC_SEQ_UNKNOWN;
-				ret = add_frame(r, &fi);
+				ret = add_frame(w, &fi);
 				if (ret < 0)
 					return ret;
 				pos += fsize;
@@ -648,7 +737,7 @@ static int walk_file(struct prec_reader *r)
 			if (ret < 0 && ret != PREC_E_CORRUPT)
 				return ret;
 		}
-		ret = skip_damage(r, &pos, PREC_E_CORRUPT);
+		ret = skip_damage(r, w, &pos, PREC_E_CORRUPT);
 		if (ret < 0)
 			return ret;
 	}
@@ -669,7 +758,9 @@ static int ensure_index(struct prec_reader *r)
 	}
 	if (ret == 0) {
 		r->st.index_rebuilt = 1;
-		ret = walk_file(r);
+		ret = walk_file(r, &r->w);
+		r->st.torn = r->w.torn;
+		r->st.torn_offset = r->w.torn_offset;
 	}
 	return r->index_err = ret < 0 ? ret : 0;
 }
@@ -683,9 +774,9 @@ int prec_reader_index(struct prec_reader *r,
 		return -EINVAL;
 	ret = ensure_index(r);
 	if (frames)
-		*frames = r->frames;
+		*frames = r->w.frames;
 	if (n)
-		*n = r->nframes;
+		*n = r->w.nframes;
 	return ret;
 }
 
@@ -698,10 +789,33 @@ int prec_reader_damage(struct prec_reader *r, const struct prec_damage **d,
 		return -EINVAL;
 	ret = ensure_index(r);
 	if (d)
-		*d = r->dmg;
+		*d = r->w.dmg;
 	if (n)
-		*n = r->ndmg;
+		*n = r->w.ndmg;
 	return ret;
+}
+
+int prec_reader_walk(struct prec_reader *r, struct prec_frame_info **frames,
+		     size_t *nframes, struct prec_damage **damage, size_t *ndamage,
+		     uint64_t *torn_offset)
+{
+	struct walk w = { 0 };
+	int ret;
+
+	if (!r || !frames || !nframes || !damage || !ndamage || !torn_offset)
+		return -EINVAL;
+	ret = walk_file(r, &w);
+	if (ret < 0) {
+		free(w.frames);
+		free(w.dmg);
+		return ret;
+	}
+	*frames = w.frames;
+	*nframes = w.nframes;
+	*damage = w.dmg;
+	*ndamage = w.ndmg;
+	*torn_offset = w.torn ? w.torn_offset : UINT64_MAX;
+	return 0;
 }
 
 /* ---------------------------------------------------------------- iteration */
@@ -766,10 +880,10 @@ int prec_reader_next_frame(struct prec_reader *r, struct prec_frame_info *fi)
 	ret = ensure_index(r);
 	if (ret < 0)
 		return ret;
-	while (r->next_idx < r->nframes) {
-		const struct prec_frame_info *e = &r->frames[r->next_idx];
-		while (r->next_dmg < r->ndmg && r->dmg[r->next_dmg].offset < e->offset) {
-			report_seq(r, r->dmg[r->next_dmg].offset, r->dmg[r->next_dmg].err);
+	while (r->next_idx < r->w.nframes) {
+		const struct prec_frame_info *e = &r->w.frames[r->next_idx];
+		while (r->next_dmg < r->w.ndmg && r->w.dmg[r->next_dmg].offset < e->offset) {
+			report_seq(r, r->w.dmg[r->next_dmg].offset, r->w.dmg[r->next_dmg].err);
 			r->next_dmg++;
 		}
 		r->next_idx++;
@@ -778,8 +892,8 @@ int prec_reader_next_frame(struct prec_reader *r, struct prec_frame_info *fi)
 		*fi = *e;
 		return 1;
 	}
-	while (r->next_dmg < r->ndmg) {
-		report_seq(r, r->dmg[r->next_dmg].offset, r->dmg[r->next_dmg].err);
+	while (r->next_dmg < r->w.ndmg) {
+		report_seq(r, r->w.dmg[r->next_dmg].offset, r->w.dmg[r->next_dmg].err);
 		r->next_dmg++;
 	}
 	if (r->st.torn && !r->torn_reported) {
@@ -800,8 +914,12 @@ int prec_reader_load_frame(struct prec_reader *r,
 		return -EINVAL;
 	if (fi->data_offset > r->size || fi->compressed_size > r->size - fi->data_offset)
 		return PREC_E_TRUNCATED;
+	/* bounds of the frame info, before reading or decompressing anything;
+	 * prec_frame_load() checks the zstd header's content size again */
 	if (fi->raw_size > r->opts.max_frame_raw)
 		return PREC_E_TOO_BIG;
+	if (fi->raw_size > (uint64_t)fi->compressed_size * PREC_MAX_RATIO)
+		return PREC_E_RATIO;
 	if (r->mem) {
 		z = r->mem + fi->data_offset;
 	} else {
@@ -817,15 +935,12 @@ int prec_reader_load_frame(struct prec_reader *r,
 			return ret;
 		z = f->zbuf;
 	}
-	ret = prec_frame_load(f, z, fi->compressed_size, r->opts.max_frame_raw);
+	/* the info record's sizes must agree with the frame it describes
+	 * (a recovered frame's raw_size is the zstd header's own) */
+	ret = prec_frame_load_sized(f, z, fi->compressed_size, r->opts.max_frame_raw,
+				    fi->stream != PREC_STREAM_UNKNOWN ? fi->raw_size : UINT64_MAX);
 	if (ret < 0)
 		return ret;
-	/* the info record's sizes must agree with the frame it describes */
-	if (fi->stream != PREC_STREAM_UNKNOWN && f->raw_len != fi->raw_size) {
-		f->loaded = 0;
-		f->err = PREC_E_CORRUPT;
-		return PREC_E_CORRUPT;
-	}
 	f->stream = fi->stream;
 	f->offset = fi->offset;
 	f->reader = r;

@@ -25,8 +25,14 @@
  * damaged packet) with prec_frame_next().
  *
  * Nothing read from the file is trusted: every size is checked against the
- * file size and opts.max_frame_raw before anything is allocated, and bad
+ * file size, opts.max_frame_raw and PREC_MAX_RATIO times the frame's
+ * compressed size before anything is allocated or decompressed, and bad
  * bytes give a PREC_E_* code, never a crash.
+ *
+ * A damaged file header does not stop reading when a whole frame follows
+ * it: the header is then damage at offset 0 (PREC_E_HEADER, reported
+ * and listed like the rest, stats.header_damaged set) and the version is
+ * what the frame-info records imply.
  */
 #ifndef PREC_READER_H
 #define PREC_READER_H
@@ -48,6 +54,15 @@ struct prec_reader_opts {
 };
 
 #define PREC_DEFAULT_MAX_FRAME_RAW (64u * 1024u * 1024u)
+/* Readers refuse a frame whose content is more than this many times its
+ * compressed bytes (SPEC.md section 5, "limits"), before decompressing it.
+ * Traces compress 2-10 times (perfrec recordings ~5, the test traces up
+ * to 9); zstd itself reaches ~32000 on runs of one byte, which is what a
+ * crafted file uses to make a reader decompress gigabytes out of a few
+ * kilobytes. 1024 leaves a hundredfold margin above real data and bounds
+ * what any file decompresses to 1024 times its size. */
+#define PREC_MAX_RATIO 1024
+
 #define PREC_READER_OPTS_INIT { sizeof(struct prec_reader_opts), \
 	PREC_DEFAULT_MAX_FRAME_RAW, NULL, NULL }
 
@@ -77,7 +92,8 @@ struct prec_frame_info {
  * prec_reader_damage()). */
 struct prec_damage {
 	uint64_t offset;          /* first damaged byte (a record start) */
-	int err;                  /* PREC_E_CHECKSUM, PREC_E_CORRUPT */
+	int err;                  /* PREC_E_CHECKSUM, PREC_E_CORRUPT,
+				   * PREC_E_HEADER (at 0: the file header) */
 };
 
 struct prec_reader_stats {
@@ -93,6 +109,7 @@ struct prec_reader_stats {
 	uint64_t torn_offset;      /* where the torn tail starts */
 	int index_present;         /* a valid trailing index was found */
 	int index_rebuilt;         /* the index was rebuilt by walking frames */
+	int header_damaged;        /* the file header did not check; read on */
 };
 
 /* NULL opts = defaults. Returns NULL and sets errno (EINVAL for a file
@@ -125,6 +142,18 @@ int prec_reader_index(struct prec_reader *r,
  * array is owned by the reader. Returns 0 or < 0. */
 int prec_reader_damage(struct prec_reader *r, const struct prec_damage **d,
 		       size_t *n);
+
+/* Walks the file's records as a reader without an index does (SPEC.md
+ * section 8), whatever the trailer says, reading record headers only: to
+ * check a trailing index against the records it names (verify). Returns
+ * 0 with the frames found (*frames) and the damage between them
+ * (*damage; the file header's is not there, see prec_reader_damage()),
+ * both malloc'ed and the caller's to free, and where a torn tail starts
+ * (*torn_offset, UINT64_MAX when the file ends on a whole record); or
+ * < 0. Thread-safe (positional reads only). */
+int prec_reader_walk(struct prec_reader *r, struct prec_frame_info **frames,
+		     size_t *nframes, struct prec_damage **damage, size_t *ndamage,
+		     uint64_t *torn_offset);
 
 /* Restrict prec_reader_next_frame/next_packet to frames whose time range
  * meets [t0, t1] (monotonic ns). Frames with no timed packet always pass. */
@@ -175,7 +204,9 @@ struct prec_frame *prec_frame_new(void);
 void prec_frame_free(struct prec_frame *f);   /* NULL is fine */
 
 /* Decompress and index one zstd data frame held in memory (zbuf is not
- * kept). max_raw bounds the decompressed size. 0 or PREC_E_*. */
+ * kept). The content size its header declares must be at most max_raw and
+ * PREC_MAX_RATIO times zlen (PREC_E_TOO_BIG, PREC_E_RATIO: nothing is
+ * decompressed then). 0 or PREC_E_*. */
 int prec_frame_load(struct prec_frame *f, const void *zbuf, size_t zlen,
 		    size_t max_raw);
 /* Next packet of the loaded frame: 1, 0 at its end, < 0 if the packet is

@@ -1,10 +1,18 @@
 /*
- * fuzz_analyze.c - every analyzer report over arbitrary bytes.
+ * fuzz_analyze.c - every analyzer command over arbitrary bytes.
  *
- * The input is opened as a trace from memory and run through info,
- * report (with children), sched, counters, verify, dump, the folded
- * and pprof exports and the HTML page, with both the serial and the threaded decoder. No
- * input may crash, hang, leak or trip a sanitizer; errors are fine.
+ * Input: one byte that selects the command, then the bytes of a trace,
+ * opened from memory as perfrec-analyze opens a file. One session and one
+ * command per input, so an execution costs one pass over a small trace
+ * rather than every command over it (the fuzzer mutates the selector like
+ * any other byte, so every command sees every input it finds). Bit 7 of
+ * the selector decodes with two threads (parallel decode, time merge).
+ * No input may crash, hang, leak or trip a sanitizer; errors are fine.
+ *
+ * Seeds (corpus/fuzz_analyze/CMD-TRACE.prec): a trace with the selector
+ * of a command in front, made as
+ *   { printf '\x01'; cat golden-1.1.prec; } > corpus/fuzz_analyze/report-golden-1.1.prec
+ * Inputs are kept small (run.sh: -max_len) so an execution stays short.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +30,14 @@
 #include "analyzer/table.h"
 #include "analyzer/verify.h"
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+enum cmd {
+	C_INFO, C_REPORT, C_REPORT_OFFCPU, C_FOLDED, C_FOLDED_OFFCPU, C_PPROF,
+	C_PPROF_OFFCPU, C_HTML, C_SCHED, C_COUNTERS, C_VERIFY, C_DUMP, C_DUMP_FILE,
+	C_COUNT
+};
+
 static FILE *sink(void)
 {
 	static FILE *f;
@@ -30,50 +46,60 @@ static FILE *sink(void)
 	return f;
 }
 
-/* One session per report, as perfrec-analyze runs them. */
-static void one(const uint8_t *data, size_t size, int jobs, int which)
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	int single = which > 0;
-	struct ana_session_opts so = { .jobs = jobs, .symbols = !single,
-				       .single_pass = single, .mem = data,
-				       .mem_len = size };
+	if (size < 1)
+		return 0;
+	int jobs = data[0] & 0x80 ? 2 : 1;
+	enum cmd c = (enum cmd)((data[0] & 0x7F) % C_COUNT);
+	/* as perfrec-analyze's main sets its session up per command */
+	int syms = c == C_REPORT || c == C_REPORT_OFFCPU || c == C_FOLDED ||
+		   c == C_FOLDED_OFFCPU || c == C_PPROF || c == C_PPROF_OFFCPU || c == C_HTML;
+	int single = c == C_SCHED || c == C_COUNTERS || c == C_VERIFY || c == C_DUMP ||
+		     c == C_DUMP_FILE;
+	struct ana_session_opts so = { .jobs = jobs, .symbols = syms,
+				       .single_pass = single, .mem = data + 1,
+				       .mem_len = size - 1 };
+	if (c == C_REPORT || c == C_REPORT_OFFCPU) {
+		so.pass1_kinds = PREC_KINDS_ALL &
+			~(PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
+			  PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
+			  PREC_KIND(PERFREC__PACKET__DATA_RAW));
+		so.deferred_kinds = PREC_KIND(c == C_REPORT_OFFCPU ?
+					      PERFREC__PACKET__DATA_OFF_CPU :
+					      PERFREC__PACKET__DATA_SAMPLE);
+	}
 	struct ana_session *s;
 	if (ana_session_open(&s, "fuzz.prec", &so) < 0)
-		return;
+		return 0;
 	struct ana_doc *d = ana_doc_new();
 	char err[256];
 	int whole;
-	struct ana_report_opts ro = { .children = 1 };
-	struct ana_report_opts rof = { .children = 1, .off_cpu = 1 };
+	struct ana_report_opts ro = { .children = 1, .off_cpu = c == C_REPORT_OFFCPU };
 	struct ana_sched_opts sc = { .hist = 1, .jobs = jobs };
 	struct ana_counters_opts co = { .interval = 1, .ratio = "a/b" };
-	struct ana_dump_opts dop = { .fmt = ANA_FMT_JSON, .jobs = jobs };
-	switch (which) {
-	case 0:
-		ana_info_run(s, d);
-		ana_report_run(s, &ro, d);
-		ana_report_run(s, &rof, d);
-		ana_export_folded(s, NULL, 0, sink());
-		ana_export_folded(s, NULL, 1, sink());
-		ana_export_pprof(s, NULL, 0, sink());
-		ana_export_pprof(s, NULL, 1, sink());
-		ana_html_run(s, NULL, sink());
-		break;
-	case 1: ana_sched_run(s, &sc, d); break;
-	case 2: ana_counters_run(s, &co, d, err, sizeof(err)); break;
-	case 3: ana_verify_run(s, jobs, d, &whole); break;
-	default: ana_dump_run(s, &dop, sink()); break;
+	struct ana_dump_opts dop = { .fmt = ANA_FMT_JSON, .jobs = jobs,
+				     .file_order = c == C_DUMP_FILE };
+	switch (c) {
+	case C_INFO: ana_info_run(s, d); break;
+	case C_REPORT:
+	case C_REPORT_OFFCPU: ana_report_run(s, &ro, d); break;
+	case C_FOLDED: ana_export_folded(s, NULL, 0, sink()); break;
+	case C_FOLDED_OFFCPU: ana_export_folded(s, NULL, 1, sink()); break;
+	case C_PPROF: ana_export_pprof(s, NULL, 0, sink()); break;
+	case C_PPROF_OFFCPU: ana_export_pprof(s, NULL, 1, sink()); break;
+	case C_HTML: ana_html_run(s, NULL, sink()); break;
+	case C_SCHED: ana_sched_run(s, &sc, d); break;
+	case C_COUNTERS: ana_counters_run(s, &co, d, err, sizeof(err)); break;
+	case C_VERIFY: ana_verify_run(s, jobs, d, &whole); break;
+	case C_DUMP:
+	case C_DUMP_FILE: ana_dump_run(s, &dop, sink()); break;
+	case C_COUNT: break;
 	}
-	ana_doc_render(d, sink(), ANA_FMT_JSON);
+	if (d)
+		ana_doc_render(d, sink(), c % 3 == 0 ? ANA_FMT_TEXT :
+				   c % 3 == 1 ? ANA_FMT_JSON : ANA_FMT_CSV);
 	ana_doc_free(d);
 	ana_session_free(s);
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	for (int which = 0; which < 5; which++)
-		one(data, size, 1, which);
-	one(data, size, 2, 1);   /* threaded decode + time merge */
-	one(data, size, 2, 4);
 	return 0;
 }

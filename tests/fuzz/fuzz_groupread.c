@@ -4,7 +4,10 @@
  * replayed from a damaged file may hand anything here), then id lookups
  * and scaling of whatever it decoded.
  *
- * Input: 8 bytes of read_format, the rest the read buffer.
+ * Input: 8 bytes of read_format, the rest the read buffer. Seeds
+ * (tests/fuzz/corpus/fuzz_groupread/): the reads perfrec asks for (a group
+ * with times and ids, with lost counts), a single counter, the largest
+ * group and one over it, a short buffer, an empty group.
  */
 #include <stddef.h>
 #include <stdint.h>

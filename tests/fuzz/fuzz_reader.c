@@ -259,6 +259,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		prec_reader_stats(r, &st);
 		sink += st.packets + st.damaged_frames + nd;
+		/* the walk a checker holds against the index: its frames lie
+		 * within the file, in order, and no frame claims a content over
+		 * the ratio bound that loads */
+		struct prec_frame_info *wf;
+		struct prec_damage *wd;
+		size_t nw, nwd;
+		uint64_t torn;
+		if (prec_reader_walk(r, &wf, &nw, &wd, &nwd, &torn) == 0) {
+			for (size_t i = 0; i < nw; i++) {
+				if (wf[i].data_offset > size ||
+				    wf[i].compressed_size > size - wf[i].data_offset ||
+				    (i && wf[i].offset < wf[i - 1].data_offset + wf[i - 1].compressed_size))
+					__builtin_trap();
+				if (prec_reader_load_frame(r, &wf[i], f) == 0 &&
+				    wf[i].raw_size > (uint64_t)wf[i].compressed_size * PREC_MAX_RATIO)
+					__builtin_trap();
+			}
+			sink += nw + nwd + torn;
+			free(wf);
+			free(wd);
+		}
 		prec_reader_free(r);
 	}
 	prec_frame_free(f);
