@@ -380,6 +380,10 @@ static void warn_damage(const struct ana_session *s, size_t i)
 {
 	int64_t k = ana_session_damage_packets(s, i);
 	char lost[64] = "";
+	if (s->damage[i].err == PREC_E_HEADER) {
+		fprintf(stderr, "%s: warning: %s\n", PROG, prec_strerror(PREC_E_HEADER));
+		return;
+	}
 	if (k >= 0)
 		snprintf(lost, sizeof(lost), " (%lld packets lost)", (long long)k);
 	fprintf(stderr, "%s: warning: damaged frame at offset %llu skipped%s: %s\n",
