@@ -399,9 +399,10 @@ int prec_record_recover(const void *buf, size_t len,
 				continue;
 			}
 		}
-		/* a frame info or the index whose magic now names a reserved
-		 * kind is damage; a reserved kind that is neither is a record */
-		if (r == 1 && rec.kind == PREC_RECORD_OTHER && !frame_by_crc(&w, pos, &fi) &&
+		/* a frame info, the index or the header whose magic now names a
+		 * reserved kind is damage; a reserved kind that is none of them
+		 * is a record */
+		if (r == 1 && rec.kind == PREC_RECORD_OTHER && pos > 0 && !frame_by_crc(&w, pos, &fi) &&
 		    !(pos + rec.len == w.n && (index_marks(&w, pos, rec.len) & 2))) {
 			w.base_known = false;
 			w.others = true;
