@@ -125,8 +125,9 @@ int rec_archive_open(const char *dir, const char *host, const char *session,
 		rec_log(REC_LOG_ERROR, "cannot resume %s: the damage at offset %llu hides how "
 			"many records it holds, so the next one's number is unknown; the file "
 			"is left as it is (perfrec-analyze reads it and skips the damage). To "
-			"go on, move it aside: the session then starts a new file with what "
-			"its source can still send", a->path,
+			"go on, move it aside: an archiver then rebuilds it from what the "
+			"stream still holds; a recorder, which freed the records acknowledged "
+			"here, needs a new recording (or another --session)", a->path,
 			(unsigned long long)s.first_unknown);
 		goto err;
 	}
