@@ -50,7 +50,7 @@ static const struct rec_cli_opt collect_opts[] = {
 	REC_CLI_NET_OPTS,
 	REC_CLI_SECTION("listing"),
 	{ "list", REC_OPT_LIST, NULL, "print what --dir holds and exit: host, session,\n"
-	  "start, duration, bytes, complete / open / torn" },
+	  "start, duration, bytes, complete / open / torn / damaged" },
 	{ "help", 'h', NULL, "this text" },
 	{ NULL, 0, NULL, NULL },
 };
@@ -94,7 +94,14 @@ static int print_entry(const struct rec_archive_entry *e, void *ctx)
 		       "DURATION", "BYTES", "STATUS");
 	printf("%-24s %-32s %-20s %10s %12s  %s", e->host, e->session, start, dur, bytes,
 	       rec_archive_status_name(e->status));
-	if (e->status == REC_ARCHIVE_TORN && e->torn_bytes)
+	if (e->status == REC_ARCHIVE_DAMAGED)
+		printf(" (%llu damaged stretch%s, the first at offset %llu; %s%s)",
+		       (unsigned long long)e->damaged, e->damaged == 1 ? "" : "es",
+		       (unsigned long long)e->damage_offset,
+		       e->complete ? "index in" : "no index",
+		       e->resumable ? "" : "; its record count is unknown: a collector "
+		       "will not resume it");
+	else if (e->status == REC_ARCHIVE_TORN && e->torn_bytes)
 		printf(" (%llu bytes after the last whole frame)",
 		       (unsigned long long)e->torn_bytes);
 	else if (e->status == REC_ARCHIVE_TORN)

@@ -14,44 +14,64 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/error.h"
 #include "format/reader.h"
 #include "format/record.h"
 #include "recorder/log.h"
 
-/* What the records of a file say. */
-struct scan {
-	uint64_t records, whole, t_min, t_max;
-	bool index;
+/* Damage logged per file before the rest is only counted. */
+#define LOG_DAMAGE_MAX 8
+
+struct scan_log {
+	const char *path;   /* NULL: do not log */
+	uint64_t n;
 };
 
-/* Walks the whole records of fd's first size bytes. */
-static int scan_fd(int fd, uint64_t size, struct scan *s)
+static void log_damage(void *ctx, const struct prec_record_damage *d)
 {
+	struct scan_log *l = ctx;
+
+	if (!l->path || l->n++ >= LOG_DAMAGE_MAX)
+		return;
+	if (d->known && d->records)
+		rec_log(REC_LOG_WARN, "%s: damaged bytes at offset %llu (%llu bytes, %s), "
+			"in record(s) already acknowledged: kept as they are; readers "
+			"skip the damaged frame", l->path, (unsigned long long)d->offset,
+			(unsigned long long)d->len, prec_strerror(d->err));
+	else if (d->known)
+		rec_log(REC_LOG_WARN, "%s: %llu bytes after the index at offset %llu "
+			"(%s): kept as they are; readers ignore them", l->path,
+			(unsigned long long)d->len, (unsigned long long)d->offset,
+			prec_strerror(d->err));
+	else
+		rec_log(REC_LOG_WARN, "%s: damaged bytes at offset %llu (%llu bytes, %s) "
+			"that cannot be counted as records", l->path,
+			(unsigned long long)d->offset, (unsigned long long)d->len,
+			prec_strerror(d->err));
+}
+
+/* What the records of fd's first size bytes say (format/record.h
+ * recovery); damage is logged under path unless it is NULL. */
+static int scan_fd(int fd, uint64_t size, const char *path,
+		   struct prec_record_recovery *s)
+{
+	struct scan_log l = { path, 0 };
 	const unsigned char *m;
-	struct prec_record rec;
 
 	memset(s, 0, sizeof(*s));
+	s->certain = 1;
 	if (!size)
 		return 0;
-	m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (size > SIZE_MAX)
+		return -EFBIG;
+	m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (m == MAP_FAILED)
 		return -errno;
-	while (s->whole < size &&
-	       prec_record_scan(m + s->whole, size - s->whole, 0, &rec) == 1) {
-		if (s->index)
-			break;   /* nothing belongs after the index */
-		s->whole += rec.len;
-		s->records++;
-		if (rec.kind == PREC_RECORD_INDEX)
-			s->index = true;
-		if (rec.kind == PREC_RECORD_FRAME && (rec.info.t_min || rec.info.t_max)) {
-			if (!s->t_min || rec.info.t_min < s->t_min)
-				s->t_min = rec.info.t_min;
-			if (rec.info.t_max > s->t_max)
-				s->t_max = rec.info.t_max;
-		}
-	}
-	munmap((void *)m, size);
+	prec_record_recover(m, (size_t)size, log_damage, &l, s);
+	munmap((void *)m, (size_t)size);
+	if (l.n > LOG_DAMAGE_MAX)
+		rec_log(REC_LOG_WARN, "%s: %llu more damaged stretches (%llu in all)", path,
+			(unsigned long long)(l.n - LOG_DAMAGE_MAX), (unsigned long long)l.n);
 	return 0;
 }
 
@@ -59,8 +79,8 @@ int rec_archive_open(const char *dir, const char *host, const char *session,
 		     struct rec_archive *a)
 {
 	char hostdir[4096];
+	struct prec_record_recovery s;
 	struct stat st;
-	struct scan s;
 	int ret;
 
 	memset(a, 0, sizeof(*a));
@@ -92,29 +112,49 @@ int rec_archive_open(const char *dir, const char *host, const char *session,
 		rec_log(REC_LOG_ERROR, "%s is not a regular file", a->path);
 		goto err;
 	}
-	ret = scan_fd(a->fd, (uint64_t)st.st_size, &s);
+	ret = scan_fd(a->fd, (uint64_t)st.st_size, a->path, &s);
 	if (ret < 0) {
 		rec_log(REC_LOG_ERROR, "cannot read %s: %s", a->path, strerror(-ret));
 		goto err;
 	}
-	if (s.whole < (uint64_t)st.st_size) {
-		/* a write cut short: what follows the last whole record */
-		if (ftruncate(a->fd, (off_t)s.whole) < 0) {
+	if (!s.certain) {
+		/* resuming would number what comes next wrongly: a record
+		 * appended twice or one skipped. Cutting would destroy
+		 * acknowledged records. Leave the file as it is. */
+		ret = -EUCLEAN;
+		rec_log(REC_LOG_ERROR, "cannot resume %s: the damage at offset %llu hides how "
+			"many records it holds, so the next one's number is unknown; the file "
+			"is left as it is (perfrec-analyze reads it and skips the damage). To "
+			"go on, move it aside: an archiver then rebuilds it from what the "
+			"stream still holds; a recorder, which freed the records acknowledged "
+			"here, needs a new recording (or another --session)", a->path,
+			(unsigned long long)s.first_unknown);
+		goto err;
+	}
+	a->damaged = s.damaged;
+	if (s.end < (uint64_t)st.st_size) {
+		/* a write cut short: part of one record, never acknowledged */
+		if (ftruncate(a->fd, (off_t)s.end) < 0) {
 			ret = -errno;
 			rec_log(REC_LOG_ERROR, "cannot cut the torn tail of %s: %s",
 				a->path, strerror(-ret));
 			goto err;
 		}
-		a->cut = (uint64_t)st.st_size - s.whole;
+		a->cut = (uint64_t)st.st_size - s.end;
 		rec_log(REC_LOG_WARN, "%s: cut %llu bytes after its last whole record "
 			"(a write interrupted by a crash); the session resumes at record %llu",
 			a->path, (unsigned long long)a->cut,
 			(unsigned long long)s.records + 1);
+	} else if (s.damaged) {
+		rec_log(REC_LOG_WARN, "%s: %llu records, %llu damaged stretch(es) kept; the "
+			"session resumes at record %llu, after the file's last byte", a->path,
+			(unsigned long long)s.records, (unsigned long long)s.damaged,
+			(unsigned long long)s.records + 1);
 	}
-	a->size = s.whole;
+	a->size = s.end;
 	a->next_seq = s.records + 1;
 	a->synced_seq = s.records;
-	a->complete = s.index;
+	a->complete = s.complete;
 	return 0;
 err:
 	close(a->fd);
@@ -182,6 +222,8 @@ const char *rec_archive_status_name(enum rec_archive_status s)
 		return "complete";
 	case REC_ARCHIVE_OPEN:
 		return "open";
+	case REC_ARCHIVE_DAMAGED:
+		return "damaged";
 	case REC_ARCHIVE_TORN:
 	default:
 		return "torn";
@@ -214,8 +256,8 @@ static int list_file(const char *path, const char *host, const char *name,
 		     int (*cb)(const struct rec_archive_entry *, void *), void *ctx)
 {
 	struct rec_archive_entry e;
+	struct prec_record_recovery s;
 	struct stat st;
-	struct scan s;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), ret;
 
 	if (fd < 0)
@@ -236,11 +278,17 @@ static int list_file(const char *path, const char *host, const char *name,
 		flock(fd, LOCK_UN);
 		e.status = REC_ARCHIVE_TORN;
 	}
-	if (scan_fd(fd, e.bytes, &s) == 0) {
+	if (scan_fd(fd, e.bytes, NULL, &s) == 0) {
 		e.records = s.records;
-		e.torn_bytes = e.bytes - s.whole;
-		if (s.index)
+		e.torn_bytes = e.bytes - s.end;
+		e.damaged = s.damaged;
+		e.damage_offset = s.first_damage;
+		e.resumable = s.certain;
+		e.complete = s.complete;
+		if (s.complete)
 			e.status = REC_ARCHIVE_COMPLETE;
+		if (s.damaged && e.status != REC_ARCHIVE_OPEN)
+			e.status = REC_ARCHIVE_DAMAGED;
 		if (s.t_max > s.t_min)
 			e.duration_ns = s.t_max - s.t_min;
 	}

@@ -15,9 +15,17 @@
  *
  * An open archive holds an exclusive flock on its file: a second collector
  * cannot write it (-EBUSY), and `collect --list` reports it as open.
- * Resuming scans the records already there: a tail that is not a whole
- * record (a collector killed mid-write) is cut off, so appends continue a
- * valid file.
+ *
+ * Resuming counts the records already there (prec_record_recover(),
+ * format/record.h): every record in the file was acknowledged once it was
+ * synced, so none is ever removed. Only a torn tail (part of one record
+ * left by a write a crash interrupted, never acknowledged) is cut, so
+ * appends continue a valid file. Damage inside the file (disk faults) is
+ * logged with its offset and kept: the damaged frame is lost alone, as
+ * readers skip it, and the session resumes after the file's last byte.
+ * When damage hides how many records the file holds, resuming could only
+ * number the next record wrongly: the open fails (-EUCLEAN, logged with
+ * the file, the offset and the fix) and the file is left unchanged.
  */
 #ifndef REC_ARCHIVE_H
 #define REC_ARCHIVE_H
@@ -34,11 +42,13 @@ struct rec_archive {
 	uint64_t size;         /* bytes of whole records */
 	bool complete;         /* the index (last record) is in */
 	uint64_t cut;          /* torn bytes cut off when it was resumed */
+	uint64_t damaged;      /* damaged stretches found (and kept) then */
 };
 
 /* Creates DIR/host (0750) and the file (0640), or resumes the file.
  * Names must have passed rec_wire_name_ok(). 0, -EBUSY (another process
- * has it open), or -errno (logged with the path). */
+ * has it open), -EUCLEAN (damage hides the file's record count; nothing
+ * changed), or -errno (logged with the path). */
 int rec_archive_open(const char *dir, const char *host, const char *session,
 		     struct rec_archive *a);
 /* Appends rec, which must be exactly one whole record fit for position
@@ -56,6 +66,10 @@ enum rec_archive_status {
 	REC_ARCHIVE_TORN,      /* no index: the recording or its stream
 				* stopped early (bytes past the last whole
 				* record, if any, in torn_bytes) */
+	REC_ARCHIVE_DAMAGED,   /* damaged bytes inside (disk faults): readers
+				* skip the damaged frames (damaged,
+				* damage_offset; complete says whether the
+				* index is in) */
 };
 
 struct rec_archive_entry {
@@ -67,6 +81,11 @@ struct rec_archive_entry {
 	uint64_t torn_bytes;
 	uint64_t start_realtime_ns;   /* wall clock, 0 when unknown */
 	uint64_t duration_ns;         /* from the frames' time ranges */
+	uint64_t damaged;             /* damaged stretches */
+	uint64_t damage_offset;       /* the first one's, when damaged */
+	bool complete;                /* ends with its index */
+	bool resumable;               /* its record count is known (else a
+				       * collector refuses to resume it) */
 	enum rec_archive_status status;
 };
 

@@ -25,10 +25,17 @@
 #define FETCH_WAIT_MS 500
 #define MAX_BATCH 1024
 
+/* A file whose damage hides its record count (rec_archive_open() says
+ * -EUCLEAN) is not scanned again for every message: its messages are
+ * handed back for this long, then the open is tried again (an operator
+ * may have moved the file aside meanwhile). */
+#define REFUSED_RETRY_MS 30000
+
 struct afile {
 	char host[65], id[65];
 	struct rec_archive a;
 	uint64_t last_use;
+	uint64_t refused_until;   /* not open (a.fd < 0) until then */
 	bool touched;
 	struct afile *next;
 };
@@ -89,8 +96,10 @@ static void close_file(struct rec_archiver *a, struct afile *f)
 {
 	struct afile **pp = &a->files;
 
-	rec_archive_sync(&f->a);
-	rec_archive_close(&f->a);
+	if (f->a.fd >= 0) {
+		rec_archive_sync(&f->a);
+		rec_archive_close(&f->a);
+	}
 	while (*pp && *pp != f)
 		pp = &(*pp)->next;
 	if (*pp)
@@ -98,31 +107,46 @@ static void close_file(struct rec_archiver *a, struct afile *f)
 	free(f);
 }
 
-/* The open file of host/session, opened (or resumed) when needed. NULL
- * with *busy when another archiver holds it. */
+/* The open file of host/session, opened (or resumed) when needed; NULL
+ * and *delay (when to hand its message back) while another archiver
+ * holds it or it cannot be resumed. */
 static struct afile *file_of(struct rec_archiver *a, const char *host, const char *id,
-			     bool *busy)
+			     uint32_t *delay)
 {
 	struct afile *f;
 	int ret;
 
-	*busy = false;
+	*delay = 2000;
 	for (f = a->files; f; f = f->next)
 		if (!strcmp(f->host, host) && !strcmp(f->id, id))
-			return f;
+			break;
+	if (f && !f->refused_until)
+		return f;
+	if (f && now_ms() < f->refused_until) {
+		*delay = REFUSED_RETRY_MS;
+		return NULL;
+	}
+	if (f)
+		close_file(a, f);   /* its time is up: try again */
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
 	snprintf(f->host, sizeof(f->host), "%s", host);
 	snprintf(f->id, sizeof(f->id), "%s", id);
 	ret = rec_archive_open(a->o.dir, host, id, &f->a);
-	if (ret < 0) {
-		*busy = ret == -EBUSY;
+	if (ret == -EBUSY)
+		*delay = 1000;   /* another archiver has it: later, maybe to it */
+	if (ret < 0 && ret != -EUCLEAN) {
 		free(f);
 		return NULL;
 	}
 	f->next = a->files;
 	a->files = f;
+	if (ret == -EUCLEAN) {
+		f->refused_until = now_ms() + REFUSED_RETRY_MS;
+		*delay = REFUSED_RETRY_MS;
+		return NULL;
+	}
 	a->st.sessions++;
 	return f;
 }
@@ -132,7 +156,6 @@ static enum rec_js_verdict take(struct rec_archiver *a, struct rec_js_msg *m,
 				uint32_t *delay)
 {
 	struct afile *f;
-	bool busy;
 	int ret;
 
 	*delay = 0;
@@ -144,13 +167,12 @@ static enum rec_js_verdict take(struct rec_archiver *a, struct rec_js_msg *m,
 		a->st.dropped++;
 		return REC_JS_DROP;
 	}
-	f = file_of(a, m->host, m->session, &busy);
+	f = file_of(a, m->host, m->session, delay);
 	if (!f) {
-		/* another archiver has the file: later, maybe to it */
-		*delay = busy ? 1000 : 2000;
 		a->st.retried++;
 		return REC_JS_RETRY;
 	}
+	*delay = 0;
 	f->last_use = now_ms();
 	if (m->seq < f->a.next_seq) {
 		a->st.duplicates++;
@@ -211,7 +233,9 @@ static void close_done(struct rec_archiver *a)
 
 	for (; f; f = next) {
 		next = f->next;
-		if (f->a.complete) {
+		if (f->refused_until) {
+			continue;   /* file_of() retries it when its time is up */
+		} else if (f->a.complete) {
 			rec_log(REC_LOG_INFO, "archive: %s complete (%llu records)", f->a.path,
 				(unsigned long long)(f->a.next_seq - 1));
 			a->st.completed++;

@@ -8,7 +8,10 @@
  * own record count is the truth. A record that comes before its
  * predecessors (parallel archivers) is handed back to be delivered again
  * a little later. A file is closed once its index is in, or after it has
- * been idle, so another archiver can take the session.
+ * been idle, so another archiver can take the session. A file resumes as
+ * net/archive.h says (disk damage inside it kept and logged, never cut);
+ * one whose damage hides its record count is not written: its messages
+ * are handed back every 30 s until it is moved aside.
  *
  * How to use:
  *   rec_archiver_new(&opts, &a);    // connects, binds the consumer

@@ -7,7 +7,8 @@
  * hand-written encoder must encode to protobuf-c's bytes. The lone frame is
  * also read with packet-kind filters, which must return the unfiltered
  * pass's packets of those kinds, with the same times and iid values.
- * Seeds: tests/fuzz/corpus/fuzz_reader/ (small valid, unindexed, torn files,
+ * The input is also walked as a stored file a collector resumes
+ * (prec_record_recover). Seeds: tests/fuzz/corpus/fuzz_reader/ (small valid, unindexed, torn files,
  * a lone frame, sample and interned packets).
  */
 #include <stddef.h>
@@ -225,6 +226,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ret > 0 && (rec.len == 0 || rec.len > size - pos))
 			__builtin_trap();
 		pos += ret > 0 ? rec.len : 1;
+	}
+	/* the resume walk of a stored file: within the input, a count that
+	 * records of at least 8 bytes can hold */
+	{
+		struct prec_record_recovery rv;
+
+		if (prec_record_recover(data, size, NULL, NULL, &rv) != 0 || rv.end > size ||
+		    rv.records > size / 8 + 1 || (!rv.damaged && !rv.certain))
+			__builtin_trap();
 	}
 	f = prec_frame_new();
 	if (!f)

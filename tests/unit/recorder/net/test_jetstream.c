@@ -3,7 +3,8 @@
  * subject and message-id naming (recorder/net/jetstream.c: one session,
  * one subject token each, never two sessions on one subject), and the
  * archiver's batch step (recorder/net/archiver.c): redeliveries and
- * duplicates written once, early records retried, bad messages dropped.
+ * duplicates written once, early records retried, bad messages dropped,
+ * files hit by disk damage resumed without cutting acknowledged records.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -154,10 +155,112 @@ static void test_archiver_batches(void **state)
 	st_rmdir(dir);
 }
 
+static void poke(const char *path, size_t at, const void *bytes, size_t n)
+{
+	FILE *fp = fopen(path, "r+b");
+
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, (long)at, SEEK_SET), 0);
+	assert_int_equal(fwrite(bytes, 1, n, fp), n);
+	fclose(fp);
+}
+
+static size_t count_of(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* An archiver restarted on a file whose acknowledged bytes were hit by
+ * disk damage goes on after them (nothing cut, no record twice); one
+ * whose damage hides the record count is left alone, scanned once, and
+ * its messages handed back for later. */
+static void test_archiver_resumes_damaged(void **state)
+{
+	char *dir = st_tmpdir();
+	struct prec_sink *t = st_trace(3000, 2048);
+	size_t len, off[MAXREC], n, k, mid, glen;
+	const unsigned char *buf = prec_sink_mem_data(t, &len);
+	unsigned char zeros[80] = { 0 }, *got, b;
+	struct rec_archiver *a;
+	struct rec_js_msg m[4];
+	enum rec_js_verdict v[4];
+	uint32_t delay[4];
+	struct rec_archiver_stats st;
+	char path[512];
+
+	(void)state;
+	logcap_install();
+	n = st_records(buf, len, off, MAXREC);
+	k = n / 2;
+	mid = k / 2;
+	assert_true(n > 10);
+	assert_int_equal(rec_archiver_new_local(dir, &a), 0);
+	for (size_t i = 0; i < k; i++) {
+		m[0] = msg(buf, off, i, "h", "d");
+		m[1] = msg(buf, off, i, "h", "u");
+		rec_archiver_take(a, m, 2, v, delay);
+		assert_int_equal(v[0], REC_JS_ACK);
+		assert_int_equal(v[1], REC_JS_ACK);
+	}
+	rec_archiver_free(a);
+
+	/* one flipped byte in an acknowledged frame info of "d" */
+	snprintf(path, sizeof(path), "%s/h/d.prec", dir);
+	b = buf[off[mid] + 20] ^ 0x20;
+	poke(path, off[mid] + 20, &b, 1);
+	assert_int_equal(rec_archiver_new_local(dir, &a), 0);
+	m[0] = msg(buf, off, k - 1, "h", "d");   /* a redelivery */
+	rec_archiver_take(a, m, 1, v, delay);
+	assert_int_equal(v[0], REC_JS_ACK);
+	for (size_t i = k; i < n; i++) {
+		m[0] = msg(buf, off, i, "h", "d");
+		rec_archiver_take(a, m, 1, v, delay);
+		assert_int_equal(v[0], REC_JS_ACK);
+	}
+	rec_archiver_stats(a, &st);
+	assert_int_equal(st.written, n - k);
+	assert_int_equal(st.duplicates, 1);
+	assert_int_equal(st.completed, 1);
+	got = st_slurp(path, &glen);
+	assert_int_equal(glen, len);
+	assert_int_equal(got[off[mid] + 20], b);
+	got[off[mid] + 20] = buf[off[mid] + 20];
+	assert_memory_equal(got, buf, len);
+	free(got);
+
+	/* "u": two neighbouring frame infos gone, the count unknown */
+	snprintf(path, sizeof(path), "%s/h/u.prec", dir);
+	poke(path, off[mid], zeros, sizeof(zeros));
+	poke(path, off[mid + 1], zeros, sizeof(zeros));
+	logcap_clear();
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 3; i++)
+			m[i] = msg(buf, off, k + (size_t)i, "h", "u");
+		rec_archiver_take(a, m, 3, v, delay);
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(v[i], REC_JS_RETRY);
+			assert_true(delay[i] >= 30000);
+		}
+	}
+	assert_int_equal(count_of(logcap_all(), "cannot resume"), 1);
+	assert_non_null(strstr(logcap_err(), path));
+	got = st_slurp(path, &glen);
+	assert_int_equal(glen, off[k]);
+	free(got);
+	rec_archiver_free(a);
+	prec_sink_free(t);
+	st_rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_subjects),
+		cmocka_unit_test(test_archiver_resumes_damaged),
 		cmocka_unit_test(test_archiver_batches),
 	};
 
