@@ -9,10 +9,11 @@
  *                                                 -> chain_compare
  *                        chain_two -> chain_spin
  *
- * Every round does a fixed amount of work in each branch, so the shares
- * depend on the code, not on timing: about two thirds under qsort, one
- * third in chain_spin. No call is a tail call (each caller uses the
- * result), so every caller keeps its frame. It runs for the given CPU
+ * Every round does a fixed amount of work in each branch, yet how the CPU
+ * time splits between them depends on the CPU and its load (~35% under
+ * qsort, ~65% in chain_spin on the CI VM, 10 points apart between two busy
+ * runs): tools are compared on the same run. No call is a tail call (each
+ * caller uses the result), so every caller keeps its frame. It runs for the given CPU
  * seconds (default 2) and prints its own CPU time at the end ("cpu_s X",
  * for benchmarks that subtract it from a recorder's).
  */
