@@ -8,11 +8,10 @@
 # `perfrec record --call-graph dwarf` (unwound at record time) and with
 # `--call-graph dwarf,raw` (stacks unwound by the analyzer), then deleted.
 # `perfrec-analyze report --children` must name the whole chain with the
-# shares perf gives for the same run, within 2 points: perfrec record runs
-# perf record --call-graph dwarf, which runs chain_nofp, so both tools
-# sample the one process at the same time (perfrec's events follow its
-# command's child; the report keeps chain_nofp's samples by comm). Two
-# runs one after the other would not do: how a run's CPU time splits
+# shares perf gives for the same run, within 2 points: perfrec records
+# chain_nofp from its exec, perf attaches to it (-p), and only then does
+# chain_nofp start its work, so both tools sample the same 3 CPU seconds.
+# Two runs one after the other would not do: how a run's CPU time splits
 # between qsort and chain_spin moves with the host's load (30% vs 40% for
 # chain_three in two runs on a busy VM). perf's share of a symbol is
 # counted per sample from `perf script` (the samples whose stack holds
@@ -28,7 +27,13 @@ build=${PERFREC_BUILD_DIR:?}
 perfrec=${PERFREC_BIN:?}
 ana=${PERFREC_ANALYZE_BIN:?}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+rec_pid= perf_pid=
+cleanup() {
+  for p in $rec_pid $perf_pid; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
 [ -x "$perfrec" ] && [ -x "$ana" ] && [ -x "$build/tests/chain_nofp" ] ||
@@ -47,18 +52,45 @@ if grep -q 'push *%rbp' "$work/chain_two.s"; then
   fail "chain_nofp was built with frame pointers"
 fi
 
-prog=("$work/host/chain_nofp" $secs)
 have_perf=0
 if command -v perf >/dev/null &&
    perf record -q -e cpu-clock --call-graph dwarf -o "$work/probe.data" -- true >/dev/null 2>&1; then
   have_perf=1
-  # perf runs the program itself: perf 6.1 sometimes cannot unwind out
-  # of libc in a program another process exec'ed (chain_three at 1%)
-  prog=(perf record -q -e cpu-clock -F $freq --call-graph dwarf -o "$work/perf.data" -- "${prog[@]}")
 fi
-"$perfrec" record -e cpu-clock -F $freq --call-graph dwarf -o "$work/t.prec" -- "${prog[@]}" \
-  >"$work/run.out" 2>&1 || fail "record: $(cat "$work/run.out")"
+# chain_nofp waits for a byte on the go fifo: perfrec records it from its
+# exec, perf attaches to it (-p), and once perf says its events are on the
+# work starts, seen by both. Each tool meets the process in the way it
+# handles best: perf 6.1 could not unwind out of libc in a program another
+# process exec'ed (chain_three at 1%), and once in 25 runs under ASan
+# perfrec named no frame of a program its command's child exec'ed.
+mkfifo "$work/go" "$work/perf.ctl" "$work/perf.ack"
+exec 7<>"$work/go"
+"$perfrec" record -e cpu-clock -F $freq --call-graph dwarf -o "$work/t.prec" -- \
+  "$work/host/chain_nofp" $secs "$work/go" >"$work/run.out" 2>&1 &
+rec_pid=$!
 if [ $have_perf = 1 ]; then
+  wl=
+  for _ in $(seq 300); do
+    wl=$(pgrep -x -P "$rec_pid" chain_nofp) && break
+    sleep 0.1
+  done
+  [ -n "$wl" ] || fail "perfrec did not start chain_nofp within 30 s: $(cat "$work/run.out")"
+  perf record -q -e cpu-clock -F $freq --call-graph dwarf -p "$wl" -D -1 \
+    --control "fifo:$work/perf.ctl,$work/perf.ack" -o "$work/perf.data" >"$work/perf.out" 2>&1 &
+  perf_pid=$!
+  exec 8<>"$work/perf.ctl" 9<>"$work/perf.ack"
+  echo enable >&8
+  ack=
+  read -r -t 60 ack <&9 || true
+  [ "$ack" = ack ] || fail "perf record -p did not enable its events within 60 s: $(cat "$work/perf.out")"
+fi
+echo go >&7
+wait "$rec_pid" || fail "record: $(cat "$work/run.out")"
+rec_pid=
+if [ $have_perf = 1 ]; then
+  # perf -p ends when its target does
+  wait "$perf_pid" || fail "perf record -p: $(cat "$work/perf.out")"
+  perf_pid=
   # perf needs the binary to read its samples: before it is deleted.
   # Each sample: a header line, its frames (tab, address, symbol), a
   # blank line. A symbol's share: the samples with it in their stack.
@@ -79,9 +111,7 @@ fi
 rm -f "$work/host/chain_nofp"
 
 # ---- our report: children share per symbol
-# (--comm: perf's own samples are in the file too; shares are of the shown)
-"$ana" report --children -s sym --comm chain_nofp --csv "$work/t.prec" >"$work/report.csv" ||
-  fail "report failed"
+"$ana" report --children -s sym --csv "$work/t.prec" >"$work/report.csv" || fail "report failed"
 awk -F, '/^# rows/ { f = 1; getline; next } f && NF >= 5 { print $5 "\t" $1 }' \
   "$work/report.csv" >"$work/ours.txt"
 echo "perfrec-analyze report --children (top):"; head -12 "$work/ours.txt"
