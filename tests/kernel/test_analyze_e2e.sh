@@ -81,8 +81,8 @@ if [ "$have_perf" = 1 ]; then
   kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; perf_pid=
   perf script -i "$work/perf.data" -F time,trace --ns >"$work/perf.raw" 2>"$work/perf.err" || true
   # perf 6.1 on a loaded host sometimes writes one sched_switch sample
-  # twice into perf.data (the same bytes at two file offsets: 2 to 190
-  # extra switches of a pp- thread in 3000 rounds). Two lines alike to the
+  # twice into perf.data (the same bytes at two file offsets: 2 extra
+  # switch-ins and -outs of a pp- thread in one run). Two lines alike to the
   # nanosecond are one switch: a CPU's switches are serial, microseconds
   # apart.
   awk '!seen[$0]++' "$work/perf.raw" >"$work/perf.txt"
