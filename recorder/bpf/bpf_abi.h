@@ -42,12 +42,14 @@ struct rec_offcpu_rec {
 	__s32 kstack, ustack;    /* stack map ids; < 0: none */
 };
 
-/* A task off its CPU since ts (map "starts", key: tid). */
+/* A task off its CPU since ts (map "starts", key: tid); runtime: its CPU
+ * time then (ns; 0: not known). */
 struct rec_offcpu_start {
 	__u64 ts;
 	__u32 pid, state;
 	__s32 kstack, ustack;
 	__u32 waker_pid, waker_tid;
+	__u64 runtime;
 };
 
 /* Short blocks summed (maps "agg0"/"agg1"). */
@@ -77,7 +79,7 @@ struct rec_offcpu_counts {
 #define REC_OFFCPU_BY_TID 2     /* key of "targets": thread id */
 
 /* Operations of the test program (offcpu_test: args[0]). */
-#define REC_OFFCPU_TEST_OUT 1      /* args: tid, pid, raw state, now */
+#define REC_OFFCPU_TEST_OUT 1      /* args: tid, pid, raw state, now, CPU time */
 #define REC_OFFCPU_TEST_IN 2       /* args: tid, -, -, now */
 #define REC_OFFCPU_TEST_WAKE 3     /* args: tid (wakee), pid, -, - */
 

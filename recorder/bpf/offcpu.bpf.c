@@ -4,15 +4,25 @@
  * where (kernel and user stacks at the switch-out), measured on
  * sched_switch. The loader is recorder/bpf/bpf.c; layouts in bpf_abi.h.
  *
- * At a task's switch-out: its time, state and stack ids go into "starts"
- * (key: tid). At its next switch-in the block [start, now] ends: one of at
- * least threshold_ns is written as a record through "events" (bpf-output
- * perf events, one per CPU, that perfrec drains with its other records);
- * a shorter one (or one the output refused) is summed into the current
- * "agg" map by (pid, tid, stacks, state), which user space drains
+ * At a task's switch-out: its time, state, CPU time and stack ids go into
+ * "starts" (key: tid). At its next switch-in the block [start, now] ends:
+ * one of at least threshold_ns is written as a record through "events"
+ * (bpf-output perf events, one per CPU, that perfrec drains with its other
+ * records); a shorter one (or one the output refused) is summed into the
+ * current "agg" map by (pid, tid, stacks, state), which user space drains
  * periodically: every block that ends is counted once, as a record or in
  * a sum. What cannot be counted (full maps, stack-map misses, refused
  * output) is counted in `counts`.
+ *
+ * A switch-in can go unseen: a kernel may leave the tracepoint out for
+ * some tasks (on a CI VM no switch away from its init's threads reached
+ * it, so a task switched in from one was not seen running again, and its
+ * block was lost when it next switched out).
+ * A task that switches out with its block still open was switched in
+ * unseen: that block ends where the task started running, now minus the
+ * CPU time it used since its last switch-out (it ran once in between: any
+ * other switch-out would have been seen). Without CPU times (raw_tp) the
+ * switch-in comes from the CPU's previous switch instead, see below.
  *
  * Programs (the loader loads one switch program):
  *  - offcpu_switch (tp_btf): prev and next from BTF; exact.
@@ -127,26 +137,6 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 	return id < 0 ? -1 : (__s32)id;
 }
 
-/* Task tid (of process pid) leaves its CPU at now in raw state raw. */
-static __always_inline void switch_out(void *ctx, __u32 tid, __u32 pid,
-				       __u32 raw, int preempt, int known, __u64 now)
-{
-	struct rec_offcpu_start s = {};
-
-	if (!tid || (raw & REC_TASK_DEAD))
-		return;   /* the idle task; a dying task's last switch */
-	if (!traced(tid, pid))
-		return;
-	s.ts = now;
-	s.pid = pid;
-	s.state = known ? state_of(raw, preempt) :
-		  preempt ? REC_OFFCPU_RUNNABLE : REC_OFFCPU_UNKNOWN;
-	s.kstack = stack_id(ctx, kstack_skip & 0xff);
-	s.ustack = stack_id(ctx, BPF_F_USER_STACK);
-	if (bpf_map_update_elem(&starts, &tid, &s, BPF_ANY))
-		__sync_fetch_and_add(&counts.map_full, 1);
-}
-
 static __always_inline void sum_block(const struct rec_offcpu_start *s, __u32 tid,
 				      __u64 ns)
 {
@@ -173,15 +163,13 @@ static __always_inline void sum_block(const struct rec_offcpu_start *s, __u32 ti
 	__sync_fetch_and_add(&p->count, 1);
 }
 
-/* Task tid runs again at now: its block (if it was seen leaving) ends. */
-static __always_inline void switch_in(void *ctx, __u32 tid, __u64 now)
+/* Task tid runs again at now: its block s ends (and leaves "starts"). */
+static __always_inline void end_block(void *ctx, __u32 tid,
+				      struct rec_offcpu_start *s, __u64 now)
 {
-	struct rec_offcpu_start *s = bpf_map_lookup_elem(&starts, &tid);
 	struct rec_offcpu_rec r = {};
 	__u64 ns;
 
-	if (!s)
-		return;
 	if (!all_cpus) {
 		__u32 cpu = bpf_get_smp_processor_id();
 
@@ -219,6 +207,45 @@ static __always_inline void switch_in(void *ctx, __u32 tid, __u64 now)
 	bpf_map_delete_elem(&starts, &tid);
 }
 
+/* Task tid runs again at now: its block (if it was seen leaving) ends. */
+static __always_inline void switch_in(void *ctx, __u32 tid, __u64 now)
+{
+	struct rec_offcpu_start *s = bpf_map_lookup_elem(&starts, &tid);
+
+	if (s)
+		end_block(ctx, tid, s, now);
+}
+
+/* Task tid (of process pid) leaves its CPU at now in raw state raw, having
+ * used runtime ns of CPU in all (0: not known). */
+static __always_inline void switch_out(void *ctx, __u32 tid, __u32 pid,
+				       __u32 raw, int preempt, int known, __u64 now,
+				       __u64 runtime)
+{
+	struct rec_offcpu_start s = {}, *open;
+
+	if (!tid || (raw & REC_TASK_DEAD))
+		return;   /* the idle task; a dying task's last switch */
+	if (!traced(tid, pid))
+		return;
+	open = bpf_map_lookup_elem(&starts, &tid);
+	if (open && runtime && open->runtime && runtime >= open->runtime) {
+		/* switched in unseen: it ran (runtime - open->runtime) since */
+		__u64 ran = runtime - open->runtime, in = ran < now ? now - ran : 0;
+
+		end_block(ctx, tid, open, in > open->ts ? in : open->ts);
+	}
+	s.ts = now;
+	s.runtime = runtime;
+	s.pid = pid;
+	s.state = known ? state_of(raw, preempt) :
+		  preempt ? REC_OFFCPU_RUNNABLE : REC_OFFCPU_UNKNOWN;
+	s.kstack = stack_id(ctx, kstack_skip & 0xff);
+	s.ustack = stack_id(ctx, BPF_F_USER_STACK);
+	if (bpf_map_update_elem(&starts, &tid, &s, BPF_ANY))
+		__sync_fetch_and_add(&counts.map_full, 1);
+}
+
 struct task_struct___old {
 	long state;
 } __attribute__((preserve_access_index));
@@ -237,7 +264,8 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev,
 	__u64 now = bpf_ktime_get_ns();
 
 	switch_in(ctx, next->pid, now);
-	switch_out(ctx, prev->pid, prev->tgid, task_state(prev), preempt, 1, now);
+	switch_out(ctx, prev->pid, prev->tgid, task_state(prev), preempt, 1, now,
+		   prev->se.sum_exec_runtime);
 	return 0;
 }
 
@@ -256,7 +284,10 @@ int offcpu_switch_raw(struct bpf_raw_tracepoint_args *ctx)
 		switch_in(ctx, tid, *last);
 	if (have_prev_state)
 		raw = (__u32)ctx->args[3];
-	switch_out(ctx, tid, (__u32)(id >> 32), raw, preempt, have_prev_state, now);
+	/* No CPU times without BTF: a switch-in the tracepoint did not
+	 * report ends the block at the CPU's last switch it did report,
+	 * early by what ran in between. */
+	switch_out(ctx, tid, (__u32)(id >> 32), raw, preempt, have_prev_state, now, 0);
 	*last = now;
 	return 0;
 }
@@ -303,7 +334,7 @@ int offcpu_test(struct bpf_raw_tracepoint_args *ctx)
 	__u64 now = ctx->args[4];
 
 	if (ctx->args[0] == REC_OFFCPU_TEST_OUT) {
-		switch_out(ctx, tid, pid, raw, 0, 1, now);
+		switch_out(ctx, tid, pid, raw, 0, 1, now, ctx->args[5]);
 	} else if (ctx->args[0] == REC_OFFCPU_TEST_IN) {
 		switch_in(ctx, tid, now);
 	} else if (ctx->args[0] == REC_OFFCPU_TEST_WAKE) {

@@ -10,14 +10,12 @@
 # tests alongside, other users) changes neither run's checks:
 #  - sched, both runs: each pp- thread has about ROUNDS switch-ins and
 #    switch-outs (every round blocks it about once), and exactly as many
-#    switch-outs (and switch-ins, when perf saw them all) as perf saw as
-#    sched:sched_switch with that thread as prev / next up to the end of
-#    the run's view of the thread (its exit record per task, the last
-#    kernel record system-wide; perf records the tracepoint system-wide
-#    during both runs, when perf is installed). The workload-only run has
-#    no switch-out record for an exiting thread (the kernel detaches its
-#    events first): the analyzer counts the exit instead; the system-wide
-#    run names it with tid -1;
+#    switch-ins (when perf saw them all) and one switch-out more than perf
+#    saw as sched:sched_switch with that thread as next / prev up to its
+#    exit record (perf records the tracepoint system-wide during both
+#    runs, when perf is installed; its duplicated records counted once).
+#    Past its exit record perfrec does not name the thread (see
+#    check_sched): the analyzer counts one last switch-out for it;
 #  - report --sort comm on the workload-only run: only the workload's comms,
 #    and "pingpong" (which spun SPIN ms, against a few ms for the rounds) is
 #    the top comm with at least 30% of the samples and at least 20 samples;
@@ -81,7 +79,15 @@ run wide -a
 if [ "$have_perf" = 1 ]; then
   sleep 0.3
   kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; perf_pid=
-  perf script -i "$work/perf.data" -F time,trace --ns >"$work/perf.txt" 2>"$work/perf.err" || true
+  perf script -i "$work/perf.data" -F time,trace --ns >"$work/perf.raw" 2>"$work/perf.err" || true
+  # perf 6.1 on a loaded host sometimes writes one sched_switch sample
+  # twice into perf.data (the same bytes at two file offsets: 2 extra
+  # switch-ins and -outs of a pp- thread in one run). Two lines alike to the
+  # nanosecond are one switch: a CPU's switches are serial, microseconds
+  # apart.
+  awk '!seen[$0]++' "$work/perf.raw" >"$work/perf.txt"
+  dups=$(( $(wc -l <"$work/perf.raw") - $(wc -l <"$work/perf.txt") ))
+  [ "$dups" = 0 ] || echo "perf: $dups sched_switch records written twice, counted once"
 fi
 
 # ---- verify, dump order
@@ -112,28 +118,24 @@ check_sched() {
     [ "$outs" -ge $((rounds / 2)) ] || fail "$name $comm: $outs switch-outs for $rounds rounds"
     echo "$name $comm tid $tid: switch-ins $ins, switch-outs $outs (preempted $pre, voluntary $vol)"
     [ "$have_perf" = 1 ] || continue
-    # perf's switches of the thread are counted up to the instant this
-    # run's view of it ends (both tools stamp CLOCK_MONOTONIC):
-    #  - task (per-task events): the thread's exit record. The kernel
-    #    detaches a task's events there; a thread preempted later on its
-    #    way out switches out and in unseen, and its final switch-out is
-    #    always after it: the analyzer counts the exit as that one;
-    #  - wide (-a): the last kernel record in the file. perfrec stops 20 ms
-    #    after the command exits; on a loaded machine a dying thread may
-    #    not have run again by then (perf, still recording, sees it switch
-    #    in and out). When its final switch-out comes after, the analyzer
-    #    counts its exit instead if it was on a CPU at its exit.
+    # perf's switches of the thread are counted up to its exit record
+    # (both tools stamp CLOCK_MONOTONIC), where it runs. Past it perfrec
+    # cannot name the thread: per-task events are detached there and write
+    # nothing more; CPU-wide ones name the dying task tid -1 (it is
+    # unhashed). The analyzer counts one switch-out more either way: the
+    # first switch-out after the exit, taken as the CPU's current task
+    # (-a), or else the exit itself. A dying thread can be preempted and
+    # switched in again after that (perf still names it; in perfrec's -a
+    # file it is "tid -1 of the process", which does not say which of the
+    # process's exiting threads it is): those switches are not compared.
+    # (Counted up to the file's last record instead, the -a run failed by
+    # one such pair on a loaded host.)
     # Times are compared as (seconds, nanoseconds): whole nanoseconds since
     # boot outgrow a double's exact integers after 104 days.
     local until
-    if [ "$name" = task ]; then
-      until=$(awk -v t="tid=$tid" '$3 == "task" && $4 == "what=exit" && $6 == t { print $1; exit }' \
-        "$work/$name.dump")
-      [ -n "$until" ] || fail "$name: no exit record for tid $tid"
-    else
-      until=$(awk '$3 == "context_switch" || $3 == "sample" { t = $1 } END { print t }' "$work/$name.dump")
-      [ -n "$until" ] || fail "$name: no switch or sample record"
-    fi
+    until=$(awk -v t="tid=$tid" '$3 == "task" && $4 == "what=exit" && $6 == t { print $1; exit }' \
+      "$work/$name.dump")
+    [ -n "$until" ] || fail "$name: no exit record for tid $tid"
     read -r perf_outs perf_ins late < <(awk -v tid="$tid" -v until="$until" '
       function later(t, u,  a, b) {
         sub(/:$/, "", t); split(t, a, "."); split(u, b, ".")
@@ -143,24 +145,16 @@ check_sched() {
         if ($0 ~ ("prev_pid=" tid " ")) { if (after) late++; else outs++ }
         if ($0 ~ ("next_pid=" tid " ") && !after) ins++ }
       END { print outs + 0, ins + 0, late + 0 }' "$work/perf.txt")
-    echo "  perf sched:sched_switch up to $until: prev_pid=$tid $perf_outs, next_pid=$tid $perf_ins; $late switch-outs after"
-    # A thread alternates: in, out, in, ... so up to any instant it has as
-    # many switch-ins as outs, or one more while on a CPU (at its exit
-    # record it is). perf's counts do not always alternate (it misses
-    # switch-ins from the idle task, often, and under load once showed one
-    # extra): ins are compared when perf's do.
+    echo "  perf sched:sched_switch up to its exit at $until: prev_pid=$tid $perf_outs, next_pid=$tid $perf_ins; $late switch-outs after"
+    # A thread alternates: in, out, in, ... so up to its exit, where it
+    # runs, it has one switch-in more than outs. perf's counts do not
+    # always alternate (it misses switch-ins from the idle task, often, and
+    # on the CI VM from its init's threads, whose switches never reach the
+    # tracepoint): ins are compared when perf's do.
     compare_ins=0
-    if [ "$perf_ins" = $((perf_outs + 1)) ] ||
-       { [ "$name" = wide ] && [ "$perf_ins" = "$perf_outs" ]; }; then
-      compare_ins=1
-    fi
-    if [ "$name" = task ]; then
-      [ "$late" -ge 1 ] || fail "$name: perf saw no switch-out of tid $tid after its exit record at $until"
-      perf_outs=$((perf_outs + 1))
-    elif [ "$late" -ge 1 ] && [ "$outs" = $((perf_outs + 1)) ]; then
-      echo "  (the final switch-out came after the recording stopped: the exit counted as one)"
-      perf_outs=$outs
-    fi
+    [ "$perf_ins" = $((perf_outs + 1)) ] && compare_ins=1
+    [ "$late" -ge 1 ] || fail "$name: perf saw no switch-out of tid $tid after its exit record at $until"
+    perf_outs=$((perf_outs + 1))
     if [ "$perf_outs" != "$outs" ] || { [ "$compare_ins" = 1 ] && [ "$perf_ins" != "$ins" ]; }; then
       # Exact agreement is expected unless either tool dropped records.
       lost=$("$ana" info "$work/$name.prec" --csv | awk -F, '/^# losses/ { on = 1; next }

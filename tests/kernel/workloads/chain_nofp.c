@@ -9,18 +9,26 @@
  *                                                 -> chain_compare
  *                        chain_two -> chain_spin
  *
- * Every round does a fixed amount of work in each branch, so the shares
- * depend on the code, not on timing: about two thirds under qsort, one
- * third in chain_spin. No call is a tail call (each caller uses the
- * result), so every caller keeps its frame. It runs for the given CPU
- * seconds (default 2) and prints its own CPU time at the end ("cpu_s X",
- * for benchmarks that subtract it from a recorder's).
+ * Every round does a fixed amount of work in each branch, yet how the CPU
+ * time splits between them depends on the CPU and its load (~35% under
+ * qsort, ~65% in chain_spin on the CI VM, 10 points apart between two busy
+ * runs): tools are compared on the same run. No call is a tail call (each
+ * caller uses the result), so every caller keeps its frame.
+ *
+ *   chain_nofp [SECS [GO]]
+ *
+ * runs for SECS CPU seconds (default 2) and prints its own CPU time at the
+ * end ("cpu_s X", for benchmarks that subtract it from a recorder's). With
+ * GO (a fifo), it first waits for a byte from it, so that recorders can
+ * attach before the work starts; SECS count from then.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #define N 2048
 
@@ -83,18 +91,34 @@ static double cpu_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* Blocks until a byte comes through the fifo at path. */
+static void wait_go(const char *path)
+{
+	char c;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || read(fd, &c, 1) != 1) {
+		perror(path);
+		exit(2);
+	}
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	static int v[N];
-	double secs = argc > 1 ? atof(argv[1]) : 2.0;
+	double secs = argc > 1 ? atof(argv[1]) : 2.0, t0;
 	struct rusage ru;
 	long rounds = 0;
 	int r = 0;
 
+	if (argc > 2)
+		wait_go(argv[2]);
+	t0 = cpu_s();
 	do {
 		r += chain_one(v, N);
 		rounds++;
-	} while (cpu_s() < secs);
+	} while (cpu_s() - t0 < secs);
 	getrusage(RUSAGE_SELF, &ru);
 	printf("chain_nofp: %ld rounds, cpu_s %.3f\n", rounds,
 	       (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +

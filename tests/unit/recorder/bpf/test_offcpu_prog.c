@@ -11,6 +11,9 @@
  *    event it is counted as refused and summed instead;
  *  - dead tasks and the idle task are not measured; a block without its
  *    switch-out is not counted; agg_gen picks the sum map;
+ *  - a task that switches out again with its block open (its switch-in
+ *    went unseen) ends that block where it started running: its CPU time
+ *    since the block's switch-out before now, as a sum or a record;
  *  - a pid target list keeps other processes out.
  * Needs root (CAP_BPF, CAP_PERFMON); skipped otherwise (failed under CI).
  */
@@ -77,14 +80,21 @@ static struct offcpu_bpf *need(__u32 mode, __u32 target)
 	return oc;
 }
 
-/* One call of the program on cpu 0. */
-static void run(struct offcpu_bpf *oc, __u64 op, __u64 tid, __u64 pid, __u64 raw, __u64 now)
+/* One call of the program on cpu 0; cpu_ns: a switch-out's CPU time. */
+static void run_cpu(struct offcpu_bpf *oc, __u64 op, __u64 tid, __u64 pid, __u64 raw,
+		    __u64 now, __u64 cpu_ns)
 {
-	__u64 args[5] = { op, tid, pid, raw, now };
+	__u64 args[6] = { op, tid, pid, raw, now, cpu_ns };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = args, .ctx_size_in = sizeof(args),
 		    .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = 0);
 
 	assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(oc->progs.offcpu_test), &o), 0);
+}
+
+/* The same, CPU time not known (the raw_tp program's case). */
+static void run(struct offcpu_bpf *oc, __u64 op, __u64 tid, __u64 pid, __u64 raw, __u64 now)
+{
+	run_cpu(oc, op, tid, pid, raw, now, 0);
 }
 
 static void block(struct offcpu_bpf *oc, __u32 tid, __u32 pid, __u32 raw, __u64 at, __u64 ns)
@@ -182,6 +192,34 @@ static void sums(void **state)
 	offcpu_bpf__destroy(oc);
 }
 
+/* Switched out at 1000 after 7000 ns of CPU; switched in unseen; out again
+ * at 600000 after 100000 ns more: that block ended at 500000. */
+static void unseen_switch_in(void **state)
+{
+	struct offcpu_bpf *oc = need(REC_OFFCPU_ALL, 0);
+	struct rec_offcpu_val v;
+	size_t keys;
+
+	(void)state;
+	run_cpu(oc, REC_OFFCPU_TEST_OUT, 2001, 2000, REC_TASK_INTERRUPTIBLE, 1000, 7000);
+	run_cpu(oc, REC_OFFCPU_TEST_OUT, 2001, 2000, REC_TASK_INTERRUPTIBLE, 600000, 107000);
+	v = sum_of(oc->maps.agg0, 2001, REC_OFFCPU_SLEEPING, &keys);
+	assert_int_equal(v.count, 1);
+	assert_int_equal(v.ns, 499000);
+	/* the second block is open, and ends as usual */
+	run(oc, REC_OFFCPU_TEST_IN, 2001, 0, 0, 700000);
+	v = sum_of(oc->maps.agg0, 2001, REC_OFFCPU_SLEEPING, &keys);
+	assert_int_equal(v.count, 2);
+	assert_int_equal(v.ns, 599000);
+	/* CPU time that says it ran longer than the block: an empty block */
+	run_cpu(oc, REC_OFFCPU_TEST_OUT, 2002, 2000, REC_TASK_INTERRUPTIBLE, 1000, 7000);
+	run_cpu(oc, REC_OFFCPU_TEST_OUT, 2002, 2000, REC_TASK_INTERRUPTIBLE, 2000, 9000);
+	v = sum_of(oc->maps.agg0, 2002, REC_OFFCPU_SLEEPING, &keys);
+	assert_true(v.count == 1 && v.ns == 0);
+	assert_true(oc->bss->counts.map_full == 0 && oc->bss->counts.output_dropped == 0);
+	offcpu_bpf__destroy(oc);
+}
+
 static void records(void **state)
 {
 	struct offcpu_bpf *oc = need(REC_OFFCPU_ALL, 0);
@@ -213,13 +251,16 @@ static void records(void **state)
 	run(oc, REC_OFFCPU_TEST_WAKE, 4321, 99, 98, 0);
 	run(oc, REC_OFFCPU_TEST_IN, 4321, 0, 0, 10 * MS);   /* 3 ms: a record */
 	block(oc, 4322, 4300, REC_TASK_INTERRUPTIBLE, 0, MS);   /* exactly: one too */
+	/* switched in unseen after 20 ms, ran 2 ms: [20, 28] ms */
+	run_cpu(oc, REC_OFFCPU_TEST_OUT, 4323, 4300, REC_TASK_INTERRUPTIBLE, 20 * MS, MS);
+	run_cpu(oc, REC_OFFCPU_TEST_OUT, 4323, 4300, REC_TASK_INTERRUPTIBLE, 30 * MS, 3 * MS);
 	assert_true(oc->bss->counts.output_dropped == 0);
 	assert_int_equal(sum_of(oc->maps.agg0, 4321, REC_OFFCPU_DISK, &keys).count, 0);
 
-	/* the ring: two samples, each u32 size + the record (+ padding) */
+	/* the ring: three samples, each u32 size + the record (+ padding) */
 	data = (unsigned char *)mp + page;
 	__sync_synchronize();
-	assert_true(mp->data_head >= 2 * (8 + 4 + sizeof(r)));
+	assert_true(mp->data_head >= 3 * (8 + 4 + sizeof(r)));
 	{
 		struct perf_event_header h;
 		size_t off = 0;
@@ -242,15 +283,18 @@ static void records(void **state)
 				assert_int_equal(r.waker_pid, 99);
 				assert_int_equal(r.waker_tid, 98);
 				assert_true(r.kstack >= 0);
-			} else {
+			} else if (n == 1) {
 				assert_int_equal(r.tid, 4322);
 				assert_true(r.end - r.start == MS);
 				assert_int_equal(r.waker_tid, 0);
+			} else {
+				assert_int_equal(r.tid, 4323);
+				assert_true(r.start == 20 * MS && r.end == 28 * MS);
 			}
 			n++;
 			off += h.size;
 		}
-		assert_int_equal(n, 2);
+		assert_int_equal(n, 3);
 	}
 	munmap(mp, (size_t)page * 9);
 	close(fd);
@@ -275,6 +319,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sums),
 		cmocka_unit_test(records),
+		cmocka_unit_test(unseen_switch_in),
 		cmocka_unit_test(targets),
 	};
 
