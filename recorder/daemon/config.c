@@ -4,6 +4,7 @@
 #include "recorder/daemon/config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +18,47 @@
 #define MAX_FILE (64u << 10)
 #define MAX_WORDS 1024
 
+int rec_file_read_fd(int fd, size_t max, char **buf, size_t *len)
+{
+	struct stat st;
+	size_t got = 0;
+	char *b;
+
+	*buf = NULL;
+	*len = 0;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if ((uint64_t)st.st_size > max)
+		return -EFBIG;
+	b = malloc((size_t)st.st_size + 1);
+	if (!b)
+		return -ENOMEM;
+	while (got < (size_t)st.st_size) {
+		ssize_t k = read(fd, b + got, (size_t)st.st_size - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = -errno;
+
+			free(b);
+			return e;
+		}
+		if (k == 0)
+			break;   /* shrank under us: what was there */
+		got += (size_t)k;
+	}
+	b[got] = '\0';
+	*buf = b;
+	*len = got;
+	return 0;
+}
+
 /* The whole file (NUL-ended) into *text; -ENOENT quietly. */
 static int slurp(const char *path, char **text)
 {
-	struct stat st;
 	char *b;
 	size_t got = 0;
 	int fd, e;
@@ -33,28 +71,18 @@ static int slurp(const char *path, char **text)
 			rec_log(REC_LOG_ERROR, "cannot read %s: %s", path, strerror(-e));
 		return e;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)MAX_FILE) {
+	e = rec_file_read_fd(fd, MAX_FILE, &b, &got);
+	close(fd);
+	if (e == -EINVAL || e == -EFBIG) {
 		rec_log(REC_LOG_ERROR, "%s: not a regular file of at most %u bytes", path,
 			MAX_FILE);
-		close(fd);
 		return -EINVAL;
 	}
-	b = malloc((size_t)st.st_size + 1);
-	if (!b) {
-		close(fd);
-		return -ENOMEM;
+	if (e < 0) {
+		if (e != -ENOMEM)
+			rec_log(REC_LOG_ERROR, "cannot read %s: %s", path, strerror(-e));
+		return e;
 	}
-	while (got < (size_t)st.st_size) {
-		ssize_t k = read(fd, b + got, (size_t)st.st_size - got);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		got += (size_t)k;
-	}
-	close(fd);
-	b[got] = '\0';
 	if (strlen(b) != got) {
 		rec_log(REC_LOG_ERROR, "%s: holds a NUL byte", path);
 		free(b);

@@ -26,6 +26,7 @@
 #define REC_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define REC_DAEMON_CONF "daemon.conf"
 #define REC_SESSION_SUFFIX ".session"
@@ -35,6 +36,13 @@ struct rec_daemon_conf {
 };
 
 int rec_daemon_conf_read(const char *dir, struct rec_daemon_conf *c);
+
+/* The whole of the regular file open at fd, at most max bytes, into a
+ * malloc'ed *buf (one NUL byte added after its *len bytes; the caller
+ * frees it). Does not close fd. -EFBIG over max, -EINVAL not a regular
+ * file, -ENOMEM, or -errno of the read. Logs nothing: callers know what
+ * the file is. */
+int rec_file_read_fd(int fd, size_t max, char **buf, size_t *len);
 
 /* The words of text into *argv (NULL-ended; free with rec_words_free()),
  * *argc of them. where names the text in messages ("web.session"). */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "control.pb-c.h"
+#include "recorder/daemon/config.h"
 #include "recorder/log.h"
 #include "recorder/net/wire.h"
 
@@ -170,8 +171,7 @@ static int manifest_name(const char *name, const char *suffix, char *buf, size_t
 int rec_manifest_load(int dirfd, const char *name, struct rec_manifest *m)
 {
 	char file[128];
-	struct stat st;
-	unsigned char *b;
+	char *b;
 	size_t got = 0;
 	int fd, ret;
 
@@ -182,26 +182,13 @@ int rec_manifest_load(int dirfd, const char *name, struct rec_manifest *m)
 	fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ELOOP ? -EBADMSG : -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)REC_MANIFEST_MAX) {
-		close(fd);
-		return -EBADMSG;
-	}
-	b = malloc((size_t)st.st_size + 1);
-	if (!b) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t k = read(fd, b + got, (size_t)st.st_size - got);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		got += (size_t)k;
-	}
+	ret = rec_file_read_fd(fd, REC_MANIFEST_MAX, &b, &got);
 	close(fd);
-	ret = rec_manifest_decode(b, got, m);
+	if (ret == -EINVAL || ret == -EFBIG)
+		return -EBADMSG;
+	if (ret < 0)
+		return ret;
+	ret = rec_manifest_decode((const unsigned char *)b, got, m);
 	free(b);
 	if (!ret && strcmp(m->name, name))
 		ret = -EBADMSG;   /* a manifest copied under another name */
