@@ -25,6 +25,35 @@ rec_print_fn rec_log_set_print(rec_print_fn fn, void *ctx, void **old_ctx)
 	return old;
 }
 
+/* Escapes raw[0..n) into out (NUL-ended, within len) line by line: a
+ * message may span lines (an expression with a caret under the bad
+ * part), but every line after the first starts indented, so no text in
+ * a message -- a peer's string included -- can pass for a log line of its
+ * own; every other control byte is escaped. */
+static void escape_lines(char *out, size_t len, const char *raw, size_t n)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (;;) {
+		const char *eol = memchr(raw, '\n', n);
+		size_t seg = eol ? (size_t)(eol - raw) : n;
+
+		prec_strescape(out + used, len - used, raw, seg);
+		used += strlen(out + used);
+		if (!eol || used + 4 >= len)
+			return;
+		raw += seg + 1;
+		n -= seg + 1;
+		out[used++] = '\n';
+		if (n == 0 || (raw[0] != ' ' && raw[0] != '\t')) {
+			out[used++] = ' ';
+			out[used++] = ' ';
+		}
+		out[used] = '\0';
+	}
+}
+
 void rec_vlog(enum rec_log_level level, const char *fmt, va_list ap)
 {
 	rec_print_fn fn = __atomic_load_n(&print_fn, __ATOMIC_ACQUIRE);
@@ -43,7 +72,7 @@ void rec_vlog(enum rec_log_level level, const char *fmt, va_list ap)
 	n = (size_t)len < sizeof(raw) ? (size_t)len : sizeof(raw) - 1;
 	/* a trailing newline is the end of the message, not a control */
 	nl = n && raw[n - 1] == '\n';
-	prec_strescape(msg, sizeof(msg) - nl, raw, n - nl);
+	escape_lines(msg, sizeof(msg) - nl, raw, n - nl);
 	if (nl)
 		strcat(msg, "\n");
 	fn(level, msg, __atomic_load_n(&print_ctx, __ATOMIC_ACQUIRE));

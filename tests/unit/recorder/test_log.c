@@ -38,8 +38,13 @@ static void assert_clean(const char *s, int newline_at_end)
 	for (size_t i = 0; i < n;) {
 		uint32_t cp;
 		size_t k = prec_utf8_char(s + i, n - i, &cp);
-		if (!k || (prec_is_control(cp) && !(newline_at_end && cp == '\n' && i == n - 1)))
+		if (!k || (prec_is_control(cp) && cp != '\n'))
 			fail_msg("raw byte 0x%02x at %zu in: %s", (unsigned char)s[i], i, s);
+		/* a newline ends the message, or the next line is indented:
+		 * nothing can pass for a log line of its own */
+		if (cp == '\n' && !(newline_at_end && i == n - 1) &&
+		    !(i + 1 < n && (s[i + 1] == ' ' || s[i + 1] == '\t')))
+			fail_msg("a line at column 0 after %zu in: %s", i, s);
 		i += k;
 	}
 }
@@ -51,8 +56,14 @@ static void test_messages_escaped(void **state)
 	rec_log(REC_LOG_WARN, "collector: hello from recorder %s refused", hostile);
 	assert_clean(last, 0);
 	assert_string_equal(last, "collector: hello from recorder v1\\x1b]0;owned\\x07\\x0d"
-			    "\\x0a2024-01-01 collector: session accepted\\x1b[2J\\x9b31m"
+			    "\n  2024-01-01 collector: session accepted\\x1b[2J\\x9b31m"
 			    "\\xc2\\x9b1m\\xff\\x7f refused");
+	/* a message over lines (a caret under an expression) keeps them */
+	rec_log(REC_LOG_ERROR, "bad --filter: unknown field\n  pid=1 && x=1\n%s",
+		"           ^");
+	assert_clean(last, 0);
+	assert_string_equal(last, "bad --filter: unknown field\n  pid=1 && x=1\n"
+			    "           ^");
 	/* a NUL inside the formatted message (a %c of a peer's byte) is
 	 * escaped, not where the message ends; printf's %s itself stops
 	 * at a string's first NUL */
@@ -90,7 +101,7 @@ static void test_logcap_sees_escaped(void **state)
 	logcap_install();
 	rec_log(REC_LOG_ERROR, "refused: %s", hostile);
 	assert_clean(logcap_err(), 0);
-	assert_non_null(strstr(logcap_err(), "\\x0d\\x0a2024-01-01"));
+	assert_non_null(strstr(logcap_err(), "\\x0d\n  2024-01-01"));
 	rec_log_set_print(NULL, NULL, NULL);
 }
 
