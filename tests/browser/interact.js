@@ -109,18 +109,29 @@
 		document.getElementById('tl-reset').click();
 		if (tl.getAttribute('data-view') !== v.join(','))
 			return 'reset: ' + tl.getAttribute('data-view');
-		/* a click on a run follows its task (symprog is on one of the
-		 * CPUs mid-trace); a second click lets go */
+		/* a click on a run follows its task; a second click on the
+		 * same place lets go. Where the runs are depends on how the
+		 * recorded host scheduled the workload (on a loaded machine the
+		 * middle of every lane can be idle), so the clicks sweep each
+		 * lane until one lands on a run. */
 		var lanes = tl.querySelectorAll('.lane canvas'), sel = document.getElementById('tl-sel');
-		for (var i = 0; i < lanes.length && !sel.textContent; i++) {
-			at(lanes[i], 'mousedown');
-			at(lanes[i], 'mouseup', undefined, window);
+		var hit = null, hx;
+		for (var i = 0; i < lanes.length && !hit; i++) {
+			var w = lanes[i].getBoundingClientRect().width;
+			for (var k = 1; k < 40 && !hit; k++) {
+				at(lanes[i], 'mousedown', w * k / 40);
+				at(lanes[i], 'mouseup', w * k / 40, window);
+				if (sel.textContent) {
+					hit = lanes[i];
+					hx = w * k / 40;
+				}
+			}
 		}
 		if (!/^Following .* pid [0-9]+, tid [0-9]+/.test(sel.textContent))
 			return 'click on a run: "' + sel.textContent + '"';
 		var line = sel.textContent;
-		at(lanes[i - 1], 'mousedown');
-		at(lanes[i - 1], 'mouseup', undefined, window);
+		at(hit, 'mousedown', hx);
+		at(hit, 'mouseup', hx, window);
 		if (sel.textContent)
 			return 'second click kept ' + sel.textContent;
 		results.push('follow=' + JSON.stringify(line).replace(/"/g, "'"));
