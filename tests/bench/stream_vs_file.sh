@@ -42,7 +42,8 @@ for x in "$perfrec" "$pingpong" "$bench"; do
 	[ -x "$x" ] || { echo "missing $x: build first (tests/build.sh $build)" >&2; exit 2; }
 done
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+. "$(dirname "$0")/../lib/ports.sh"
+port=$(free_ports 1)
 start_collector() {   # DIR
 	"$perfrec" collect --listen "127.0.0.1:$port" --dir "$1" 2>"$tmp/coll.log" &
 	coll=$!

@@ -30,7 +30,8 @@ if ! "$perfrec" record -e cpu-clock -d 0.1 -q -o "$d/probe.prec" -- true 2>"$d/p
 fi
 
 # a free port: bind 0, read it, close (the collector binds it next)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+. "$(dirname "$0")/../lib/ports.sh"
+port=$(free_ports 1)
 
 start_collector() {
   "$perfrec" collect --listen "127.0.0.1:$port" --dir "$d/arch" 2>>"$d/coll$1.log" &

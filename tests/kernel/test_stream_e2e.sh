@@ -28,7 +28,8 @@ echo "s3cret-token-$$" > "$d/token"
 chmod 600 "$d/token"
 
 # a free port: bind 0, read it, close (the collector binds it next)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+. "$(dirname "$0")/../lib/ports.sh"
+port=$(free_ports 1)
 
 start_collector() {
   "$perfrec" collect --listen "127.0.0.1:$port" --dir "$d/arch" --token-file "$d/token" \

@@ -30,14 +30,9 @@ nats_test_require() {
 	fi
 }
 
-nats_free_ports() {   # N: N distinct free ports, one per line (all held
-	# open until all are chosen, so no two picks can be the same port)
-	python3 -c 'import socket, sys
-socks = []
-for _ in range(int(sys.argv[1])):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
-print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1"
-}
+# nats_free_ports N: free ports for servers (tests/lib/ports.sh)
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
+nats_free_ports() { free_ports "$1"; }
 
 nats_start() {   # N
 	local i=$1

@@ -3,7 +3,8 @@
  *
  *   pingpong [ROUNDS [SPIN_MS [EXIT_CODE [ROUND_US]]]]
  *
- * Spins SPIN_MS milliseconds on the CPU (so cpu-clock samples land in it),
+ * Spins SPIN_MS milliseconds of its own CPU time (so cpu-clock samples
+ * land in it: SPIN_MS x the frequency of them however loaded the machine),
  * then two threads named "pp-ping" and "pp-pong" pass one byte back and
  * forth over two pipes ROUNDS times: every round blocks each thread in
  * read(2) once, so each round costs context switches. With ROUND_US each
@@ -40,6 +41,25 @@ static void spin(double ms)
 	volatile unsigned long x = 0;
 
 	while (now_ms() < end)
+		for (int i = 0; i < 1000; i++)
+			x += (unsigned long)i;
+}
+
+static double cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ms of this thread's CPU time, however long the machine makes it take */
+static void spin_cpu(double ms)
+{
+	double end = cpu_ms() + ms;
+	volatile unsigned long x = 0;
+
+	while (cpu_ms() < end)
 		for (int i = 0; i < 1000; i++)
 			x += (unsigned long)i;
 }
@@ -93,7 +113,7 @@ int main(int argc, char **argv)
 
 	if (argc > 1)
 		rounds = atol(argv[1]);
-	spin(spin_ms);
+	spin_cpu(spin_ms);
 	if (pipe(to_pong) < 0 || pipe(to_ping) < 0) {
 		perror("pingpong: pipe");
 		return 2;
