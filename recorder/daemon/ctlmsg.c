@@ -13,9 +13,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "recorder/encode/hostinfo.h"
+#include "format/base/clock.h"
+#include "format/base/msgbuf.h"
 #include "recorder/log.h"
-#include "recorder/net/wire.h"
 
 /* Nesting is shallow in control.proto; a deeper walk means a bug. */
 #define MAX_DEPTH 8
@@ -142,10 +142,7 @@ int rec_ctl_pack(const ProtobufCMessage *m, size_t max, unsigned char **out,
 	b = malloc(n + 4);
 	if (!b)
 		return -ENOMEM;
-	b[0] = (unsigned char)(n >> 24);
-	b[1] = (unsigned char)(n >> 16);
-	b[2] = (unsigned char)(n >> 8);
-	b[3] = (unsigned char)n;
+	prec_msgbuf_put_len(b, (uint32_t)n);
 	protobuf_c_message_pack(m, b + 4);
 	*out = b;
 	*len = n + 4;
@@ -183,30 +180,26 @@ int rec_ctl_send(int fd, const ProtobufCMessage *m, size_t max)
 	return ret;
 }
 
-static int64_t now_ms(void)
-{
-	return (int64_t)(rec_now_ns() / 1000000);
-}
 
 int rec_ctl_recv(int fd, size_t max, int timeout_ms, unsigned char **msg,
 		 size_t *len)
 {
-	struct rec_wire_in in;
-	int64_t deadline = now_ms() + timeout_ms;
+	struct prec_msgbuf in;
+	int64_t deadline = prec_now_ms() + timeout_ms;
 	const unsigned char *m;
 	size_t n, room;
 	int ret;
 
 	*msg = NULL;
 	*len = 0;
-	rec_wire_in_init(&in, max);
+	prec_msgbuf_init(&in, max);
 	for (;;) {
 		struct pollfd pfd = { fd, POLLIN, 0 };
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - prec_now_ms();
 		void *p;
 		ssize_t k;
 
-		ret = rec_wire_in_next(&in, &m, &n);
+		ret = prec_msgbuf_next(&in, &m, &n);
 		if (ret != 0)
 			break;
 		if (left <= 0) {
@@ -222,7 +215,7 @@ int rec_ctl_recv(int fd, size_t max, int timeout_ms, unsigned char **msg,
 		}
 		if (ret == 0)
 			continue;
-		p = rec_wire_in_space(&in, &room);
+		p = prec_msgbuf_space(&in, &room);
 		if (!p) {
 			ret = -ENOMEM;
 			break;
@@ -238,7 +231,7 @@ int rec_ctl_recv(int fd, size_t max, int timeout_ms, unsigned char **msg,
 			ret = -ECONNRESET;
 			break;
 		}
-		rec_wire_in_commit(&in, (size_t)k);
+		prec_msgbuf_commit(&in, (size_t)k);
 	}
 	if (ret == 1) {
 		*msg = malloc(n ? n : 1);
@@ -250,7 +243,7 @@ int rec_ctl_recv(int fd, size_t max, int timeout_ms, unsigned char **msg,
 			ret = -ENOMEM;
 		}
 	}
-	rec_wire_in_release(&in);
+	prec_msgbuf_release(&in);
 	return ret;
 }
 

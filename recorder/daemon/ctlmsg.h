@@ -3,9 +3,10 @@
  * "the control plane"): requests checked before anyone acts on them, and
  * the blocking calls a client (`perfrec ctl`) and a session process make.
  *
- * Framing is the data plane's (net/wire.h): a u32 big-endian length, then
- * one protobuf message. Requests come from local users who may hold only
- * group rights, so they are untrusted bytes: rec_ctl_request_decode()
+ * Messages are length-prefixed as the data plane's (format/base/msgbuf.h):
+ * a u32 big-endian length, then one protobuf message. Requests come from
+ * local users who may hold only group rights, so they are untrusted
+ * bytes: rec_ctl_request_decode()
  * accepts a request only when protobuf-c decodes it, it has no field this
  * version does not know (at any depth: a newer client's request is refused
  * by name, not half understood), its version is ours and its body is set.

@@ -33,11 +33,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "format/base/clock.h"
+#include "format/base/outq.h"
 #include "recorder/daemon/config.h"
 #include "recorder/daemon/ctlmsg.h"
 #include "recorder/daemon/daemon_int.h"
 #include "recorder/daemon/manifest.h"
-#include "recorder/encode/hostinfo.h"
 #include "recorder/opts.h"
 
 /* src into dst, cut to fit. */
@@ -51,56 +52,26 @@ void daemon_set_str(char *dst, size_t len, const char *src)
 	dst[n] = '\0';
 }
 
-uint64_t daemon_now_ms(void)
-{
-	return rec_now_ns() / 1000000;
-}
-
 /* ---- output queues */
 
-static int outq_add(struct outq *q, const void *b, size_t n)
-{
-	if (q->pos && q->pos == q->len)
-		q->pos = q->len = 0;
-	if (q->cap - q->len < n) {
-		size_t cap = q->cap ? q->cap : 1024;
-		unsigned char *nb;
-
-		while (cap - q->len < n)
-			cap *= 2;
-		nb = realloc(q->b, cap);
-		if (!nb)
-			return -ENOMEM;
-		q->b = nb;
-		q->cap = cap;
-	}
-	memcpy(q->b + q->len, b, n);
-	q->len += n;
-	return 0;
-}
-
 /* 0 (all sent or EAGAIN) or -errno. */
-int daemon_outq_flush(struct outq *q, int fd)
+int daemon_outq_flush(struct prec_outq *q, int fd)
 {
-	while (q->pos < q->len) {
-		ssize_t k = send(fd, q->b + q->pos, q->len - q->pos, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (prec_outq_pending(q)) {
+		size_t n;
+		const void *b = prec_outq_peek(q, &n);
+		ssize_t k = send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0)
 			return errno == EAGAIN ? 0 : -errno;
-		q->pos += (size_t)k;
+		prec_outq_consume(q, (size_t)k);
 	}
 	return 0;
 }
 
-void daemon_outq_release(struct outq *q)
-{
-	free(q->b);
-	memset(q, 0, sizeof(*q));
-}
-
-int daemon_queue_msg(struct outq *q, int fd, const ProtobufCMessage *m)
+int daemon_queue_msg(struct prec_outq *q, int fd, const ProtobufCMessage *m)
 {
 	unsigned char *b;
 	size_t n;
@@ -108,7 +79,7 @@ int daemon_queue_msg(struct outq *q, int fd, const ProtobufCMessage *m)
 
 	if (ret < 0)
 		return ret;
-	ret = outq_add(q, b, n);
+	ret = prec_outq_add(q, b, n);
 	free(b);
 	return ret < 0 ? ret : daemon_outq_flush(q, fd);
 }
@@ -177,10 +148,10 @@ void daemon_reply(struct rec_daemon *d, struct client *c, Reply *rp)
 	rp->version = REC_CTL_VERSION;
 	if (daemon_queue_msg(&c->out, c->fd, &rp->base) < 0) {
 		c->closing = true;
-		c->out.pos = c->out.len;   /* nothing more goes out */
+		prec_outq_drop(&c->out);   /* nothing more goes out */
 	}
 	c->waiting = false;
-	c->since = daemon_now_ms();
+	c->since = prec_now_ms();
 	c->deadline = c->since + d->o.client_timeout_ms;
 }
 
@@ -288,7 +259,7 @@ static void do_start(struct rec_daemon *d, struct client *c,
 		return;
 	}
 	s->start_client = c->id;
-	s->start_deadline = daemon_now_ms() + d->o.start_timeout_ms;
+	s->start_deadline = prec_now_ms() + d->o.start_timeout_ms;
 	c->waiting = true;
 	c->deadline = 0;
 }
@@ -442,8 +413,8 @@ static void client_close(struct rec_daemon *d, struct client *c)
 	d->nclients--;
 	/* sessions forget the replies they owe it (ids are never reused) */
 	close(c->fd);
-	rec_wire_in_release(&c->in);
-	daemon_outq_release(&c->out);
+	prec_msgbuf_release(&c->in);
+	prec_outq_release(&c->out);
 	free(c);
 }
 
@@ -542,8 +513,8 @@ static void accept_clients(struct rec_daemon *d)
 		}
 		c->id = ++d->next_client_id;
 		c->fd = fd;
-		rec_wire_in_init(&c->in, REC_CTL_MAX_MSG);
-		c->since = daemon_now_ms();
+		prec_msgbuf_init(&c->in, REC_CTL_MAX_MSG);
+		c->since = prec_now_ms();
 		c->deadline = c->since + d->o.client_timeout_ms;
 		c->next = d->clients;
 		d->clients = c;
@@ -578,8 +549,8 @@ static void client_pump(struct rec_daemon *d, struct client *c)
 	size_t n;
 	int ret;
 
-	while (!c->waiting && !c->closing && c->out.len - c->out.pos < OUT_BACKLOG &&
-	       (ret = rec_wire_in_next(&c->in, &m, &n)) != 0) {
+	while (!c->waiting && !c->closing && prec_outq_pending(&c->out) < OUT_BACKLOG &&
+	       (ret = prec_msgbuf_next(&c->in, &m, &n)) != 0) {
 		if (ret < 0) {
 			rec_log(REC_LOG_WARN, "client pid %d: a request of %zu bytes announced "
 				"(at most %u): closed", (int)c->pid, n, REC_CTL_MAX_MSG);
@@ -595,7 +566,7 @@ static void client_pump(struct rec_daemon *d, struct client *c)
 static void read_client(struct rec_daemon *d, struct client *c)
 {
 	size_t room;
-	void *p = rec_wire_in_space(&c->in, &room);
+	void *p = prec_msgbuf_space(&c->in, &room);
 	ssize_t k;
 
 	if (!p) {
@@ -613,10 +584,10 @@ static void read_client(struct rec_daemon *d, struct client *c)
 	}
 	if (k < 0) {
 		c->closing = true;
-		c->out.pos = c->out.len;   /* nobody reads what is queued */
+		prec_outq_drop(&c->out);   /* nobody reads what is queued */
 		return;
 	}
-	rec_wire_in_commit(&c->in, (size_t)k);
+	prec_msgbuf_commit(&c->in, (size_t)k);
 	client_pump(d, c);
 }
 
@@ -624,7 +595,7 @@ static void read_client(struct rec_daemon *d, struct client *c)
 
 static void timers(struct rec_daemon *d)
 {
-	uint64_t now = daemon_now_ms();
+	uint64_t now = prec_now_ms();
 
 	for (struct client *c = d->clients; c; c = c->next) {
 		if (c->deadline && now >= c->deadline && !c->closing && !c->waiting) {
@@ -687,7 +658,7 @@ static void begin_stop(struct rec_daemon *d, int sig)
 	if (d->stopping)
 		return;
 	d->stopping = true;
-	d->stop_deadline = daemon_now_ms() + d->o.stop_timeout_ms;
+	d->stop_deadline = prec_now_ms() + d->o.stop_timeout_ms;
 	notify("STOPPING=1");
 	rec_log(REC_LOG_INFO, "%s: stopping %u sessions", strsignal(sig),
 		d->nsessions);
@@ -941,7 +912,7 @@ int rec_daemon_run(struct rec_daemon *d)
 	while (!d->stopping || d->nsessions) {
 		size_t n = 0, need = 3 + d->nclients + d->nsessions;
 		int timeout = TICK_MS;
-		uint64_t now = daemon_now_ms();
+		uint64_t now = prec_now_ms();
 
 		if (need > cap) {
 			struct pollfd *np = realloc(pfd, need * sizeof(*np));
@@ -962,9 +933,9 @@ int rec_daemon_run(struct rec_daemon *d)
 		pfd[n++] = (struct pollfd){ d->ifd, POLLIN, 0 };
 		for (struct client *c = d->clients; c; c = c->next) {
 			short ev = (c->waiting || c->closing || c->eof ||
-				    c->out.len - c->out.pos >= OUT_BACKLOG) ? 0 : POLLIN;
+				    prec_outq_pending(&c->out) >= OUT_BACKLOG) ? 0 : POLLIN;
 
-			if (c->out.pos < c->out.len)
+			if (prec_outq_pending(&c->out))
 				ev |= POLLOUT;
 			slot[n].client = c->id;
 			pfd[n++] = (struct pollfd){ c->fd, ev, 0 };
@@ -974,7 +945,7 @@ int rec_daemon_run(struct rec_daemon *d)
 		for (struct dsess *s = d->sessions; s; s = s->next) {
 			short ev = POLLIN;
 
-			if (s->out.pos < s->out.len)
+			if (prec_outq_pending(&s->out))
 				ev |= POLLOUT;
 			slot[n].s = s;
 			pfd[n++] = (struct pollfd){ s->chan, s->chan >= 0 ? ev : 0, 0 };
@@ -1009,7 +980,7 @@ int rec_daemon_run(struct rec_daemon *d)
 
 			while (read(d->ifd, buf, sizeof(buf)) > 0)
 				;
-			d->rescan_at = daemon_now_ms() + RESCAN_DELAY_MS;
+			d->rescan_at = prec_now_ms() + RESCAN_DELAY_MS;
 		}
 		for (size_t i = 3; i < n; i++) {
 			struct client *c = slot[i].client ? daemon_client(d, slot[i].client) : NULL;
@@ -1028,9 +999,9 @@ int rec_daemon_run(struct rec_daemon *d)
 		for (struct client *c = d->clients, *next; c; c = next) {
 			next = c->next;
 			client_pump(d, c);   /* requests that waited for a reply */
-			if (c->out.pos < c->out.len && daemon_outq_flush(&c->out, c->fd) < 0)
+			if (prec_outq_pending(&c->out) && daemon_outq_flush(&c->out, c->fd) < 0)
 				client_close(d, c);
-			else if ((c->closing || (c->eof && !c->waiting)) && c->out.pos == c->out.len)
+			else if ((c->closing || (c->eof && !c->waiting)) && !prec_outq_pending(&c->out))
 				client_close(d, c);
 		}
 		timers(d);

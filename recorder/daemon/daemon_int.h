@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "control.pb-c.h"
+#include "format/base/outq.h"
 #include "recorder/daemon/daemon.h"
 #include "recorder/log.h"
 #include "recorder/net/wire.h"
@@ -35,11 +36,6 @@ typedef Perfrec__Control__Reply Reply;
 #define TICK_MS 1000
 /* Replies a client has not read: beyond this, its next requests wait. */
 #define OUT_BACKLOG (1u << 20)
-
-struct outq {
-	unsigned char *b;
-	size_t len, pos, cap;
-};
 
 enum pend_kind { P_STOP, P_ROTATE, P_SNAPSHOT };
 
@@ -64,8 +60,8 @@ struct dsess {
 	Perfrec__Control__SessionStatus__State state;
 	pid_t pid;
 	int chan;
-	struct rec_wire_in in;
-	struct outq out;
+	struct prec_msgbuf in;
+	struct prec_outq out;
 	unsigned char *status;           /* the last status its process sent */
 	size_t status_len;
 	char last_error[REC_LOG_MAX];
@@ -83,8 +79,8 @@ struct dsess {
 struct client {
 	uint64_t id;
 	int fd;
-	struct rec_wire_in in;
-	struct outq out;
+	struct prec_msgbuf in;
+	struct prec_outq out;
 	uid_t uid;
 	pid_t pid;
 	bool trusted;
@@ -119,11 +115,9 @@ struct rec_daemon {
 /* ---- daemon.c */
 
 void daemon_set_str(char *dst, size_t len, const char *src);
-uint64_t daemon_now_ms(void);
 /* Queues m (framed) on q and sends what fd takes now. 0 or -errno. */
-int daemon_queue_msg(struct outq *q, int fd, const ProtobufCMessage *m);
-int daemon_outq_flush(struct outq *q, int fd);
-void daemon_outq_release(struct outq *q);
+int daemon_queue_msg(struct prec_outq *q, int fd, const ProtobufCMessage *m);
+int daemon_outq_flush(struct prec_outq *q, int fd);
 struct client *daemon_client(struct rec_daemon *d, uint64_t id);   /* NULL: gone */
 struct dsess *daemon_session(struct rec_daemon *d, const char *name);
 const char *daemon_state_name(Perfrec__Control__SessionStatus__State st);

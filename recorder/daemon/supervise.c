@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "format/base/clock.h"
 #include "recorder/daemon/config.h"
 #include "recorder/daemon/ctlmsg.h"
 #include "recorder/daemon/daemon_int.h"
@@ -54,7 +55,7 @@ static void capture_end(struct capture *c)
 
 void dsess_status(struct rec_daemon *d, struct dsess *s, Status *from, Status *st)
 {
-	uint64_t now = daemon_now_ms();
+	uint64_t now = prec_now_ms();
 
 	if (from) {
 		*st = *from;
@@ -133,11 +134,11 @@ int dsess_spawn(struct rec_daemon *d, struct dsess *s)
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	s->pid = pid;
 	s->chan = sv[0];
-	rec_wire_in_release(&s->in);
-	rec_wire_in_init(&s->in, REC_CTL_MAX_EVENT);
-	daemon_outq_release(&s->out);
+	prec_msgbuf_release(&s->in);
+	prec_msgbuf_init(&s->in, REC_CTL_MAX_EVENT);
+	prec_outq_release(&s->out);
 	s->state = ST(STARTING);
-	s->run_start = daemon_now_ms();
+	s->run_start = prec_now_ms();
 	s->running_seen = false;
 	s->stop_wanted = false;
 	s->errors[0] = '\0';
@@ -156,7 +157,7 @@ void dsess_launch(struct rec_daemon *d, struct dsess *s)
 			 strerror(-ret));
 		s->state = ST(BACKOFF);
 		s->backoff = s->backoff ? s->backoff : BACKOFF_MIN_MS;
-		s->restart_at = daemon_now_ms() + s->backoff;
+		s->restart_at = prec_now_ms() + s->backoff;
 	}
 }
 
@@ -200,8 +201,8 @@ void dsess_free(struct rec_daemon *d, struct dsess *s)
 		s->pend = p->next;
 		free(p);
 	}
-	rec_wire_in_release(&s->in);
-	daemon_outq_release(&s->out);
+	prec_msgbuf_release(&s->in);
+	prec_outq_release(&s->out);
 	rec_words_free(s->args);
 	rec_words_free(s->next_args);
 	free(s->status);
@@ -229,7 +230,7 @@ int dsess_forward(struct rec_daemon *d, struct dsess *s, struct client *c,
 	}
 	p->client = c ? c->id : 0;
 	p->kind = kind;
-	p->deadline = daemon_now_ms() + ANSWER_MS;
+	p->deadline = prec_now_ms() + ANSWER_MS;
 	while (*pp)
 		pp = &(*pp)->next;
 	*pp = p;
@@ -357,7 +358,7 @@ bool dsess_read_chan(struct rec_daemon *d, struct dsess *s)
 	for (;;) {
 		const unsigned char *m;
 		size_t room, n;
-		void *p = rec_wire_in_space(&s->in, &room);
+		void *p = prec_msgbuf_space(&s->in, &room);
 		ssize_t k;
 		int ret;
 
@@ -370,8 +371,8 @@ bool dsess_read_chan(struct rec_daemon *d, struct dsess *s)
 			return errno == EAGAIN;
 		if (k == 0)
 			return false;
-		rec_wire_in_commit(&s->in, (size_t)k);
-		while ((ret = rec_wire_in_next(&s->in, &m, &n)) > 0)
+		prec_msgbuf_commit(&s->in, (size_t)k);
+		while ((ret = prec_msgbuf_next(&s->in, &m, &n)) > 0)
 			take_event(d, s, m, n);
 		if (ret < 0) {
 			rec_log(REC_LOG_WARN, "session %s: a message of %zu bytes: too "
@@ -396,7 +397,7 @@ static void exit_words(int status, char *buf, size_t len)
 static void sess_exited(struct rec_daemon *d, struct dsess *s, int status)
 {
 	bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-	uint64_t now = daemon_now_ms();
+	uint64_t now = prec_now_ms();
 	char how[96];
 	Status *cached;
 

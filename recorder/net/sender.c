@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format/base/clock.h"
 #include "format/record.h"
 #include "recorder/log.h"
 #include "recorder/net/conn.h"
@@ -78,13 +79,6 @@ struct rec_sender {
 	unsigned seed;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void wake(struct rec_sender *s)
 {
@@ -184,7 +178,7 @@ static const struct prec_sink_ops sender_sink_ops = {
 
 struct link {
 	struct rec_conn io;
-	struct rec_wire_in in;
+	struct prec_msgbuf in;
 	bool open, welcomed, finish_sent;
 	bool acked;                  /* an Ack took records off the spool */
 	struct entry *next;          /* the record being sent, or NULL */
@@ -219,7 +213,7 @@ static void link_close(struct rec_sender *s, struct link *l)
 {
 	if (l->open)
 		rec_conn_release(&l->io);
-	rec_wire_in_release(&l->in);
+	prec_msgbuf_release(&l->in);
 	free(l->ctl);
 	memset(l, 0, sizeof(*l));
 	pthread_mutex_lock(&s->lock);
@@ -321,7 +315,7 @@ static int link_open(struct rec_sender *s, struct link *l)
 		return ret;
 	}
 	l->open = true;
-	rec_wire_in_init(&l->in, REC_WIRE_MAX_SMALL);
+	prec_msgbuf_init(&l->in, REC_WIRE_MAX_SMALL);
 	h.version = REC_WIRE_VERSION;
 	h.host = s->host;
 	h.boot_id = s->boot_id;
@@ -339,7 +333,7 @@ static int link_open(struct rec_sender *s, struct link *l)
 	}
 	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_HELLO;
 	m.hello = &h;
-	l->last_io = now_ms();
+	l->last_io = prec_now_ms();
 	return send_ctl(l, &m);
 }
 
@@ -481,7 +475,7 @@ static int pump_out(struct rec_sender *s, struct link *l)
 				continue;
 			free(l->ctl);
 			l->ctl = NULL;
-			l->last_io = now_ms();
+			l->last_io = prec_now_ms();
 			continue;
 		}
 		if (!l->welcomed)
@@ -522,7 +516,7 @@ static int pump_out(struct rec_sender *s, struct link *l)
 				s->sent_seq = e->seq;
 			l->next = NULL;
 			l->hdr_len = 0;
-			l->last_io = now_ms();
+			l->last_io = prec_now_ms();
 		}
 	}
 }
@@ -535,7 +529,7 @@ static int pump_out(struct rec_sender *s, struct link *l)
 static uint64_t retry_time(struct rec_sender *s, uint64_t *backoff)
 {
 	uint64_t cap = s->o.backoff_max_ms ? s->o.backoff_max_ms : 5000;
-	uint64_t at = now_ms() + *backoff / 2 + (uint64_t)rand_r(&s->seed) % (*backoff / 2 + 1);
+	uint64_t at = prec_now_ms() + *backoff / 2 + (uint64_t)rand_r(&s->seed) % (*backoff / 2 + 1);
 
 	*backoff = *backoff * 2 > cap ? cap : *backoff * 2;
 	return at;
@@ -561,7 +555,7 @@ static void *sender_main(void *arg)
 		if (stop || (done && l.finish_sent && !l.ctl))
 			break;   /* everything acknowledged, Finish written */
 		if (!l.open) {
-			uint64_t now = now_ms();
+			uint64_t now = prec_now_ms();
 
 			if (now < retry_at) {
 				pfd[0].fd = s->wakefd;
@@ -608,7 +602,7 @@ static void *sender_main(void *arg)
 					l.finish_sent = true;
 				continue;
 			}
-			if (!l.ctl && now_ms() - l.last_io >= PING_MS) {
+			if (!l.ctl && prec_now_ms() - l.last_io >= PING_MS) {
 				Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
 				Perfrec__Control__Ping p = PERFREC__CONTROL__PING__INIT;
 
@@ -640,7 +634,7 @@ static void *sender_main(void *arg)
 
 			for (;;) {
 				size_t room;
-				void *p = rec_wire_in_space(&l.in, &room);
+				void *p = prec_msgbuf_space(&l.in, &room);
 				const unsigned char *msg;
 				size_t len;
 				ssize_t n;
@@ -659,8 +653,8 @@ static void *sender_main(void *arg)
 					ok = false;
 					break;
 				}
-				rec_wire_in_commit(&l.in, (size_t)n);
-				while (ok && (r = rec_wire_in_next(&l.in, &msg, &len)) != 0) {
+				prec_msgbuf_commit(&l.in, (size_t)n);
+				while (ok && (r = prec_msgbuf_next(&l.in, &msg, &len)) != 0) {
 					if (r < 0) {
 						set_error(s, "the collector sent an oversized message");
 						ok = false;
@@ -765,7 +759,7 @@ int rec_sender_new(const struct rec_sender_opts *o, struct rec_sender **out)
 		uint32_t rnd = 0;
 
 		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-			rnd = (uint32_t)now_ms() ^ (uint32_t)getpid();
+			rnd = (uint32_t)prec_now_ms() ^ (uint32_t)getpid();
 		gmtime_r(&t, &tm);
 		snprintf(s->session, sizeof(s->session), "%04d%02d%02dT%02d%02d%02dZ-%08x",
 			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
@@ -786,11 +780,11 @@ int rec_sender_new(const struct rec_sender_opts *o, struct rec_sender **out)
 			fclose(f);
 		}
 	}
-	s->seed = (unsigned)now_ms() ^ (unsigned)getpid();
+	s->seed = (unsigned)prec_now_ms() ^ (unsigned)getpid();
 	if (getrandom(s->stream_id, sizeof(s->stream_id), GRND_NONBLOCK) != sizeof(s->stream_id)) {
 		/* no entropy pool yet (early boot): time, pid and address differ
 		 * between two recordings of one host as well */
-		uint64_t mix[2] = { (uint64_t)now_ms() << 20 ^ (uint64_t)getpid(),
+		uint64_t mix[2] = { (uint64_t)prec_now_ms() << 20 ^ (uint64_t)getpid(),
 				    (uint64_t)(uintptr_t)s ^ (uint64_t)time(NULL) };
 
 		memcpy(s->stream_id, mix, sizeof(s->stream_id));
