@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 #include "format/base/clock.h"
+#include "format/base/opts.h"
 #include "recorder/daemon/ctlmsg.h"
 #include "recorder/log.h"
 #include "recorder/net/wire.h"
-#include "recorder/opts.h"
 
 #define STATUS_EVERY_NS 500000000ull
 #define LOOP_MS 100
@@ -291,7 +291,7 @@ int rec_child_run(struct rec_child *c, const struct rec_child_opts *opts)
 	bool stop_asked = false, finished = false;
 	int ret, code = 1;
 
-	if (rec_opts_copy(&c->o, sizeof(c->o), opts) < 0 || !c->o.session) {
+	if (prec_opts_copy(&c->o, sizeof(c->o), opts) < 0 || !c->o.session) {
 		rec_log(REC_LOG_ERROR, "session process: bad options");
 		return 1;
 	}

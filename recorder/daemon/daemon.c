@@ -34,12 +34,12 @@
 #include <unistd.h>
 
 #include "format/base/clock.h"
+#include "format/base/opts.h"
 #include "format/base/outq.h"
 #include "recorder/daemon/config.h"
 #include "recorder/daemon/ctlmsg.h"
 #include "recorder/daemon/daemon_int.h"
 #include "recorder/daemon/manifest.h"
-#include "recorder/opts.h"
 
 /* src into dst, cut to fit. */
 void daemon_set_str(char *dst, size_t len, const char *src)
@@ -802,7 +802,7 @@ int rec_daemon_new(const struct rec_daemon_opts *opts, struct rec_daemon **out)
 	if (!d)
 		return -ENOMEM;
 	d->lfd = d->lockfd = d->sfd = d->ifd = d->mfd = -1;
-	if (rec_opts_copy(&d->o, sizeof(d->o), opts) < 0 || !d->o.socket_path ||
+	if (prec_opts_copy(&d->o, sizeof(d->o), opts) < 0 || !d->o.socket_path ||
 	    !d->o.check || !d->o.session_argv) {
 		rec_log(REC_LOG_ERROR, "daemon options: socket_path, check and "
 			"session_argv are needed (and no unknown fields)");

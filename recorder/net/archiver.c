@@ -16,12 +16,12 @@
 #include <time.h>
 
 #include "format/base/clock.h"
+#include "format/base/opts.h"
 #include "format/record.h"
 #include "recorder/log.h"
 #include "recorder/net/archive.h"
 #include "recorder/net/jetstream.h"
 #include "recorder/net/wire.h"
-#include "recorder/opts.h"
 
 #define FETCH_WAIT_MS 500
 #define MAX_BATCH 1024
@@ -63,7 +63,7 @@ int rec_archiver_new(const struct rec_archiver_opts *o, struct rec_archiver **ou
 	*out = NULL;
 	if (!a)
 		return -ENOMEM;
-	if (rec_opts_copy(&a->o, sizeof(a->o), o) < 0 || !a->o.dir) {
+	if (prec_opts_copy(&a->o, sizeof(a->o), o) < 0 || !a->o.dir) {
 		free(a);
 		return -EINVAL;
 	}

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "format/base/clock.h"
+#include "format/base/opts.h"
 #include "format/base/outq.h"
 #include "recorder/log.h"
 #include "recorder/net/archive.h"
@@ -38,7 +39,6 @@
 #include "recorder/net/jetstream.h"
 #include "format/record.h"
 #include "recorder/net/wire.h"
-#include "recorder/opts.h"
 
 #define MAX_LISTEN 4
 /* epoll tags that are not connections (those carry their pointer) */
@@ -1028,7 +1028,7 @@ int rec_collector_new(const struct rec_collector_opts *o, struct rec_collector *
 	if (!c)
 		return -ENOMEM;
 	c->ep = c->stopfd = -1;
-	if (rec_opts_copy(&c->o, sizeof(c->o), o) < 0) {
+	if (prec_opts_copy(&c->o, sizeof(c->o), o) < 0) {
 		free(c);
 		return -EINVAL;
 	}

@@ -27,11 +27,11 @@
 #include <unistd.h>
 
 #include "format/base/clock.h"
+#include "format/base/opts.h"
 #include "format/record.h"
 #include "recorder/log.h"
 #include "recorder/net/conn.h"
 #include "recorder/net/wire.h"
-#include "recorder/opts.h"
 
 #ifndef PERFREC_VERSION
 #define PERFREC_VERSION "0"
@@ -710,7 +710,7 @@ int rec_sender_new(const struct rec_sender_opts *o, struct rec_sender **out)
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
-	if (rec_opts_copy(&s->o, sizeof(s->o), o) < 0 || !s->o.to || !strchr(s->o.to, ':')) {
+	if (prec_opts_copy(&s->o, sizeof(s->o), o) < 0 || !s->o.to || !strchr(s->o.to, ':')) {
 		rec_log(REC_LOG_ERROR, "bad --to '%s': HOST:PORT of a collector",
 			s->o.to ? s->o.to : "");
 		free(s);
