@@ -149,6 +149,35 @@ int rec_ctl_pack(const ProtobufCMessage *m, size_t max, unsigned char **out,
 	return 0;
 }
 
+int rec_ctl_flush(struct prec_outq *q, int fd)
+{
+	while (prec_outq_pending(q)) {
+		size_t n;
+		const void *b = prec_outq_peek(q, &n);
+		ssize_t k = send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		prec_outq_consume(q, (size_t)k);
+	}
+	return 0;
+}
+
+int rec_ctl_queue(struct prec_outq *q, int fd, const ProtobufCMessage *m, size_t max)
+{
+	unsigned char *b;
+	size_t n;
+	int ret = rec_ctl_pack(m, max, &b, &n);
+
+	if (ret < 0)
+		return ret;
+	ret = prec_outq_add(q, b, n);
+	free(b);
+	return ret < 0 ? ret : rec_ctl_flush(q, fd);
+}
+
 static int write_all(int fd, const unsigned char *b, size_t n)
 {
 	while (n) {
