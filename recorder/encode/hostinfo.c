@@ -10,13 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "format/base/clock.h"
 #include "recorder/events/cpumap.h"
-
-uint64_t rec_now_ns(void)
-{
-	return prec_now_ns();
-}
 
 int rec_read_int_file(const char *path, int def)
 {
