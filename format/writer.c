@@ -19,6 +19,7 @@
 
 #include <zstd.h>
 
+#include "format/base/opts.h"
 #include "format/varint.h"
 #include "format/error.h"
 #include "format/frame_int.h"
@@ -102,11 +103,10 @@ struct prec_writer *prec_writer_new(struct prec_sink *sink,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (opts) {
-		/* opts->sz lets older callers pass a shorter struct */
-		size_t n = opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o);
-		memcpy(&o, opts, n);
-		o.sz = sizeof(o);
+	/* opts->sz lets older callers pass a shorter struct */
+	if (opts && prec_opts_copy(&o, sizeof(o), opts) < 0) {
+		errno = EINVAL;
+		return NULL;
 	}
 	if (o.frame_size == 0)
 		o.frame_size = PREC_DEFAULT_FRAME_SIZE;

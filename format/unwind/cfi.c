@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/base/opts.h"
 #include "format/error.h"
 
 /* DW_EH_PE_* (LSB, "DWARF Extensions": pointer encodings) */
@@ -558,14 +559,14 @@ struct prec_cfi_table *prec_cfi_table_new(const struct prec_cfi_sections *s)
 {
 	struct prec_cfi_table *t;
 
-	if (!s || s->sz < sizeof(size_t) || s->sz > sizeof(*s)) {
+	if (!s || !prec_opts_valid(s, sizeof(*s))) {
 		errno = EINVAL;
 		return NULL;
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	memcpy(&t->s, s, s->sz);
+	prec_opts_copy(&t->s, sizeof(t->s), s);
 	t->asz = t->s.addr_size == 4 ? 4 : 8;
 	if (!t->s.eh_frame)
 		t->s.eh_frame_len = 0;

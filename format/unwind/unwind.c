@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/base/opts.h"
 #include "format/error.h"
 
 struct frame {
@@ -210,13 +211,8 @@ static int bad_args(const struct prec_unwind_opts *o, const struct prec_unwind_a
 		    const uint64_t *ips, const struct prec_unwind_result *res)
 {
 	if (!o || o->sz < offsetof(struct prec_unwind_opts, no_fp) + sizeof(int) ||
-	    !regs || !st || !ips || !res)
+	    !prec_opts_valid(o, sizeof(*o)) || !regs || !st || !ips || !res)
 		return 1;
-	if (o->sz > sizeof(*o)) {   /* a newer caller: its extra bytes must be 0 */
-		for (size_t i = sizeof(*o); i < o->sz; i++)
-			if (((const uint8_t *)o)[i])
-				return 1;
-	}
 	return a->ncols > PREC_CFI_MAX_COLS || a->ncols > 64 || !a->perf_reg ||
 	       a->sp_col >= a->ncols || a->fp_col >= a->ncols || a->pc_col >= a->ncols ||
 	       (a->ptr_size != 8 && a->ptr_size != 4) || (st->len && !st->bytes);

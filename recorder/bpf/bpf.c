@@ -29,13 +29,13 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "format/base/opts.h"
 #include "perfrec.pb-c.h"
 #include "recorder/bpf/bpf_abi.h"
 #include "recorder/bpf/sfilter.h"
 #include "recorder/encode/emit.h"
 #include "recorder/events/evset.h"
 #include "recorder/log.h"
-#include "recorder/opts.h"
 
 #include "offcpu.skel.h"
 #include "sfilter.skel.h"
@@ -390,7 +390,7 @@ int rec_bpf_new(const struct rec_bpf_opts *o, struct rec_bpf **out)
 	if (!b)
 		return -ENOMEM;
 	b->o = (struct rec_bpf_opts)REC_BPF_OPTS_INIT;
-	ret = rec_opts_copy(&b->o, sizeof(b->o), o);
+	ret = prec_opts_copy(&b->o, sizeof(b->o), o);
 	if (ret < 0) {
 		rec_log(REC_LOG_ERROR, "BPF options: unknown fields set (a newer caller?)");
 		goto err;

@@ -13,13 +13,13 @@
 #include <unistd.h>
 
 #include "format/sink.h"
+#include "format/base/clock.h"
 #include "format/unwind/unwind.h"
 #include "format/writer.h"
 #include "recorder/cli/cmd.h"
 #include "recorder/cli/parse.h"
 #include "recorder/bpf/sfilter.h"
 #include "recorder/cli/print.h"
-#include "recorder/encode/hostinfo.h"
 #include "recorder/log.h"
 #include "recorder/net/sender.h"
 #include "recorder/net/sendloss.h"
@@ -550,7 +550,7 @@ static void print_status(const struct rec_recording *r, uint64_t *prev_t,
 	struct rec_recording_stats st;
 	struct rec_status_in in;
 	char line[256];
-	uint64_t now = rec_now_ns();
+	uint64_t now = prec_now_ns();
 
 	rec_recording_stats(r, &st);
 	in.elapsed_ns = st.elapsed_ns;
@@ -789,15 +789,15 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 		if (ret < 0)
 			goto out;
 	}
-	prev_t = rec_now_ns();
+	prev_t = prec_now_ns();
 	next_status = prev_t + STATUS_NS;
 	while (!stop_signal && (ret = rec_recording_step(r, 100)) > 0) {
 		ret = note_drops(r, &out, &warned);
 		if (ret < 0)
 			break;
-		if (status && rec_now_ns() >= next_status) {
+		if (status && prec_now_ns() >= next_status) {
 			print_status(r, &prev_t, &prev_rec);
-			next_status = rec_now_ns() + STATUS_NS;
+			next_status = prec_now_ns() + STATUS_NS;
 		}
 	}
 	if (ret >= 0)

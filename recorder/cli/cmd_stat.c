@@ -33,13 +33,13 @@
 #include <unistd.h>
 
 #include "format/error.h"
+#include "format/base/clock.h"
 #include "format/scale.h"
 #include "format/sink.h"
 #include "format/writer.h"
 #include "recorder/cli/cmd.h"
 #include "recorder/cli/print.h"
 #include "recorder/cli/statfmt.h"
-#include "recorder/encode/hostinfo.h"
 #include "recorder/encode/meta.h"
 #include "recorder/events/counters.h"
 #include "recorder/log.h"
@@ -339,7 +339,7 @@ static int wait_event(struct stat_run *s, uint64_t next, uint64_t end,
 	for (;;) {
 		struct pollfd pfd = { s->have_wl ? s->wl.pidfd : -1, POLLIN, 0 };
 		struct timespec ts, *tsp = NULL;
-		uint64_t now = rec_now_ns();
+		uint64_t now = prec_now_ns();
 		uint64_t until = next && (!end || next < end) ? next : end;
 		int sig;
 
@@ -355,7 +355,7 @@ static int wait_event(struct stat_run *s, uint64_t next, uint64_t end,
 			tsp = &ts;
 		}
 		if (ppoll(&pfd, 1, tsp, orig) == 0) {
-			if (end && rec_now_ns() >= end)
+			if (end && prec_now_ns() >= end)
 				continue;   /* the duration ends: said above */
 			return 0;
 		}
@@ -432,7 +432,7 @@ static int run(struct rec_cli_common *c, int argc, char **argv)
 		if (e && rec_counters_event_opened(s.ctr, i))
 			rec_log(REC_LOG_WARN, "%s", e);
 	}
-	start = rec_now_ns();
+	start = prec_now_ns();
 	if (c->output && open_trace(&s, argc, argv, start) < 0)
 		goto out_mask;
 	/* with enable_on_exec the kernel starts the groups at exec */
@@ -443,7 +443,7 @@ static int run(struct rec_cli_common *c, int argc, char **argv)
 			goto out_mask;
 		}
 	}
-	start = rec_now_ns();
+	start = prec_now_ns();
 	if (s.have_wl) {
 		s.wl_started = true;
 		ret = rec_workload_start(&s.wl);
@@ -461,7 +461,7 @@ static int run(struct rec_cli_common *c, int argc, char **argv)
 	if (c->duration_ns)
 		until = start + c->duration_ns;
 	while (!wait_event(&s, next, until, &orig, &reason)) {
-		uint64_t now = rec_now_ns();
+		uint64_t now = prec_now_ns();
 		char pfx[32];
 
 		ret = rec_counters_snapshot(s.ctr, s.w, now, false);
@@ -480,7 +480,7 @@ static int run(struct rec_cli_common *c, int argc, char **argv)
 		if (s.w)
 			prec_writer_flush_due(s.w, now);
 	}
-	end = rec_now_ns();
+	end = prec_now_ns();
 	ret = rec_counters_snapshot(s.ctr, s.w, end, true);
 	if (s.have_wl && !s.wl.exited && !strcmp(reason, "duration")) {
 		/* -d ended the count: the command ends too, as with record */

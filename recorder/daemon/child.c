@@ -17,11 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format/base/clock.h"
+#include "format/base/opts.h"
 #include "recorder/daemon/ctlmsg.h"
-#include "recorder/encode/hostinfo.h"
 #include "recorder/log.h"
 #include "recorder/net/wire.h"
-#include "recorder/opts.h"
 
 #define STATUS_EVERY_NS 500000000ull
 #define LOOP_MS 100
@@ -236,11 +236,11 @@ static int handle(struct rec_child *c, const unsigned char *msg, size_t len)
 
 /* Reads what the channel holds: GO_ON, STOP_ASKED, or -ECONNRESET when
  * the daemon's end closed. */
-static int read_channel(struct rec_child *c, struct rec_wire_in *in)
+static int read_channel(struct rec_child *c, struct prec_msgbuf *in)
 {
 	const unsigned char *m;
 	size_t room, n;
-	void *p = rec_wire_in_space(in, &room);
+	void *p = prec_msgbuf_space(in, &room);
 	ssize_t k;
 	int ret, what = GO_ON;
 
@@ -251,8 +251,8 @@ static int read_channel(struct rec_child *c, struct rec_wire_in *in)
 		return errno == EINTR || errno == EAGAIN ? GO_ON : -errno;
 	if (k == 0)
 		return -ECONNRESET;
-	rec_wire_in_commit(in, (size_t)k);
-	while ((ret = rec_wire_in_next(in, &m, &n)) > 0)
+	prec_msgbuf_commit(in, (size_t)k);
+	while ((ret = prec_msgbuf_next(in, &m, &n)) > 0)
 		if (handle(c, m, n) == STOP_ASKED)
 			what = STOP_ASKED;
 	return ret < 0 ? ret : what;
@@ -285,17 +285,17 @@ void rec_child_free(struct rec_child *c)
 
 int rec_child_run(struct rec_child *c, const struct rec_child_opts *opts)
 {
-	struct rec_wire_in in;
+	struct prec_msgbuf in;
 	uint64_t next_status = 0;
 	const char *reason = "stopped";
 	bool stop_asked = false, finished = false;
 	int ret, code = 1;
 
-	if (rec_opts_copy(&c->o, sizeof(c->o), opts) < 0 || !c->o.session) {
+	if (prec_opts_copy(&c->o, sizeof(c->o), opts) < 0 || !c->o.session) {
 		rec_log(REC_LOG_ERROR, "session process: bad options");
 		return 1;
 	}
-	rec_wire_in_init(&in, REC_CTL_MAX_MSG);
+	prec_msgbuf_init(&in, REC_CTL_MAX_MSG);
 	ret = rec_session_new(c->o.session, &c->s);
 	if (ret < 0)
 		goto out;
@@ -307,7 +307,7 @@ int rec_child_run(struct rec_child *c, const struct rec_child_opts *opts)
 			{ c->chan, POLLIN, 0 },
 			{ rec_session_pollfd(c->s), POLLIN, 0 },
 		};
-		uint64_t now = rec_now_ns();
+		uint64_t now = prec_now_ns();
 
 		if (now >= next_status) {
 			send_status(c, PERFREC__CONTROL__SESSION_STATUS__STATE__RUNNING);
@@ -352,6 +352,6 @@ int rec_child_run(struct rec_child *c, const struct rec_child_opts *opts)
 out:
 	rec_session_free(c->s);
 	c->s = NULL;
-	rec_wire_in_release(&in);
+	prec_msgbuf_release(&in);
 	return code;
 }

@@ -13,9 +13,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "recorder/encode/hostinfo.h"
+#include "format/base/clock.h"
+#include "format/base/msgbuf.h"
 #include "recorder/log.h"
-#include "recorder/net/wire.h"
 
 /* Nesting is shallow in control.proto; a deeper walk means a bug. */
 #define MAX_DEPTH 8
@@ -142,14 +142,40 @@ int rec_ctl_pack(const ProtobufCMessage *m, size_t max, unsigned char **out,
 	b = malloc(n + 4);
 	if (!b)
 		return -ENOMEM;
-	b[0] = (unsigned char)(n >> 24);
-	b[1] = (unsigned char)(n >> 16);
-	b[2] = (unsigned char)(n >> 8);
-	b[3] = (unsigned char)n;
+	prec_msgbuf_put_len(b, (uint32_t)n);
 	protobuf_c_message_pack(m, b + 4);
 	*out = b;
 	*len = n + 4;
 	return 0;
+}
+
+int rec_ctl_flush(struct prec_outq *q, int fd)
+{
+	while (prec_outq_pending(q)) {
+		size_t n;
+		const void *b = prec_outq_peek(q, &n);
+		ssize_t k = send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		prec_outq_consume(q, (size_t)k);
+	}
+	return 0;
+}
+
+int rec_ctl_queue(struct prec_outq *q, int fd, const ProtobufCMessage *m, size_t max)
+{
+	unsigned char *b;
+	size_t n;
+	int ret = rec_ctl_pack(m, max, &b, &n);
+
+	if (ret < 0)
+		return ret;
+	ret = prec_outq_add(q, b, n);
+	free(b);
+	return ret < 0 ? ret : rec_ctl_flush(q, fd);
 }
 
 static int write_all(int fd, const unsigned char *b, size_t n)
@@ -183,30 +209,26 @@ int rec_ctl_send(int fd, const ProtobufCMessage *m, size_t max)
 	return ret;
 }
 
-static int64_t now_ms(void)
-{
-	return (int64_t)(rec_now_ns() / 1000000);
-}
 
 int rec_ctl_recv(int fd, size_t max, int timeout_ms, unsigned char **msg,
 		 size_t *len)
 {
-	struct rec_wire_in in;
-	int64_t deadline = now_ms() + timeout_ms;
+	struct prec_msgbuf in;
+	int64_t deadline = prec_now_ms() + timeout_ms;
 	const unsigned char *m;
 	size_t n, room;
 	int ret;
 
 	*msg = NULL;
 	*len = 0;
-	rec_wire_in_init(&in, max);
+	prec_msgbuf_init(&in, max);
 	for (;;) {
 		struct pollfd pfd = { fd, POLLIN, 0 };
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - prec_now_ms();
 		void *p;
 		ssize_t k;
 
-		ret = rec_wire_in_next(&in, &m, &n);
+		ret = prec_msgbuf_next(&in, &m, &n);
 		if (ret != 0)
 			break;
 		if (left <= 0) {
@@ -222,7 +244,7 @@ int rec_ctl_recv(int fd, size_t max, int timeout_ms, unsigned char **msg,
 		}
 		if (ret == 0)
 			continue;
-		p = rec_wire_in_space(&in, &room);
+		p = prec_msgbuf_space(&in, &room);
 		if (!p) {
 			ret = -ENOMEM;
 			break;
@@ -238,7 +260,7 @@ int rec_ctl_recv(int fd, size_t max, int timeout_ms, unsigned char **msg,
 			ret = -ECONNRESET;
 			break;
 		}
-		rec_wire_in_commit(&in, (size_t)k);
+		prec_msgbuf_commit(&in, (size_t)k);
 	}
 	if (ret == 1) {
 		*msg = malloc(n ? n : 1);
@@ -250,7 +272,7 @@ int rec_ctl_recv(int fd, size_t max, int timeout_ms, unsigned char **msg,
 			ret = -ENOMEM;
 		}
 	}
-	rec_wire_in_release(&in);
+	prec_msgbuf_release(&in);
 	return ret;
 }
 

@@ -3,9 +3,10 @@
  * "the control plane"): requests checked before anyone acts on them, and
  * the blocking calls a client (`perfrec ctl`) and a session process make.
  *
- * Framing is the data plane's (net/wire.h): a u32 big-endian length, then
- * one protobuf message. Requests come from local users who may hold only
- * group rights, so they are untrusted bytes: rec_ctl_request_decode()
+ * Messages are length-prefixed as the data plane's (format/base/msgbuf.h):
+ * a u32 big-endian length, then one protobuf message. Requests come from
+ * local users who may hold only group rights, so they are untrusted
+ * bytes: rec_ctl_request_decode()
  * accepts a request only when protobuf-c decodes it, it has no field this
  * version does not know (at any depth: a newer client's request is refused
  * by name, not half understood), its version is ours and its body is set.
@@ -30,6 +31,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "control.pb-c.h"
+#include "format/base/outq.h"
 
 #define REC_CTL_VERSION 1
 /* Requests and replies are small: a start request's arguments, a status of
@@ -60,7 +62,14 @@ bool rec_ctl_unknown_field(const ProtobufCMessage *m, uint32_t *tag,
 int rec_ctl_pack(const ProtobufCMessage *m, size_t max, unsigned char **out,
 		 size_t *len);
 
-/* Blocking: writes all of m, framed, to fd. 0 or -errno. */
+/* Non-blocking, for a server's loop: queues m (length-prefixed) on q,
+ * then sends what fd takes now. 0 or -errno (-EMSGSIZE above max). */
+int rec_ctl_queue(struct prec_outq *q, int fd, const ProtobufCMessage *m, size_t max);
+/* Sends what q holds while fd takes it: 0 (all sent, or the rest waits
+ * for POLLOUT) or -errno. */
+int rec_ctl_flush(struct prec_outq *q, int fd);
+
+/* Blocking: writes all of m, length-prefixed, to fd. 0 or -errno. */
 int rec_ctl_send(int fd, const ProtobufCMessage *m, size_t max);
 
 /* Blocking with a deadline: the next message from fd into *msg (malloc'ed,

@@ -1,6 +1,7 @@
 /*
  * daemon.c - the control socket, its clients and their requests, the loop;
- * see daemon.h. The session table is supervise.c.
+ * see daemon.h. The session table is supervise.c, below it (it calls
+ * supervise.c; replies supervise.c owes clients come back on d->answers).
  *
  * One thread, one poll() loop over: the listening socket, a signalfd,
  * an inotify watch of the config directory, every client and every
@@ -33,85 +34,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "format/base/clock.h"
+#include "format/base/opts.h"
+#include "format/base/outq.h"
 #include "recorder/daemon/config.h"
 #include "recorder/daemon/ctlmsg.h"
 #include "recorder/daemon/daemon_int.h"
 #include "recorder/daemon/manifest.h"
-#include "recorder/encode/hostinfo.h"
-#include "recorder/opts.h"
-
-/* src into dst, cut to fit. */
-void daemon_set_str(char *dst, size_t len, const char *src)
-{
-	size_t n = strlen(src);
-
-	if (n >= len)
-		n = len - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
-uint64_t daemon_now_ms(void)
-{
-	return rec_now_ns() / 1000000;
-}
-
-/* ---- output queues */
-
-static int outq_add(struct outq *q, const void *b, size_t n)
-{
-	if (q->pos && q->pos == q->len)
-		q->pos = q->len = 0;
-	if (q->cap - q->len < n) {
-		size_t cap = q->cap ? q->cap : 1024;
-		unsigned char *nb;
-
-		while (cap - q->len < n)
-			cap *= 2;
-		nb = realloc(q->b, cap);
-		if (!nb)
-			return -ENOMEM;
-		q->b = nb;
-		q->cap = cap;
-	}
-	memcpy(q->b + q->len, b, n);
-	q->len += n;
-	return 0;
-}
-
-/* 0 (all sent or EAGAIN) or -errno. */
-int daemon_outq_flush(struct outq *q, int fd)
-{
-	while (q->pos < q->len) {
-		ssize_t k = send(fd, q->b + q->pos, q->len - q->pos, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return errno == EAGAIN ? 0 : -errno;
-		q->pos += (size_t)k;
-	}
-	return 0;
-}
-
-void daemon_outq_release(struct outq *q)
-{
-	free(q->b);
-	memset(q, 0, sizeof(*q));
-}
-
-int daemon_queue_msg(struct outq *q, int fd, const ProtobufCMessage *m)
-{
-	unsigned char *b;
-	size_t n;
-	int ret = rec_ctl_pack(m, REC_CTL_MAX_EVENT, &b, &n);
-
-	if (ret < 0)
-		return ret;
-	ret = outq_add(q, b, n);
-	free(b);
-	return ret < 0 ? ret : daemon_outq_flush(q, fd);
-}
 
 /* ---- systemd: sd_notify's datagram, without libsystemd */
 
@@ -142,7 +71,7 @@ static void notify(const char *state)
 
 /* ---- lookups */
 
-struct client *daemon_client(struct rec_daemon *d, uint64_t id)
+static struct client *daemon_client(struct rec_daemon *d, uint64_t id)
 {
 	for (struct client *c = d->clients; c && id; c = c->next)
 		if (c->id == id)
@@ -150,44 +79,65 @@ struct client *daemon_client(struct rec_daemon *d, uint64_t id)
 	return NULL;
 }
 
-struct dsess *daemon_session(struct rec_daemon *d, const char *name)
-{
-	for (struct dsess *s = d->sessions; s; s = s->next)
-		if (!strcmp(s->name, name))
-			return s;
-	return NULL;
-}
-
-const char *daemon_state_name(Perfrec__Control__SessionStatus__State st)
-{
-	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-		&perfrec__control__session_status__state__descriptor, (int)st);
-
-	return v ? v->name : "?";
-}
-
 /* ---- status: what the session's process said, with the daemon's own
  * fields (a shallow copy: pointers stay owned by their holders) */
 
 /* ---- replies */
 
-/* Queues rp for c; a client that cannot take it is closed by the loop. */
-void daemon_reply(struct rec_daemon *d, struct client *c, Reply *rp)
+/* c has its reply (queued: sent false when it cannot take it, and the
+ * loop closes it); its next request may come. */
+static void answered(struct rec_daemon *d, struct client *c, bool sent)
 {
-	rp->version = REC_CTL_VERSION;
-	if (daemon_queue_msg(&c->out, c->fd, &rp->base) < 0) {
+	if (!sent) {
 		c->closing = true;
-		c->out.pos = c->out.len;   /* nothing more goes out */
+		prec_outq_drop(&c->out);   /* nothing more goes out */
 	}
 	c->waiting = false;
-	c->since = daemon_now_ms();
+	c->since = prec_now_ms();
 	c->deadline = c->since + d->o.client_timeout_ms;
 }
 
-void daemon_reply_error(struct rec_daemon *d, struct client *c, const char *fmt, ...)
+/* Hands the answers supervise.c queued (and daemon_reply's) to their
+ * clients, in order; a client that left gets none, one that cannot take
+ * its reply is closed by the loop. */
+static void deliver(struct rec_daemon *d)
+{
+	while (d->answers) {
+		struct answer *a = d->answers;
+		struct client *c = daemon_client(d, a->client);
+
+		d->answers = a->next;
+		if (!d->answers)
+			d->answers_last = NULL;
+		if (c)
+			answered(d, c, a->msg && prec_outq_add(&c->out, a->msg, a->len) == 0 &&
+				 rec_ctl_flush(&c->out, c->fd) == 0);
+		free(a->msg);
+		free(a);
+	}
+}
+
+/* Replies to c now. */
+static void daemon_reply(struct rec_daemon *d, struct client *c, Reply *rp)
+{
+	if (dsess_answer(d, c->id, rp) < 0)
+		answered(d, c, false);
+	deliver(d);
+}
+
+/* ok, with the status of one session (or none). */
+static void daemon_reply_session(struct rec_daemon *d, struct client *c, struct dsess *s,
+				 const char *file)
+{
+	if (dsess_answer_session(d, c->id, s, file) < 0)
+		answered(d, c, false);
+	deliver(d);
+}
+
+static void daemon_reply_error(struct rec_daemon *d, struct client *c, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-void daemon_reply_error(struct rec_daemon *d, struct client *c, const char *fmt, ...)
+static void daemon_reply_error(struct rec_daemon *d, struct client *c, const char *fmt, ...)
 {
 	Reply rp = PERFREC__CONTROL__REPLY__INIT;
 	char msg[REC_LOG_MAX + 256];
@@ -200,25 +150,6 @@ void daemon_reply_error(struct rec_daemon *d, struct client *c, const char *fmt,
 	daemon_reply(d, c, &rp);
 }
 
-/* ok, with the status of one session (or none). */
-void daemon_reply_session(struct rec_daemon *d, struct client *c, struct dsess *s,
-			  const char *file)
-{
-	Reply rp = PERFREC__CONTROL__REPLY__INIT;
-	Status st, *one[1], *cached = s ? dsess_cached_status(s) : NULL;
-
-	rp.ok = true;
-	rp.file = (char *)(file ? file : "");
-	if (s) {
-		dsess_status(d, s, cached, &st);
-		one[0] = &st;
-		rp.sessions = one;
-		rp.n_sessions = 1;
-	}
-	daemon_reply(d, c, &rp);
-	if (cached)
-		perfrec__control__session_status__free_unpacked(cached, NULL);
-}
 
 /* ---- sessions */
 
@@ -242,10 +173,10 @@ static void do_start(struct rec_daemon *d, struct client *c,
 		daemon_reply_error(d, c, "the daemon is stopping");
 		return;
 	}
-	s = daemon_session(d, sr->name);
+	s = dsess_find(d, sr->name);
 	if (s && (s->pid > 0 || strcmp(s->origin, "ctl") || s->state == ST(BACKOFF))) {
 		daemon_reply_error(d, c, "session %s exists (%s, from %s): stop it first", s->name,
-			    daemon_state_name(s->state), s->origin);
+			    dsess_state_name(s->state), s->origin);
 		return;
 	}
 	if (!s && d->nsessions >= MAX_SESSIONS) {
@@ -288,7 +219,7 @@ static void do_start(struct rec_daemon *d, struct client *c,
 		return;
 	}
 	s->start_client = c->id;
-	s->start_deadline = daemon_now_ms() + d->o.start_timeout_ms;
+	s->start_deadline = prec_now_ms() + d->o.start_timeout_ms;
 	c->waiting = true;
 	c->deadline = 0;
 }
@@ -299,7 +230,7 @@ static void do_status(struct rec_daemon *d, struct client *c, const char *name, 
 	Status *st = NULL, **ptrs = NULL, **cached = NULL;
 	size_t n = 0;
 
-	if (name && name[0] && !daemon_session(d, name)) {
+	if (name && name[0] && !dsess_find(d, name)) {
 		daemon_reply_error(d, c, "no session named %.64s", name);
 		return;
 	}
@@ -353,7 +284,7 @@ static void do_session_request(struct rec_daemon *d, struct client *c,
 	const char *name = rq->body_case == PERFREC__CONTROL__REQUEST__BODY_STOP ? rq->stop->name :
 			   rq->body_case == PERFREC__CONTROL__REQUEST__BODY_ROTATE ? rq->rotate->name :
 			   rq->snapshot->name;
-	struct dsess *s = daemon_session(d, name ? name : "");
+	struct dsess *s = dsess_find(d, name ? name : "");
 
 	if (!s) {
 		daemon_reply_error(d, c, "no session named %.64s", name ? name : "");
@@ -381,7 +312,7 @@ static void do_session_request(struct rec_daemon *d, struct client *c,
 	}
 	if (s->state != ST(RUNNING)) {
 		daemon_reply_error(d, c, "session %s is not running (%s)%s%s", s->name,
-			    daemon_state_name(s->state), s->last_error[0] ? ": " : "", s->last_error);
+			    dsess_state_name(s->state), s->last_error[0] ? ": " : "", s->last_error);
 		return;
 	}
 	if (rq->body_case == PERFREC__CONTROL__REQUEST__BODY_SNAPSHOT) {
@@ -440,10 +371,14 @@ static void client_close(struct rec_daemon *d, struct client *c)
 	if (*pp)
 		*pp = c->next;
 	d->nclients--;
-	/* sessions forget the replies they owe it (ids are never reused) */
+	/* the replies sessions owe it go nowhere (ids are never reused) */
+	for (struct dsess *s = d->sessions; s; s = s->next)
+		for (struct pend *p = s->pend; p; p = p->next)
+			if (p->client == c->id)
+				p->client = 0;
 	close(c->fd);
-	rec_wire_in_release(&c->in);
-	daemon_outq_release(&c->out);
+	prec_msgbuf_release(&c->in);
+	prec_outq_release(&c->out);
 	free(c);
 }
 
@@ -542,8 +477,8 @@ static void accept_clients(struct rec_daemon *d)
 		}
 		c->id = ++d->next_client_id;
 		c->fd = fd;
-		rec_wire_in_init(&c->in, REC_CTL_MAX_MSG);
-		c->since = daemon_now_ms();
+		prec_msgbuf_init(&c->in, REC_CTL_MAX_MSG);
+		c->since = prec_now_ms();
 		c->deadline = c->since + d->o.client_timeout_ms;
 		c->next = d->clients;
 		d->clients = c;
@@ -578,8 +513,8 @@ static void client_pump(struct rec_daemon *d, struct client *c)
 	size_t n;
 	int ret;
 
-	while (!c->waiting && !c->closing && c->out.len - c->out.pos < OUT_BACKLOG &&
-	       (ret = rec_wire_in_next(&c->in, &m, &n)) != 0) {
+	while (!c->waiting && !c->closing && prec_outq_pending(&c->out) < OUT_BACKLOG &&
+	       (ret = prec_msgbuf_next(&c->in, &m, &n)) != 0) {
 		if (ret < 0) {
 			rec_log(REC_LOG_WARN, "client pid %d: a request of %zu bytes announced "
 				"(at most %u): closed", (int)c->pid, n, REC_CTL_MAX_MSG);
@@ -595,7 +530,7 @@ static void client_pump(struct rec_daemon *d, struct client *c)
 static void read_client(struct rec_daemon *d, struct client *c)
 {
 	size_t room;
-	void *p = rec_wire_in_space(&c->in, &room);
+	void *p = prec_msgbuf_space(&c->in, &room);
 	ssize_t k;
 
 	if (!p) {
@@ -613,10 +548,10 @@ static void read_client(struct rec_daemon *d, struct client *c)
 	}
 	if (k < 0) {
 		c->closing = true;
-		c->out.pos = c->out.len;   /* nobody reads what is queued */
+		prec_outq_drop(&c->out);   /* nobody reads what is queued */
 		return;
 	}
-	rec_wire_in_commit(&c->in, (size_t)k);
+	prec_msgbuf_commit(&c->in, (size_t)k);
 	client_pump(d, c);
 }
 
@@ -624,7 +559,7 @@ static void read_client(struct rec_daemon *d, struct client *c)
 
 static void timers(struct rec_daemon *d)
 {
-	uint64_t now = daemon_now_ms();
+	uint64_t now = prec_now_ms();
 
 	for (struct client *c = d->clients; c; c = c->next) {
 		if (c->deadline && now >= c->deadline && !c->closing && !c->waiting) {
@@ -687,7 +622,7 @@ static void begin_stop(struct rec_daemon *d, int sig)
 	if (d->stopping)
 		return;
 	d->stopping = true;
-	d->stop_deadline = daemon_now_ms() + d->o.stop_timeout_ms;
+	d->stop_deadline = prec_now_ms() + d->o.stop_timeout_ms;
 	notify("STOPPING=1");
 	rec_log(REC_LOG_INFO, "%s: stopping %u sessions", strsignal(sig),
 		d->nsessions);
@@ -831,7 +766,7 @@ int rec_daemon_new(const struct rec_daemon_opts *opts, struct rec_daemon **out)
 	if (!d)
 		return -ENOMEM;
 	d->lfd = d->lockfd = d->sfd = d->ifd = d->mfd = -1;
-	if (rec_opts_copy(&d->o, sizeof(d->o), opts) < 0 || !d->o.socket_path ||
+	if (prec_opts_copy(&d->o, sizeof(d->o), opts) < 0 || !d->o.socket_path ||
 	    !d->o.check || !d->o.session_argv) {
 		rec_log(REC_LOG_ERROR, "daemon options: socket_path, check and "
 			"session_argv are needed (and no unknown fields)");
@@ -941,7 +876,7 @@ int rec_daemon_run(struct rec_daemon *d)
 	while (!d->stopping || d->nsessions) {
 		size_t n = 0, need = 3 + d->nclients + d->nsessions;
 		int timeout = TICK_MS;
-		uint64_t now = daemon_now_ms();
+		uint64_t now = prec_now_ms();
 
 		if (need > cap) {
 			struct pollfd *np = realloc(pfd, need * sizeof(*np));
@@ -962,9 +897,9 @@ int rec_daemon_run(struct rec_daemon *d)
 		pfd[n++] = (struct pollfd){ d->ifd, POLLIN, 0 };
 		for (struct client *c = d->clients; c; c = c->next) {
 			short ev = (c->waiting || c->closing || c->eof ||
-				    c->out.len - c->out.pos >= OUT_BACKLOG) ? 0 : POLLIN;
+				    prec_outq_pending(&c->out) >= OUT_BACKLOG) ? 0 : POLLIN;
 
-			if (c->out.pos < c->out.len)
+			if (prec_outq_pending(&c->out))
 				ev |= POLLOUT;
 			slot[n].client = c->id;
 			pfd[n++] = (struct pollfd){ c->fd, ev, 0 };
@@ -974,7 +909,7 @@ int rec_daemon_run(struct rec_daemon *d)
 		for (struct dsess *s = d->sessions; s; s = s->next) {
 			short ev = POLLIN;
 
-			if (s->out.pos < s->out.len)
+			if (prec_outq_pending(&s->out))
 				ev |= POLLOUT;
 			slot[n].s = s;
 			pfd[n++] = (struct pollfd){ s->chan, s->chan >= 0 ? ev : 0, 0 };
@@ -996,7 +931,7 @@ int rec_daemon_run(struct rec_daemon *d)
 			if (!s || s->chan < 0)
 				continue;
 			if (pfd[i].revents & POLLOUT)
-				daemon_outq_flush(&s->out, s->chan);
+				rec_ctl_flush(&s->out, s->chan);
 			if ((pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) && !dsess_read_chan(d, s)) {
 				close(s->chan);
 				s->chan = -1;   /* its exit follows (SIGCHLD) */
@@ -1004,12 +939,15 @@ int rec_daemon_run(struct rec_daemon *d)
 		}
 		if (pfd[0].revents & POLLIN)
 			read_signals(d);
+		/* what the sessions answered goes out before any client is
+		 * read again */
+		deliver(d);
 		if (d->ifd >= 0 && (pfd[2].revents & POLLIN)) {
 			char buf[4096];
 
 			while (read(d->ifd, buf, sizeof(buf)) > 0)
 				;
-			d->rescan_at = daemon_now_ms() + RESCAN_DELAY_MS;
+			d->rescan_at = prec_now_ms() + RESCAN_DELAY_MS;
 		}
 		for (size_t i = 3; i < n; i++) {
 			struct client *c = slot[i].client ? daemon_client(d, slot[i].client) : NULL;
@@ -1028,16 +966,18 @@ int rec_daemon_run(struct rec_daemon *d)
 		for (struct client *c = d->clients, *next; c; c = next) {
 			next = c->next;
 			client_pump(d, c);   /* requests that waited for a reply */
-			if (c->out.pos < c->out.len && daemon_outq_flush(&c->out, c->fd) < 0)
+			if (prec_outq_pending(&c->out) && rec_ctl_flush(&c->out, c->fd) < 0)
 				client_close(d, c);
-			else if ((c->closing || (c->eof && !c->waiting)) && c->out.pos == c->out.len)
+			else if ((c->closing || (c->eof && !c->waiting)) && !prec_outq_pending(&c->out))
 				client_close(d, c);
 		}
 		timers(d);
+		deliver(d);
 	}
-	/* the replies owed were sent as the sessions ended: flush them */
+	/* the replies owed were queued as the sessions ended: flush them */
+	deliver(d);
 	for (struct client *c = d->clients; c; c = c->next)
-		daemon_outq_flush(&c->out, c->fd);
+		rec_ctl_flush(&c->out, c->fd);
 	free(pfd);
 	free(slot);
 	rec_log(REC_LOG_INFO, "stopped");
@@ -1059,6 +999,7 @@ void rec_daemon_free(struct rec_daemon *d)
 	}
 	while (d->clients)
 		client_close(d, d->clients);
+	deliver(d);   /* nobody left: frees what was not delivered */
 	if (d->lfd >= 0) {
 		close(d->lfd);
 		unlink(d->sock_path);

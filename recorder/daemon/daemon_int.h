@@ -11,9 +11,11 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "control.pb-c.h"
+#include "format/base/outq.h"
 #include "recorder/daemon/daemon.h"
 #include "recorder/log.h"
 #include "recorder/net/wire.h"
@@ -35,11 +37,6 @@ typedef Perfrec__Control__Reply Reply;
 #define TICK_MS 1000
 /* Replies a client has not read: beyond this, its next requests wait. */
 #define OUT_BACKLOG (1u << 20)
-
-struct outq {
-	unsigned char *b;
-	size_t len, pos, cap;
-};
 
 enum pend_kind { P_STOP, P_ROTATE, P_SNAPSHOT };
 
@@ -64,8 +61,8 @@ struct dsess {
 	Perfrec__Control__SessionStatus__State state;
 	pid_t pid;
 	int chan;
-	struct rec_wire_in in;
-	struct outq out;
+	struct prec_msgbuf in;
+	struct prec_outq out;
 	unsigned char *status;           /* the last status its process sent */
 	size_t status_len;
 	char last_error[REC_LOG_MAX];
@@ -83,8 +80,8 @@ struct dsess {
 struct client {
 	uint64_t id;
 	int fd;
-	struct rec_wire_in in;
-	struct outq out;
+	struct prec_msgbuf in;
+	struct prec_outq out;
 	uid_t uid;
 	pid_t pid;
 	bool trusted;
@@ -94,6 +91,15 @@ struct client {
 	bool closing;                    /* close once out is sent */
 	bool eof;                        /* it shut its sending side */
 	struct client *next;
+};
+
+/* A reply packed for a client (msg NULL: it could not be packed, and the
+ * client is closed). */
+struct answer {
+	uint64_t client;
+	unsigned char *msg;
+	size_t len;
+	struct answer *next;
 };
 
 struct rec_daemon {
@@ -108,6 +114,7 @@ struct rec_daemon {
 	uint64_t next_client_id;
 	struct dsess *sessions;
 	unsigned nsessions;
+	struct answer *answers, *answers_last;   /* not yet delivered, in order */
 	uint64_t rescan_at;
 	bool stopping;
 	uint64_t stop_deadline;
@@ -116,26 +123,31 @@ struct rec_daemon {
 	bool masked;
 };
 
-/* ---- daemon.c */
+/* src into dst, cut to fit. */
+static inline void daemon_set_str(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src);
 
-void daemon_set_str(char *dst, size_t len, const char *src);
-uint64_t daemon_now_ms(void);
-/* Queues m (framed) on q and sends what fd takes now. 0 or -errno. */
-int daemon_queue_msg(struct outq *q, int fd, const ProtobufCMessage *m);
-int daemon_outq_flush(struct outq *q, int fd);
-void daemon_outq_release(struct outq *q);
-struct client *daemon_client(struct rec_daemon *d, uint64_t id);   /* NULL: gone */
-struct dsess *daemon_session(struct rec_daemon *d, const char *name);
-const char *daemon_state_name(Perfrec__Control__SessionStatus__State st);
-/* Replies (queued; a client that cannot take them is closed by the loop). */
-void daemon_reply(struct rec_daemon *d, struct client *c, Reply *rp);
-void daemon_reply_error(struct rec_daemon *d, struct client *c, const char *fmt, ...)
+	if (n >= len)
+		n = len - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* ---- supervise.c (daemon.c calls it; it never calls daemon.c) */
+
+struct dsess *dsess_find(struct rec_daemon *d, const char *name);   /* NULL: none */
+const char *dsess_state_name(Perfrec__Control__SessionStatus__State st);
+/* Answers for clients are handed back, not sent: each is packed and
+ * queued on d->answers for client id (0: nobody, dropped), and the
+ * daemon's loop gives them to the clients still there, in order, before
+ * it reads any client again. 0 or -ENOMEM (the reply is lost). */
+int dsess_answer(struct rec_daemon *d, uint64_t client, Reply *rp);
+int dsess_answer_error(struct rec_daemon *d, uint64_t client, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* ok, with the status of s (NULL: none) and file. */
-void daemon_reply_session(struct rec_daemon *d, struct client *c, struct dsess *s,
-			  const char *file);
-
-/* ---- supervise.c */
+int dsess_answer_session(struct rec_daemon *d, uint64_t client, struct dsess *s,
+			 const char *file);
 
 /* The status of s to send out: what its process said last (from, may be
  * NULL) with the daemon's own fields. A shallow copy into *st: pointers

@@ -21,14 +21,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format/base/clock.h"
+#include "format/base/opts.h"
 #include "format/sink.h"
 #include "perfrec.pb-c.h"
-#include "recorder/encode/hostinfo.h"
 #include "recorder/daemon/manifest.h"
 #include "recorder/encode/meta.h"
 #include "recorder/log.h"
 #include "recorder/net/sendloss.h"
-#include "recorder/opts.h"
 
 #define DEFAULT_FINISH_MS 10000u
 /* Flight sessions write symbols only when an output ends (a snapshot):
@@ -234,7 +234,7 @@ static int output_open(struct rec_session *s, struct output *out)
 	int fd, ret;
 
 	memset(out, 0, sizeof(*out));
-	out->start_ns = rec_now_ns();
+	out->start_ns = prec_now_ns();
 	if (s->o.flight_bytes) {
 		out->flight = prec_flight_new(s->o.flight_bytes);
 		if (!out->flight)
@@ -385,7 +385,7 @@ int rec_session_new(const struct rec_session_opts *opts, struct rec_session **ou
 	if (!s)
 		return -ENOMEM;
 	s->mdir = -1;
-	if (rec_opts_copy(&s->o, sizeof(s->o), opts) < 0 || !s->o.name || !s->o.rec) {
+	if (prec_opts_copy(&s->o, sizeof(s->o), opts) < 0 || !s->o.name || !s->o.rec) {
 		rec_log(REC_LOG_ERROR, "session options: name and recording options "
 			"are needed (and no unknown fields)");
 		ret = -EINVAL;
@@ -648,7 +648,7 @@ int rec_session_step(struct rec_session *s, int timeout_ms)
 		return 1;
 	rec_recording_stats(s->r, &st);
 	if ((s->o.rotate_bytes && st.output_bytes >= s->o.rotate_bytes) ||
-	    (s->o.rotate_ns && rec_now_ns() - s->cur.start_ns >= s->o.rotate_ns)) {
+	    (s->o.rotate_ns && prec_now_ns() - s->cur.start_ns >= s->o.rotate_ns)) {
 		ret = rec_session_rotate(s, done, sizeof(done));
 		if (ret < 0) {
 			rec_recording_stats(s->r, &st);
@@ -656,7 +656,7 @@ int rec_session_step(struct rec_session *s, int timeout_ms)
 				return ret;
 			/* the next file could not be created: go on, try
 			 * again after the same size or age */
-			s->cur.start_ns = rec_now_ns();
+			s->cur.start_ns = prec_now_ns();
 		}
 	}
 	return 1;

@@ -4,11 +4,16 @@
  * errors), its end (answers owed, then stopped, finished, or restarted
  * after a backoff) and the session files that declare them. See daemon.h
  * for the rules, daemon_int.h for the state.
+ *
+ * daemon.c calls this file, never the reverse: a reply a session owes a
+ * client is packed here (dsess_answer*) and handed back on d->answers;
+ * the daemon's loop delivers it to the client if it is still there.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "format/base/clock.h"
 #include "recorder/daemon/config.h"
 #include "recorder/daemon/ctlmsg.h"
 #include "recorder/daemon/daemon_int.h"
@@ -54,7 +60,7 @@ static void capture_end(struct capture *c)
 
 void dsess_status(struct rec_daemon *d, struct dsess *s, Status *from, Status *st)
 {
-	uint64_t now = daemon_now_ms();
+	uint64_t now = prec_now_ms();
 
 	if (from) {
 		*st = *from;
@@ -133,11 +139,11 @@ int dsess_spawn(struct rec_daemon *d, struct dsess *s)
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	s->pid = pid;
 	s->chan = sv[0];
-	rec_wire_in_release(&s->in);
-	rec_wire_in_init(&s->in, REC_CTL_MAX_EVENT);
-	daemon_outq_release(&s->out);
+	prec_msgbuf_release(&s->in);
+	prec_msgbuf_init(&s->in, REC_CTL_MAX_EVENT);
+	prec_outq_release(&s->out);
 	s->state = ST(STARTING);
-	s->run_start = daemon_now_ms();
+	s->run_start = prec_now_ms();
 	s->running_seen = false;
 	s->stop_wanted = false;
 	s->errors[0] = '\0';
@@ -156,7 +162,7 @@ void dsess_launch(struct rec_daemon *d, struct dsess *s)
 			 strerror(-ret));
 		s->state = ST(BACKOFF);
 		s->backoff = s->backoff ? s->backoff : BACKOFF_MIN_MS;
-		s->restart_at = daemon_now_ms() + s->backoff;
+		s->restart_at = prec_now_ms() + s->backoff;
 	}
 }
 
@@ -200,18 +206,98 @@ void dsess_free(struct rec_daemon *d, struct dsess *s)
 		s->pend = p->next;
 		free(p);
 	}
-	rec_wire_in_release(&s->in);
-	daemon_outq_release(&s->out);
+	prec_msgbuf_release(&s->in);
+	prec_outq_release(&s->out);
 	rec_words_free(s->args);
 	rec_words_free(s->next_args);
 	free(s->status);
 	free(s);
 }
 
+/* ---- lookups */
+
+struct dsess *dsess_find(struct rec_daemon *d, const char *name)
+{
+	for (struct dsess *s = d->sessions; s; s = s->next)
+		if (!strcmp(s->name, name))
+			return s;
+	return NULL;
+}
+
+const char *dsess_state_name(Perfrec__Control__SessionStatus__State st)
+{
+	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+		&perfrec__control__session_status__state__descriptor, (int)st);
+
+	return v ? v->name : "?";
+}
+
+/* ---- answers, handed back to the daemon's loop (daemon_int.h) */
+
+int dsess_answer(struct rec_daemon *d, uint64_t client, Reply *rp)
+{
+	struct answer *a;
+
+	if (!client)
+		return 0;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->client = client;
+	rp->version = REC_CTL_VERSION;
+	if (rec_ctl_pack(&rp->base, REC_CTL_MAX_EVENT, &a->msg, &a->len) < 0)
+		a->msg = NULL;   /* the client is closed */
+	if (d->answers_last)
+		d->answers_last->next = a;
+	else
+		d->answers = a;
+	d->answers_last = a;
+	return 0;
+}
+
+int dsess_answer_error(struct rec_daemon *d, uint64_t client, const char *fmt, ...)
+{
+	Reply rp = PERFREC__CONTROL__REPLY__INIT;
+	char msg[REC_LOG_MAX + 256];
+	va_list ap;
+
+	if (!client)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rp.error = msg;
+	return dsess_answer(d, client, &rp);
+}
+
+int dsess_answer_session(struct rec_daemon *d, uint64_t client, struct dsess *s,
+			 const char *file)
+{
+	Reply rp = PERFREC__CONTROL__REPLY__INIT;
+	Status st, *one[1], *cached;
+	int ret;
+
+	if (!client)
+		return 0;
+	cached = s ? dsess_cached_status(s) : NULL;
+	rp.ok = true;
+	rp.file = (char *)(file ? file : "");
+	if (s) {
+		dsess_status(d, s, cached, &st);
+		one[0] = &st;
+		rp.sessions = one;
+		rp.n_sessions = 1;
+	}
+	ret = dsess_answer(d, client, &rp);
+	if (cached)
+		perfrec__control__session_status__free_unpacked(cached, NULL);
+	return ret;
+}
+
 static int send_request(struct dsess *s, Perfrec__Control__Request *rq)
 {
 	rq->version = REC_CTL_VERSION;
-	return daemon_queue_msg(&s->out, s->chan, &rq->base);
+	return rec_ctl_queue(&s->out, s->chan, &rq->base, REC_CTL_MAX_EVENT);
 }
 
 int dsess_forward(struct rec_daemon *d, struct dsess *s, struct client *c,
@@ -229,7 +315,7 @@ int dsess_forward(struct rec_daemon *d, struct dsess *s, struct client *c,
 	}
 	p->client = c ? c->id : 0;
 	p->kind = kind;
-	p->deadline = daemon_now_ms() + ANSWER_MS;
+	p->deadline = prec_now_ms() + ANSWER_MS;
 	while (*pp)
 		pp = &(*pp)->next;
 	*pp = p;
@@ -269,14 +355,13 @@ static void take_status(struct rec_daemon *d, struct dsess *s, const Status *st,
 		s->status_len = len;
 	}
 	if (st->state == ST(RUNNING) && !s->running_seen) {
-		struct client *c = daemon_client(d, s->start_client);
+		uint64_t client = s->start_client;
 
 		s->running_seen = true;
 		if (s->state == ST(STARTING))
 			s->state = ST(RUNNING);
 		s->start_client = 0;
-		if (c)
-			daemon_reply_session(d, c, s, NULL);
+		dsess_answer_session(d, client, s, NULL);
 	}
 }
 
@@ -285,15 +370,13 @@ static void take_status(struct rec_daemon *d, struct dsess *s, const Status *st,
 static void take_reply(struct rec_daemon *d, struct dsess *s, Reply *from)
 {
 	struct pend *p = s->pend;
-	struct client *c;
 	Reply rp = PERFREC__CONTROL__REPLY__INIT;
 	Status st, *one[1];
 
 	if (!p)
 		return;   /* nothing asked: ignore */
 	s->pend = p->next;
-	c = daemon_client(d, p->client);
-	if (c) {
+	if (p->client) {
 		rp.ok = from->ok;
 		rp.error = from->error;
 		rp.file = from->file;
@@ -303,7 +386,7 @@ static void take_reply(struct rec_daemon *d, struct dsess *s, Reply *from)
 		one[0] = &st;
 		rp.sessions = one;
 		rp.n_sessions = 1;
-		daemon_reply(d, c, &rp);
+		dsess_answer(d, p->client, &rp);
 	}
 	free(p);
 }
@@ -357,7 +440,7 @@ bool dsess_read_chan(struct rec_daemon *d, struct dsess *s)
 	for (;;) {
 		const unsigned char *m;
 		size_t room, n;
-		void *p = rec_wire_in_space(&s->in, &room);
+		void *p = prec_msgbuf_space(&s->in, &room);
 		ssize_t k;
 		int ret;
 
@@ -370,8 +453,8 @@ bool dsess_read_chan(struct rec_daemon *d, struct dsess *s)
 			return errno == EAGAIN;
 		if (k == 0)
 			return false;
-		rec_wire_in_commit(&s->in, (size_t)k);
-		while ((ret = rec_wire_in_next(&s->in, &m, &n)) > 0)
+		prec_msgbuf_commit(&s->in, (size_t)k);
+		while ((ret = prec_msgbuf_next(&s->in, &m, &n)) > 0)
 			take_event(d, s, m, n);
 		if (ret < 0) {
 			rec_log(REC_LOG_WARN, "session %s: a message of %zu bytes: too "
@@ -396,7 +479,7 @@ static void exit_words(int status, char *buf, size_t len)
 static void sess_exited(struct rec_daemon *d, struct dsess *s, int status)
 {
 	bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-	uint64_t now = daemon_now_ms();
+	uint64_t now = prec_now_ms();
 	char how[96];
 	Status *cached;
 
@@ -413,15 +496,14 @@ static void sess_exited(struct rec_daemon *d, struct dsess *s, int status)
 	/* requests it did not answer */
 	while (s->pend) {
 		struct pend *p = s->pend;
-		struct client *c = daemon_client(d, p->client);
 
 		s->pend = p->next;
-		if (c && p->kind == P_STOP && s->stop_wanted) {
+		if (p->client && p->kind == P_STOP && s->stop_wanted) {
 			s->state = ST(STOPPED);
 			/* the file it last said it was writing */
-			daemon_reply_session(d, c, s, cached ? cached->current_file : NULL);
-		} else if (c) {
-			daemon_reply_error(d, c, "session %s ended before answering (%s)%s%s", s->name,
+			dsess_answer_session(d, p->client, s, cached ? cached->current_file : NULL);
+		} else {
+			dsess_answer_error(d, p->client, "session %s ended before answering (%s)%s%s", s->name,
 				    how, s->last_error[0] ? ": " : "", s->last_error);
 		}
 		free(p);
@@ -429,11 +511,10 @@ static void sess_exited(struct rec_daemon *d, struct dsess *s, int status)
 	if (cached)
 		perfrec__control__session_status__free_unpacked(cached, NULL);
 	if (s->start_client) {
-		struct client *c = daemon_client(d, s->start_client);
+		uint64_t client = s->start_client;
 
 		s->start_client = 0;
-		if (c)
-			daemon_reply_error(d, c, "%s", s->errors[0] ? s->errors :
+		dsess_answer_error(d, client, "%s", s->errors[0] ? s->errors :
 				    clean ? "the session ended before it started recording" : how);
 		if (!strcmp(s->origin, "ctl") && !s->running_seen) {
 			rec_log(REC_LOG_INFO, "session %s: could not start (%s)", s->name, how);
@@ -570,7 +651,7 @@ int dsess_check_stem(struct rec_daemon *d, const char *name, const char *stem,
 	if (o) {
 		snprintf(why, len, "the output %s.* is session %s's (%s, from %s): two "
 			 "sessions never share files; give -o another name", stem, o->name,
-			 daemon_state_name(o->state), o->origin);
+			 dsess_state_name(o->state), o->origin);
 		return -EEXIST;
 	}
 	if (d->mfd < 0)
@@ -627,7 +708,7 @@ int dsess_check_stem(struct rec_daemon *d, const char *name, const char *stem,
 /* One session file: new, changed or the same. */
 static void scan_file(struct rec_daemon *d, const char *path, const char *name)
 {
-	struct dsess *s = daemon_session(d, name);
+	struct dsess *s = dsess_find(d, name);
 	char why[REC_LOG_MAX * 2], stem[PATH_MAX];
 	char **args;
 	int nargs, ret;

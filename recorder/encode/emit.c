@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/encode/hostinfo.h"
+#include "format/base/clock.h"
 #include "recorder/events/groupread.h"
 
 #ifndef PERF_RECORD_MISC_SWITCH_OUT_PREEMPT
@@ -114,10 +114,10 @@ static int sample_ustack(struct rec_emit *e, const struct rec_record *r,
 	if (e->unwind) {
 		if (grow(&e->ips, &e->ips_cap, *n + 1 + REC_EMIT_USTACK_MAX) < 0)
 			return -ENOMEM;
-		t0 = rec_now_ns();
+		t0 = prec_now_ns();
 		nu = e->unwind(e->unwind_ctx, r, e->raw_stacks, e->ips + *n + 1,
 			       REC_EMIT_USTACK_MAX, &keep, &stop);
-		e->st.ustack_ns += rec_now_ns() - t0;
+		e->st.ustack_ns += prec_now_ns() - t0;
 		if (stop >= 0 && (size_t)stop < sizeof(e->st.ustack_stops) /
 		    sizeof(e->st.ustack_stops[0]))
 			e->st.ustack_stops[stop]++;

@@ -12,14 +12,6 @@
 
 #include "recorder/events/cpumap.h"
 
-uint64_t rec_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int rec_read_int_file(const char *path, int def)
 {
 	FILE *f = fopen(path, "re");

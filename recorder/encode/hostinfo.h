@@ -28,8 +28,6 @@ struct rec_hostinfo {
 int rec_hostinfo_init(struct rec_hostinfo *h, const char *version);
 void rec_hostinfo_release(struct rec_hostinfo *h);
 
-/* CLOCK_MONOTONIC now, in ns. */
-uint64_t rec_now_ns(void);
 /* An int from a one-line file such as /proc/sys/kernel/perf_event_paranoid,
  * or def when it cannot be read. */
 int rec_read_int_file(const char *path, int def);

@@ -15,12 +15,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "format/base/clock.h"
+#include "format/base/opts.h"
 #include "format/record.h"
 #include "recorder/log.h"
 #include "recorder/net/archive.h"
 #include "recorder/net/jetstream.h"
 #include "recorder/net/wire.h"
-#include "recorder/opts.h"
 
 #define FETCH_WAIT_MS 500
 #define MAX_BATCH 1024
@@ -52,13 +53,6 @@ struct rec_archiver {
 	uint32_t delay[MAX_BATCH];
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 int rec_archiver_new(const struct rec_archiver_opts *o, struct rec_archiver **out)
 {
@@ -69,7 +63,7 @@ int rec_archiver_new(const struct rec_archiver_opts *o, struct rec_archiver **ou
 	*out = NULL;
 	if (!a)
 		return -ENOMEM;
-	if (rec_opts_copy(&a->o, sizeof(a->o), o) < 0 || !a->o.dir) {
+	if (prec_opts_copy(&a->o, sizeof(a->o), o) < 0 || !a->o.dir) {
 		free(a);
 		return -EINVAL;
 	}
@@ -122,7 +116,7 @@ static struct afile *file_of(struct rec_archiver *a, const char *host, const cha
 			break;
 	if (f && !f->refused_until)
 		return f;
-	if (f && now_ms() < f->refused_until) {
+	if (f && prec_now_ms() < f->refused_until) {
 		*delay = REFUSED_RETRY_MS;
 		return NULL;
 	}
@@ -143,7 +137,7 @@ static struct afile *file_of(struct rec_archiver *a, const char *host, const cha
 	f->next = a->files;
 	a->files = f;
 	if (ret == -EUCLEAN) {
-		f->refused_until = now_ms() + REFUSED_RETRY_MS;
+		f->refused_until = prec_now_ms() + REFUSED_RETRY_MS;
 		*delay = REFUSED_RETRY_MS;
 		return NULL;
 	}
@@ -173,7 +167,7 @@ static enum rec_js_verdict take(struct rec_archiver *a, struct rec_js_msg *m,
 		return REC_JS_RETRY;
 	}
 	*delay = 0;
-	f->last_use = now_ms();
+	f->last_use = prec_now_ms();
 	if (m->seq < f->a.next_seq) {
 		a->st.duplicates++;
 		return REC_JS_ACK;
@@ -228,7 +222,7 @@ static bool sync_touched(struct rec_archiver *a)
 /* Complete files are done; idle ones are released for other archivers. */
 static void close_done(struct rec_archiver *a)
 {
-	uint64_t idle = a->o.idle_close_ms ? a->o.idle_close_ms : 10000, now = now_ms();
+	uint64_t idle = a->o.idle_close_ms ? a->o.idle_close_ms : 10000, now = prec_now_ms();
 	struct afile *f = a->files, *next;
 
 	for (; f; f = next) {

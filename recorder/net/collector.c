@@ -27,16 +27,17 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "format/base/clock.h"
+#include "format/base/opts.h"
+#include "format/base/outq.h"
 #include "recorder/log.h"
 #include "recorder/net/archive.h"
 #include "recorder/net/conn.h"
 #include "recorder/net/jetstream.h"
 #include "format/record.h"
 #include "recorder/net/wire.h"
-#include "recorder/opts.h"
 
 #define MAX_LISTEN 4
 /* epoll tags that are not connections (those carry their pointer) */
@@ -58,10 +59,9 @@ struct session;
 
 struct cconn {
 	struct rec_conn io;
-	struct rec_wire_in in;
+	struct prec_msgbuf in;
 	enum cstate state;
-	unsigned char *out;          /* replies not yet sent */
-	size_t out_len, out_pos, out_cap;
+	struct prec_outq out;        /* replies not yet sent */
 	uint64_t hello_deadline;
 	uint64_t partial_since;      /* a message has been incomplete since */
 	uint64_t last_msg;
@@ -103,17 +103,10 @@ struct rec_collector {
 	unsigned nconns;
 	struct session *sessions;
 	unsigned nsessions;
-	struct rec_wire_budget budget;   /* every connection's input */
+	struct prec_msgbuf_budget budget;   /* every connection's input */
 	struct rec_collector_stats st;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* ---- replies */
 
@@ -121,21 +114,7 @@ static int queue_bytes(struct cconn *k, const void *b, size_t n)
 {
 	if (k->fake)
 		return 0;
-	if (k->out_cap - k->out_len < n) {
-		size_t cap = k->out_cap ? k->out_cap : 256;
-		unsigned char *nb;
-
-		while (cap - k->out_len < n)
-			cap *= 2;
-		nb = realloc(k->out, cap);
-		if (!nb)
-			return -ENOMEM;
-		k->out = nb;
-		k->out_cap = cap;
-	}
-	memcpy(k->out + k->out_len, b, n);
-	k->out_len += n;
-	return 0;
+	return prec_outq_add(&k->out, b, n);
 }
 
 static int queue_msg(struct cconn *k, const Perfrec__Control__StreamMessage *m)
@@ -155,15 +134,15 @@ static int queue_msg(struct cconn *k, const Perfrec__Control__StreamMessage *m)
  * error. */
 static int flush_out(struct cconn *k)
 {
-	while (k->out_pos < k->out_len) {
-		ssize_t n = rec_conn_write(&k->io, k->out + k->out_pos,
-					   k->out_len - k->out_pos);
+	while (prec_outq_pending(&k->out)) {
+		size_t len;
+		const void *b = prec_outq_peek(&k->out, &len);
+		ssize_t n = rec_conn_write(&k->io, b, len);
 
 		if (n < 0)
 			return (int)n;
-		k->out_pos += (size_t)n;
+		prec_outq_consume(&k->out, (size_t)n);
 	}
-	k->out_pos = k->out_len = 0;
 	return 0;
 }
 
@@ -243,8 +222,8 @@ static void close_conn(struct rec_collector *c, struct cconn *k)
 	if (!k->fake)
 		epoll_ctl(c->ep, EPOLL_CTL_DEL, k->io.fd, NULL);
 	rec_conn_release(&k->io);
-	rec_wire_in_release(&k->in);
-	free(k->out);
+	prec_msgbuf_release(&k->in);
+	prec_outq_release(&k->out);
 	while (*pp && *pp != k)
 		pp = &(*pp)->next;
 	if (*pp)
@@ -680,7 +659,7 @@ static void on_message(struct rec_collector *c, struct cconn *k,
 	uint64_t seq;
 	int f = rec_wire_parse_frame(msg, len, &seq, &data, &dlen);
 
-	k->last_msg = now_ms();
+	k->last_msg = prec_now_ms();
 	if (f < 0) {
 		refuse(c, k, "garbage: not a protocol message (a malformed frame)");
 		return;
@@ -729,7 +708,7 @@ static void on_message(struct rec_collector *c, struct cconn *k,
 	perfrec__control__stream_message__free_unpacked(m, NULL);
 }
 
-/* rec_wire_in_space() found no room (errno says why). */
+/* prec_msgbuf_space() found no room (errno says why). */
 static void refuse_no_room(struct rec_collector *c, struct cconn *k)
 {
 	if (errno == ENOBUFS)
@@ -747,7 +726,7 @@ static void take_messages(struct rec_collector *c, struct cconn *k)
 	size_t len;
 	int ret;
 
-	while (k->state != C_CLOSING && (ret = rec_wire_in_next(&k->in, &msg, &len)) != 0) {
+	while (k->state != C_CLOSING && (ret = prec_msgbuf_next(&k->in, &msg, &len)) != 0) {
 		if (ret < 0 && k->state == C_HELLO) {
 			refuse(c, k, "a %zu-byte message before the hello is larger than "
 			       "any hello (%u bytes at most)", len, REC_WIRE_MAX_HELLO);
@@ -760,9 +739,9 @@ static void take_messages(struct rec_collector *c, struct cconn *k)
 		}
 		on_message(c, k, msg, len);
 	}
-	if (rec_wire_in_partial(&k->in)) {
+	if (prec_msgbuf_partial(&k->in)) {
 		if (!k->partial_since)
-			k->partial_since = now_ms();
+			k->partial_since = prec_now_ms();
 	} else {
 		k->partial_since = 0;
 	}
@@ -775,7 +754,7 @@ static void set_events(struct rec_collector *c, struct cconn *k)
 
 	if (k->fake)
 		return;
-	if (k->out_len > k->out_pos || (k->io.ssl && rec_conn_want(&k->io) == POLLOUT))
+	if (prec_outq_pending(&k->out) || (k->io.ssl && rec_conn_want(&k->io) == POLLOUT))
 		want |= EPOLLOUT;
 	if (want == k->events)
 		return;
@@ -805,7 +784,7 @@ static bool on_readable(struct rec_collector *c, struct cconn *k)
 	}
 	while (budget && k->state != C_CLOSING) {
 		size_t room;
-		void *p = rec_wire_in_space(&k->in, &room);
+		void *p = prec_msgbuf_space(&k->in, &room);
 		ssize_t n;
 
 		if (!p) {
@@ -823,7 +802,7 @@ static bool on_readable(struct rec_collector *c, struct cconn *k)
 					n == -EPROTO ? rec_conn_error(&k->io) : strerror((int)-n));
 			return false;   /* closed by the peer */
 		}
-		rec_wire_in_commit(&k->in, (size_t)n);
+		prec_msgbuf_commit(&k->in, (size_t)n);
 		budget -= (size_t)n;
 		take_messages(c, k);
 	}
@@ -863,16 +842,16 @@ static void accept_conns(struct rec_collector *c, int lfd)
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		snprintf(k->peer, sizeof(k->peer), "%s:%s", host, port);
-		rec_wire_in_init(&k->in, REC_WIRE_MAX_HELLO);
+		prec_msgbuf_init(&k->in, REC_WIRE_MAX_HELLO);
 		k->in.budget = &c->budget;
-		k->hello_deadline = now_ms() + (c->o.hello_timeout_ms ? c->o.hello_timeout_ms : 5000);
-		k->last_msg = now_ms();
+		k->hello_deadline = prec_now_ms() + (c->o.hello_timeout_ms ? c->o.hello_timeout_ms : 5000);
+		k->last_msg = prec_now_ms();
 		memset(&ev, 0, sizeof(ev));
 		ev.events = k->events = EPOLLIN | EPOLLRDHUP;
 		ev.data.ptr = k;
 		if (epoll_ctl(c->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			rec_conn_release(&k->io);
-			rec_wire_in_release(&k->in);
+			prec_msgbuf_release(&k->in);
 			free(k);
 			continue;
 		}
@@ -934,7 +913,7 @@ static void sync_and_ack(struct rec_collector *c)
 
 static void check_deadlines(struct rec_collector *c)
 {
-	uint64_t now = now_ms();
+	uint64_t now = prec_now_ms();
 	uint32_t idle = c->o.idle_timeout_ms ? c->o.idle_timeout_ms : 60000;
 
 	for (struct cconn *k = c->conns; k; k = k->next) {
@@ -960,10 +939,10 @@ static void flush_all(struct rec_collector *c)
 		next = k->next;
 		if (k->fake)
 			continue;
-		if (k->out_len > k->out_pos && k->io.handshaken)
+		if (prec_outq_pending(&k->out) && k->io.handshaken)
 			ret = flush_out(k);
 		if ((ret < 0 && ret != -EAGAIN) ||
-		    (k->state == C_CLOSING && (ret == 0 || k->out_len == k->out_pos))) {
+		    (k->state == C_CLOSING && (ret == 0 || !prec_outq_pending(&k->out)))) {
 			close_conn(c, k);
 			continue;
 		}
@@ -1048,7 +1027,7 @@ int rec_collector_new(const struct rec_collector_opts *o, struct rec_collector *
 	if (!c)
 		return -ENOMEM;
 	c->ep = c->stopfd = -1;
-	if (rec_opts_copy(&c->o, sizeof(c->o), o) < 0) {
+	if (prec_opts_copy(&c->o, sizeof(c->o), o) < 0) {
 		free(c);
 		return -EINVAL;
 	}
@@ -1119,7 +1098,7 @@ int rec_collector_run(struct rec_collector *c)
 			    (k->io.ssl && rec_conn_want(&k->io) == POLLOUT &&
 			     (evs[i].events & EPOLLOUT))) {
 				if (!on_readable(c, k))
-					k->state = C_CLOSING, k->out_len = k->out_pos = 0;
+					k->state = C_CLOSING, prec_outq_drop(&k->out);
 			}
 		}
 		sync_and_ack(c);
@@ -1156,14 +1135,14 @@ int rec_collector_feed(struct rec_collector *c, const void *bytes, size_t len)
 	k->fake = true;
 	k->io.fd = -1;
 	snprintf(k->peer, sizeof(k->peer), "feed");
-	rec_wire_in_init(&k->in, REC_WIRE_MAX_HELLO);
+	prec_msgbuf_init(&k->in, REC_WIRE_MAX_HELLO);
 	k->in.budget = &c->budget;
 	k->next = c->conns;
 	c->conns = k;
 	c->nconns++;
 	while (off < len && k->state != C_CLOSING) {
 		size_t room;
-		void *p = rec_wire_in_space(&k->in, &room);
+		void *p = prec_msgbuf_space(&k->in, &room);
 
 		if (!p) {
 			refuse_no_room(c, k);
@@ -1172,7 +1151,7 @@ int rec_collector_feed(struct rec_collector *c, const void *bytes, size_t len)
 		if (room > len - off)
 			room = len - off;
 		memcpy(p, (const char *)bytes + off, room);
-		rec_wire_in_commit(&k->in, room);
+		prec_msgbuf_commit(&k->in, room);
 		off += room;
 		take_messages(c, k);
 	}

@@ -18,8 +18,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "format/base/opts.h"
 #include "recorder/log.h"
-#include "recorder/opts.h"
 
 #define MAX_URLS 16
 /* A resend after a reconnect comes within minutes: the window in which
@@ -286,7 +286,7 @@ int rec_js_connect(const struct rec_js_opts *o, struct rec_js **out)
 		return -ENOMEM;
 	js->efd = -1;
 	pthread_mutex_init(&js->lock, NULL);
-	if (rec_opts_copy(&js->o, sizeof(js->o), o) < 0 || !js->o.urls || !*js->o.urls) {
+	if (prec_opts_copy(&js->o, sizeof(js->o), o) < 0 || !js->o.urls || !*js->o.urls) {
 		rec_log(REC_LOG_ERROR, "JetStream: no server URL (--nats nats://HOST:PORT,...)");
 		ret = -EINVAL;
 		goto err;

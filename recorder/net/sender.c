@@ -26,11 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format/base/clock.h"
+#include "format/base/opts.h"
 #include "format/record.h"
 #include "recorder/log.h"
 #include "recorder/net/conn.h"
 #include "recorder/net/wire.h"
-#include "recorder/opts.h"
 
 #ifndef PERFREC_VERSION
 #define PERFREC_VERSION "0"
@@ -78,13 +79,6 @@ struct rec_sender {
 	unsigned seed;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void wake(struct rec_sender *s)
 {
@@ -184,7 +178,7 @@ static const struct prec_sink_ops sender_sink_ops = {
 
 struct link {
 	struct rec_conn io;
-	struct rec_wire_in in;
+	struct prec_msgbuf in;
 	bool open, welcomed, finish_sent;
 	bool acked;                  /* an Ack took records off the spool */
 	struct entry *next;          /* the record being sent, or NULL */
@@ -219,7 +213,7 @@ static void link_close(struct rec_sender *s, struct link *l)
 {
 	if (l->open)
 		rec_conn_release(&l->io);
-	rec_wire_in_release(&l->in);
+	prec_msgbuf_release(&l->in);
 	free(l->ctl);
 	memset(l, 0, sizeof(*l));
 	pthread_mutex_lock(&s->lock);
@@ -321,7 +315,7 @@ static int link_open(struct rec_sender *s, struct link *l)
 		return ret;
 	}
 	l->open = true;
-	rec_wire_in_init(&l->in, REC_WIRE_MAX_SMALL);
+	prec_msgbuf_init(&l->in, REC_WIRE_MAX_SMALL);
 	h.version = REC_WIRE_VERSION;
 	h.host = s->host;
 	h.boot_id = s->boot_id;
@@ -339,7 +333,7 @@ static int link_open(struct rec_sender *s, struct link *l)
 	}
 	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_HELLO;
 	m.hello = &h;
-	l->last_io = now_ms();
+	l->last_io = prec_now_ms();
 	return send_ctl(l, &m);
 }
 
@@ -481,7 +475,7 @@ static int pump_out(struct rec_sender *s, struct link *l)
 				continue;
 			free(l->ctl);
 			l->ctl = NULL;
-			l->last_io = now_ms();
+			l->last_io = prec_now_ms();
 			continue;
 		}
 		if (!l->welcomed)
@@ -522,7 +516,7 @@ static int pump_out(struct rec_sender *s, struct link *l)
 				s->sent_seq = e->seq;
 			l->next = NULL;
 			l->hdr_len = 0;
-			l->last_io = now_ms();
+			l->last_io = prec_now_ms();
 		}
 	}
 }
@@ -535,10 +529,183 @@ static int pump_out(struct rec_sender *s, struct link *l)
 static uint64_t retry_time(struct rec_sender *s, uint64_t *backoff)
 {
 	uint64_t cap = s->o.backoff_max_ms ? s->o.backoff_max_ms : 5000;
-	uint64_t at = now_ms() + *backoff / 2 + (uint64_t)rand_r(&s->seed) % (*backoff / 2 + 1);
+	uint64_t at = prec_now_ms() + *backoff / 2 + (uint64_t)rand_r(&s->seed) % (*backoff / 2 + 1);
 
 	*backoff = *backoff * 2 > cap ? cap : *backoff * 2;
 	return at;
+}
+
+/* The sender's thread runs these steps in a loop until everything is
+ * acknowledged and Finish is written (or stop): connect, send, wait,
+ * receive. A step that sent something or dropped the link starts the
+ * loop over; a dropped link is retried after the backoff. */
+
+/* A failed link: closed, retried after the backoff. */
+static void link_fail(struct rec_sender *s, struct link *l, uint64_t *retry_at,
+		      uint64_t *backoff)
+{
+	link_close(s, l);
+	*retry_at = retry_time(s, backoff);
+}
+
+/* Step 1: a link, opened when there is none and the backoff is over.
+ * false: none yet. */
+static bool step_connect(struct rec_sender *s, struct link *l, uint64_t *retry_at,
+			 uint64_t *backoff)
+{
+	uint64_t now;
+
+	if (l->open)
+		return true;
+	now = prec_now_ms();
+	if (now < *retry_at) {
+		struct pollfd pfd = { s->wakefd, POLLIN, 0 };
+
+		poll(&pfd, 1, (int)(*retry_at - now));
+		return false;
+	}
+	if (link_open(s, l) < 0) {
+		*retry_at = retry_time(s, backoff);
+		if (l->open)
+			link_close(s, l);
+		return false;
+	}
+	return true;
+}
+
+/* Finish{last_seq}: every record is sent. */
+static void send_finish(struct rec_sender *s, struct link *l)
+{
+	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
+	Perfrec__Control__Finish f = PERFREC__CONTROL__FINISH__INIT;
+
+	pthread_mutex_lock(&s->lock);
+	f.last_seq = s->last_seq;
+	pthread_mutex_unlock(&s->lock);
+	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_FINISH;
+	m.finish = &f;
+	if (send_ctl(l, &m) == 0)
+		l->finish_sent = true;
+}
+
+static void send_ping(struct link *l)
+{
+	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
+	Perfrec__Control__Ping p = PERFREC__CONTROL__PING__INIT;
+
+	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_PING;
+	m.ping = &p;
+	send_ctl(l, &m);
+}
+
+/* Step 2: the TLS handshake, then records, then Finish when finishing,
+ * or a ping on an idle link. true: something was sent or the link
+ * failed (start over); false: wait, *ret -EAGAIN when the socket is
+ * full. */
+static bool step_send(struct rec_sender *s, struct link *l, bool finishing,
+		      uint64_t *retry_at, uint64_t *backoff, int *ret)
+{
+	*ret = 0;
+	if (!l->io.handshaken) {
+		*ret = rec_conn_handshake(&l->io);
+		if (*ret < 0 && *ret != -EAGAIN) {
+			set_error(s, "TLS handshake failed: %s", *ret == -EPROTO ?
+				  rec_conn_error(&l->io) : strerror(-*ret));
+			link_fail(s, l, retry_at, backoff);
+			return true;
+		}
+	}
+	if (!l->io.handshaken)
+		return false;
+	*ret = pump_out(s, l);
+	if (*ret < 0 && *ret != -EAGAIN) {
+		set_error(s, "connection lost: %s", strerror(-*ret));
+		link_fail(s, l, retry_at, backoff);
+		return true;
+	}
+	if (finishing && l->welcomed && !l->next && !l->ctl && !l->finish_sent &&
+	    !record_from(s, l->sent_seq + 1)) {
+		send_finish(s, l);
+		return true;
+	}
+	if (!l->ctl && prec_now_ms() - l->last_io >= PING_MS) {
+		send_ping(l);
+		return true;
+	}
+	return false;
+}
+
+/* Step 3: waits for the link (what it wants, given step 2's ret) or a
+ * wakeup. The link's revents, or -1 when poll failed. */
+static int step_wait(struct rec_sender *s, struct link *l, int ret)
+{
+	struct pollfd pfd[2];
+
+	pfd[0].fd = l->io.fd;
+	pfd[0].events = POLLIN;
+	if (!l->io.handshaken)
+		pfd[0].events = rec_conn_want(&l->io);
+	else if (l->ctl || l->next || ret == -EAGAIN)
+		pfd[0].events |= POLLOUT;
+	pfd[1].fd = s->wakefd;
+	pfd[1].events = POLLIN;
+	pfd[0].revents = pfd[1].revents = 0;
+	if (poll(pfd, 2, PING_MS) < 0 && errno != EINTR)
+		return -1;
+	if (pfd[1].revents & POLLIN) {
+		uint64_t v;
+
+		if (read(s->wakefd, &v, sizeof(v)) < 0) {
+			/* nothing to clear */
+		}
+	}
+	return pfd[0].revents;
+}
+
+/* Step 4: what the collector sent (acks, refusals). false: the link
+ * failed. An ack resets the backoff. */
+static bool step_receive(struct rec_sender *s, struct link *l, uint64_t *backoff)
+{
+	bool ok = true;
+
+	for (;;) {
+		size_t room;
+		void *p = prec_msgbuf_space(&l->in, &room);
+		const unsigned char *msg;
+		size_t len;
+		ssize_t n;
+		int r;
+
+		if (!p) {
+			ok = false;
+			break;
+		}
+		n = rec_conn_read(&l->io, p, room);
+		if (n == -EAGAIN)
+			break;
+		if (n <= 0) {
+			set_error(s, "the collector closed the connection%s",
+				  n < 0 ? " abruptly" : "");
+			ok = false;
+			break;
+		}
+		prec_msgbuf_commit(&l->in, (size_t)n);
+		while (ok && (r = prec_msgbuf_next(&l->in, &msg, &len)) != 0) {
+			if (r < 0) {
+				set_error(s, "the collector sent an oversized message");
+				ok = false;
+				break;
+			}
+			ok = on_message(s, l, msg, len);
+		}
+		if (!ok)
+			break;
+	}
+	if (l->acked) {
+		*backoff = BACKOFF_MIN_MS;
+		l->acked = false;
+	}
+	return ok;
 }
 
 static void *sender_main(void *arg)
@@ -549,9 +716,8 @@ static void *sender_main(void *arg)
 
 	memset(&l, 0, sizeof(l));
 	for (;;) {
-		struct pollfd pfd[2];
 		bool stop, finishing, done;
-		int timeout = PING_MS, ret = 0;
+		int ret, revents;
 
 		pthread_mutex_lock(&s->lock);
 		stop = s->stop;
@@ -560,127 +726,16 @@ static void *sender_main(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		if (stop || (done && l.finish_sent && !l.ctl))
 			break;   /* everything acknowledged, Finish written */
-		if (!l.open) {
-			uint64_t now = now_ms();
-
-			if (now < retry_at) {
-				pfd[0].fd = s->wakefd;
-				pfd[0].events = POLLIN;
-				poll(pfd, 1, (int)(retry_at - now));
-				continue;
-			}
-			if (link_open(s, &l) < 0) {
-				retry_at = retry_time(s, &backoff);
-				if (l.open)
-					link_close(s, &l);
-				continue;
-			}
-		}
-		if (!l.io.handshaken) {
-			ret = rec_conn_handshake(&l.io);
-			if (ret < 0 && ret != -EAGAIN) {
-				set_error(s, "TLS handshake failed: %s", ret == -EPROTO ?
-					  rec_conn_error(&l.io) : strerror(-ret));
-				link_close(s, &l);
-				retry_at = retry_time(s, &backoff);
-				continue;
-			}
-		}
-		if (l.io.handshaken) {
-			ret = pump_out(s, &l);
-			if (ret < 0 && ret != -EAGAIN) {
-				set_error(s, "connection lost: %s", strerror(-ret));
-				link_close(s, &l);
-				retry_at = retry_time(s, &backoff);
-				continue;
-			}
-			if (finishing && l.welcomed && !l.next && !l.ctl && !l.finish_sent &&
-			    !record_from(s, l.sent_seq + 1)) {
-				Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
-				Perfrec__Control__Finish f = PERFREC__CONTROL__FINISH__INIT;
-
-				pthread_mutex_lock(&s->lock);
-				f.last_seq = s->last_seq;
-				pthread_mutex_unlock(&s->lock);
-				m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_FINISH;
-				m.finish = &f;
-				if (send_ctl(&l, &m) == 0)
-					l.finish_sent = true;
-				continue;
-			}
-			if (!l.ctl && now_ms() - l.last_io >= PING_MS) {
-				Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
-				Perfrec__Control__Ping p = PERFREC__CONTROL__PING__INIT;
-
-				m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_PING;
-				m.ping = &p;
-				send_ctl(&l, &m);
-				continue;
-			}
-		}
-		pfd[0].fd = l.io.fd;
-		pfd[0].events = POLLIN;
-		if (!l.io.handshaken)
-			pfd[0].events = rec_conn_want(&l.io);
-		else if (l.ctl || l.next || ret == -EAGAIN)
-			pfd[0].events |= POLLOUT;
-		pfd[1].fd = s->wakefd;
-		pfd[1].events = POLLIN;
-		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
+		if (!step_connect(s, &l, &retry_at, &backoff))
+			continue;
+		if (step_send(s, &l, finishing, &retry_at, &backoff, &ret))
+			continue;
+		revents = step_wait(s, &l, ret);
+		if (revents < 0)
 			break;
-		if (pfd[1].revents & POLLIN) {
-			uint64_t v;
-
-			if (read(s->wakefd, &v, sizeof(v)) < 0) {
-				/* nothing to clear */
-			}
-		}
-		if (l.io.handshaken && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-			bool ok = true;
-
-			for (;;) {
-				size_t room;
-				void *p = rec_wire_in_space(&l.in, &room);
-				const unsigned char *msg;
-				size_t len;
-				ssize_t n;
-				int r;
-
-				if (!p) {
-					ok = false;
-					break;
-				}
-				n = rec_conn_read(&l.io, p, room);
-				if (n == -EAGAIN)
-					break;
-				if (n <= 0) {
-					set_error(s, "the collector closed the connection%s",
-						  n < 0 ? " abruptly" : "");
-					ok = false;
-					break;
-				}
-				rec_wire_in_commit(&l.in, (size_t)n);
-				while (ok && (r = rec_wire_in_next(&l.in, &msg, &len)) != 0) {
-					if (r < 0) {
-						set_error(s, "the collector sent an oversized message");
-						ok = false;
-						break;
-					}
-					ok = on_message(s, &l, msg, len);
-				}
-				if (!ok)
-					break;
-			}
-			if (l.acked) {
-				backoff = BACKOFF_MIN_MS;
-				l.acked = false;
-			}
-			if (!ok) {
-				link_close(s, &l);
-				retry_at = retry_time(s, &backoff);
-				continue;
-			}
-		}
+		if (l.io.handshaken && (revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    !step_receive(s, &l, &backoff))
+			link_fail(s, &l, &retry_at, &backoff);
 	}
 	if (l.open)
 		link_close(s, &l);
@@ -716,7 +771,7 @@ int rec_sender_new(const struct rec_sender_opts *o, struct rec_sender **out)
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
-	if (rec_opts_copy(&s->o, sizeof(s->o), o) < 0 || !s->o.to || !strchr(s->o.to, ':')) {
+	if (prec_opts_copy(&s->o, sizeof(s->o), o) < 0 || !s->o.to || !strchr(s->o.to, ':')) {
 		rec_log(REC_LOG_ERROR, "bad --to '%s': HOST:PORT of a collector",
 			s->o.to ? s->o.to : "");
 		free(s);
@@ -765,7 +820,7 @@ int rec_sender_new(const struct rec_sender_opts *o, struct rec_sender **out)
 		uint32_t rnd = 0;
 
 		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-			rnd = (uint32_t)now_ms() ^ (uint32_t)getpid();
+			rnd = (uint32_t)prec_now_ms() ^ (uint32_t)getpid();
 		gmtime_r(&t, &tm);
 		snprintf(s->session, sizeof(s->session), "%04d%02d%02dT%02d%02d%02dZ-%08x",
 			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
@@ -786,11 +841,11 @@ int rec_sender_new(const struct rec_sender_opts *o, struct rec_sender **out)
 			fclose(f);
 		}
 	}
-	s->seed = (unsigned)now_ms() ^ (unsigned)getpid();
+	s->seed = (unsigned)prec_now_ms() ^ (unsigned)getpid();
 	if (getrandom(s->stream_id, sizeof(s->stream_id), GRND_NONBLOCK) != sizeof(s->stream_id)) {
 		/* no entropy pool yet (early boot): time, pid and address differ
 		 * between two recordings of one host as well */
-		uint64_t mix[2] = { (uint64_t)now_ms() << 20 ^ (uint64_t)getpid(),
+		uint64_t mix[2] = { (uint64_t)prec_now_ms() << 20 ^ (uint64_t)getpid(),
 				    (uint64_t)(uintptr_t)s ^ (uint64_t)time(NULL) };
 
 		memcpy(s->stream_id, mix, sizeof(s->stream_id));

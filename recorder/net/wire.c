@@ -1,5 +1,5 @@
 /*
- * wire.c - message framing, frames without protobuf-c, names and tokens;
+ * wire.c - frames without protobuf-c, names and tokens;
  * see wire.h.
  */
 #include "recorder/net/wire.h"
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/base/msgbuf.h"
 #include "format/varint.h"
 
 /* protobuf field keys of the frame path */
@@ -15,112 +16,6 @@
 #define KEY_FRAME ((3u << 3) | 2u)   /* StreamMessage.frame, length-delimited */
 #define KEY_SEQ ((1u << 3) | 0u)     /* Frame.seq, varint */
 #define KEY_DATA ((2u << 3) | 2u)    /* Frame.data, length-delimited */
-#define GROW_MIN (64u << 10)
-/* An empty buffer larger than this is given back: a peer that once sent
- * a large frame does not keep its memory while it sends small ones. */
-#define KEEP_MAX (1u << 20)
-
-void rec_wire_in_init(struct rec_wire_in *in, size_t max)
-{
-	memset(in, 0, sizeof(*in));
-	in->max = max;
-}
-
-static uint32_t be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void set_cap(struct rec_wire_in *in, unsigned char *buf, size_t cap)
-{
-	if (in->budget) {
-		in->budget->used = in->budget->used - in->cap + cap;
-		if (in->budget->used > in->budget->peak)
-			in->budget->peak = in->budget->used;
-	}
-	in->buf = buf;
-	in->cap = cap;
-}
-
-void *rec_wire_in_space(struct rec_wire_in *in, size_t *room)
-{
-	/* consumed messages go; what is left is part of one message */
-	if (in->pos) {
-		memmove(in->buf, in->buf + in->pos, in->len - in->pos);
-		in->len -= in->pos;
-		in->pos = 0;
-	}
-	if (!in->len && in->cap > KEEP_MAX) {
-		free(in->buf);
-		set_cap(in, NULL, 0);
-	}
-	if (in->cap == in->len) {
-		size_t need = 0, cap, most = 4 + in->max;
-		unsigned char *nb;
-
-		if (in->len >= 4 && be32(in->buf) <= in->max)
-			need = 4 + (size_t)be32(in->buf);
-		/* double as bytes arrive, so memory follows what the peer
-		 * actually sent, never just what it announced; stop at the
-		 * message's end, and never above the largest message */
-		cap = in->len * 2 > in->len + GROW_MIN ? in->len * 2 : in->len + GROW_MIN;
-		if (need > in->len && cap > need)
-			cap = need;
-		if (cap > most && most > in->len)
-			cap = most;
-		if (in->budget && (in->budget->used > in->budget->max ||
-				   cap - in->cap > in->budget->max - in->budget->used)) {
-			errno = ENOBUFS;
-			return NULL;
-		}
-		nb = realloc(in->buf, cap);
-		if (!nb) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		set_cap(in, nb, cap);
-	}
-	*room = in->cap - in->len;
-	return in->buf + in->len;
-}
-
-void rec_wire_in_commit(struct rec_wire_in *in, size_t n)
-{
-	in->len += n;
-}
-
-int rec_wire_in_next(struct rec_wire_in *in, const unsigned char **msg,
-		     size_t *len)
-{
-	size_t have = in->len - in->pos, n;
-
-	if (have < 4)
-		return 0;
-	n = be32(in->buf + in->pos);
-	if (n > in->max) {
-		*len = n;
-		return -EMSGSIZE;
-	}
-	if (have - 4 < n)
-		return 0;
-	*msg = in->buf + in->pos + 4;
-	*len = n;
-	in->pos += 4 + n;
-	return 1;
-}
-
-size_t rec_wire_in_partial(const struct rec_wire_in *in)
-{
-	return in->len - in->pos;
-}
-
-void rec_wire_in_release(struct rec_wire_in *in)
-{
-	free(in->buf);
-	set_cap(in, NULL, 0);
-	memset(in, 0, sizeof(*in));
-}
-
 size_t rec_wire_frame_header(uint64_t seq, size_t data_len,
 			     unsigned char out[REC_WIRE_FRAME_HDR_MAX])
 {
@@ -130,10 +25,7 @@ size_t rec_wire_frame_header(uint64_t seq, size_t data_len,
 		       (data_len ? 1 + prec_varint_size(data_len) + data_len : 0);
 	size_t total = 1 + prec_varint_size(inner) + inner, n = 4;
 
-	out[0] = (unsigned char)(total >> 24);
-	out[1] = (unsigned char)(total >> 16);
-	out[2] = (unsigned char)(total >> 8);
-	out[3] = (unsigned char)total;
+	prec_msgbuf_put_len(out, (uint32_t)total);
 	out[n++] = KEY_FRAME;
 	n = (size_t)(prec_varint_put(out + n, inner) - out);
 	if (seq) {
@@ -277,10 +169,7 @@ int rec_wire_pack(const Perfrec__Control__StreamMessage *m, unsigned char **out,
 
 	if (!b)
 		return -ENOMEM;
-	b[0] = (unsigned char)(n >> 24);
-	b[1] = (unsigned char)(n >> 16);
-	b[2] = (unsigned char)(n >> 8);
-	b[3] = (unsigned char)n;
+	prec_msgbuf_put_len(b, (uint32_t)n);
 	perfrec__control__stream_message__pack(m, b + 4);
 	*out = b;
 	*len = n + 4;

@@ -1,32 +1,12 @@
 /*
- * wire.h - the framing of perfrec's connections (format/SPEC.md section
- * 10): every message is a u32 big-endian length N, then N bytes of one
+ * wire.h - the messages of perfrec's stream connections (format/SPEC.md
+ * section 10): every message is a u32 big-endian length N, then N bytes of one
  * protobuf message of proto/control.proto.
  *
- * Bytes from the network are untrusted: a length is checked against the
- * connection's limit before anything is allocated for it, and the input
- * buffer grows only as bytes actually arrive, so a peer that announces a
- * large message and sends nothing costs nothing.
- *
- * How to read a connection:
- *
- *   struct rec_wire_in in;
- *   rec_wire_in_init(&in, REC_WIRE_MAX_MSG);
- *   on readable:
- *       p = rec_wire_in_space(&in, &room);   n = read(fd, p, room);
- *       rec_wire_in_commit(&in, n);
- *       while ((ret = rec_wire_in_next(&in, &msg, &len)) > 0)
- *           ... msg/len valid until the next rec_wire_in_* call ...
- *       ret < 0: a bad length: refuse the peer
- *   rec_wire_in_release(&in);
- *
- * A server bounds what its peers make it hold: in->max is the largest
- * message the next one may be (it may change between messages: a
- * collector takes a hello-sized message before the hello, a frame after
- * it), and in->budget, when set (after init, before the first
- * rec_wire_in_space), is the memory every input of the server draws from
- * together. An input's buffer never exceeds its largest message plus its
- * prefix, and an empty one above 1 MiB is given back.
+ * The length prefix and the input buffers are format/base/msgbuf.h's: a
+ * connection reads into a struct prec_msgbuf whose max is the largest
+ * message its peer may send next (a collector takes a hello-sized
+ * message before the hello, a frame after it).
  *
  * Frames (the bulk of the traffic) are encoded and decoded here without
  * protobuf-c, so their payload is neither copied nor allocated; the bytes
@@ -41,6 +21,7 @@
 #include <stdint.h>
 
 #include "control.pb-c.h"
+#include "format/base/msgbuf.h"
 
 /* Stream protocol version spoken by this build. */
 #define REC_WIRE_VERSION 1
@@ -62,38 +43,6 @@
 #define REC_WIRE_MAX_STREAM_ID 32u
 /* Bytes before a frame's payload: length prefix and field headers. */
 #define REC_WIRE_FRAME_HDR_MAX 32
-
-/* Memory that several inputs share: their buffers grow only while the
- * sum of them stays within max. One thread uses it (no lock). */
-struct rec_wire_budget {
-	size_t used;    /* bytes of the buffers its inputs hold */
-	size_t max;
-	size_t peak;    /* the most used ever held */
-};
-
-struct rec_wire_in {
-	unsigned char *buf;
-	size_t len;     /* bytes held */
-	size_t pos;     /* start of the next message */
-	size_t cap;
-	size_t max;     /* largest message accepted; may change between
-			 * messages */
-	struct rec_wire_budget *budget;   /* shared bound, or NULL */
-};
-
-void rec_wire_in_init(struct rec_wire_in *in, size_t max);
-/* Room to read into (at least 1 byte): grows toward the announced size of
- * the message being received. NULL with errno ENOMEM when out of memory,
- * ENOBUFS when growing would take the budget past its max. */
-void *rec_wire_in_space(struct rec_wire_in *in, size_t *room);
-void rec_wire_in_commit(struct rec_wire_in *in, size_t n);
-/* 1 and the next whole message; 0: more bytes needed; -EMSGSIZE: its
- * length is above the limit (*len says what was announced). */
-int rec_wire_in_next(struct rec_wire_in *in, const unsigned char **msg,
-		     size_t *len);
-/* Bytes of a message still being received (for "slow peer" deadlines). */
-size_t rec_wire_in_partial(const struct rec_wire_in *in);
-void rec_wire_in_release(struct rec_wire_in *in);
 
 /* The length prefix and frame header for a Frame{seq, data of data_len
  * bytes}; the payload follows them on the wire. Returns the header's

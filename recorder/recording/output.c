@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "format/error.h"
-#include "recorder/encode/hostinfo.h"
+#include "format/base/clock.h"
 #include "recorder/encode/meta.h"
 #include "recorder/encode/synth.h"
 #include "recorder/log.h"
@@ -81,7 +81,7 @@ int recording_write_tasks(struct rec_recording *r)
 		sn = r->o.npids;
 	}
 	return rec_synth_tasks(r->w, 0, r->o.proc_root ? r->o.proc_root : "/proc",
-			       sp, sn, rec_now_ns(), &sst);
+			       sp, sn, prec_now_ns(), &sst);
 }
 
 void recording_begin_output(struct rec_recording *r, uint64_t now)
@@ -183,7 +183,7 @@ int rec_recording_rotate(struct rec_recording *r, struct prec_sink *next,
 	}
 	/* Every record consumed so far goes to the old output, every later
 	 * one to the new: consume_ring() is not running now. */
-	now = rec_now_ns();
+	now = prec_now_ns();
 	ret = recording_end_output(r, now, "rotated", true);
 	if (ret < 0)
 		return recording_fail_write(r, ret);
@@ -228,6 +228,6 @@ int rec_recording_write_loss(struct rec_recording *r, int kind, uint64_t count,
 	l.reason = (char *)reason;
 	p.data_case = PERFREC__PACKET__DATA_LOSS;
 	p.loss = &l;
-	ret = prec_writer_append(r->w, 0, &p, rec_now_ns());
+	ret = prec_writer_append(r->w, 0, &p, prec_now_ns());
 	return ret < 0 ? recording_fail_write(r, ret) : 0;
 }

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format/base/clock.h"
+#include "format/base/opts.h"
 #include "format/error.h"
 #include "format/writer.h"
 #include "recorder/encode/hostinfo.h"
@@ -25,7 +27,6 @@
 #include "recorder/events/evset.h"
 #include "recorder/events/threadmap.h"
 #include "recorder/log.h"
-#include "recorder/opts.h"
 #include "recorder/recording/workload.h"
 #include "recorder/ring/drain.h"
 #include "recorder/symbols/symcollect.h"
@@ -341,7 +342,7 @@ int rec_recording_new(const struct rec_recording_opts *opts,
 		return -ENOMEM;
 	r->wl.pid = -1;
 	r->stop_reason = "";
-	ret = rec_opts_copy(&r->o, sizeof(r->o), opts);
+	ret = prec_opts_copy(&r->o, sizeof(r->o), opts);
 	if (ret < 0) {
 		rec_log(REC_LOG_ERROR, "recording options: unknown fields set (a "
 			"newer caller?)");
@@ -408,7 +409,7 @@ int rec_recording_new(const struct rec_recording_opts *opts,
 			r->e.unwind_ctx = r->syms;
 		}
 	}
-	r->start_ns = rec_now_ns();
+	r->start_ns = prec_now_ns();
 	recording_begin_output(r, r->start_ns);
 	ret = recording_write_preamble(r, r->start_ns);
 	if (ret < 0) {
@@ -513,7 +514,7 @@ static int consume_ring(struct rec_recording *r, size_t i)
 			 "ring of cpu %d stopped: corrupt record header (size < 8, larger "
 			 "than the ring, or past data_head)", cpu);
 		rec_log(REC_LOG_ERROR, "%s; its later records are lost", why);
-		ret = rec_emit_ring_error(&r->e, REC_STREAM_SIDEBAND, cpu, rec_now_ns(), why);
+		ret = rec_emit_ring_error(&r->e, REC_STREAM_SIDEBAND, cpu, prec_now_ns(), why);
 	}
 	return ret;
 }
@@ -563,7 +564,7 @@ static const char *stop_condition(struct rec_recording *r, uint64_t now)
 int rec_recording_step(struct rec_recording *r, int timeout_ms)
 {
 	struct pollfd pfd[2] = { { -1, POLLIN, 0 }, { -1, POLLIN, 0 } };
-	uint64_t now = rec_now_ns();
+	uint64_t now = prec_now_ns();
 	const char *why;
 	bool more;
 	int ret;
@@ -588,7 +589,7 @@ int rec_recording_step(struct rec_recording *r, int timeout_ms)
 	else if (timeout_ms == 0)
 		rec_drain_ack(r->drain);   /* a driver's own poll saw the fd */
 	ret = consume_all(r, &more);
-	now = rec_now_ns();
+	now = prec_now_ns();
 	if (!ret)
 		ret = prec_writer_flush_due(r->w, now);
 	if (!ret && r->syms_write && now >= r->next_syms) {
@@ -653,11 +654,11 @@ int rec_recording_stop(struct rec_recording *r, const char *reason)
 		}
 	}
 	if (!ret && r->src->ops->tick)
-		ret = r->src->ops->tick(r->src, &r->e, rec_now_ns(), true);
+		ret = r->src->ops->tick(r->src, &r->e, prec_now_ns(), true);
 	if (!ret && r->src->ops->write_lost)
-		ret = r->src->ops->write_lost(r->src, r->w, rec_now_ns(), &r->event_lost);
+		ret = r->src->ops->write_lost(r->src, r->w, prec_now_ns(), &r->event_lost);
 	if (!ret)
-		ret = recording_end_output(r, rec_now_ns(), r->stop_reason, true);
+		ret = recording_end_output(r, prec_now_ns(), r->stop_reason, true);
 	if (ret < 0) {
 		recording_fail_write(r, ret);
 		return ret;
@@ -676,7 +677,7 @@ void rec_recording_stats(const struct rec_recording *r,
 	memset(st, 0, sizeof(*st));
 	st->state = r->state;
 	st->stop_reason = r->stop_reason;
-	st->elapsed_ns = r->start_ns ? rec_now_ns() - r->start_ns : 0;
+	st->elapsed_ns = r->start_ns ? prec_now_ns() - r->start_ns : 0;
 	if (r->emit_ok) {
 		st->st = r->e.st;
 		st->cpu = r->e.cpu;

@@ -28,8 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format/base/clock.h"
 #include "recorder/encode/decode.h"
-#include "recorder/encode/hostinfo.h"
 #include "recorder/symbols/elfsym.h"
 #include "recorder/symbols/kallsyms.h"
 #include "recorder/symbols/perfmap.h"
@@ -93,7 +93,7 @@ struct rec_symcollect *rec_symcollect_new(const struct rec_symcollect_opts *o)
 {
 	static const struct rec_symcollect_opts def = REC_SYMCOLLECT_OPTS_INIT;
 	struct rec_symcollect *sc;
-	uint64_t t0 = rec_now_ns();
+	uint64_t t0 = prec_now_ns();
 
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
@@ -138,7 +138,7 @@ struct rec_symcollect *rec_symcollect_new(const struct rec_symcollect_opts *o)
 			sc->st.kernel_status = -ENOENT;   /* no text symbols */
 		}
 	}
-	sc->st.time_ns += rec_now_ns() - t0;
+	sc->st.time_ns += prec_now_ns() - t0;
 	return sc;
 }
 
@@ -522,7 +522,7 @@ int rec_symcollect_kernel_reload(struct rec_symcollect *sc, int force)
 {
 	struct rec_kallsyms k;
 	struct rec_u64map still = { 0 };
-	uint64_t now = rec_now_ns(), t0 = now, wait;
+	uint64_t now = prec_now_ns(), t0 = now, wait;
 	uint8_t *st;
 	size_t named = 0;
 	int ret;
@@ -572,8 +572,8 @@ out:
 		sc->kreload_mult = sc->kreload_mult ? sc->kreload_mult * 2 : 2;
 	wait = (uint64_t)sc->o.kallsyms_reload_ms * 1000000ull *
 	       (sc->kreload_mult ? sc->kreload_mult : 1);
-	sc->kreload_ns = rec_now_ns() + wait;
-	sc->st.time_ns += rec_now_ns() - t0;
+	sc->kreload_ns = prec_now_ns() + wait;
+	sc->st.time_ns += prec_now_ns() - t0;
 	return ret;
 }
 
@@ -588,7 +588,7 @@ static void kernel_unknown(struct rec_symcollect *sc, uint64_t ip)
 	ret = rec_u64map_put(&sc->kunknown, ip, 0);
 	if (ret > 0)
 		sc->st.kernel_unknown++;
-	if (ret >= 0 && sc->kreload_ns <= rec_now_ns())
+	if (ret >= 0 && sc->kreload_ns <= prec_now_ns())
 		rec_symcollect_kernel_reload(sc, 0);
 }
 
@@ -795,7 +795,7 @@ static int scan_proc_maps(struct rec_symcollect *sc, struct sc_proc *p)
 
 	if (!*root)
 		return 0;
-	t0 = rec_now_ns();
+	t0 = prec_now_ns();
 	snprintf(path, sizeof(path), "%s/%u/maps", root, p->pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -826,7 +826,7 @@ static int scan_proc_maps(struct rec_symcollect *sc, struct sc_proc *p)
 	}
 	fclose(f);
 out:
-	sc->st.time_ns += rec_now_ns() - t0;
+	sc->st.time_ns += prec_now_ns() - t0;
 	return ret;
 }
 

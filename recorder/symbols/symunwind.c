@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "recorder/encode/decode.h"
-#include "recorder/encode/hostinfo.h"
+#include "format/base/clock.h"
 #include "recorder/symbols/elfsym.h"
 #include "recorder/symbols/symcollect_int.h"
 
@@ -88,7 +88,7 @@ static struct sc_cfi *obj_cfi(struct rec_symcollect *sc, struct sc_obj *o)
 
 	if (o->cfi || o->cfi_err)
 		return o->cfi;
-	t0 = rec_now_ns();
+	t0 = prec_now_ns();
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		/* not remembered: the next frame may find memory */
@@ -116,11 +116,11 @@ static struct sc_cfi *obj_cfi(struct rec_symcollect *sc, struct sc_obj *o)
 	o->cfi = c;
 	sc->st.unwind_objects++;
 	sc->st.unwind_held += rec_elfsym_cfi_bytes(&c->c);
-	sc->st.unwind_load_ns += rec_now_ns() - t0;
+	sc->st.unwind_load_ns += prec_now_ns() - t0;
 	return c;
 err_free:
 	free(c);
-	sc->st.unwind_load_ns += rec_now_ns() - t0;
+	sc->st.unwind_load_ns += prec_now_ns() - t0;
 	return NULL;
 }
 

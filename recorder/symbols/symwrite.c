@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "recorder/encode/decode.h"
-#include "recorder/encode/hostinfo.h"
+#include "format/base/clock.h"
 #include "recorder/symbols/elfsym.h"
 #include "recorder/symbols/kallsyms.h"
 #include "recorder/symbols/perfmap.h"
@@ -695,7 +695,7 @@ out:
 int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 			 uint32_t stream, uint64_t time_ns)
 {
-	uint64_t t0 = rec_now_ns();
+	uint64_t t0 = prec_now_ns();
 	int total = 0, ret = 0;
 
 	if (!sc || !w)
@@ -750,6 +750,6 @@ int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 	ret = total;
 out:
 	rec_symcollect_new_epoch(sc);
-	sc->st.time_ns += rec_now_ns() - t0;
+	sc->st.time_ns += prec_now_ns() - t0;
 	return ret;
 }

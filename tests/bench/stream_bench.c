@@ -107,20 +107,20 @@ static int write_all(int fd, const struct iovec *iov, int n)
 }
 
 /* Reads whatever acks are waiting; the last acked seq. */
-static void drain_acks(int fd, struct rec_wire_in *in, uint64_t *acked)
+static void drain_acks(int fd, struct prec_msgbuf *in, uint64_t *acked)
 {
 	struct pollfd p = { fd, POLLIN, 0 };
 
 	while (poll(&p, 1, 0) > 0) {
 		size_t room, len;
-		void *b = rec_wire_in_space(in, &room);
+		void *b = prec_msgbuf_space(in, &room);
 		const unsigned char *msg;
 		ssize_t n = read(fd, b, room);
 
 		if (n <= 0)
 			return;
-		rec_wire_in_commit(in, (size_t)n);
-		while (rec_wire_in_next(in, &msg, &len) > 0) {
+		prec_msgbuf_commit(in, (size_t)n);
+		while (prec_msgbuf_next(in, &msg, &len) > 0) {
 			Perfrec__Control__StreamMessage *m = rec_wire_unpack(msg, len);
 
 			if (m && m->body_case == PERFREC__CONTROL__STREAM_MESSAGE__BODY_ACK)
@@ -188,7 +188,7 @@ static void *sender(void *arg)
 	struct result *r = arg;
 	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
 	Perfrec__Control__Hello h = PERFREC__CONTROL__HELLO__INIT;
-	struct rec_wire_in in;
+	struct prec_msgbuf in;
 	unsigned char *hello;
 	char session[64];
 	size_t hlen;
@@ -215,11 +215,11 @@ static void *sender(void *arg)
 		write_all(fd, &v, 1);
 	}
 	free(hello);
-	rec_wire_in_init(&in, REC_WIRE_MAX_SMALL);
+	prec_msgbuf_init(&in, REC_WIRE_MAX_SMALL);
 	end = now() + seconds;
 	if (latency_root) {
 		latency_run(fd, session, end);
-		rec_wire_in_release(&in);
+		prec_msgbuf_release(&in);
 		close(fd);
 		return NULL;
 	}
@@ -246,7 +246,7 @@ static void *sender(void *arg)
 		usleep(10000);
 		drain_acks(fd, &in, &r->acked);
 	}
-	rec_wire_in_release(&in);
+	prec_msgbuf_release(&in);
 	close(fd);
 	return NULL;
 }

@@ -48,7 +48,7 @@ static void check_one(const unsigned char *m, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct rec_wire_in in;
+	struct prec_msgbuf in;
 	size_t pos = 0, step = size ? 1 + data[0] % 61 : 1;
 	const unsigned char *m;
 	size_t n;
@@ -57,21 +57,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the whole input as one message */
 	check_one(data, size);
 	/* and as a stream, in pieces of a size the input chooses */
-	rec_wire_in_init(&in, REC_CTL_MAX_MSG);
+	prec_msgbuf_init(&in, REC_CTL_MAX_MSG);
 	while (pos < size && ret >= 0) {
 		size_t room, k;
-		void *p = rec_wire_in_space(&in, &room);
+		void *p = prec_msgbuf_space(&in, &room);
 
 		if (!p)
 			break;
 		k = size - pos < step ? size - pos : step;
 		k = k < room ? k : room;
 		memcpy(p, data + pos, k);
-		rec_wire_in_commit(&in, k);
+		prec_msgbuf_commit(&in, k);
 		pos += k;
-		while ((ret = rec_wire_in_next(&in, &m, &n)) > 0)
+		while ((ret = prec_msgbuf_next(&in, &m, &n)) > 0)
 			check_one(m, n);
 	}
-	rec_wire_in_release(&in);
+	prec_msgbuf_release(&in);
 	return 0;
 }

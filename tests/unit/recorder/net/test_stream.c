@@ -673,11 +673,11 @@ static size_t raw_fill(int fd, size_t n, int ms)
  * frees). */
 static char *raw_refusal(int fd, int ms)
 {
-	struct rec_wire_in in;
+	struct prec_msgbuf in;
 	uint64_t end = mono_ms() + (uint64_t)ms;
 	char *why = strdup("");
 
-	rec_wire_in_init(&in, REC_WIRE_MAX_SMALL);
+	prec_msgbuf_init(&in, REC_WIRE_MAX_SMALL);
 	while (!why[0] && mono_ms() < end) {
 		struct pollfd p = { fd, POLLIN, 0 };
 		const unsigned char *msg;
@@ -687,12 +687,12 @@ static char *raw_refusal(int fd, int ms)
 
 		if (poll(&p, 1, 50) <= 0)
 			continue;
-		b = rec_wire_in_space(&in, &room);
+		b = prec_msgbuf_space(&in, &room);
 		k = read(fd, b, room);
 		if (k <= 0)
 			break;
-		rec_wire_in_commit(&in, (size_t)k);
-		while (rec_wire_in_next(&in, &msg, &len) > 0) {
+		prec_msgbuf_commit(&in, (size_t)k);
+		while (prec_msgbuf_next(&in, &msg, &len) > 0) {
 			Perfrec__Control__StreamMessage *m = rec_wire_unpack(msg, len);
 
 			if (m && m->body_case == PERFREC__CONTROL__STREAM_MESSAGE__BODY_REFUSAL) {
@@ -702,7 +702,7 @@ static char *raw_refusal(int fd, int ms)
 			perfrec__control__stream_message__free_unpacked(m, NULL);
 		}
 	}
-	rec_wire_in_release(&in);
+	prec_msgbuf_release(&in);
 	return why;
 }
 

@@ -143,13 +143,13 @@ static void test_input_reassembles(void **state)
 		nmsg++;
 	}
 	for (size_t chunk = 1; chunk <= 64; chunk++) {
-		struct rec_wire_in in;
+		struct prec_msgbuf in;
 		size_t off = 0, got = 0;
 
-		rec_wire_in_init(&in, REC_WIRE_MAX_MSG);
+		prec_msgbuf_init(&in, REC_WIRE_MAX_MSG);
 		while (off < total) {
 			size_t room, n;
-			void *p = rec_wire_in_space(&in, &room);
+			void *p = prec_msgbuf_space(&in, &room);
 			const unsigned char *msg, *d;
 			size_t len, dl;
 			uint64_t seq;
@@ -159,9 +159,9 @@ static void test_input_reassembles(void **state)
 			if (n > total - off)
 				n = total - off;
 			memcpy(p, stream + off, n);
-			rec_wire_in_commit(&in, n);
+			prec_msgbuf_commit(&in, n);
 			off += n;
-			while (rec_wire_in_next(&in, &msg, &len) > 0) {
+			while (prec_msgbuf_next(&in, &msg, &len) > 0) {
 				assert_int_equal(rec_wire_parse_frame(msg, len, &seq, &d, &dl), 1);
 				assert_true(seq == got + 1);
 				for (size_t k = 0; k < dl; k++)
@@ -170,8 +170,8 @@ static void test_input_reassembles(void **state)
 			}
 		}
 		assert_int_equal(got, nmsg);
-		assert_int_equal(rec_wire_in_partial(&in), 0);
-		rec_wire_in_release(&in);
+		assert_int_equal(prec_msgbuf_partial(&in), 0);
+		prec_msgbuf_release(&in);
 	}
 }
 
@@ -179,7 +179,7 @@ static void test_input_reassembles(void **state)
  * buffer grow only as bytes arrive. */
 static void test_input_limits(void **state)
 {
-	struct rec_wire_in in;
+	struct prec_msgbuf in;
 	const unsigned char *msg;
 	unsigned char big[4] = { 0x7f, 0xff, 0xff, 0xff };
 	unsigned char legal[4] = { 0x01, 0x00, 0x00, 0x00 };   /* 16 MiB */
@@ -187,37 +187,37 @@ static void test_input_limits(void **state)
 	void *p;
 
 	(void)state;
-	rec_wire_in_init(&in, REC_WIRE_MAX_MSG);
-	p = rec_wire_in_space(&in, &room);
+	prec_msgbuf_init(&in, REC_WIRE_MAX_MSG);
+	p = prec_msgbuf_space(&in, &room);
 	memcpy(p, big, 4);
-	rec_wire_in_commit(&in, 4);
-	assert_int_equal(rec_wire_in_next(&in, &msg, &len), -EMSGSIZE);
+	prec_msgbuf_commit(&in, 4);
+	assert_int_equal(prec_msgbuf_next(&in, &msg, &len), -EMSGSIZE);
 	assert_int_equal(len, 0x7fffffff);
 	assert_true(in.cap <= (128u << 10));
-	rec_wire_in_release(&in);
+	prec_msgbuf_release(&in);
 
-	rec_wire_in_init(&in, REC_WIRE_MAX_MSG);
-	p = rec_wire_in_space(&in, &room);
+	prec_msgbuf_init(&in, REC_WIRE_MAX_MSG);
+	p = prec_msgbuf_space(&in, &room);
 	memcpy(p, legal, 4);
-	rec_wire_in_commit(&in, 4);
-	assert_int_equal(rec_wire_in_next(&in, &msg, &len), 0);
+	prec_msgbuf_commit(&in, 4);
+	assert_int_equal(prec_msgbuf_next(&in, &msg, &len), 0);
 	/* announced 16 MiB, sent 4 bytes: the buffer stays small */
 	for (int i = 0; i < 3; i++) {
-		p = rec_wire_in_space(&in, &room);
+		p = prec_msgbuf_space(&in, &room);
 		assert_non_null(p);
 		memset(p, 0, room < 1000 ? room : 1000);
-		rec_wire_in_commit(&in, room < 1000 ? room : 1000);
+		prec_msgbuf_commit(&in, room < 1000 ? room : 1000);
 	}
 	assert_true(in.cap <= (256u << 10));
-	rec_wire_in_release(&in);
+	prec_msgbuf_release(&in);
 
 	/* the small-message limit of a recorder's input */
-	rec_wire_in_init(&in, REC_WIRE_MAX_SMALL);
-	p = rec_wire_in_space(&in, &room);
+	prec_msgbuf_init(&in, REC_WIRE_MAX_SMALL);
+	p = prec_msgbuf_space(&in, &room);
 	memcpy(p, legal, 4);
-	rec_wire_in_commit(&in, 4);
-	assert_int_equal(rec_wire_in_next(&in, &msg, &len), -EMSGSIZE);
-	rec_wire_in_release(&in);
+	prec_msgbuf_commit(&in, 4);
+	assert_int_equal(prec_msgbuf_next(&in, &msg, &len), -EMSGSIZE);
+	prec_msgbuf_release(&in);
 }
 
 /* Before its hello a collector's input holds at most a hello, whatever
@@ -225,8 +225,8 @@ static void test_input_limits(void **state)
  * it, and give their memory back when released or emptied. */
 static void test_input_bounds(void **state)
 {
-	struct rec_wire_budget b = { 0, 3u << 20 };
-	struct rec_wire_in in, in2;
+	struct prec_msgbuf_budget b = { 0, 3u << 20 };
+	struct prec_msgbuf in, in2;
 	const unsigned char *msg;
 	unsigned char legal[4] = { 0x01, 0x00, 0x00, 0x00 };   /* 16 MiB */
 	size_t room, len, cap;
@@ -234,34 +234,34 @@ static void test_input_bounds(void **state)
 
 	(void)state;
 	/* a hello-sized input: the buffer never passes one hello */
-	rec_wire_in_init(&in, REC_WIRE_MAX_HELLO);
-	p = rec_wire_in_space(&in, &room);
+	prec_msgbuf_init(&in, REC_WIRE_MAX_HELLO);
+	p = prec_msgbuf_space(&in, &room);
 	assert_non_null(p);
 	assert_true(in.cap <= 4 + REC_WIRE_MAX_HELLO);
 	memcpy(p, "\0\0\x0f\xf0", 4);   /* 4080 bytes: a legal hello size */
-	rec_wire_in_commit(&in, 4);
+	prec_msgbuf_commit(&in, 4);
 	while (in.len < 4 + 4080 - 1) {
-		p = rec_wire_in_space(&in, &room);
+		p = prec_msgbuf_space(&in, &room);
 		assert_non_null(p);
-		rec_wire_in_commit(&in, room < 4 + 4080 - 1 - in.len ? room : 4 + 4080 - 1 - in.len);
+		prec_msgbuf_commit(&in, room < 4 + 4080 - 1 - in.len ? room : 4 + 4080 - 1 - in.len);
 	}
-	assert_int_equal(rec_wire_in_next(&in, &msg, &len), 0);
+	assert_int_equal(prec_msgbuf_next(&in, &msg, &len), 0);
 	assert_true(in.cap <= 4 + REC_WIRE_MAX_HELLO);
-	rec_wire_in_release(&in);
+	prec_msgbuf_release(&in);
 
 	/* two inputs on a 3 MiB budget, each receiving a 16 MiB message */
-	rec_wire_in_init(&in, REC_WIRE_MAX_MSG);
-	rec_wire_in_init(&in2, REC_WIRE_MAX_MSG);
+	prec_msgbuf_init(&in, REC_WIRE_MAX_MSG);
+	prec_msgbuf_init(&in2, REC_WIRE_MAX_MSG);
 	in.budget = in2.budget = &b;
-	for (struct rec_wire_in *x = &in;; x = x == &in ? &in2 : &in) {
-		p = rec_wire_in_space(x, &room);
+	for (struct prec_msgbuf *x = &in;; x = x == &in ? &in2 : &in) {
+		p = prec_msgbuf_space(x, &room);
 		if (!p)
 			break;
 		if (!x->len) {
 			memcpy(p, legal, 4);
-			rec_wire_in_commit(x, 4);
+			prec_msgbuf_commit(x, 4);
 		} else {
-			rec_wire_in_commit(x, room);
+			prec_msgbuf_commit(x, room);
 		}
 		assert_int_equal(b.used, in.cap + in2.cap);
 		assert_true(b.used <= b.max);
@@ -269,15 +269,15 @@ static void test_input_bounds(void **state)
 	assert_int_equal(errno, ENOBUFS);
 	assert_true(b.used > b.max / 2);
 	cap = in.cap;
-	rec_wire_in_release(&in2);
+	prec_msgbuf_release(&in2);
 	assert_int_equal(b.used, cap);
 	/* a consumed large message gives its buffer back */
 	in.len = in.pos = 0;
-	p = rec_wire_in_space(&in, &room);
+	p = prec_msgbuf_space(&in, &room);
 	assert_non_null(p);
 	assert_true(in.cap <= (64u << 10));
 	assert_int_equal(b.used, in.cap);
-	rec_wire_in_release(&in);
+	prec_msgbuf_release(&in);
 	assert_int_equal(b.used, 0);
 }
 
