@@ -30,7 +30,7 @@
 
 #include "recorder/encode/decode.h"
 #include "recorder/encode/hostinfo.h"
-#include "recorder/symbols/elfsym.h"
+#include "recorder/symbols/elfcfi.h"
 #include "recorder/symbols/kallsyms.h"
 #include "recorder/symbols/perfmap.h"
 #include "recorder/symbols/symcollect_int.h"

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "format/unwind/unwind.h"
-#include "recorder/symbols/elfsym.h"
+#include "recorder/symbols/elfcfi.h"
 #include "recorder/symbols/kallsyms.h"
 #include "recorder/symbols/symcollect.h"
 #include "recorder/symbols/u64map.h"
@@ -53,7 +53,7 @@ struct sc_obj {
 };
 
 struct sc_cfi {
-	struct rec_elfsym_cfi c;  /* the sections (owned) */
+	struct rec_elfcfi c;  /* the sections (owned) */
 	struct prec_cfi_table *t; /* over c's bytes */
 };
 

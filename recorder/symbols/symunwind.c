@@ -18,7 +18,7 @@
 
 #include "recorder/encode/decode.h"
 #include "recorder/encode/hostinfo.h"
-#include "recorder/symbols/elfsym.h"
+#include "recorder/symbols/elfcfi.h"
 #include "recorder/symbols/symcollect_int.h"
 
 /* Rows cached: a profile's hot return addresses number in the hundreds
@@ -44,14 +44,14 @@ void rec_symcollect_cfi_free(struct sc_cfi *c)
 	if (!c)
 		return;
 	prec_cfi_table_free(c->t);
-	rec_elfsym_cfi_release(&c->c);
+	rec_elfcfi_release(&c->c);
 	free(c);
 }
 
 /* Reads o's unwind sections: from its file, or our own image for the
  * [vdso]. 0, or < 0 with *why set when there is more to say. */
 static int read_cfi(const struct rec_symcollect *sc, const struct sc_obj *o,
-		    struct rec_elfsym_cfi *c, const char **why)
+		    struct rec_elfcfi *c, const char **why)
 {
 	int fd, ret;
 
@@ -63,16 +63,16 @@ static int read_cfi(const struct rec_symcollect *sc, const struct sc_obj *o,
 		ret = rec_symcollect_vdso(&img, &len);
 		if (ret)
 			return ret;
-		ret = rec_elfsym_cfi_read_mem(img, len, c);
+		ret = rec_elfcfi_read_mem(img, len, c);
 		if (!ret && (ret = rec_symcollect_vdso_mismatch(o, c->build_id,
 								c->build_id_len, why)))
-			rec_elfsym_cfi_release(c);
+			rec_elfcfi_release(c);
 		return ret;
 	}
 	fd = rec_symcollect_obj_open(sc, o, why);
 	if (fd < 0)
 		return fd;
-	ret = rec_elfsym_cfi_read_fd(fd, c);
+	ret = rec_elfcfi_read_fd(fd, c);
 	close(fd);
 	return ret;
 }
@@ -110,12 +110,12 @@ static struct sc_cfi *obj_cfi(struct rec_symcollect *sc, struct sc_obj *o)
 	s.debug_frame_len = c->c.debug_frame.len;
 	c->t = prec_cfi_table_new(&s);
 	if (!c->t) {
-		rec_elfsym_cfi_release(&c->c);
+		rec_elfcfi_release(&c->c);
 		goto err_free;   /* ENOMEM: tried again later */
 	}
 	o->cfi = c;
 	sc->st.unwind_objects++;
-	sc->st.unwind_held += rec_elfsym_cfi_bytes(&c->c);
+	sc->st.unwind_held += rec_elfcfi_bytes(&c->c);
 	sc->st.unwind_load_ns += rec_now_ns() - t0;
 	return c;
 err_free:
@@ -153,7 +153,7 @@ static int find(void *ctx, uint64_t pc, const struct prec_cfi_table **t,
 		o->unwind_need = 1;   /* the analyzer walks this stack again */
 	if (!c)
 		return 0;
-	vaddr = rec_elfsym_segs_vaddr(c->c.segs, c->c.nsegs, c->c.load_bias,
+	vaddr = prec_elf_segs_vaddr(c->c.segs, c->c.nsegs, c->c.load_bias,
 				      pc - m->start + m->pgoff);
 	*t = c->t;
 	*bias = pc - vaddr;

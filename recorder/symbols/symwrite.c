@@ -1,6 +1,6 @@
 /*
  * symwrite.c - the symbol collector's writing half: the symbols of what
- * was hit, read from ELF files (symbols/elfsym.h), kallsyms and perf maps,
+ * was hit, read from ELF files (format/base/elf.h), kallsyms and perf maps,
  * written as SymbolTable packets. See symcollect.h for when; the state is
  * symcollect_int.h.
  */
@@ -15,7 +15,7 @@
 
 #include "recorder/encode/decode.h"
 #include "recorder/encode/hostinfo.h"
-#include "recorder/symbols/elfsym.h"
+#include "recorder/symbols/elfcfi.h"
 #include "recorder/symbols/kallsyms.h"
 #include "recorder/symbols/perfmap.h"
 #include "recorder/symbols/symcollect_int.h"
@@ -32,7 +32,7 @@ struct table_hdr {
 	size_t bid_len;
 	int32_t pid;
 	uint64_t load_bias, text_start;
-	const struct rec_elfsym_seg *segs;
+	const struct prec_elf_seg *segs;
 	size_t nsegs;
 	const char *reason;
 };
@@ -262,13 +262,13 @@ int rec_symcollect_vdso_mismatch(const struct sc_obj *o, const uint8_t *bid,
 /* The vDSO is the kernel's: every native process of this host maps the
  * same image, so ours stands for theirs (32-bit processes have another
  * one; a build-id from the MMAP2 record tells them apart). */
-static int load_vdso(struct rec_elfsym *e)
+static int load_vdso(struct prec_elf *e)
 {
 	const void *img;
 	size_t len;
 	int ret = rec_symcollect_vdso(&img, &len);
 
-	return ret ? ret : rec_elfsym_read_mem(img, len, e);
+	return ret ? ret : prec_elf_parse(img, len, e);
 }
 
 /* 1 when the build-id of fd is not the mapping's (a mapping without one
@@ -280,7 +280,7 @@ static int bid_mismatch(const struct sc_obj *o, int fd)
 
 	if (!o->bid_len)
 		return 0;
-	n = rec_elfsym_build_id_fd(fd, bid, sizeof(bid));
+	n = prec_elf_build_id_fd(fd, bid, sizeof(bid));
 	if (n < 0)
 		return n;
 	return (size_t)n != o->bid_len || memcmp(bid, o->bid, o->bid_len) != 0;
@@ -340,7 +340,7 @@ int rec_symcollect_obj_open(const struct rec_symcollect *sc,
  * [vdso], from our own image. Returns 0, or < 0 with *why set when there
  * is more to say than the errno. */
 static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
-		    struct rec_elfsym *e, const char **why)
+		    struct prec_elf *e, const char **why)
 {
 	int fd, ret;
 
@@ -349,7 +349,7 @@ static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
 		ret = load_vdso(e);
 		if (!ret && (ret = rec_symcollect_vdso_mismatch(o, e->build_id,
 								e->build_id_len, why)))
-			rec_elfsym_release(e);
+			prec_elf_release(e);
 		return ret;
 	}
 	fd = rec_symcollect_obj_open(sc, o, why);
@@ -357,7 +357,7 @@ static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
 		memset(e, 0, sizeof(*e));
 		return fd;
 	}
-	ret = rec_elfsym_read_fd(fd, e);
+	ret = prec_elf_read_fd(fd, e);
 	close(fd);
 	return ret;
 }
@@ -365,10 +365,10 @@ static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
 /* A stripped object (symbols from .dynsym only) with an installed debug
  * file: take the debug file's symbols, which use the same addresses. The
  * object's own segments and build-id stay. 1 = replaced. */
-static int use_debug_file(const struct rec_symcollect *sc, struct rec_elfsym *e)
+static int use_debug_file(const struct rec_symcollect *sc, struct prec_elf *e)
 {
 	const char *dir = sc->o.debug_dir ? sc->o.debug_dir : "/usr/lib/debug";
-	struct rec_elfsym d;
+	struct prec_elf d;
 	char path[4200], *q;
 
 	if (!*dir || !e->from_dynsym || e->build_id_len < 2)
@@ -378,12 +378,12 @@ static int use_debug_file(const struct rec_symcollect *sc, struct rec_elfsym *e)
 	for (size_t i = 1; i < e->build_id_len; i++)
 		q += snprintf(q, 3, "%02x", e->build_id[i]);
 	strcpy(q, ".debug");
-	if (rec_elfsym_load(path, &d) != 0)
+	if (prec_elf_load(path, &d) != 0)
 		return 0;
 	if (d.from_dynsym || !d.nsyms ||
 	    (d.build_id_len && (d.build_id_len != e->build_id_len ||
 				memcmp(d.build_id, e->build_id, d.build_id_len)))) {
-		rec_elfsym_release(&d);
+		prec_elf_release(&d);
 		return 0;
 	}
 	free(e->syms);
@@ -394,7 +394,7 @@ static int use_debug_file(const struct rec_symcollect *sc, struct rec_elfsym *e)
 	e->from_dynsym = 0;
 	d.syms = NULL;
 	d.names = NULL;
-	rec_elfsym_release(&d);
+	prec_elf_release(&d);
 	return 1;
 }
 
@@ -409,7 +409,7 @@ static int write_obj(struct rec_symcollect *sc, struct prec_writer *w,
 		     uint32_t stream, uint64_t t, struct sc_obj *o)
 {
 	struct table_hdr h = { 0 };
-	struct rec_elfsym e;
+	struct prec_elf e;
 	struct esym *es = NULL;
 	const char *why;
 	char reason[256];
@@ -478,11 +478,11 @@ static int write_obj(struct rec_symcollect *sc, struct prec_writer *w,
 		 * their byte before, see user_hit) */
 		for (size_t i = 0; i < o->hits.cap; i++) {
 			uint64_t off = o->hits.keys[i];
-			const struct rec_elfsym_sym *s;
+			const struct prec_elf_sym *s;
 
 			if (off == REC_U64MAP_EMPTY)
 				continue;
-			s = rec_elfsym_find(&e, rec_elfsym_vaddr(&e, off));
+			s = prec_elf_find(&e, prec_elf_vaddr(&e, off));
 			if (!s || rec_u64map_get(&o->done, s->start))
 				continue;
 			ret = rec_u64map_put(&o->done, s->start, 0);
@@ -506,7 +506,7 @@ static int write_obj(struct rec_symcollect *sc, struct prec_writer *w,
 	ret = emit_table(sc, w, stream, t, &h, es, n);
 out:
 	free(es);
-	rec_elfsym_release(&e);
+	prec_elf_release(&e);
 	return ret;
 }
 
@@ -613,8 +613,8 @@ static int write_unwind(struct rec_symcollect *sc, struct prec_writer *w,
 	Perfrec__UnwindTable ut = PERFREC__UNWIND_TABLE__INIT;
 	Perfrec__UnwindSection sec = PERFREC__UNWIND_SECTION__INIT;
 	Perfrec__UnwindSection *secs[1] = { &sec };
-	const struct rec_elfsym_cfi *c = o->cfi ? &o->cfi->c : NULL;
-	const struct rec_elfsym_cfi_sec *parts[3];
+	const struct rec_elfcfi *c = o->cfi ? &o->cfi->c : NULL;
+	const struct rec_elfcfi_sec *parts[3];
 	uint64_t *segv = NULL;
 	char reason[160];
 	int ret = 0, packets = 0;
@@ -659,7 +659,7 @@ static int write_unwind(struct rec_symcollect *sc, struct prec_writer *w,
 	parts[PERFREC__UNWIND_SECTION__KIND__EH_FRAME_HDR] = &c->eh_frame_hdr;
 	parts[PERFREC__UNWIND_SECTION__KIND__DEBUG_FRAME] = &c->debug_frame;
 	for (int k = 0; k < 3; k++) {
-		const struct rec_elfsym_cfi_sec *part = parts[k];
+		const struct rec_elfcfi_sec *part = parts[k];
 
 		for (size_t off = 0; part->data && off < part->len; off += UNWIND_PIECE) {
 			if (!packets && segv) {
