@@ -527,7 +527,7 @@ int rec_symcollect_kernel_reload(struct rec_symcollect *sc, int force)
 	size_t named = 0;
 	int ret;
 
-	if (!sc->kstate || !sc->o.kallsyms_reload_ms || !sc->kunknown.n ||
+	if (!sc->kstate || !sc->o.kallsyms_reload_ms || !rec_u64map_count(&sc->kunknown) ||
 	    (!force && now < sc->kreload_ns))
 		return 0;
 	ret = rec_kallsyms_load(sc->o.kallsyms_path, &k);
@@ -543,12 +543,10 @@ int rec_symcollect_kernel_reload(struct rec_symcollect *sc, int force)
 	free(sc->kstate);
 	sc->ksyms = k;
 	sc->kstate = st;
-	for (size_t i = 0; i < sc->kunknown.cap; i++) {
-		uint64_t ip = sc->kunknown.keys[i];
+	for (size_t i = 0; i < rec_u64map_count(&sc->kunknown); i++) {
+		uint64_t ip = rec_u64map_key(&sc->kunknown, i);
 		long s;
 
-		if (ip == REC_U64MAP_EMPTY)
-			continue;
 		s = rec_kallsyms_find(&sc->ksyms, ip);
 		if (s < 0) {
 			if (rec_u64map_put(&still, ip, 0) < 0)
@@ -583,7 +581,7 @@ static void kernel_unknown(struct rec_symcollect *sc, uint64_t ip)
 {
 	int ret;
 
-	if (sc->kunknown.n >= KUNKNOWN_MAX)
+	if (rec_u64map_count(&sc->kunknown) >= KUNKNOWN_MAX)
 		return;
 	ret = rec_u64map_put(&sc->kunknown, ip, 0);
 	if (ret > 0)
@@ -702,7 +700,7 @@ static int hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 		ntag = tag | 2u | (p->gen > sc->epoch ? p->gen : sc->epoch) << 2;
 		tag |= p->gen << 2;
 	}
-	c = &sc->hcache[rec_u64map_hash(ip ^ ((uint64_t)pid << 40)) >> (64 - HCACHE_BITS)];
+	c = &sc->hcache[prec_hash_u64(ip ^ ((uint64_t)pid << 40)) >> (64 - HCACHE_BITS)];
 	if (c->ip == ip && c->pid == pid && (c->tag == tag || c->tag == ntag))
 		return 0;
 	if (kernel) {

@@ -476,12 +476,10 @@ static int write_obj(struct rec_symcollect *sc, struct prec_writer *w,
 	} else {
 		/* the symbols holding a hit (return addresses brought
 		 * their byte before, see user_hit) */
-		for (size_t i = 0; i < o->hits.cap; i++) {
-			uint64_t off = o->hits.keys[i];
+		for (size_t i = 0; i < rec_u64map_count(&o->hits); i++) {
+			uint64_t off = rec_u64map_key(&o->hits, i);
 			const struct prec_elf_sym *s;
 
-			if (off == REC_U64MAP_EMPTY)
-				continue;
 			s = prec_elf_find(&e, prec_elf_vaddr(&e, off));
 			if (!s || rec_u64map_get(&o->done, s->start))
 				continue;
@@ -520,12 +518,10 @@ static uint8_t *perfmap_marks(const struct rec_perfmap *m,
 
 	if (!mark)
 		return NULL;
-	for (size_t k = 0; k < hits->cap; k++) {
-		uint64_t ip = hits->keys[k];
+	for (size_t k = 0; k < rec_u64map_count(hits); k++) {
+		uint64_t ip = rec_u64map_key(hits, k);
 		size_t lo = 0, hi = m->nsyms;
 
-		if (ip == REC_U64MAP_EMPTY)
-			continue;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
 
@@ -720,7 +716,7 @@ int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 	for (size_t i = 0; i < sc->nobjs; i++) {
 		struct sc_obj *o = sc->objs[i];
 
-		if (o->full_done || !o->hits.n)
+		if (o->full_done || !rec_u64map_count(&o->hits))
 			continue;
 		ret = write_obj(sc, w, stream, time_ns, o);
 		if (ret < 0)
@@ -740,7 +736,7 @@ int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 	for (size_t i = 0; sc->o.perf_maps && i < sc->nprocs; i++) {
 		struct sc_proc *p = sc->procs[i];
 
-		if (!p->jit_hits.n)
+		if (!rec_u64map_count(&p->jit_hits))
 			continue;
 		ret = write_perfmap(sc, w, stream, time_ns, p);
 		if (ret < 0)
