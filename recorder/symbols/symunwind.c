@@ -1,8 +1,8 @@
 /*
  * symunwind.c - the symbol collector's unwinding part: user stacks
  * (--call-graph dwarf) unwound at record time through the collector's
- * address spaces (symcollect.c) and the CFI of the objects they hit. See
- * rec_symcollect_unwind() in symcollect.h; the state is symcollect_int.h.
+ * address spaces (addrspace.c) and the CFI of the objects they hit. See
+ * rec_symcollect_unwind() in symcollect.h; the state is addrspace.h.
  *
  * Per frame: the mapping holding the pc (binary search over the pid's
  * sorted mappings, the previous frame's mapping tried first), its object's
@@ -19,7 +19,7 @@
 #include "recorder/encode/decode.h"
 #include "recorder/encode/hostinfo.h"
 #include "recorder/symbols/elfcfi.h"
-#include "recorder/symbols/symcollect_int.h"
+#include "recorder/symbols/objfile.h"
 
 /* Rows cached: a profile's hot return addresses number in the hundreds
  * to thousands; 4096 slots take 2.8 MiB. Measured on test_unwind's real
@@ -37,15 +37,6 @@ const struct prec_unwind_arch *rec_symcollect_arch(const char *machine)
 	if (machine)
 		return prec_unwind_arch_find(machine);
 	return uname(&u) == 0 ? prec_unwind_arch_find(u.machine) : NULL;
-}
-
-void rec_symcollect_cfi_free(struct sc_cfi *c)
-{
-	if (!c)
-		return;
-	prec_cfi_table_free(c->t);
-	rec_elfcfi_release(&c->c);
-	free(c);
 }
 
 /* Reads o's unwind sections: from its file, or our own image for the
