@@ -8,7 +8,7 @@
  * must walk compare_cb <- libc's qsort <- level_three <- level_two <-
  * level_one <- main <- libc <- _start and stop at _start's undefined
  * return address. Names come from the objects' symbol tables (the
- * oracle: nm agrees with analyzer/elfread, test_elfread.c).
+ * oracle: nm agrees with format/base/elf, test_elf.c).
  *
  * Synthetic: hand-assembled CIEs/FDEs for the instructions compilers
  * rarely emit (remember/restore, expressions, val_offset, register rules,
