@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/map.h"
+#include "format/base/hashmap.h"
 #include "analyzer/session.h"
 #include "format/scale.h"
 
@@ -40,8 +40,8 @@ struct tick_val {
 
 struct cstate {
 	struct ana_session *s;
-	struct ana_map inst;    /* inst_key -> inst_val */
-	struct ana_map ticks;   /* tick_key (by id) -> tick_val */
+	struct prec_hashmap inst;    /* inst_key -> inst_val */
+	struct prec_hashmap ticks;   /* tick_key (by id) -> tick_val */
 	uint64_t snapshots, unmatched;
 };
 
@@ -68,7 +68,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 		ik.id = r->ids[i];
 		ik.cpu = g->cpu;
 		ik.pid = g->pid;
-		struct inst_val *iv = ana_map_get(&st->inst, &ik, NULL);
+		struct inst_val *iv = prec_hashmap_get(&st->inst, &ik, NULL);
 		if (!iv)
 			return -ENOMEM;
 		/* Keep the final read, else the latest. */
@@ -84,7 +84,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 		tk.time = p->time;
 		tk.group = g->group;
 		tk.id = r->ids[i];
-		struct tick_val *tv = ana_map_get(&st->ticks, &tk, NULL);
+		struct tick_val *tv = prec_hashmap_get(&st->ticks, &tk, NULL);
 		if (!tv)
 			return -ENOMEM;
 		tv->raw += r->values[i];
@@ -96,7 +96,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 
 static int event_of_id(const struct ana_session *s, uint64_t id)
 {
-	const int *ev = ana_map_find(&s->id2event, &id);
+	const int *ev = prec_hashmap_find(&s->id2event, &id);
 	return ev ? *ev : -1;
 }
 
@@ -147,14 +147,14 @@ int ana_counters_run(struct ana_session *s, const struct ana_counters_opts *o,
 	struct cstate st;
 	memset(&st, 0, sizeof(st));
 	st.s = s;
-	ana_map_init(&st.inst, sizeof(struct inst_key), sizeof(struct inst_val));
-	ana_map_init(&st.ticks, sizeof(struct tick_key), sizeof(struct tick_val));
+	prec_hashmap_init(&st.inst, sizeof(struct inst_key), sizeof(struct inst_val));
+	prec_hashmap_init(&st.ticks, sizeof(struct tick_key), sizeof(struct tick_val));
 	struct total *tot = NULL;
 	size_t ntot = 0;
 	struct { struct tick_key k; struct tick_val v; } *tk = NULL;
 	char *ra = NULL;
-	struct ana_map evticks;   /* tick_key (by event) -> tick_val */
-	ana_map_init(&evticks, sizeof(struct tick_key), sizeof(struct tick_val));
+	struct prec_hashmap evticks;   /* tick_key (by event) -> tick_val */
+	prec_hashmap_init(&evticks, sizeof(struct tick_key), sizeof(struct tick_val));
 	/* Group snapshots (and, in a single pass, what names them). */
 	ana_session_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
 			      (s->opts.single_pass ? ANA_KINDS_SESSION : 0));
@@ -165,14 +165,14 @@ int ana_counters_run(struct ana_session *s, const struct ana_counters_opts *o,
 	if (s->opts.single_pass && (ret = ana_session_finish(s)) < 0)
 		goto out;
 	/* Ticks: sum the ids of one member. */
-	for (size_t i = 0; i < ana_map_count(&st.ticks); i++) {
-		struct tick_key k = *(const struct tick_key *)ana_map_key(&st.ticks, i);
-		const struct tick_val *v = ana_map_val(&st.ticks, i);
+	for (size_t i = 0; i < prec_hashmap_count(&st.ticks); i++) {
+		struct tick_key k = *(const struct tick_key *)prec_hashmap_key(&st.ticks, i);
+		const struct tick_val *v = prec_hashmap_val(&st.ticks, i);
 		int ev = event_of_id(s, k.id);
 		if (ev < 0)
 			continue;
 		k.id = (uint64_t)ev;
-		struct tick_val *e = ana_map_get(&evticks, &k, NULL);
+		struct tick_val *e = prec_hashmap_get(&evticks, &k, NULL);
 		ret = -ENOMEM;
 		if (!e)
 			goto out;
@@ -182,14 +182,14 @@ int ana_counters_run(struct ana_session *s, const struct ana_counters_opts *o,
 	}
 
 	/* Totals per (group, member) over instances. */
-	size_t ni = ana_map_count(&st.inst);
+	size_t ni = prec_hashmap_count(&st.inst);
 	tot = calloc(ni ? ni : 1, sizeof(*tot));
 	ret = -ENOMEM;
 	if (!tot)
 		goto out;
 	for (size_t i = 0; i < ni; i++) {
-		const struct inst_key *k = ana_map_key(&st.inst, i);
-		const struct inst_val *v = ana_map_val(&st.inst, i);
+		const struct inst_key *k = prec_hashmap_key(&st.inst, i);
+		const struct inst_val *v = prec_hashmap_val(&st.inst, i);
 		int ev = event_of_id(s, k->id);
 		if (ev < 0) {
 			st.unmatched++;
@@ -219,7 +219,7 @@ int ana_counters_run(struct ana_session *s, const struct ana_counters_opts *o,
 				t->multiplexed = 1;
 		}
 	}
-	ana_sort(tot, ntot, sizeof(*tot), cmp_total);
+	prec_sort(tot, ntot, sizeof(*tot), cmp_total);
 
 	struct ana_table *sum = ana_doc_kv(doc, "summary");
 	ana_kv_str(sum, "file", s->path);
@@ -289,16 +289,16 @@ int ana_counters_run(struct ana_session *s, const struct ana_counters_opts *o,
 	}
 
 	if (o->interval) {
-		size_t nt = ana_map_count(&evticks);
+		size_t nt = prec_hashmap_count(&evticks);
 		tk = malloc((nt ? nt : 1) * sizeof(*tk));
 		ret = -ENOMEM;
 		if (!tk)
 			goto out;
 		for (size_t i = 0; i < nt; i++) {
-			tk[i].k = *(const struct tick_key *)ana_map_key(&evticks, i);
-			tk[i].v = *(const struct tick_val *)ana_map_val(&evticks, i);
+			tk[i].k = *(const struct tick_key *)prec_hashmap_key(&evticks, i);
+			tk[i].v = *(const struct tick_val *)prec_hashmap_val(&evticks, i);
 		}
-		ana_sort(tk, nt, sizeof(*tk), cmp_tick);
+		prec_sort(tk, nt, sizeof(*tk), cmp_tick);
 		struct ana_table *it = ana_doc_table(doc, "intervals", NULL);
 		ana_table_col(it, "time_s", "Time s", ANA_NUM);
 		ana_table_col(it, "group", "Group", ANA_STR);
@@ -352,8 +352,8 @@ out:
 	free(ra);
 	free(tk);
 	free(tot);
-	ana_map_release(&st.inst);
-	ana_map_release(&st.ticks);
-	ana_map_release(&evticks);
+	prec_hashmap_release(&st.inst);
+	prec_hashmap_release(&st.ticks);
+	prec_hashmap_release(&evticks);
 	return ret;
 }

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "analyzer/map.h"
+#include "format/base/hashmap.h"
 #include "analyzer/resolve.h"
 #include "analyzer/session.h"
 #include "analyzer/table.h"
@@ -57,10 +57,10 @@ struct xstate {
 	int off_cpu;
 	struct ana_frame *frames;
 	struct buf key;
-	struct ana_map stacks;     /* const char * key -> struct agg */
+	struct prec_hashmap stacks;     /* const char * key -> struct agg */
 	/* pprof tables */
-	struct ana_map locs;       /* {dso, sym} -> uint64 id */
-	struct ana_map maps;       /* dso -> uint64 id */
+	struct prec_hashmap locs;       /* {dso, sym} -> uint64 id */
+	struct prec_hashmap maps;       /* dso -> uint64 id */
 	uint64_t nlocs, nmaps;
 	uint64_t total;
 };
@@ -90,14 +90,14 @@ static int loc_id(struct xstate *st, const struct ana_frame *fr, uint64_t *id)
 	if (!k.sym)
 		return -ENOMEM;
 	int created;
-	uint64_t *v = ana_map_get(&st->locs, &k, &created);
+	uint64_t *v = prec_hashmap_get(&st->locs, &k, &created);
 	if (!v)
 		return -ENOMEM;
 	if (created)
 		*v = ++st->nlocs;
 	*id = *v;
 	if (fr->dso) {
-		uint64_t *m = ana_map_get(&st->maps, &k.dso, &created);
+		uint64_t *m = prec_hashmap_get(&st->maps, &k.dso, &created);
 		if (!m)
 			return -ENOMEM;
 		if (created)
@@ -177,7 +177,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	const char *k = ana_strpool_intern_n(&s->pool, st->key.p, st->key.len);
 	if (!k)
 		return -ENOMEM;
-	struct agg *a = ana_map_get(&st->stacks, &k, NULL);
+	struct agg *a = prec_hashmap_get(&st->stacks, &k, NULL);
 	if (!a)
 		return -ENOMEM;
 	a->samples += count;
@@ -194,9 +194,9 @@ static int xstate_run(struct xstate *st, struct ana_session *s,
 	st->f = f;
 	st->pprof = pprof;
 	st->off_cpu = off_cpu;
-	ana_map_init(&st->stacks, sizeof(const char *), sizeof(struct agg));
-	ana_map_init(&st->locs, sizeof(struct lockey), sizeof(uint64_t));
-	ana_map_init(&st->maps, sizeof(const char *), sizeof(uint64_t));
+	prec_hashmap_init(&st->stacks, sizeof(const char *), sizeof(struct agg));
+	prec_hashmap_init(&st->locs, sizeof(struct lockey), sizeof(uint64_t));
+	prec_hashmap_init(&st->maps, sizeof(const char *), sizeof(uint64_t));
 	st->frames = calloc(MAX_FRAMES, sizeof(*st->frames));
 	if (!st->frames)
 		return -ENOMEM;
@@ -211,9 +211,9 @@ static void xstate_release(struct xstate *st)
 {
 	free(st->frames);
 	free(st->key.p);
-	ana_map_release(&st->stacks);
-	ana_map_release(&st->locs);
-	ana_map_release(&st->maps);
+	prec_hashmap_release(&st->stacks);
+	prec_hashmap_release(&st->locs);
+	prec_hashmap_release(&st->maps);
 }
 
 static int cmp_strp(const void *a, const void *b)
@@ -229,16 +229,16 @@ int ana_export_folded(struct ana_session *s, const struct ana_filter *f, int off
 	int ret = xstate_run(&st, s, f, 0, off_cpu);
 	if (ret < 0)
 		goto out;
-	size_t n = ana_map_count(&st.stacks);
+	size_t n = prec_hashmap_count(&st.stacks);
 	order = malloc((n ? n : 1) * sizeof(*order));
 	ret = -ENOMEM;
 	if (!order)
 		goto out;
 	for (size_t i = 0; i < n; i++)
-		order[i] = ana_map_key(&st.stacks, i);
-	ana_sort(order, n, sizeof(*order), cmp_strp);
+		order[i] = prec_hashmap_key(&st.stacks, i);
+	prec_sort(order, n, sizeof(*order), cmp_strp);
 	for (size_t i = 0; i < n; i++) {
-		const struct agg *a = ana_map_find(&st.stacks, order[i]);
+		const struct agg *a = prec_hashmap_find(&st.stacks, order[i]);
 		/* off-CPU: microseconds, rounded */
 		uint64_t v = off_cpu ? (a->period + 500) / 1000 : a->samples;
 		if (!v)
@@ -297,7 +297,7 @@ out:
 
 /* pprof string table: string -> index, entry 0 = "". */
 struct strtab {
-	struct ana_map idx;   /* const char * (pooled) -> int64 */
+	struct prec_hashmap idx;   /* const char * (pooled) -> int64 */
 	char **v;
 	size_t n, cap;
 	struct ana_strpool *pool;
@@ -309,7 +309,7 @@ static int64_t str_id(struct strtab *t, const char *s)
 	if (!k)
 		return -1;
 	int created;
-	int64_t *v = ana_map_get(&t->idx, &k, &created);
+	int64_t *v = prec_hashmap_get(&t->idx, &k, &created);
 	if (!v)
 		return -1;
 	if (created) {
@@ -333,7 +333,7 @@ int ana_export_pprof(struct ana_session *s, const struct ana_filter *f, int off_
 	struct xstate st;
 	struct strtab tab;
 	memset(&tab, 0, sizeof(tab));
-	ana_map_init(&tab.idx, sizeof(const char *), sizeof(int64_t));
+	prec_hashmap_init(&tab.idx, sizeof(const char *), sizeof(int64_t));
 	tab.pool = &s->pool;
 	Perftools__Profiles__Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	Perftools__Profiles__ValueType vt[2], pt;
@@ -383,14 +383,14 @@ int ana_export_pprof(struct ana_session *s, const struct ana_filter *f, int off_
 	int64_t comm_key = str_id(&tab, "comm");
 
 	/* Mappings. */
-	size_t nm = ana_map_count(&st.maps);
+	size_t nm = prec_hashmap_count(&st.maps);
 	maps = calloc(nm ? nm : 1, sizeof(*maps));
 	mapp = calloc(nm ? nm : 1, sizeof(*mapp));
 	if (!maps || !mapp)
 		goto out;
 	for (size_t i = 0; i < nm; i++) {
-		const char *dso = *(const char **)ana_map_key(&st.maps, i);
-		uint64_t id = *(uint64_t *)ana_map_val(&st.maps, i);
+		const char *dso = *(const char **)prec_hashmap_key(&st.maps, i);
+		uint64_t id = *(uint64_t *)prec_hashmap_val(&st.maps, i);
 		perftools__profiles__mapping__init(&maps[id - 1]);
 		maps[id - 1].id = id;
 		maps[id - 1].filename = str_id(&tab, dso);
@@ -401,7 +401,7 @@ int ana_export_pprof(struct ana_session *s, const struct ana_filter *f, int off_
 	prof.mapping = mapp;
 
 	/* One function and one location per (dso, sym). */
-	size_t nl = ana_map_count(&st.locs);
+	size_t nl = prec_hashmap_count(&st.locs);
 	locs = calloc(nl ? nl : 1, sizeof(*locs));
 	locp = calloc(nl ? nl : 1, sizeof(*locp));
 	lines = calloc(nl ? nl : 1, sizeof(*lines));
@@ -411,8 +411,8 @@ int ana_export_pprof(struct ana_session *s, const struct ana_filter *f, int off_
 	if (!locs || !locp || !lines || !linep || !funcs || !funcp)
 		goto out;
 	for (size_t i = 0; i < nl; i++) {
-		const struct lockey *k = ana_map_key(&st.locs, i);
-		uint64_t id = *(uint64_t *)ana_map_val(&st.locs, i);
+		const struct lockey *k = prec_hashmap_key(&st.locs, i);
+		uint64_t id = *(uint64_t *)prec_hashmap_val(&st.locs, i);
 		size_t j = id - 1;
 		perftools__profiles__function__init(&funcs[j]);
 		funcs[j].id = id;
@@ -426,7 +426,7 @@ int ana_export_pprof(struct ana_session *s, const struct ana_filter *f, int off_
 		perftools__profiles__location__init(&locs[j]);
 		locs[j].id = id;
 		if (k->dso) {
-			uint64_t *m = ana_map_find(&st.maps, &k->dso);
+			uint64_t *m = prec_hashmap_find(&st.maps, &k->dso);
 			locs[j].mapping_id = m ? *m : 0;
 		}
 		locs[j].n_line = 1;
@@ -439,9 +439,9 @@ int ana_export_pprof(struct ana_session *s, const struct ana_filter *f, int off_
 	prof.function = funcp;
 
 	/* Samples: parse the location ids back out of each stack key. */
-	size_t ns = ana_map_count(&st.stacks);
+	size_t ns = prec_hashmap_count(&st.stacks);
 	for (size_t i = 0; i < ns; i++) {
-		const char *k = *(const char **)ana_map_key(&st.stacks, i);
+		const char *k = *(const char **)prec_hashmap_key(&st.stacks, i);
 		const char *sep = strchr(k, '\x1f');
 		for (const char *q = sep ? sep + 1 : k; *q; q++)
 			if (*q == ',')
@@ -458,8 +458,8 @@ int ana_export_pprof(struct ana_session *s, const struct ana_filter *f, int off_
 		goto out;
 	size_t used = 0;
 	for (size_t i = 0; i < ns; i++) {
-		const char *k = *(const char **)ana_map_key(&st.stacks, i);
-		const struct agg *a = ana_map_val(&st.stacks, i);
+		const char *k = *(const char **)prec_hashmap_key(&st.stacks, i);
+		const struct agg *a = prec_hashmap_val(&st.stacks, i);
 		const char *sep = strchr(k, '\x1f');
 		Perftools__Profiles__Sample *sm = &samples[i];
 		perftools__profiles__sample__init(sm);
@@ -526,7 +526,7 @@ out:
 	free(maps);
 	free(mapp);
 	free(tab.v);
-	ana_map_release(&tab.idx);
+	prec_hashmap_release(&tab.idx);
 	xstate_release(&st);
 	return ret;
 }

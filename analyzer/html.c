@@ -21,7 +21,7 @@
 #include "analyzer/counters.h"
 #include "analyzer/html_assets.h"
 #include "analyzer/info.h"
-#include "analyzer/map.h"
+#include "format/base/hashmap.h"
 #include "analyzer/report.h"
 #include "analyzer/resolve.h"
 #include "analyzer/sched.h"
@@ -76,8 +76,8 @@ struct page {
 	struct ana_stree_frame *path;
 	size_t path_cap;
 	struct ana_timeline *tl;     /* NULL without switch records */
-	struct ana_map tasks;        /* task_key -> task_val; position = task id */
-	struct ana_map names;        /* const char * -> nothing; position = id */
+	struct prec_hashmap tasks;        /* task_key -> task_val; position = task id */
+	struct prec_hashmap names;        /* const char * -> nothing; position = id */
 	struct ana_doc *report, *sched, *counters, *info, *offcpu;
 };
 
@@ -162,7 +162,7 @@ static int on_interval(void *ctx, const struct ana_sched_interval *iv)
 	k.pid = iv->pid;
 	k.tid = iv->tid;
 	k.comm = comm;
-	struct task_val *v = ana_map_get(&pg->tasks, &k, NULL);
+	struct task_val *v = prec_hashmap_get(&pg->tasks, &k, NULL);
 	if (!v)
 		return -ENOMEM;
 	if (v->seen && iv->start > v->last_end && iv->start - v->last_end > v->gap) {
@@ -172,7 +172,7 @@ static int on_interval(void *ctx, const struct ana_sched_interval *iv)
 	if (!v->seen || iv->end > v->last_end)
 		v->last_end = iv->end;
 	v->seen = 1;
-	return ana_timeline_add(pg->tl, iv->cpu, (uint32_t)ana_map_index(&pg->tasks, v),
+	return ana_timeline_add(pg->tl, iv->cpu, (uint32_t)prec_hashmap_index(&pg->tasks, v),
 				iv->start, iv->end);
 }
 
@@ -220,12 +220,12 @@ static uint32_t name_id(struct page *pg, const char *name, int *err)
 	int created;
 	if (!name)
 		name = "";
-	void *v = ana_map_get(&pg->names, &name, &created);
+	void *v = prec_hashmap_get(&pg->names, &name, &created);
 	if (!v) {
 		*err = -ENOMEM;
 		return 0;
 	}
-	return (uint32_t)ana_map_index(&pg->names, v);
+	return (uint32_t)prec_hashmap_index(&pg->names, v);
 }
 
 static void put_u64s(FILE *out, const char *key, const struct ana_stree_view *v,
@@ -336,7 +336,7 @@ static int write_timeline(struct page *pg, FILE *out)
 		fputs("\"timeline\":null", out);
 		return 0;
 	}
-	size_t ntasks = ana_map_count(&pg->tasks);
+	size_t ntasks = prec_hashmap_count(&pg->tasks);
 	struct task_ids ids = { malloc((ntasks ? ntasks : 1) * sizeof(uint32_t)),
 				malloc((ntasks ? ntasks : 1) * sizeof(uint32_t)), 0 };
 	if (!ids.id || !ids.order) {
@@ -375,8 +375,8 @@ static int write_timeline(struct page *pg, FILE *out)
 	}
 	fputs("],\n\"tasks\":[", out);
 	for (uint32_t i = 0; i < ids.n && !err; i++) {
-		const struct task_key *k = ana_map_key(&pg->tasks, ids.order[i]);
-		const struct task_val *v = ana_map_val(&pg->tasks, ids.order[i]);
+		const struct task_key *k = prec_hashmap_key(&pg->tasks, ids.order[i]);
+		const struct task_val *v = prec_hashmap_val(&pg->tasks, ids.order[i]);
 		fprintf(out, "%s%" PRIu32 ",%" PRIu32 ",%" PRIu32, i ? "," : "", k->pid, k->tid,
 			name_id(pg, k->comm, &err));
 		if (v->gap)
@@ -399,10 +399,10 @@ static int write_data(struct page *pg, FILE *out)
 		err = write_timeline(pg, out);
 	/* Names last: the trees and tasks above gave them their ids. */
 	fputs(",\n\"names\":[", out);
-	for (size_t i = 0; i < ana_map_count(&pg->names); i++) {
+	for (size_t i = 0; i < prec_hashmap_count(&pg->names); i++) {
 		if (i)
 			fputc(',', out);
-		ana_json_str_html(out, *(const char *const *)ana_map_key(&pg->names, i));
+		ana_json_str_html(out, *(const char *const *)prec_hashmap_key(&pg->names, i));
 	}
 	fputs("]}\n", out);
 	return err;
@@ -719,8 +719,8 @@ static void page_release(struct page *pg)
 	free(pg->flames);
 	free(pg->path);
 	ana_timeline_free(pg->tl);
-	ana_map_release(&pg->tasks);
-	ana_map_release(&pg->names);
+	prec_hashmap_release(&pg->tasks);
+	prec_hashmap_release(&pg->names);
 	ana_doc_free(pg->report);
 	ana_doc_free(pg->sched);
 	ana_doc_free(pg->counters);
@@ -736,8 +736,8 @@ int ana_html_run(struct ana_session *s, const struct ana_html_opts *o, FILE *out
 	if (ret)
 		return ret;
 	pg.s = s;
-	ana_map_init(&pg.tasks, sizeof(struct task_key), sizeof(struct task_val));
-	ana_map_init(&pg.names, sizeof(const char *), 1);
+	prec_hashmap_init(&pg.tasks, sizeof(struct task_key), sizeof(struct task_val));
+	prec_hashmap_init(&pg.names, sizeof(const char *), 1);
 	size_t top = pg.o.top ? pg.o.top : ANA_HTML_TOP;
 
 	ret = -ENOMEM;

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "analyzer/map.h"
+#include "format/base/hashmap.h"
 #include "analyzer/session.h"
 #include "format/error.h"
 
@@ -42,7 +42,7 @@ struct pval {
 
 struct tally {
 	struct ana_session *s;
-	struct ana_map by;        /* pkey -> pval */
+	struct prec_hashmap by;        /* pkey -> pval */
 	uint64_t *per_ev;         /* [nevents] */
 };
 
@@ -63,7 +63,7 @@ static int tally_sample(void *ctx, const struct prec_packet *p)
 	memset(&k, 0, sizeof(k));
 	k.ev = (uint32_t)ev;
 	k.pid = smp->pid;
-	v = ana_map_get(&t->by, &k, &created);
+	v = prec_hashmap_get(&t->by, &k, &created);
 	if (!v)
 		return -ENOMEM;
 	v->n++;
@@ -77,10 +77,10 @@ static const struct tally *sort_tally;
 
 static int by_samples(const void *a, const void *b)
 {
-	const struct pval *x = ana_map_val(&sort_tally->by, *(const size_t *)a);
-	const struct pval *y = ana_map_val(&sort_tally->by, *(const size_t *)b);
-	const struct pkey *kx = ana_map_key(&sort_tally->by, *(const size_t *)a);
-	const struct pkey *ky = ana_map_key(&sort_tally->by, *(const size_t *)b);
+	const struct pval *x = prec_hashmap_val(&sort_tally->by, *(const size_t *)a);
+	const struct pval *y = prec_hashmap_val(&sort_tally->by, *(const size_t *)b);
+	const struct pkey *kx = prec_hashmap_key(&sort_tally->by, *(const size_t *)a);
+	const struct pkey *ky = prec_hashmap_key(&sort_tally->by, *(const size_t *)b);
 
 	if (x->n != y->n)
 		return x->n < y->n ? 1 : -1;
@@ -96,7 +96,7 @@ static int top_processes(struct ana_session *s, size_t top, struct ana_doc *doc)
 	char title[256];
 	int ret;
 
-	ana_map_init(&t.by, sizeof(struct pkey), sizeof(struct pval));
+	prec_hashmap_init(&t.by, sizeof(struct pkey), sizeof(struct pval));
 	t.per_ev = calloc(s->nevents + 1, sizeof(*t.per_ev));
 	if (!t.per_ev) {
 		ret = -ENOMEM;
@@ -112,16 +112,16 @@ static int top_processes(struct ana_session *s, size_t top, struct ana_doc *doc)
 			best = i;
 	if (!s->nevents || !t.per_ev[best])
 		goto out;
-	order = malloc((ana_map_count(&t.by) + 1) * sizeof(*order));
+	order = malloc((prec_hashmap_count(&t.by) + 1) * sizeof(*order));
 	if (!order) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < ana_map_count(&t.by); i++)
-		if (((const struct pkey *)ana_map_key(&t.by, i))->ev == best)
+	for (size_t i = 0; i < prec_hashmap_count(&t.by); i++)
+		if (((const struct pkey *)prec_hashmap_key(&t.by, i))->ev == best)
 			order[n++] = i;
 	sort_tally = &t;
-	ana_sort(order, n, sizeof(*order), by_samples);
+	prec_sort(order, n, sizeof(*order), by_samples);
 	sort_tally = NULL;
 	snprintf(title, sizeof(title), "Top processes by %s samples",
 		 ana_session_event_name(s, (int)best));
@@ -131,8 +131,8 @@ static int top_processes(struct ana_session *s, size_t top, struct ana_doc *doc)
 	ana_table_col(tt, "samples", "Samples", ANA_NUM);
 	ana_table_col(tt, "pct", "Share", ANA_PCT);
 	for (size_t i = 0; i < n && i < top; i++) {
-		const struct pkey *k = ana_map_key(&t.by, order[i]);
-		const struct pval *v = ana_map_val(&t.by, order[i]);
+		const struct pkey *k = prec_hashmap_key(&t.by, order[i]);
+		const struct pval *v = prec_hashmap_val(&t.by, order[i]);
 		const char *comm = ana_session_comm(s, k->pid, v->t);
 
 		ana_table_row(tt);
@@ -144,7 +144,7 @@ static int top_processes(struct ana_session *s, size_t top, struct ana_doc *doc)
 out:
 	free(order);
 	free(t.per_ev);
-	ana_map_release(&t.by);
+	prec_hashmap_release(&t.by);
 	return ret;
 }
 
@@ -344,7 +344,7 @@ int ana_info_run(struct ana_session *s, size_t top, struct ana_doc *doc)
 		ana_cell_str(ev, buf);
 	}
 
-	if (ana_map_count(&s->filtered)) {
+	if (prec_hashmap_count(&s->filtered)) {
 		/* record --filter: samples the kernel dropped on purpose */
 		struct ana_table *ft = ana_doc_table(doc, "filtered", "Filtered samples");
 		ana_table_col(ft, "event", "Event", ANA_STR);
@@ -353,7 +353,7 @@ int ana_info_run(struct ana_session *s, size_t top, struct ana_doc *doc)
 		ana_table_col(ft, "pct", "Filtered %", ANA_PCT);
 		for (size_t i = 0; i < s->nevents; i++) {
 			uint32_t idx = s->events[i]->index;
-			const struct ana_filtered *fc = ana_map_find(&s->filtered, &idx);
+			const struct ana_filtered *fc = prec_hashmap_find(&s->filtered, &idx);
 			if (!fc)
 				continue;
 			uint64_t all = fc->kept + fc->dropped;

@@ -2,7 +2,7 @@
  * merge.c - k-way merge of time-sorted frames with bounded loading.
  */
 #include "analyzer/merge.h"
-#include "analyzer/map.h"
+#include "format/base/hashmap.h"
 
 #include <errno.h>
 
@@ -120,7 +120,7 @@ struct ana_merge *ana_merge_new(struct prec_reader *r,
 		goto err_free;
 	if (n)
 		memcpy(m->list, list, n * sizeof(*list));
-	ana_sort(m->list, n, sizeof(*list), cmp_info);
+	prec_sort(m->list, n, sizeof(*list), cmp_info);
 	m->n = n;
 	struct ana_frames_opts o = { 0 };
 	if (opts)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/map.h"
+#include "format/base/hashmap.h"
 #include "analyzer/resolve.h"
 #include "analyzer/session.h"
 #include "format/unwind/unwind.h"
@@ -69,7 +69,7 @@ struct rstate {
 	const struct ana_report_opts *o;
 	int use[ANA_NKEYS];
 	int need_frames;
-	struct ana_map table;
+	struct prec_hashmap table;
 	uint64_t samples, period, filtered_out;
 	struct ana_frame *frames;
 	int err;
@@ -79,7 +79,7 @@ struct rstate {
 static int add(struct rstate *st, const struct rkey *k, uint64_t w, uint64_t c,
 	       int child)
 {
-	struct rval *v = ana_map_get(&st->table, k, NULL);
+	struct rval *v = prec_hashmap_get(&st->table, k, NULL);
 	if (!v)
 		return -ENOMEM;
 	if (child) {
@@ -368,7 +368,7 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 		st.use[o->keys[i]] = 1;
 	st.need_frames = st.use[ANA_KEY_DSO] || st.use[ANA_KEY_SYM] || o->children ||
 			 o->on_sample;
-	ana_map_init(&st.table, sizeof(struct rkey), sizeof(struct rval));
+	prec_hashmap_init(&st.table, sizeof(struct rkey), sizeof(struct rval));
 	st.frames = calloc(MAX_FRAMES, sizeof(*st.frames));
 	struct row *order = NULL;
 	int ret = -ENOMEM;
@@ -381,17 +381,17 @@ int ana_report_run(struct ana_session *s, const struct ana_report_opts *o,
 	if (ret < 0)
 		goto out;
 
-	size_t n = ana_map_count(&st.table);
+	size_t n = prec_hashmap_count(&st.table);
 	order = malloc((n ? n : 1) * sizeof(*order));
 	ret = -ENOMEM;
 	if (!order)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		order[i].k = ana_map_key(&st.table, i);
-		order[i].v = ana_map_val(&st.table, i);
+		order[i].k = prec_hashmap_key(&st.table, i);
+		order[i].v = prec_hashmap_val(&st.table, i);
 		order[i].children = o->children;
 	}
-	ana_sort(order, n, sizeof(*order), cmp_rows);
+	prec_sort(order, n, sizeof(*order), cmp_rows);
 
 	struct ana_table *sum = ana_doc_kv(doc, "summary");
 	ana_kv_str(sum, "file", s->path);
@@ -498,6 +498,6 @@ rows:;
 out:
 	free(order);
 	free(st.frames);
-	ana_map_release(&st.table);
+	prec_hashmap_release(&st.table);
 	return ret;
 }

@@ -44,7 +44,7 @@ int ana_resolve_ip(struct ana_session *s, uint32_t pid, uint64_t ip,
 	/* The symbolizer's strings are stable per object and symbol: intern
 	 * each pair once. */
 	const char *key[2] = { r.dso, r.sym };
-	const char **names = ana_map_get(&s->name_cache, key, NULL);
+	const char **names = prec_hashmap_get(&s->name_cache, key, NULL);
 	if (!names)
 		return -ENOMEM;
 	if (r.dso && !names[0] && !(names[0] = ana_strpool_intern(&s->pool, base_name(r.dso))))
@@ -204,7 +204,7 @@ const char *ana_frame_name(struct ana_session *s, const struct ana_frame *f)
 	memset(&k, 0, sizeof(k));
 	k.dso = f->dso;
 	k.off = f->dso ? f->dso_off : f->ip;
-	const char **name = ana_map_get(&s->unknown_cache, &k, NULL);
+	const char **name = prec_hashmap_get(&s->unknown_cache, &k, NULL);
 	if (!name)
 		return NULL;
 	if (*name)

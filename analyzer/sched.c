@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/map.h"
+#include "format/base/hashmap.h"
 #include "analyzer/merge.h"
 #include "analyzer/session.h"
 
@@ -68,10 +68,10 @@ struct sval {
 struct sstate {
 	struct ana_session *s;
 	const struct ana_sched_opts *o;
-	struct ana_map states;  /* struct skey -> struct sval */
+	struct prec_hashmap states;  /* struct skey -> struct sval */
 	uint64_t offcpu_ns;
-	struct ana_map tasks;   /* uint32 tid -> struct task */
-	struct ana_map cpus;    /* uint32 cpu -> struct cpu */
+	struct prec_hashmap tasks;   /* uint32 tid -> struct task */
+	struct prec_hashmap cpus;    /* uint32 cpu -> struct cpu */
 	uint64_t t0, t1, records;
 	int started;
 	/* cpu -> entry, valid while the map has cache_gen entries (an
@@ -87,25 +87,25 @@ static struct task *task_get(struct sstate *st, uint32_t tid)
 {
 	size_t h = tid & 1023;
 	if (st->tcache_pos[h] && st->tcache_tid[h] == tid)
-		return ana_map_val(&st->tasks, st->tcache_pos[h] - 1);
-	struct task *k = ana_map_get(&st->tasks, &tid, NULL);
+		return prec_hashmap_val(&st->tasks, st->tcache_pos[h] - 1);
+	struct task *k = prec_hashmap_get(&st->tasks, &tid, NULL);
 	if (k) {
 		st->tcache_tid[h] = tid;
-		st->tcache_pos[h] = (uint32_t)ana_map_index(&st->tasks, k) + 1;
+		st->tcache_pos[h] = (uint32_t)prec_hashmap_index(&st->tasks, k) + 1;
 	}
 	return k;
 }
 
 static inline struct cpu *cpu_get(struct sstate *st, uint32_t cpu)
 {
-	if (cpu < 256 && st->cache_gen == ana_map_count(&st->cpus) && st->cache[cpu])
+	if (cpu < 256 && st->cache_gen == prec_hashmap_count(&st->cpus) && st->cache[cpu])
 		return st->cache[cpu];
-	struct cpu *c = ana_map_get(&st->cpus, &cpu, NULL);
+	struct cpu *c = prec_hashmap_get(&st->cpus, &cpu, NULL);
 	if (!c)
 		return NULL;
-	if (st->cache_gen != ana_map_count(&st->cpus)) {
+	if (st->cache_gen != prec_hashmap_count(&st->cpus)) {
 		memset(st->cache, 0, sizeof(st->cache));
-		st->cache_gen = ana_map_count(&st->cpus);
+		st->cache_gen = prec_hashmap_count(&st->cpus);
 	}
 	if (cpu < 256)
 		st->cache[cpu] = c;
@@ -181,7 +181,7 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 		c->has_cur = 0;
 		/* A dead thread's record still carries its process id; a
 		 * different process means records were lost in between. */
-		const struct task *ck = ana_map_find(&st->tasks, &tid);
+		const struct task *ck = prec_hashmap_find(&st->tasks, &tid);
 		if (cs->pid != UINT32_MAX && ck && ck->pid && ck->pid != cs->pid)
 			return 0;
 	} else if (c->has_cur && c->cur == tid) {
@@ -246,7 +246,7 @@ static int on_offcpu(struct sstate *st, const struct prec_packet *p)
 	    !ana_filter_offcpu(f, oc->count, oc->cpu, oc->pid, oc->tid, p->time))
 		return 0;
 	struct skey k = { oc->tid, (uint32_t)oc->state };
-	struct sval *v = ana_map_get(&st->states, &k, NULL);
+	struct sval *v = prec_hashmap_get(&st->states, &k, NULL);
 	if (!v)
 		return -ENOMEM;
 	v->pid = oc->pid;
@@ -279,13 +279,13 @@ static int states_table(struct sstate *st, struct ana_doc *doc, uint64_t t1)
 {
 	struct ana_session *s = st->s;
 	const struct ana_filter *f = st->o->filter;
-	size_t n = ana_map_count(&st->states), nsel = 0;
+	size_t n = prec_hashmap_count(&st->states), nsel = 0;
 	struct srow *rows = malloc((n ? n : 1) * sizeof(*rows));
 	if (!rows)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		const struct skey *k = ana_map_key(&st->states, i);
-		const struct sval *v = ana_map_val(&st->states, i);
+		const struct skey *k = prec_hashmap_key(&st->states, i);
+		const struct sval *v = prec_hashmap_val(&st->states, i);
 		if (f && (!ana_filter_pid(f, v->pid) || !ana_filter_tid(f, k->tid) ||
 			  !ana_filter_comm(f, ana_session_comm(s, k->tid, t1))))
 			continue;
@@ -293,7 +293,7 @@ static int states_table(struct sstate *st, struct ana_doc *doc, uint64_t t1)
 		rows[nsel].v = v;
 		nsel++;
 	}
-	ana_sort(rows, nsel, sizeof(*rows), cmp_states);
+	prec_sort(rows, nsel, sizeof(*rows), cmp_states);
 	struct ana_table *t = ana_doc_table(doc, "states", "Off-CPU time by state (BPF)");
 	ana_table_col(t, "comm", "Command", ANA_STR);
 	ana_table_col(t, "pid", "Pid", ANA_NUM);
@@ -333,7 +333,7 @@ static void on_exit_task(struct sstate *st, const struct prec_packet *p)
 	if (te->kind != PERFREC__TASK_EVENT__KIND__EXIT)
 		return;
 	uint32_t tid = te->tid;
-	struct task *k = ana_map_find(&st->tasks, &tid);
+	struct task *k = prec_hashmap_find(&st->tasks, &tid);
 	if (!k || !k->on || p->time < k->on_since)
 		return;
 	k->exited = 1;
@@ -345,8 +345,8 @@ static void on_exit_task(struct sstate *st, const struct prec_packet *p)
  * tell) at its exit, with a last, unrecorded, voluntary switch-out. */
 static int close_open(struct sstate *st)
 {
-	for (size_t i = 0; i < ana_map_count(&st->tasks); i++) {
-		struct task *k = ana_map_val(&st->tasks, i);
+	for (size_t i = 0; i < prec_hashmap_count(&st->tasks); i++) {
+		struct task *k = prec_hashmap_val(&st->tasks, i);
 		if (!k->on)
 			continue;
 		uint64_t end = st->t1;
@@ -356,7 +356,7 @@ static int close_open(struct sstate *st)
 			k->on = 0;
 		}
 		k->on_total += end - k->on_since;
-		uint32_t tid = *(const uint32_t *)ana_map_key(&st->tasks, i);
+		uint32_t tid = *(const uint32_t *)prec_hashmap_key(&st->tasks, i);
 		int ret = add_busy(st, k->cpu, k->pid, tid, k->on_since, end);
 		if (ret < 0)
 			return ret;
@@ -425,9 +425,9 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 	memset(&st, 0, sizeof(st));
 	st.s = s;
 	st.o = o;
-	ana_map_init(&st.tasks, sizeof(uint32_t), sizeof(struct task));
-	ana_map_init(&st.states, sizeof(struct skey), sizeof(struct sval));
-	ana_map_init(&st.cpus, sizeof(uint32_t), sizeof(struct cpu));
+	prec_hashmap_init(&st.tasks, sizeof(uint32_t), sizeof(struct task));
+	prec_hashmap_init(&st.states, sizeof(struct skey), sizeof(struct sval));
+	prec_hashmap_init(&st.cpus, sizeof(uint32_t), sizeof(struct cpu));
 	struct trow *order = NULL;
 	int ret;
 	/* Switches, and exits and names (task events); samples, maps and
@@ -491,15 +491,15 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 		goto out;
 
 	/* Tasks passing the pid/tid/comm filters, sorted. */
-	size_t n = ana_map_count(&st.tasks), nsel = 0;
+	size_t n = prec_hashmap_count(&st.tasks), nsel = 0;
 	order = malloc((n ? n : 1) * sizeof(*order));
 	ret = -ENOMEM;
 	if (!order)
 		goto out;
 	const struct ana_filter *f = o->filter;
 	for (size_t i = 0; i < n; i++) {
-		uint32_t tid = *(const uint32_t *)ana_map_key(&st.tasks, i);
-		const struct task *k = ana_map_val(&st.tasks, i);
+		uint32_t tid = *(const uint32_t *)prec_hashmap_key(&st.tasks, i);
+		const struct task *k = prec_hashmap_val(&st.tasks, i);
 		if (f && (!ana_filter_pid(f, k->pid) || !ana_filter_tid(f, tid) ||
 			  !ana_filter_comm(f, ana_session_comm(s, tid, st.t1))))
 			continue;
@@ -509,7 +509,7 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 		order[nsel].comm = ana_session_comm(s, tid, st.t1);
 		nsel++;
 	}
-	ana_sort(order, nsel, sizeof(*order), cmp_tasks);
+	prec_sort(order, nsel, sizeof(*order), cmp_tasks);
 
 	uint64_t window = st.t1 - st.t0;
 	struct ana_table *sum = ana_doc_kv(doc, "summary");
@@ -521,7 +521,7 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 			   "trace: record with --switch-events");
 	ana_kv_num(sum, "window_ms", "%.3f", ms(window));
 	ana_kv_num(sum, "tasks", "%zu", nsel);
-	if (ana_map_count(&st.states))
+	if (prec_hashmap_count(&st.states))
 		ana_kv_num(sum, "offcpu_ms", "%.3f", ms(st.offcpu_ns));
 	if (s->ndamage || s->torn)
 		ana_kv_num(sum, "damaged_frames", "%zu", s->ndamage);
@@ -568,13 +568,13 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 	ana_table_col(ct, "busy_pct", "Busy", ANA_PCT);
 	ana_table_col(ct, "switch_ins", "Switch-ins", ANA_NUM);
 	/* CPUs in numeric order (few of them: insertion sort). */
-	size_t nc = ana_map_count(&st.cpus);
+	size_t nc = prec_hashmap_count(&st.cpus);
 	{
 		uint32_t *cpus = malloc((nc ? nc : 1) * sizeof(*cpus));
 		if (!cpus)
 			goto out;
 		for (size_t i = 0; i < nc; i++)
-			cpus[i] = *(const uint32_t *)ana_map_key(&st.cpus, i);
+			cpus[i] = *(const uint32_t *)prec_hashmap_key(&st.cpus, i);
 		for (size_t i = 1; i < nc; i++)
 			for (size_t j = i; j > 0 && cpus[j - 1] > cpus[j]; j--) {
 				uint32_t x = cpus[j];
@@ -582,7 +582,7 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 				cpus[j - 1] = x;
 			}
 		for (size_t i = 0; i < nc; i++) {
-			const struct cpu *c = ana_map_find(&st.cpus, &cpus[i]);
+			const struct cpu *c = prec_hashmap_find(&st.cpus, &cpus[i]);
 			ana_table_row(ct);
 			ana_cell_num(ct, "%" PRIu32, cpus[i]);
 			ana_cell_num(ct, "%.3f", ms(c->busy));
@@ -614,15 +614,15 @@ int ana_sched_run(struct ana_session *s, const struct ana_sched_opts *o,
 			}
 		}
 	}
-	if (ana_map_count(&st.states) && (ret = states_table(&st, doc, st.t1)) < 0)
+	if (prec_hashmap_count(&st.states) && (ret = states_table(&st, doc, st.t1)) < 0)
 		goto out;
 	ret = 0;
 out:
 	free(order);
 	ana_merge_free(m);
 	free(st.list);
-	ana_map_release(&st.states);
-	ana_map_release(&st.tasks);
-	ana_map_release(&st.cpus);
+	prec_hashmap_release(&st.states);
+	prec_hashmap_release(&st.tasks);
+	prec_hashmap_release(&st.cpus);
 	return ret;
 }

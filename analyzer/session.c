@@ -2,7 +2,7 @@
  * session.c - pass 1: descriptions, task names, symbol inputs, counts.
  */
 #include "analyzer/session.h"
-#include "analyzer/map.h"
+#include "format/base/hashmap.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -241,7 +241,7 @@ static int add_event(struct ana_session *s, const Perfrec__EventDesc *e)
 	 * finish once the events are sorted by index. */
 	for (size_t j = 0; j < c->n_ids; j++) {
 		int created;
-		int *ev = ana_map_get(&s->id2event, &c->ids[j], &created);
+		int *ev = prec_hashmap_get(&s->id2event, &c->ids[j], &created);
 		if (!ev)
 			return -ENOMEM;
 		if (created)
@@ -332,7 +332,7 @@ static int pass1_packet(void *ctx, const struct prec_packet *p)
 		break;
 	case PERFREC__PACKET__DATA_FILTERED: {
 		uint32_t ev = pkt->filtered->event;
-		struct ana_filtered *f = ana_map_get(&s->filtered, &ev, NULL);
+		struct ana_filtered *f = prec_hashmap_get(&s->filtered, &ev, NULL);
 		if (!f)
 			return -ENOMEM;
 		f->dropped += pkt->filtered->dropped;
@@ -372,7 +372,7 @@ static int pass1_packet(void *ctx, const struct prec_packet *p)
 		e->comm = comm;
 		e->seq = st->ntev++;
 		if (t->kind != PERFREC__TASK_EVENT__KIND__EXIT) {
-			uint32_t *pid = ana_map_get(&s->tid2pid, &t->tid, NULL);
+			uint32_t *pid = prec_hashmap_get(&s->tid2pid, &t->tid, NULL);
 			if (!pid)
 				return -ENOMEM;
 			*pid = t->pid;
@@ -420,9 +420,9 @@ static int cmp_comm_pos(const void *a, const void *b)
  * the child its parent's current name. */
 static int build_comms(struct ana_session *s, struct pass1 *st)
 {
-	ana_sort(st->tev, st->ntev, sizeof(*st->tev), cmp_tev);
-	struct ana_map cur;   /* tid -> const char * current comm */
-	ana_map_init(&cur, sizeof(uint32_t), sizeof(const char *));
+	prec_sort(st->tev, st->ntev, sizeof(*st->tev), cmp_tev);
+	struct prec_hashmap cur;   /* tid -> const char * current comm */
+	prec_hashmap_init(&cur, sizeof(uint32_t), sizeof(const char *));
 	int ret = 0;
 	/* Finish may run again after more packets were fed: rebuild. */
 	free(s->comms);
@@ -439,12 +439,12 @@ static int build_comms(struct ana_session *s, struct pass1 *st)
 		    e->kind == PERFREC__TASK_EVENT__KIND__EXISTING) {
 			comm = e->comm;
 		} else if (e->kind == PERFREC__TASK_EVENT__KIND__FORK) {
-			const char **pc = ana_map_find(&cur, &e->ptid);
+			const char **pc = prec_hashmap_find(&cur, &e->ptid);
 			comm = pc ? *pc : NULL;
 		}
 		if (!comm)
 			continue;
-		const char **c = ana_map_get(&cur, &e->tid, NULL);
+		const char **c = prec_hashmap_get(&cur, &e->tid, NULL);
 		if (!c) {
 			ret = -ENOMEM;
 			goto out;
@@ -466,12 +466,12 @@ static int build_comms(struct ana_session *s, struct pass1 *st)
 		tmp[i].c = s->comms[i];
 		tmp[i].pos = i;
 	}
-	ana_sort(tmp, s->ncomms, sizeof(*tmp), cmp_comm_pos);
+	prec_sort(tmp, s->ncomms, sizeof(*tmp), cmp_comm_pos);
 	for (size_t i = 0; i < s->ncomms; i++)
 		s->comms[i] = tmp[i].c;
 	free(tmp);
 out:
-	ana_map_release(&cur);
+	prec_hashmap_release(&cur);
 	return ret;
 }
 
@@ -556,11 +556,11 @@ int ana_session_open(struct ana_session **out, const char *path,
 	if (opts)
 		s->opts = *opts;
 	ana_strpool_init(&s->pool);
-	ana_map_init(&s->id2event, sizeof(uint64_t), sizeof(int));
-	ana_map_init(&s->tid2pid, sizeof(uint32_t), sizeof(uint32_t));
-	ana_map_init(&s->filtered, sizeof(uint32_t), sizeof(struct ana_filtered));
-	ana_map_init(&s->name_cache, 2 * sizeof(const char *), 2 * sizeof(const char *));
-	ana_map_init(&s->unknown_cache, sizeof(const char *) + sizeof(uint64_t),
+	prec_hashmap_init(&s->id2event, sizeof(uint64_t), sizeof(int));
+	prec_hashmap_init(&s->tid2pid, sizeof(uint32_t), sizeof(uint32_t));
+	prec_hashmap_init(&s->filtered, sizeof(uint32_t), sizeof(struct ana_filtered));
+	prec_hashmap_init(&s->name_cache, 2 * sizeof(const char *), 2 * sizeof(const char *));
+	prec_hashmap_init(&s->unknown_cache, sizeof(const char *) + sizeof(uint64_t),
 		     sizeof(const char *));
 
 	struct prec_reader_opts ro = PREC_READER_OPTS_INIT;
@@ -658,14 +658,14 @@ int ana_session_finish(struct ana_session *s)
 		return ret;
 	if (s->syms && (ret = ana_symbols_finish(s->syms)) < 0)
 		return ret;
-	ana_sort(s->events, s->nevents, sizeof(*s->events), cmp_event);
-	ana_sort(s->groups, s->ngroups, sizeof(*s->groups), cmp_group);
-	ana_map_release(&s->id2event);
-	ana_map_init(&s->id2event, sizeof(uint64_t), sizeof(int));
+	prec_sort(s->events, s->nevents, sizeof(*s->events), cmp_event);
+	prec_sort(s->groups, s->ngroups, sizeof(*s->groups), cmp_group);
+	prec_hashmap_release(&s->id2event);
+	prec_hashmap_init(&s->id2event, sizeof(uint64_t), sizeof(int));
 	for (size_t i = 0; i < s->nevents; i++) {
 		for (size_t j = 0; j < s->events[i]->n_ids; j++) {
 			int created;
-			int *ev = ana_map_get(&s->id2event, &s->events[i]->ids[j], &created);
+			int *ev = prec_hashmap_get(&s->id2event, &s->events[i]->ids[j], &created);
 			if (!ev)
 				return -ENOMEM;
 			if (created)
@@ -712,11 +712,11 @@ void ana_session_free(struct ana_session *s)
 	free(s->notes);
 	free(s->comms);
 	free(s->damage);
-	ana_map_release(&s->id2event);
-	ana_map_release(&s->tid2pid);
-	ana_map_release(&s->filtered);
-	ana_map_release(&s->name_cache);
-	ana_map_release(&s->unknown_cache);
+	prec_hashmap_release(&s->id2event);
+	prec_hashmap_release(&s->tid2pid);
+	prec_hashmap_release(&s->filtered);
+	prec_hashmap_release(&s->name_cache);
+	prec_hashmap_release(&s->unknown_cache);
 	ana_strpool_release(&s->pool);
 	prec_reader_free(s->reader);
 	free(s);
@@ -771,7 +771,7 @@ const char *ana_session_comm(const struct ana_session *s, uint32_t tid,
 
 int ana_session_event_of(const struct ana_session *s, uint64_t id)
 {
-	const int *ev = ana_map_find(&s->id2event, &id);
+	const int *ev = prec_hashmap_find(&s->id2event, &id);
 	if (ev)
 		return *ev;
 	int only = -1;
@@ -803,6 +803,6 @@ int ana_session_offcpu_event(const struct ana_session *s)
 
 uint32_t ana_session_pid_of(const struct ana_session *s, uint32_t tid)
 {
-	const uint32_t *pid = ana_map_find(&s->tid2pid, &tid);
+	const uint32_t *pid = prec_hashmap_find(&s->tid2pid, &tid);
 	return pid ? *pid : tid;
 }

@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analyzer/map.h"
+#include "format/base/hashmap.h"
 #include "analyzer/strpool.h"
 #include "format/reader.h"
 #include "perfrec.pb-c.h"
@@ -94,10 +94,10 @@ struct ana_session {
 	struct { int level; const char *text; } *notes;
 	size_t nnotes;
 
-	struct ana_map id2event;         /* kernel id -> event position */
+	struct prec_hashmap id2event;         /* kernel id -> event position */
 	struct ana_task_comm *comms;     /* sorted by (tid, time) */
 	size_t ncomms;
-	struct ana_map tid2pid;          /* uint32 tid -> uint32 pid */
+	struct prec_hashmap tid2pid;          /* uint32 tid -> uint32 pid */
 
 	uint64_t kind_count[ANA_NKINDS];
 	uint64_t unknown_packets;
@@ -107,7 +107,7 @@ struct ana_session {
 	/* BPF: off-CPU packets (intervals, sums and their time) and the
 	 * in-kernel filter's counts per event position */
 	uint64_t offcpu_intervals, offcpu_sums, offcpu_ns;
-	struct ana_map filtered;         /* uint32 event index -> ana_filtered */
+	struct prec_hashmap filtered;         /* uint32 event index -> ana_filtered */
 	uint64_t t_min, t_max;           /* timed packets (time != 0) */
 	uint64_t start;                  /* header start_time, else t_min */
 	uint64_t good_frames;
@@ -125,7 +125,7 @@ struct ana_session {
 	uint64_t win_lo, win_hi;
 	/* resolve.c caches: symbolizer strings -> interned names, and names
 	 * of unresolved frames */
-	struct ana_map name_cache, unknown_cache;
+	struct prec_hashmap name_cache, unknown_cache;
 	/* user stacks unwound (ustack.c), for the reports' summaries */
 	struct {
 		uint64_t samples;      /* samples that carried a user stack */

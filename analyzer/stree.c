@@ -1,7 +1,7 @@
 /*
  * stree.c - weighted stack tree and its pruned views.
  *
- * Nodes live in one ana_map keyed by {parent, tag, name}; a node is always
+ * Nodes live in one prec_hashmap keyed by {parent, tag, name}; a node is always
  * inserted after its parent, so parent index < child index, which gives
  * subtree sizes in one backward sweep. Sums saturate at UINT64_MAX (trace
  * periods are untrusted): a child never outweighs its parent.
@@ -29,19 +29,19 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 void ana_stree_init(struct ana_stree *t)
 {
 	memset(t, 0, sizeof(*t));
-	ana_map_init(&t->nodes, sizeof(struct skey), sizeof(struct sval));
+	prec_hashmap_init(&t->nodes, sizeof(struct skey), sizeof(struct sval));
 }
 
 void ana_stree_release(struct ana_stree *t)
 {
-	ana_map_release(&t->nodes);
+	prec_hashmap_release(&t->nodes);
 	free(t->last);
 	memset(t, 0, sizeof(*t));
 }
 
 size_t ana_stree_nodes(const struct ana_stree *t)
 {
-	return ana_map_count(&t->nodes);
+	return prec_hashmap_count(&t->nodes);
 }
 
 int ana_stree_add(struct ana_stree *t, const struct ana_stree_frame *path,
@@ -62,7 +62,7 @@ int ana_stree_add(struct ana_stree *t, const struct ana_stree_frame *path,
 		struct ana_stree_step *st = &t->last[i];
 		if (same == i && i < t->nlast && st->name == f->name && st->tag == f->tag) {
 			same++;
-			v = ana_map_val(&t->nodes, st->node);
+			v = prec_hashmap_val(&t->nodes, st->node);
 		} else {
 			struct skey k;
 			memset(&k, 0, sizeof(k));
@@ -70,13 +70,13 @@ int ana_stree_add(struct ana_stree *t, const struct ana_stree_frame *path,
 			k.tag = f->tag;
 			k.name = f->name;
 			/* The index must fit below ANA_STREE_ROOT. */
-			if (ana_map_count(&t->nodes) >= ANA_STREE_ROOT - 1)
+			if (prec_hashmap_count(&t->nodes) >= ANA_STREE_ROOT - 1)
 				goto fail;
-			if (!(v = ana_map_get(&t->nodes, &k, NULL)))
+			if (!(v = prec_hashmap_get(&t->nodes, &k, NULL)))
 				goto fail;
 			st->name = f->name;
 			st->tag = f->tag;
-			st->node = (uint32_t)ana_map_index(&t->nodes, v);
+			st->node = (uint32_t)prec_hashmap_index(&t->nodes, v);
 		}
 		v->weight = sat_add(v->weight, weight);
 		v->count++;
@@ -106,12 +106,12 @@ struct kids {
 
 static const struct skey *key_of(const struct ana_stree *t, uint32_t i)
 {
-	return ana_map_key(&t->nodes, i);
+	return prec_hashmap_key(&t->nodes, i);
 }
 
 static const struct sval *val_of(const struct ana_stree *t, uint32_t i)
 {
-	return ana_map_val(&t->nodes, i);
+	return prec_hashmap_val(&t->nodes, i);
 }
 
 /* One sibling to sort: C11 qsort has no context argument, so each
@@ -144,7 +144,7 @@ static void kids_release(struct kids *k)
 
 static int kids_build(struct kids *k, const struct ana_stree *t)
 {
-	size_t n = ana_map_count(&t->nodes);
+	size_t n = prec_hashmap_count(&t->nodes);
 	memset(k, 0, sizeof(*k));
 	k->t = t;
 	k->first = calloc(n + 2, sizeof(*k->first));
@@ -187,7 +187,7 @@ static int kids_build(struct kids *k, const struct ana_stree *t)
 			ord[j - a].tag = sk->tag;
 			ord[j - a].node = k->list[j];
 		}
-		ana_sort(ord, b - a, sizeof(*ord), cmp_order);
+		prec_sort(ord, b - a, sizeof(*ord), cmp_order);
 		for (uint32_t j = a; j < b; j++)
 			k->list[j] = ord[j - a].node;
 	}
@@ -226,7 +226,7 @@ static size_t walk(const struct kids *k, double fraction, struct walk *stack,
 		   struct ana_stree_view *v)
 {
 	const struct ana_stree *t = k->t;
-	size_t n = ana_map_count(&t->nodes), out = 0, sp = 0;
+	size_t n = prec_hashmap_count(&t->nodes), out = 0, sp = 0;
 	uint64_t pruned = 0;
 	stack[sp++] = (struct walk){ ANA_STREE_ROOT, 0, k->first[n], 0, 0, 0 };
 	while (sp) {
@@ -281,7 +281,7 @@ int ana_stree_view(const struct ana_stree *t, double fraction, size_t max_nodes,
 	memset(v, 0, sizeof(*v));
 	v->weight = t->weight;
 	v->count = t->count;
-	size_t n = ana_map_count(&t->nodes);
+	size_t n = prec_hashmap_count(&t->nodes);
 	struct kids k;
 	int ret = kids_build(&k, t);
 	if (ret)

@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyzer/map.h"
+#include "format/base/hashmap.h"
 
 /* One step of a path. */
 struct ana_stree_frame {
@@ -44,7 +44,7 @@ struct ana_stree_frame {
 };
 
 struct ana_stree {
-	struct ana_map nodes;   /* {parent, tag, name} -> counts; node i = entry i */
+	struct prec_hashmap nodes;   /* {parent, tag, name} -> counts; node i = entry i */
 	uint64_t weight, count; /* the root: every stack added */
 	/* The previous stack's path, frame by frame: consecutive stacks
 	 * (same thread) share prefixes, found here without a lookup. */

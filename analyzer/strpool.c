@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/map.h"
+#include "format/base/hashmap.h"
 
 struct ana_str_chunk {
 	struct ana_str_chunk *next;
@@ -74,7 +74,7 @@ const char *ana_strpool_intern_n(struct ana_strpool *p, const char *s, size_t le
 {
 	if ((p->count + 1) * 2 > p->nslots && grow(p))
 		return NULL;
-	uint64_t h = ana_hash_bytes(s, len);
+	uint64_t h = prec_hash_bytes(s, len);
 	size_t j = h & (p->nslots - 1);
 	while (p->slots[j].s) {
 		if (p->slots[j].h == h && p->slots[j].len == len &&

@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/elfread.h"
+#include "format/base/elf.h"
 #include "format/reader.h"
 #include "format/unwind/cfi.h"
 
@@ -777,7 +777,7 @@ static int build_obj_index(struct ana_symbols *s)
 
 /* Replace (or supply) the symbols of o from an ELF file parsed by the
  * portable reader. The embedded segments stay when the file has none. */
-static int obj_take_elf(struct ana_symbols *s, struct obj *o, struct ana_elf *e)
+static int obj_take_elf(struct ana_symbols *s, struct obj *o, struct prec_elf *e)
 {
 	struct sym *syms = NULL;
 	struct seg *segs = NULL;
@@ -823,7 +823,7 @@ static int obj_take_elf(struct ana_symbols *s, struct obj *o, struct ana_elf *e)
 /* Try DIR/.build-id/xx/rest.debug, then DIR/<path>. A file found by path
  * whose build-id disagrees with the known one is not used. 1 = loaded. */
 static int symfs_load(struct ana_symbols *s, const char *path,
-		      const uint8_t *bid, size_t bid_len, struct ana_elf *e)
+		      const uint8_t *bid, size_t bid_len, struct prec_elf *e)
 {
 	size_t dl = strlen(s->symfs);
 	char *fn;
@@ -840,23 +840,23 @@ static int symfs_load(struct ana_symbols *s, const char *path,
 		for (size_t i = 1; i < bid_len; i++)
 			q += sprintf(q, "%02x", bid[i]);
 		strcpy(q, ".debug");
-		if (ana_elf_load(fn, e) == 0) {
+		if (prec_elf_load(fn, e) == 0) {
 			if (!e->build_id_len ||
 			    bid_eq(e->build_id, e->build_id_len, bid, bid_len))
 				got = 1;
 			else
-				ana_elf_release(e);
+				prec_elf_release(e);
 		}
 	}
 	if (!got && path[0] == '/') {
 		memcpy(fn, s->symfs, dl);
 		strcpy(fn + dl, path);
-		if (ana_elf_load(fn, e) == 0) {
+		if (prec_elf_load(fn, e) == 0) {
 			if (!bid_len || !e->build_id_len ||
 			    bid_eq(e->build_id, e->build_id_len, bid, bid_len))
 				got = 1;
 			else
-				ana_elf_release(e);
+				prec_elf_release(e);
 		}
 	}
 	free(fn);
@@ -890,7 +890,7 @@ static int apply_symfs(struct ana_symbols *s)
 	sort(order, s->nmaps, sizeof(*order), cmp_map_obj);
 	for (size_t i = 0; i < s->nmaps; i++) {
 		struct map *m = order[i];
-		struct ana_elf e;
+		struct prec_elf e;
 		struct obj *o;
 		int got;
 
@@ -916,7 +916,7 @@ static int apply_symfs(struct ana_symbols *s)
 				   sizeof(*s->objs));
 			o = ret ? NULL : calloc(1, sizeof(*o));
 			if (!o) {
-				ana_elf_release(&e);
+				prec_elf_release(&e);
 				ret = -ENOMEM;
 				break;
 			}
@@ -926,7 +926,7 @@ static int apply_symfs(struct ana_symbols *s)
 			o->bid_len = m->bid_len;
 		}
 		ret = obj_take_elf(s, o, &e);
-		ana_elf_release(&e);
+		prec_elf_release(&e);
 		if (ret)
 			break;
 		sort(o->syms, o->nsyms, sizeof(*o->syms), cmp_sym);

@@ -12,7 +12,7 @@
  * packet kinds; sizes are checked by loading the frame.
  */
 #include "analyzer/verify.h"
-#include "analyzer/map.h"
+#include "format/base/hashmap.h"
 
 #include <errno.h>
 
@@ -297,7 +297,7 @@ int ana_verify_run(struct ana_session *s, int jobs, struct ana_doc *doc, int *wh
 				  "the frames): the recording did not end cleanly");
 	if (ret < 0)
 		goto out;
-	ana_sort(pr.v, pr.n, sizeof(*pr.v), cmp_problem);
+	prec_sort(pr.v, pr.n, sizeof(*pr.v), cmp_problem);
 	*whole = pr.n == 0;
 
 	struct ana_table *kv = ana_doc_kv(doc, "verify");

@@ -40,56 +40,34 @@ void prec_intern_init(struct prec_intern *t)
 void prec_intern_release(struct prec_intern *t)
 {
 	free(t->ents);
-	free(t->slots);
+	prec_hashidx_release(&t->idx);
 	free(t->keys);
 	memset(t, 0, sizeof(*t));
 }
 
-static void slot_insert(struct prec_intern *t, size_t idx)
+static uint64_t ent_hash(const void *ctx, size_t i)
 {
-	size_t mask = t->nslots - 1;
-	size_t s = (size_t)t->ents[idx].hash & mask;
+	const struct prec_intern *t = ctx;
 
-	while (t->slots[s])
-		s = (s + 1) & mask;
-	t->slots[s] = (uint32_t)(idx + 1);
-}
-
-static int rehash(struct prec_intern *t, size_t nslots)
-{
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = nslots;
-	for (size_t i = 0; i < t->n; i++)
-		slot_insert(t, i);
-	return 0;
+	return t->ents[i].hash;
 }
 
 uint64_t prec_intern_get(struct prec_intern *t, const void *key, size_t len)
 {
 	uint64_t h = hash_bytes(key, len);
-	size_t mask, s, need, off;
+	struct prec_hashidx *x = &t->idx;
+	size_t s, need, off;
 	struct prec_intern_entry *e;
 
-	if (t->nslots) {
-		mask = t->nslots - 1;
-		for (s = (size_t)h & mask; t->slots[s]; s = (s + 1) & mask) {
-			e = &t->ents[t->slots[s] - 1];
-			if (e->hash == h && e->len == len &&
-			    memcmp((const char *)t->keys + e->off, key, len) == 0)
-				return e->iid;
-		}
+	/* room first (load under 1/2), so the probe ends on the free slot */
+	if (prec_hashidx_reserve(x, t->n, 256, ent_hash, t) < 0)
+		return 0;
+	for (s = prec_hashidx_start(x, h); x->slots[s]; s = prec_hashidx_next(x, s)) {
+		e = &t->ents[x->slots[s] - 1];
+		if (e->hash == h && e->len == len &&
+		    memcmp((const char *)t->keys + e->off, key, len) == 0)
+			return e->iid;
 	}
-	if (t->n >= UINT32_MAX - 1)
-		return 0;
-	/* grow: keep the load factor under 1/2 */
-	if ((t->n + 1) * 2 > t->nslots &&
-	    rehash(t, t->nslots ? t->nslots * 2 : 256) < 0)
-		return 0;
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 64;
 		e = realloc(t->ents, cap * sizeof(*e));
@@ -122,7 +100,7 @@ uint64_t prec_intern_get(struct prec_intern *t, const void *key, size_t len)
 	e->iid = t->next_iid++;
 	e->off = off;
 	e->len = len;
-	slot_insert(t, t->n);
+	x->slots[s] = (uint32_t)(t->n + 1);
 	t->n++;
 	return e->iid;
 }
@@ -135,8 +113,7 @@ int prec_intern_reset(struct prec_intern *t)
 		t->n = t->emitted = 0;
 		t->keys_len = 0;
 		t->next_iid = 1;
-		if (t->nslots)
-			memset(t->slots, 0, t->nslots * sizeof(*t->slots));
+		prec_hashidx_rebuild(&t->idx, 0, ent_hash, t);
 		return 0;
 	}
 	/* move the pending tail (and its keys) to the front */
@@ -149,8 +126,6 @@ int prec_intern_reset(struct prec_intern *t)
 	t->n = keep;
 	t->emitted = 0;
 	t->next_iid = t->ents[keep - 1].iid + 1;
-	memset(t->slots, 0, t->nslots * sizeof(*t->slots));
-	for (size_t i = 0; i < keep; i++)
-		slot_insert(t, i);
+	prec_hashidx_rebuild(&t->idx, keep, ent_hash, t);
 	return 0;
 }

@@ -10,6 +10,9 @@
  * new frame), so an iid handed out just before a cut stays valid for the
  * packet that uses it.
  *
+ * The lookup is format/base/hashmap.h's slot table over ents; keys are
+ * variable-size, so they live in this table's own arena.
+ *
  * Key storage is 8-byte aligned, so a callchain key can be read in place
  * as uint64_t[]; string keys are stored with a NUL after them.
  */
@@ -18,6 +21,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "format/base/hashmap.h"
 
 struct prec_intern_entry {
 	uint64_t hash;
@@ -30,8 +35,7 @@ struct prec_intern {
 	struct prec_intern_entry *ents;
 	size_t n, cap;
 	size_t emitted;        /* ents[0..emitted) are in the frame already */
-	uint32_t *slots;       /* open addressing: entry index + 1, 0 = empty */
-	size_t nslots;         /* power of two */
+	struct prec_hashidx idx;   /* the slots over ents[0..n) */
 	uint64_t *keys;        /* key bytes, each key starts 8-aligned */
 	size_t keys_len, keys_cap;   /* in bytes */
 	uint64_t next_iid;

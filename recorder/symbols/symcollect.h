@@ -9,7 +9,7 @@
  * collector: a later write adds only symbols hit since (more chunks of the
  * same table, which readers merge by kind/path/build-id/pid):
  *
- *  - ELF objects: symbols read once per file (recorder/elfsym.h), keyed by
+ *  - ELF objects: symbols read once per file (format/base/elf.h), keyed by
  *    build-id and path (a stripped object takes the .symtab of its debug
  *    file when one is installed); by default only the symbols hit are
  *    written (sizes exact, so nothing else is misnamed); objects that

@@ -1,8 +1,8 @@
 /*
  * symunwind.c - the symbol collector's unwinding part: user stacks
  * (--call-graph dwarf) unwound at record time through the collector's
- * address spaces (symcollect.c) and the CFI of the objects they hit. See
- * rec_symcollect_unwind() in symcollect.h; the state is symcollect_int.h.
+ * address spaces (addrspace.c) and the CFI of the objects they hit. See
+ * rec_symcollect_unwind() in symcollect.h; the state is addrspace.h.
  *
  * Per frame: the mapping holding the pc (binary search over the pid's
  * sorted mappings, the previous frame's mapping tried first), its object's
@@ -18,8 +18,8 @@
 
 #include "recorder/encode/decode.h"
 #include "format/base/clock.h"
-#include "recorder/symbols/elfsym.h"
-#include "recorder/symbols/symcollect_int.h"
+#include "recorder/symbols/elfcfi.h"
+#include "recorder/symbols/objfile.h"
 
 /* Rows cached: a profile's hot return addresses number in the hundreds
  * to thousands; 4096 slots take 2.8 MiB. Measured on test_unwind's real
@@ -39,19 +39,10 @@ const struct prec_unwind_arch *rec_symcollect_arch(const char *machine)
 	return uname(&u) == 0 ? prec_unwind_arch_find(u.machine) : NULL;
 }
 
-void rec_symcollect_cfi_free(struct sc_cfi *c)
-{
-	if (!c)
-		return;
-	prec_cfi_table_free(c->t);
-	rec_elfsym_cfi_release(&c->c);
-	free(c);
-}
-
 /* Reads o's unwind sections: from its file, or our own image for the
  * [vdso]. 0, or < 0 with *why set when there is more to say. */
 static int read_cfi(const struct rec_symcollect *sc, const struct sc_obj *o,
-		    struct rec_elfsym_cfi *c, const char **why)
+		    struct rec_elfcfi *c, const char **why)
 {
 	int fd, ret;
 
@@ -63,16 +54,16 @@ static int read_cfi(const struct rec_symcollect *sc, const struct sc_obj *o,
 		ret = rec_symcollect_vdso(&img, &len);
 		if (ret)
 			return ret;
-		ret = rec_elfsym_cfi_read_mem(img, len, c);
+		ret = rec_elfcfi_read_mem(img, len, c);
 		if (!ret && (ret = rec_symcollect_vdso_mismatch(o, c->build_id,
 								c->build_id_len, why)))
-			rec_elfsym_cfi_release(c);
+			rec_elfcfi_release(c);
 		return ret;
 	}
 	fd = rec_symcollect_obj_open(sc, o, why);
 	if (fd < 0)
 		return fd;
-	ret = rec_elfsym_cfi_read_fd(fd, c);
+	ret = rec_elfcfi_read_fd(fd, c);
 	close(fd);
 	return ret;
 }
@@ -110,12 +101,12 @@ static struct sc_cfi *obj_cfi(struct rec_symcollect *sc, struct sc_obj *o)
 	s.debug_frame_len = c->c.debug_frame.len;
 	c->t = prec_cfi_table_new(&s);
 	if (!c->t) {
-		rec_elfsym_cfi_release(&c->c);
+		rec_elfcfi_release(&c->c);
 		goto err_free;   /* ENOMEM: tried again later */
 	}
 	o->cfi = c;
 	sc->st.unwind_objects++;
-	sc->st.unwind_held += rec_elfsym_cfi_bytes(&c->c);
+	sc->st.unwind_held += rec_elfcfi_bytes(&c->c);
 	sc->st.unwind_load_ns += prec_now_ns() - t0;
 	return c;
 err_free:
@@ -153,7 +144,7 @@ static int find(void *ctx, uint64_t pc, const struct prec_cfi_table **t,
 		o->unwind_need = 1;   /* the analyzer walks this stack again */
 	if (!c)
 		return 0;
-	vaddr = rec_elfsym_segs_vaddr(c->c.segs, c->c.nsegs, c->c.load_bias,
+	vaddr = prec_elf_segs_vaddr(c->c.segs, c->c.nsegs, c->c.load_bias,
 				      pc - m->start + m->pgoff);
 	*t = c->t;
 	*bias = pc - vaddr;

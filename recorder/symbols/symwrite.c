@@ -1,8 +1,8 @@
 /*
- * symwrite.c - the symbol collector's writing half: the symbols of what
- * was hit, read from ELF files (symbols/elfsym.h), kallsyms and perf maps,
+ * symwrite.c - the symbol collector's writing part: the symbols of what
+ * was hit, read from ELF files (format/base/elf.h), kallsyms and perf maps,
  * written as SymbolTable packets. See symcollect.h for when; the state is
- * symcollect_int.h.
+ * addrspace.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,10 +15,10 @@
 
 #include "recorder/encode/decode.h"
 #include "format/base/clock.h"
-#include "recorder/symbols/elfsym.h"
+#include "recorder/symbols/elfcfi.h"
 #include "recorder/symbols/kallsyms.h"
 #include "recorder/symbols/perfmap.h"
-#include "recorder/symbols/symcollect_int.h"
+#include "recorder/symbols/objfile.h"
 
 struct esym {
 	uint64_t start, size;
@@ -32,7 +32,7 @@ struct table_hdr {
 	size_t bid_len;
 	int32_t pid;
 	uint64_t load_bias, text_start;
-	const struct rec_elfsym_seg *segs;
+	const struct prec_elf_seg *segs;
 	size_t nsegs;
 	const char *reason;
 };
@@ -217,130 +217,23 @@ static int write_kernel(struct rec_symcollect *sc, struct prec_writer *w,
 	return ret < 0 ? ret : total;
 }
 
-static void strip_deleted(char *path)
-{
-	static const char suffix[] = " (deleted)";
-	size_t n = strlen(path), s = sizeof(suffix) - 1;
-
-	if (n > s && strcmp(path + n - s, suffix) == 0)
-		path[n - s] = 0;
-}
-
-int rec_symcollect_vdso(const void **img, size_t *len)
-{
-	unsigned long long lo = 0, hi = 0;
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "re");
-	int ret = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strstr(line, " [vdso]"))
-			continue;
-		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && hi > lo)
-			ret = 0;
-		break;
-	}
-	fclose(f);
-	if (ret)
-		return ret;
-	*img = (const void *)(uintptr_t)lo;
-	*len = (size_t)(hi - lo);
-	return 0;
-}
-
-int rec_symcollect_vdso_mismatch(const struct sc_obj *o, const uint8_t *bid,
-				 size_t bid_len, const char **why)
-{
-	if (!o->bid_len || (bid_len == o->bid_len && !memcmp(bid, o->bid, bid_len)))
-		return 0;
-	*why = "another vDSO (e.g. of a 32-bit process)";
-	return -ESTALE;
-}
-
 /* The vDSO is the kernel's: every native process of this host maps the
  * same image, so ours stands for theirs (32-bit processes have another
  * one; a build-id from the MMAP2 record tells them apart). */
-static int load_vdso(struct rec_elfsym *e)
+static int load_vdso(struct prec_elf *e)
 {
 	const void *img;
 	size_t len;
 	int ret = rec_symcollect_vdso(&img, &len);
 
-	return ret ? ret : rec_elfsym_read_mem(img, len, e);
-}
-
-/* 1 when the build-id of fd is not the mapping's (a mapping without one
- * matches any file), 0 when it is, < 0 when fd is no ELF file. */
-static int bid_mismatch(const struct sc_obj *o, int fd)
-{
-	uint8_t bid[64];
-	int n;
-
-	if (!o->bid_len)
-		return 0;
-	n = rec_elfsym_build_id_fd(fd, bid, sizeof(bid));
-	if (n < 0)
-		return n;
-	return (size_t)n != o->bid_len || memcmp(bid, o->bid, o->bid_len) != 0;
-}
-
-int rec_symcollect_obj_open(const struct rec_symcollect *sc,
-			    const struct sc_obj *o, const char **why)
-{
-	char *path = strdup(o->path), cand[3][4200];
-	int nc = 0, ret = -ENOENT, mismatch = 0;
-
-	*why = NULL;
-	if (!path)
-		return -ENOMEM;
-	strip_deleted(path);
-	if (sc->o.proc_root && o->pid) {
-		snprintf(cand[nc++], sizeof(cand[0]), "/proc/%u/map_files/%lx-%lx",
-			 o->pid, (unsigned long)o->start, (unsigned long)o->end);
-		snprintf(cand[nc++], sizeof(cand[0]), "/proc/%u/root%s", o->pid,
-			 path);
-	}
-	snprintf(cand[nc++], sizeof(cand[0]), "%s", path);
-	free(path);
-	for (int i = 0; i < nc; i++) {
-		/* O_NONBLOCK: a FIFO put where a binary was must not hang
-		 * us; only regular files are read */
-		int fd = open(cand[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK), r;
-		struct stat st;
-
-		if (fd < 0) {
-			/* the last candidate's error is the most telling */
-			ret = -errno;
-			continue;
-		}
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-			close(fd);
-			ret = -EINVAL;
-			continue;
-		}
-		r = bid_mismatch(o, fd);
-		if (r == 0)
-			return fd;
-		close(fd);
-		if (r > 0)
-			mismatch = 1;
-		else
-			ret = r;
-	}
-	if (mismatch) {
-		*why = "build-id mismatch: the file changed since it was mapped";
-		return -ESTALE;
-	}
-	return ret;
+	return ret ? ret : prec_elf_parse(img, len, e);
 }
 
 /* Reads o's symbols from its file (rec_symcollect_obj_open) or, for the
  * [vdso], from our own image. Returns 0, or < 0 with *why set when there
  * is more to say than the errno. */
 static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
-		    struct rec_elfsym *e, const char **why)
+		    struct prec_elf *e, const char **why)
 {
 	int fd, ret;
 
@@ -349,7 +242,7 @@ static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
 		ret = load_vdso(e);
 		if (!ret && (ret = rec_symcollect_vdso_mismatch(o, e->build_id,
 								e->build_id_len, why)))
-			rec_elfsym_release(e);
+			prec_elf_release(e);
 		return ret;
 	}
 	fd = rec_symcollect_obj_open(sc, o, why);
@@ -357,7 +250,7 @@ static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
 		memset(e, 0, sizeof(*e));
 		return fd;
 	}
-	ret = rec_elfsym_read_fd(fd, e);
+	ret = prec_elf_read_fd(fd, e);
 	close(fd);
 	return ret;
 }
@@ -365,10 +258,10 @@ static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
 /* A stripped object (symbols from .dynsym only) with an installed debug
  * file: take the debug file's symbols, which use the same addresses. The
  * object's own segments and build-id stay. 1 = replaced. */
-static int use_debug_file(const struct rec_symcollect *sc, struct rec_elfsym *e)
+static int use_debug_file(const struct rec_symcollect *sc, struct prec_elf *e)
 {
 	const char *dir = sc->o.debug_dir ? sc->o.debug_dir : "/usr/lib/debug";
-	struct rec_elfsym d;
+	struct prec_elf d;
 	char path[4200], *q;
 
 	if (!*dir || !e->from_dynsym || e->build_id_len < 2)
@@ -378,12 +271,12 @@ static int use_debug_file(const struct rec_symcollect *sc, struct rec_elfsym *e)
 	for (size_t i = 1; i < e->build_id_len; i++)
 		q += snprintf(q, 3, "%02x", e->build_id[i]);
 	strcpy(q, ".debug");
-	if (rec_elfsym_load(path, &d) != 0)
+	if (prec_elf_load(path, &d) != 0)
 		return 0;
 	if (d.from_dynsym || !d.nsyms ||
 	    (d.build_id_len && (d.build_id_len != e->build_id_len ||
 				memcmp(d.build_id, e->build_id, d.build_id_len)))) {
-		rec_elfsym_release(&d);
+		prec_elf_release(&d);
 		return 0;
 	}
 	free(e->syms);
@@ -394,7 +287,7 @@ static int use_debug_file(const struct rec_symcollect *sc, struct rec_elfsym *e)
 	e->from_dynsym = 0;
 	d.syms = NULL;
 	d.names = NULL;
-	rec_elfsym_release(&d);
+	prec_elf_release(&d);
 	return 1;
 }
 
@@ -409,7 +302,7 @@ static int write_obj(struct rec_symcollect *sc, struct prec_writer *w,
 		     uint32_t stream, uint64_t t, struct sc_obj *o)
 {
 	struct table_hdr h = { 0 };
-	struct rec_elfsym e;
+	struct prec_elf e;
 	struct esym *es = NULL;
 	const char *why;
 	char reason[256];
@@ -476,13 +369,11 @@ static int write_obj(struct rec_symcollect *sc, struct prec_writer *w,
 	} else {
 		/* the symbols holding a hit (return addresses brought
 		 * their byte before, see user_hit) */
-		for (size_t i = 0; i < o->hits.cap; i++) {
-			uint64_t off = o->hits.keys[i];
-			const struct rec_elfsym_sym *s;
+		for (size_t i = 0; i < rec_u64map_count(&o->hits); i++) {
+			uint64_t off = rec_u64map_key(&o->hits, i);
+			const struct prec_elf_sym *s;
 
-			if (off == REC_U64MAP_EMPTY)
-				continue;
-			s = rec_elfsym_find(&e, rec_elfsym_vaddr(&e, off));
+			s = prec_elf_find(&e, prec_elf_vaddr(&e, off));
 			if (!s || rec_u64map_get(&o->done, s->start))
 				continue;
 			ret = rec_u64map_put(&o->done, s->start, 0);
@@ -506,7 +397,7 @@ static int write_obj(struct rec_symcollect *sc, struct prec_writer *w,
 	ret = emit_table(sc, w, stream, t, &h, es, n);
 out:
 	free(es);
-	rec_elfsym_release(&e);
+	prec_elf_release(&e);
 	return ret;
 }
 
@@ -520,12 +411,10 @@ static uint8_t *perfmap_marks(const struct rec_perfmap *m,
 
 	if (!mark)
 		return NULL;
-	for (size_t k = 0; k < hits->cap; k++) {
-		uint64_t ip = hits->keys[k];
+	for (size_t k = 0; k < rec_u64map_count(hits); k++) {
+		uint64_t ip = rec_u64map_key(hits, k);
 		size_t lo = 0, hi = m->nsyms;
 
-		if (ip == REC_U64MAP_EMPTY)
-			continue;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
 
@@ -613,8 +502,8 @@ static int write_unwind(struct rec_symcollect *sc, struct prec_writer *w,
 	Perfrec__UnwindTable ut = PERFREC__UNWIND_TABLE__INIT;
 	Perfrec__UnwindSection sec = PERFREC__UNWIND_SECTION__INIT;
 	Perfrec__UnwindSection *secs[1] = { &sec };
-	const struct rec_elfsym_cfi *c = o->cfi ? &o->cfi->c : NULL;
-	const struct rec_elfsym_cfi_sec *parts[3];
+	const struct rec_elfcfi *c = o->cfi ? &o->cfi->c : NULL;
+	const struct rec_elfcfi_sec *parts[3];
 	uint64_t *segv = NULL;
 	char reason[160];
 	int ret = 0, packets = 0;
@@ -659,7 +548,7 @@ static int write_unwind(struct rec_symcollect *sc, struct prec_writer *w,
 	parts[PERFREC__UNWIND_SECTION__KIND__EH_FRAME_HDR] = &c->eh_frame_hdr;
 	parts[PERFREC__UNWIND_SECTION__KIND__DEBUG_FRAME] = &c->debug_frame;
 	for (int k = 0; k < 3; k++) {
-		const struct rec_elfsym_cfi_sec *part = parts[k];
+		const struct rec_elfcfi_sec *part = parts[k];
 
 		for (size_t off = 0; part->data && off < part->len; off += UNWIND_PIECE) {
 			if (!packets && segv) {
@@ -720,7 +609,7 @@ int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 	for (size_t i = 0; i < sc->nobjs; i++) {
 		struct sc_obj *o = sc->objs[i];
 
-		if (o->full_done || !o->hits.n)
+		if (o->full_done || !rec_u64map_count(&o->hits))
 			continue;
 		ret = write_obj(sc, w, stream, time_ns, o);
 		if (ret < 0)
@@ -740,7 +629,7 @@ int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 	for (size_t i = 0; sc->o.perf_maps && i < sc->nprocs; i++) {
 		struct sc_proc *p = sc->procs[i];
 
-		if (!p->jit_hits.n)
+		if (!rec_u64map_count(&p->jit_hits))
 			continue;
 		ret = write_perfmap(sc, w, stream, time_ns, p);
 		if (ret < 0)

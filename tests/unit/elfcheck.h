@@ -1,30 +1,28 @@
 /*
- * elfcheck.h - the checks both ELF symbol readers must pass: recorder/elfsym
- * (libelf; tests/unit/recorder/test_elfsym.c) and analyzer/elfread (portable;
- * tests/unit/analyzer/test_elfread.c). One copy, so the two readers are held
- * to the same oracles.
+ * elfcheck.h - the checks the ELF reader (format/base/elf.h, run by
+ * tests/unit/format/base/test_elf.c) must pass, against oracles that are
+ * not our own code.
  *
- * The oracle is binutils, not our own code: nm gives symbol addresses and
- * sizes, readelf the build-id, addr2line turns the vaddr we compute from a
- * live process's ip + /proc/self/maps back into the function's name.
- * Programs are compiled at test time (setup): non-PIE, PIE (GNU ld), PIE
- * linked by lld (segments with different vaddr - offset), a shared object
- * and its stripped copy (.dynsym only), a binary without build-id; the
- * tests also read truncated and bit-flipped copies and the synthetic images
- * of elfimage.h.
+ * The oracle is binutils: nm gives symbol addresses and sizes, readelf the
+ * build-id, addr2line turns the vaddr we compute from a live process's ip +
+ * /proc/self/maps back into the function's name. Programs are compiled at
+ * test time (setup): non-PIE, PIE (GNU ld), PIE linked by lld (segments
+ * with different vaddr - offset), a shared object and its stripped copy
+ * (.dynsym only), a binary without build-id; the tests also read truncated
+ * and bit-flipped copies and the synthetic images of elfimage.h.
  *
- * How to use: the two readers have the same struct layout (syms, nsyms,
- * segs, nsegs, load_bias, build_id, build_id_len, from_dynsym, is_dyn) but
- * different names, so the test file names its reader before including:
+ * How to use: the test file names the reader's functions before including
+ * (kept as names, so a second implementation, should one ever be needed,
+ * is held to the same checks):
  *
- *   #define ELFCHECK_TAG     "test_elfsym"         // scratch dir prefix
- *   #define ELFCHECK_ELF     struct rec_elfsym
- *   #define ELFCHECK_SYM     struct rec_elfsym_sym
- *   #define ELFCHECK_LOAD    rec_elfsym_load       // (path, ELF *) -> 0/-errno
- *   #define ELFCHECK_PARSE   rec_elfsym_read_mem   // (buf, len, ELF *)
- *   #define ELFCHECK_RELEASE rec_elfsym_release
- *   #define ELFCHECK_FIND    rec_elfsym_find       // (ELF *, vaddr) -> SYM *
- *   #define ELFCHECK_VADDR   rec_elfsym_vaddr      // (ELF *, file off)
+ *   #define ELFCHECK_TAG     "test_elf"            // scratch dir prefix
+ *   #define ELFCHECK_ELF     struct prec_elf
+ *   #define ELFCHECK_SYM     struct prec_elf_sym
+ *   #define ELFCHECK_LOAD    prec_elf_load         // (path, ELF *) -> 0/-errno
+ *   #define ELFCHECK_PARSE   prec_elf_parse        // (buf, len, ELF *)
+ *   #define ELFCHECK_RELEASE prec_elf_release
+ *   #define ELFCHECK_FIND    prec_elf_find         // (ELF *, vaddr) -> SYM *
+ *   #define ELFCHECK_VADDR   prec_elf_vaddr        // (ELF *, file off)
  *   #include "unit/elfcheck.h"
  *
  * and runs ELFCHECK_TESTS (plus its own) with setup/teardown as the group

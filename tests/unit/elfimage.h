@@ -1,9 +1,7 @@
 /*
  * elfimage.h - builds small synthetic ELF images in memory for the symbol
- * reader tests (tests/unit/recorder/test_elfsym.c with libelf,
- * tests/unit/analyzer/test_elfread.c with the portable reader), so both
- * readers are checked on ELF32/ELF64 in either byte order without a
- * cross toolchain.
+ * reader tests (tests/unit/format/base/test_elf.c), so the reader is
+ * checked on ELF32/ELF64 in either byte order without a cross toolchain.
  *
  * The image: ELF header, two program headers (PT_LOAD at file offset
  * 0x1000 -> vaddr ELFIMG_VADDR, PT_NOTE over the note), a GNU build-id note

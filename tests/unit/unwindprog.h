@@ -31,7 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "analyzer/elfread.h"
+#include "format/base/elf.h"
 #include "format/unwind/cfi.h"
 
 static const char unwindprog_nofp_src[] =
@@ -226,21 +226,21 @@ static inline void unwindprog_snap_free(struct unwindprog_snap *sn)
  * unwind section is there. */
 static inline int unwindprog_sections(const uint8_t *buf, size_t len, struct prec_cfi_sections *s)
 {
-	struct ana_elf_section eh, hdr, dbg;
+	struct prec_elf_section eh, hdr, dbg;
 
 	memset(s, 0, sizeof(*s));
 	s->sz = sizeof(*s);
-	if (ana_elf_find_section(buf, len, ".eh_frame", &eh) == 0 && !eh.nobits) {
+	if (prec_elf_find_section(buf, len, ".eh_frame", &eh) == 0 && !eh.nobits) {
 		s->eh_frame = eh.data;
 		s->eh_frame_len = (size_t)eh.size;
 		s->eh_frame_addr = eh.addr;
 	}
-	if (ana_elf_find_section(buf, len, ".eh_frame_hdr", &hdr) == 0 && !hdr.nobits) {
+	if (prec_elf_find_section(buf, len, ".eh_frame_hdr", &hdr) == 0 && !hdr.nobits) {
 		s->eh_frame_hdr = hdr.data;
 		s->eh_frame_hdr_len = (size_t)hdr.size;
 		s->eh_frame_hdr_addr = hdr.addr;
 	}
-	if (ana_elf_find_section(buf, len, ".debug_frame", &dbg) == 0 && !dbg.nobits) {
+	if (prec_elf_find_section(buf, len, ".debug_frame", &dbg) == 0 && !dbg.nobits) {
 		s->debug_frame = dbg.data;
 		s->debug_frame_len = (size_t)dbg.size;
 	}

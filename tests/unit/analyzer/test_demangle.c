@@ -27,7 +27,7 @@
 #include <cmocka.h>
 
 #include "analyzer/demangle.h"
-#include "analyzer/elfread.h"
+#include "format/base/elf.h"
 #include "format/sink.h"
 #include "format/writer.h"
 #include "lib/anatest.h"
@@ -318,12 +318,12 @@ static void write_cxx_trace(const char *bin, const char *out, uint64_t *a_int,
 	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
 	size_t len = 0;
 	uint8_t *buf = unwindprog_slurp(bin, &len);
-	struct ana_elf e;
+	struct prec_elf e;
 	uint64_t t = 1000000000ull, *st, *sz, *nm, lo[8], lv[8], ls[8], prev = 0;
 
 	assert_non_null(w);
 	assert_non_null(buf);
-	assert_int_equal(ana_elf_parse(buf, len, &e), 0);
+	assert_int_equal(prec_elf_parse(buf, len, &e), 0);
 	st = calloc(e.nsyms + 1, 8);
 	sz = calloc(e.nsyms + 1, 8);
 	nm = calloc(e.nsyms + 1, 8);
@@ -434,7 +434,7 @@ static void write_cxx_trace(const char *bin, const char *out, uint64_t *a_int,
 	free(st);
 	free(sz);
 	free(nm);
-	ana_elf_release(&e);
+	prec_elf_release(&e);
 	free(buf);
 }
 

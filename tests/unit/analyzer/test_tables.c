@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "analyzer/filter.h"
-#include "analyzer/map.h"
+#include "format/base/hashmap.h"
 #include "analyzer/strpool.h"
 #include "analyzer/table.h"
 #include "format/strescape.h"
@@ -29,34 +29,34 @@ struct key {
 static void test_map(void **state)
 {
 	(void)state;
-	struct ana_map m;
-	ana_map_init(&m, sizeof(struct key), sizeof(uint64_t));
+	struct prec_hashmap m;
+	prec_hashmap_init(&m, sizeof(struct key), sizeof(uint64_t));
 	/* Enough entries to grow both tables several times. */
 	for (uint32_t i = 0; i < 20000; i++) {
 		struct key k = { i % 5000, i / 5000 };
 		int created;
-		uint64_t *v = ana_map_get(&m, &k, &created);
+		uint64_t *v = prec_hashmap_get(&m, &k, &created);
 		assert_non_null(v);
 		assert_true(created);
 		*v = i;
 	}
-	assert_int_equal(ana_map_count(&m), 20000);
+	assert_int_equal(prec_hashmap_count(&m), 20000);
 	for (uint32_t i = 0; i < 20000; i++) {
 		struct key k = { i % 5000, i / 5000 };
 		int created;
-		uint64_t *v = ana_map_get(&m, &k, &created);
+		uint64_t *v = prec_hashmap_get(&m, &k, &created);
 		assert_false(created);
 		assert_int_equal(*v, i);
 		/* insertion order is iteration order */
-		assert_memory_equal(ana_map_key(&m, i), &k, sizeof(k));
+		assert_memory_equal(prec_hashmap_key(&m, i), &k, sizeof(k));
 	}
 	struct key missing = { 6000, 0 };
-	assert_null(ana_map_find(&m, &missing));
-	ana_map_release(&m);
+	assert_null(prec_hashmap_find(&m, &missing));
+	prec_hashmap_release(&m);
 	/* An empty map finds nothing and releases cleanly. */
-	ana_map_init(&m, sizeof(struct key), 1);
-	assert_null(ana_map_find(&m, &missing));
-	ana_map_release(&m);
+	prec_hashmap_init(&m, sizeof(struct key), 1);
+	assert_null(prec_hashmap_find(&m, &missing));
+	prec_hashmap_release(&m);
 }
 
 static void test_strpool(void **state)

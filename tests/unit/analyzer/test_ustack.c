@@ -27,7 +27,7 @@
 
 #include <cmocka.h>
 
-#include "analyzer/elfread.h"
+#include "format/base/elf.h"
 #include "format/sink.h"
 #include "format/writer.h"
 #include "lib/anatest.h"
@@ -62,14 +62,14 @@ static void object_tables(struct tw *t, const char *path, const uint8_t *bid, si
 {
 	size_t len = 0;
 	uint8_t *buf = unwindprog_slurp(path, &len);
-	struct ana_elf e;
+	struct prec_elf e;
 	struct prec_cfi_sections cs;
 	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
 	uint64_t *starts, *sizes, *names, *lo, *lv, *ls;
 	uint64_t prev = 0;
 
 	assert_non_null(buf);
-	assert_int_equal(ana_elf_parse(buf, len, &e), 0);
+	assert_int_equal(prec_elf_parse(buf, len, &e), 0);
 	starts = calloc(e.nsyms + 1, 8);
 	sizes = calloc(e.nsyms + 1, 8);
 	names = calloc(e.nsyms + 1, 8);
@@ -157,7 +157,7 @@ static void object_tables(struct tw *t, const char *path, const uint8_t *bid, si
 	free(lo);
 	free(lv);
 	free(ls);
-	ana_elf_release(&e);
+	prec_elf_release(&e);
 	free(buf);
 }
 
@@ -253,7 +253,7 @@ static void write_trace(const struct unwindprog_snap *sn, const char *out, int s
 		char perms[8], path[400] = "";
 		size_t blen = 0;
 		uint8_t *b;
-		struct ana_elf e;
+		struct prec_elf e;
 		int seen = 0;
 
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %399s", &lo, &hi, perms, &off,
@@ -261,7 +261,7 @@ static void write_trace(const struct unwindprog_snap *sn, const char *out, int s
 			continue;
 		b = unwindprog_slurp(path, &blen);
 		assert_non_null(b);
-		assert_int_equal(ana_elf_parse(b, blen, &e), 0);
+		assert_int_equal(prec_elf_parse(b, blen, &e), 0);
 		Perfrec__Mmap m = PERFREC__MMAP__INIT;
 		m.pid = m.tid = PID;
 		m.start = lo;
@@ -283,7 +283,7 @@ static void write_trace(const struct unwindprog_snap *sn, const char *out, int s
 			object_tables(&t, path, e.build_id, e.build_id_len,
 				      strstr(path, "nofp") ? 100 : 1 << 20);
 		}
-		ana_elf_release(&e);
+		prec_elf_release(&e);
 		free(b);
 	}
 	for (int i = 0; i < (small ? 1 : NFULL); i++)

@@ -8,7 +8,7 @@
  * must walk compare_cb <- libc's qsort <- level_three <- level_two <-
  * level_one <- main <- libc <- _start and stop at _start's undefined
  * return address. Names come from the objects' symbol tables (the
- * oracle: nm agrees with analyzer/elfread, test_elfread.c).
+ * oracle: nm agrees with format/base/elf, test_elf.c).
  *
  * Synthetic: hand-assembled CIEs/FDEs for the instructions compilers
  * rarely emit (remember/restore, expressions, val_offset, register rules,
@@ -29,7 +29,7 @@
 
 #include <cmocka.h>
 
-#include "analyzer/elfread.h"
+#include "format/base/elf.h"
 #include "format/error.h"
 #include "format/unwind/cfi.h"
 #include "format/unwind/unwind.h"
@@ -43,7 +43,7 @@ struct object {
 	char path[400];
 	uint8_t *buf;
 	size_t len;
-	struct ana_elf elf;
+	struct prec_elf elf;
 	struct prec_cfi_sections s;
 	struct prec_cfi_table *t;
 };
@@ -73,7 +73,7 @@ static struct object *object_get(struct space *sp, const char *path)
 	snprintf(o->path, sizeof(o->path), "%s", path);
 	o->buf = unwindprog_slurp(path, &o->len);
 	assert_non_null(o->buf);
-	assert_int_equal(ana_elf_parse(o->buf, o->len, &o->elf), 0);
+	assert_int_equal(prec_elf_parse(o->buf, o->len, &o->elf), 0);
 	if (unwindprog_sections(o->buf, o->len, &o->s) == 0) {
 		o->t = prec_cfi_table_new(&o->s);
 		assert_non_null(o->t);
@@ -106,7 +106,7 @@ static void space_free(struct space *sp)
 {
 	for (size_t i = 0; i < sp->nobjs; i++) {
 		prec_cfi_table_free(sp->objs[i].t);
-		ana_elf_release(&sp->objs[i].elf);
+		prec_elf_release(&sp->objs[i].elf);
 		free(sp->objs[i].buf);
 	}
 }
@@ -124,7 +124,7 @@ static uint64_t vaddr_of(const struct mapping *m, uint64_t pc)
 	uint64_t off = pc - m->lo + m->pgoff;
 
 	for (size_t i = 0; i < m->o->elf.nsegs; i++) {
-		const struct ana_elf_seg *g = &m->o->elf.segs[i];
+		const struct prec_elf_seg *g = &m->o->elf.segs[i];
 		if (off >= g->offset && off - g->offset < g->filesz)
 			return off - g->offset + g->vaddr;
 	}
@@ -154,7 +154,7 @@ static const char *name_of(const struct space *sp, uint64_t ip, const char **dso
 		return "?";
 	va = vaddr_of(m, ip);
 	for (size_t i = 0; i < m->o->elf.nsyms; i++) {
-		const struct ana_elf_sym *s = &m->o->elf.syms[i];
+		const struct prec_elf_sym *s = &m->o->elf.syms[i];
 		if (va >= s->start && va - s->start < (s->size ? s->size : 1))
 			return s->name;
 	}

@@ -29,7 +29,7 @@
 #include "format/sink.h"
 #include "format/writer.h"
 #include "recorder/encode/decode.h"
-#include "recorder/symbols/elfsym.h"
+#include "recorder/symbols/elfcfi.h"
 #include "recorder/symbols/symcollect.h"
 
 #define KBASE 0xffffffff81000000ull
@@ -889,8 +889,8 @@ static void test_vdso(void **state)
 	const struct map *v = NULL;
 	struct rec_symcollect *sc;
 	struct rec_symcollect_map m = { 0 };
-	struct rec_elfsym e;
-	const struct rec_elfsym_sym *cg = NULL;
+	struct prec_elf e;
+	const struct prec_elf_sym *cg = NULL;
 	struct ana_symbols *as;
 	struct ana_sym out;
 	struct trace t;
@@ -902,7 +902,7 @@ static void test_vdso(void **state)
 			v = &maps[i];
 	if (!v)
 		skip();   /* a kernel without a vDSO */
-	assert_int_equal(rec_elfsym_read_mem((const void *)(uintptr_t)v->start,
+	assert_int_equal(prec_elf_parse((const void *)(uintptr_t)v->start,
 					     v->end - v->start, &e), 0);
 	for (size_t i = 0; i < e.nsyms; i++)
 		if (strstr(e.syms[i].name, "clock_gettime"))
@@ -926,7 +926,7 @@ static void test_vdso(void **state)
 	assert_string_equal(out.sym, cg->name);
 	assert_string_equal(out.dso, "[vdso]");
 	ana_symbols_free(as);
-	rec_elfsym_release(&e);
+	prec_elf_release(&e);
 	rec_symcollect_free(sc);
 	trace_free(&t);
 }

@@ -29,13 +29,13 @@
 
 #include <cmocka.h>
 
-#include "analyzer/elfread.h"
+#include "format/base/elf.h"
 #include "analyzer/symbolize.h"
 #include "format/reader.h"
 #include "format/sink.h"
 #include "format/writer.h"
 #include "recorder/encode/decode.h"
-#include "recorder/symbols/elfsym.h"
+#include "recorder/symbols/elfcfi.h"
 #include "recorder/symbols/symcollect.h"
 #include "unit/unwindprog.h"
 
@@ -251,10 +251,10 @@ static void check_section(const char *path, const char *name, const struct utab 
 {
 	size_t len = 0;
 	uint8_t *b = unwindprog_slurp(path, &len);
-	struct ana_elf_section s;
+	struct prec_elf_section s;
 
 	assert_non_null(b);
-	assert_int_equal(ana_elf_find_section(b, len, name, &s), 0);
+	assert_int_equal(prec_elf_find_section(b, len, name, &s), 0);
 	assert_non_null(ut->sec[k]);
 	assert_int_equal(ut->size[k], s.size);
 	assert_int_equal(ut->got[k], s.size);
@@ -480,22 +480,22 @@ static void test_no_arch(void **state)
  * (compressed) of one built without unwind tables; bad files. */
 static void test_elf_cfi_reader(void **state)
 {
-	struct rec_elfsym_cfi c;
+	struct rec_elfcfi c;
 	char path[400];
 	size_t len = 0;
 	uint8_t *b;
-	struct ana_elf_section s;
+	struct prec_elf_section s;
 	int fd;
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/nofp", dir);
 	fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);
-	assert_int_equal(rec_elfsym_cfi_read_fd(fd, &c), 0);
+	assert_int_equal(rec_elfcfi_read_fd(fd, &c), 0);
 	close(fd);
 	b = unwindprog_slurp(path, &len);
 	assert_non_null(b);
-	assert_int_equal(ana_elf_find_section(b, len, ".eh_frame", &s), 0);
+	assert_int_equal(prec_elf_find_section(b, len, ".eh_frame", &s), 0);
 	assert_int_equal(c.eh_frame.len, s.size);
 	assert_int_equal(c.eh_frame.addr, s.addr);
 	assert_memory_equal(c.eh_frame.data, s.data, (size_t)s.size);
@@ -505,18 +505,18 @@ static void test_elf_cfi_reader(void **state)
 	assert_true(c.build_id_len == 20);
 	/* the same from memory */
 	{
-		struct rec_elfsym_cfi m;
+		struct rec_elfcfi m;
 
-		assert_int_equal(rec_elfsym_cfi_read_mem(b, len, &m), 0);
+		assert_int_equal(rec_elfcfi_read_mem(b, len, &m), 0);
 		assert_int_equal(m.eh_frame.len, c.eh_frame.len);
 		assert_memory_equal(m.eh_frame.data, c.eh_frame.data, c.eh_frame.len);
-		rec_elfsym_cfi_release(&m);
+		rec_elfcfi_release(&m);
 		/* truncated: refused, not read past */
-		assert_true(rec_elfsym_cfi_read_mem(b, len / 2, &m) < 0);
-		assert_true(rec_elfsym_cfi_read_mem(b, 100, &m) < 0);
-		assert_int_equal(rec_elfsym_cfi_read_mem("not an elf file", 15, &m), -EINVAL);
+		assert_true(rec_elfcfi_read_mem(b, len / 2, &m) < 0);
+		assert_true(rec_elfcfi_read_mem(b, 100, &m) < 0);
+		assert_int_equal(rec_elfcfi_read_mem("not an elf file", 15, &m), -EINVAL);
 	}
-	rec_elfsym_cfi_release(&c);
+	rec_elfcfi_release(&c);
 	free(b);
 
 	/* no .eh_frame: the .debug_frame, inflated */
@@ -529,17 +529,17 @@ static void test_elf_cfi_reader(void **state)
 	snprintf(path, sizeof(path), "%s/dbg.o", dir);
 	fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);
-	assert_int_equal(rec_elfsym_cfi_read_fd(fd, &c), 0);
+	assert_int_equal(rec_elfcfi_read_fd(fd, &c), 0);
 	close(fd);
 	assert_null(c.eh_frame.data);
 	assert_non_null(c.debug_frame.data);
 	snprintf(path, sizeof(path), "%s/dbg-plain.o", dir);
 	b = unwindprog_slurp(path, &len);
 	assert_non_null(b);
-	assert_int_equal(ana_elf_find_section(b, len, ".debug_frame", &s), 0);
+	assert_int_equal(prec_elf_find_section(b, len, ".debug_frame", &s), 0);
 	assert_int_equal(c.debug_frame.len, s.size);
 	assert_memory_equal(c.debug_frame.data, s.data, (size_t)s.size);
-	rec_elfsym_cfi_release(&c);
+	rec_elfcfi_release(&c);
 	free(b);
 }
 

@@ -1,17 +1,24 @@
 /*
- * symcollect_int.h - the symbol collector's state, shared by its two
- * halves: symcollect.c (address spaces and hits, the hot path) and
- * symwrite.c (reading ELF files, kallsyms and perf maps into SymbolTable
- * packets). Not part of the recorder's interface: see symcollect.h.
+ * addrspace.h - the symbol collector's state and its address-space model,
+ * at the bottom of symbols/: processes and their mappings, the objects
+ * they map, the hits recorded against both, the kernel symbols.
+ * addrspace.c owns it; the files above read the state and call down,
+ * never across or back up (symcollect.c lists the chain):
+ *
+ *   symcollect.c -> symunwind.c, symwrite.c -> objfile.c -> addrspace.c
+ *
+ * Not part of the recorder's interface: see symcollect.h. The
+ * rec_symcollect_hit*, fork/exec/exit/add_mmap, restart and free of
+ * symcollect.h are defined in addrspace.c too.
  */
-#ifndef REC_SYMCOLLECT_INT_H
-#define REC_SYMCOLLECT_INT_H
+#ifndef REC_ADDRSPACE_H
+#define REC_ADDRSPACE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "format/unwind/unwind.h"
-#include "recorder/symbols/elfsym.h"
+#include "recorder/symbols/elfcfi.h"
 #include "recorder/symbols/kallsyms.h"
 #include "recorder/symbols/symcollect.h"
 #include "recorder/symbols/u64map.h"
@@ -53,7 +60,7 @@ struct sc_obj {
 };
 
 struct sc_cfi {
-	struct rec_elfsym_cfi c;  /* the sections (owned) */
+	struct rec_elfcfi c;  /* the sections (owned) */
 	struct prec_cfi_table *t; /* over c's bytes */
 };
 
@@ -149,34 +156,20 @@ struct rec_symcollect {
 };
 
 /* The address space of pid, read from /proc when the pid is new (as a
- * hit does); NULL on allocation failure. (symcollect.c) */
+ * hit does); NULL on allocation failure. */
 struct sc_proc *rec_symcollect_proc(struct rec_symcollect *sc, uint32_t pid);
 /* The mapping of p holding ip (the space before the last exec too), or
- * NULL. (symcollect.c) */
+ * NULL. */
 const struct sc_map *rec_symcollect_map_at(const struct sc_proc *p, uint64_t ip);
-void rec_symcollect_cfi_free(struct sc_cfi *c);   /* symunwind.c */
-
-/* Opens the file of o for reading: through the process's own view first
- * (map_files survives deletion, /proc/PID/root sees its mount
- * namespace), then the plain path; a file whose build-id differs from
- * the mapping's is skipped. Returns the fd, or < 0 with *why set when
- * there is more to say than the errno. Not for the [vdso]. (symwrite.c) */
-int rec_symcollect_obj_open(const struct rec_symcollect *sc,
-			    const struct sc_obj *o, const char **why);
-/* This process's own [vdso] image (the same kernel's as every native
- * process's): 0 and *img, *len, or -errno. (symwrite.c) */
-int rec_symcollect_vdso(const void **img, size_t *len);
-/* -ESTALE with *why when the build-id read from our [vdso] is not the one
- * o's mapping gave (another vDSO, e.g. of a 32-bit process), else 0. */
-int rec_symcollect_vdso_mismatch(const struct sc_obj *o, const uint8_t *bid,
-				 size_t bid_len, const char **why);
+/* Frees an object's CFI (made by symunwind.c); NULL is fine. */
+void rec_symcollect_cfi_free(struct sc_cfi *c);
 
 /* Reads kallsyms again when unknown kernel addresses wait and the wait
  * is over (or now when force); they then count as hits if named. 1 =
- * read, 0 = not due, < 0 = error. (symcollect.c) */
+ * read, 0 = not due, < 0 = error. */
 int rec_symcollect_kernel_reload(struct rec_symcollect *sc, int force);
 
-/* Records a user-space hit of pid at ip (symcollect.c): 2 = in an ELF
+/* Records a user-space hit of pid at ip: 2 = in an ELF
  * object, 1 = handled otherwise (JIT), 0 = not matched yet; < 0 error. */
 int rec_symcollect_user_hit(struct rec_symcollect *sc, uint32_t pid,
 			    uint64_t ip, int ret_addr, int last_chance);
