@@ -60,6 +60,12 @@ struct rec_cli_record_args {
 	uint64_t finish_timeout_ns;
 	bool output_given;          /* -o: keep a local copy too */
 	struct rec_cli_net net;
+	/* named files (recording/outputs.h), as `ctl start` words them */
+	uint64_t rotate_bytes;      /* --rotate-size */
+	uint64_t rotate_ns;         /* --rotate-time */
+	unsigned keep;              /* --keep */
+	uint64_t flight_bytes;      /* --flight */
+	uint64_t max_bytes;         /* --max-size: stop there (record only) */
 };
 
 struct rec_cli_stat_args {
@@ -72,18 +78,9 @@ struct rec_cli_stat_args {
 int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a);
 int rec_cli_stat_parse(int argc, char **argv, struct rec_cli_stat_args *a);
 
-/* `perfrec record`'s options with more of a caller's own (the daemon's
- * session options): extra (a table like record's, its keys from
- * REC_OPT_FIRST_FREE on) is listed before "help", and every key record
- * does not know goes to extra_cb (0 taken, < 0 a bad value, logged with
- * rec_cli_bad_value()). */
-int rec_cli_record_parse_with(int argc, char **argv, const struct rec_cli_opt *extra,
-			      int (*extra_cb)(void *ctx, const struct rec_cli_parser *p,
-					      int key, const char *arg),
-			      void *ctx, struct rec_cli_record_args *a);
-/* record's option table joined with extra as rec_cli_record_parse_with()
- * sees it, for a help text (caller frees; NULL: no memory). */
-struct rec_cli_opt *rec_cli_record_options_with(const struct rec_cli_opt *extra);
+/* `perfrec record`'s option table (the daemon's `ctl start --help` shows
+ * it too). */
+extern const struct rec_cli_opt rec_cli_record_opts[];
 
 struct rec_evlist;
 struct rec_recording_opts;

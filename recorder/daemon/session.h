@@ -4,6 +4,9 @@
  * daemon starts one per session, daemon/child.h), so a session that
  * crashes takes nothing else down.
  *
+ * Its outputs are recording/outputs.h's, named from STEM; the session
+ * lists every file they create in its manifest and applies keep over it.
+ *
  * Outputs, one at a time (rotation moves to the next; every output is a
  * complete trace that analyzes alone, and consecutive outputs join without
  * a gap or an overlap: rec_recording_rotate()):
