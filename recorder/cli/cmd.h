@@ -16,6 +16,7 @@
 
 #include "recorder/cli/netopts.h"
 #include "recorder/cli/options.h"
+#include "recorder/recording/recording.h"
 
 /* perfrec's whole argv, written into the FileHeader of what it records. */
 void rec_cli_set_self(int argc, char **argv);
@@ -37,22 +38,12 @@ int rec_cli_session(int argc, char **argv);
  * and stat accept the same forms). */
 struct rec_cli_record_args {
 	struct rec_cli_common c;
-	uint64_t freq, period;     /* period 0: freq */
-	bool callchain, switch_events;
-	bool dwarf, raw_stacks;    /* --call-graph dwarf[,SIZE][,raw] */
-	uint32_t stack_user;       /* 0: the default */
-	size_t mmap_pages;
-	size_t frame_size;
-	uint32_t flush_ms;
-	int zstd_level;
-	uint64_t spool_bytes;
-	bool no_symbols;
-	uint64_t symbols_interval_ns;
+	/* the recording's own options, parsed straight into it (sampling,
+	 * call graphs, rings, spools, symbols, the writer, BPF); what comes
+	 * from c (events, targets, command, duration) is added by
+	 * rec_cli_record_recording_opts() */
+	struct rec_recording_opts ro;
 	bool quiet, help;
-	/* BPF */
-	bool off_cpu;
-	uint64_t off_cpu_threshold_ns;
-	const char *filter;
 	/* streaming (--to) */
 	const char *to;
 	const char *session, *host;
@@ -83,7 +74,6 @@ int rec_cli_stat_parse(int argc, char **argv, struct rec_cli_stat_args *a);
 extern const struct rec_cli_opt rec_cli_record_opts[];
 
 struct rec_evlist;
-struct rec_recording_opts;
 /* The events of a (cpu-clock when none and no counters) into evl.
  * 0 or -errno (logged). */
 int rec_cli_record_events(const struct rec_cli_record_args *a, struct rec_evlist *evl);

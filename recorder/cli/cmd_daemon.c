@@ -469,7 +469,7 @@ int rec_cli_session(int argc, char **argv)
 		to.token_len = a.rec.net.token_len;
 		to.tls = a.rec.net.tls;
 		to.spool_bytes = a.rec.send_spool_bytes;
-		to.frame_bytes = a.rec.frame_size;
+		to.frame_bytes = a.rec.ro.frame_size;
 		so.to = &to;
 	}
 	so.name = name;

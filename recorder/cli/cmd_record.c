@@ -192,13 +192,14 @@ int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 	int key, ret;
 
 	memset(a, 0, sizeof(*a));
-	a->freq = DEFAULT_FREQ;
-	a->flush_ms = PREC_DEFAULT_FLUSH_MS;
-	a->zstd_level = DEFAULT_ZSTD_LEVEL;
-	a->frame_size = DEFAULT_FRAME_SIZE;
+	a->ro = (struct rec_recording_opts)REC_RECORDING_OPTS_INIT;
+	a->ro.freq = DEFAULT_FREQ;
+	a->ro.flush_ms = PREC_DEFAULT_FLUSH_MS;
+	a->ro.zstd_level = DEFAULT_ZSTD_LEVEL;
+	a->ro.frame_size = DEFAULT_FRAME_SIZE;
 	a->c.interval_ns = 1000000000ull;
 	a->finish_timeout_ns = 30000000000ull;
-	a->off_cpu_threshold_ns = 1000000;
+	a->ro.off_cpu_threshold_ns = 1000000;
 	ret = rec_cli_parser_init(&p, rec_cli_record_opts);
 	if (ret < 0)
 		return ret;
@@ -227,18 +228,18 @@ int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 				ret = rec_cli_bad_value(&p, arg, "a duration (e.g. 30s)");
 			break;
 		case 'F':
-			if (rec_parse_freq(arg, &a->freq) < 0)
+			if (rec_parse_freq(arg, &a->ro.freq) < 0)
 				ret = rec_cli_bad_value(&p, arg, "a frequency in Hz (e.g. 4000, 10k)");
 			have_F = true;
 			break;
 		case 'c':
-			if (rec_parse_uint(arg, UINT64_MAX, &a->period) < 0 || !a->period)
+			if (rec_parse_uint(arg, UINT64_MAX, &a->ro.period) < 0 || !a->ro.period)
 				ret = rec_cli_bad_value(&p, arg, "a positive count");
 			have_c = true;
 			break;
 		case 'g':
-			a->callchain = true;
-			a->dwarf = a->raw_stacks = false;
+			a->ro.callchain = true;
+			a->ro.dwarf = a->ro.raw_stacks = false;
 			break;
 		case REC_OPT_CALL_GRAPH: {
 			struct rec_call_graph cg;
@@ -248,48 +249,48 @@ int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 							"65528 bytes) or dwarf[,SIZE],raw");
 				break;
 			}
-			a->callchain = !cg.dwarf;
-			a->dwarf = cg.dwarf;
-			a->stack_user = cg.stack_user;
-			a->raw_stacks = cg.raw;
+			a->ro.callchain = !cg.dwarf;
+			a->ro.dwarf = cg.dwarf;
+			a->ro.stack_user = cg.stack_user;
+			a->ro.raw_stacks = cg.raw;
 			break;
 		}
 		case REC_OPT_SWITCH:
-			a->switch_events = true;
+			a->ro.switch_events = true;
 			break;
 		case 'm':
 			if (rec_parse_uint(arg, 1u << 20, &v) < 0 || !v || (v & (v - 1)))
 				ret = rec_cli_bad_value(&p, arg, "a power of two of pages per "
 							"ring (e.g. 128)");
-			a->mmap_pages = (size_t)v;
+			a->ro.mmap_pages = (size_t)v;
 			break;
 		case REC_OPT_FRAME_SIZE:
 			if (rec_parse_size(arg, &v) < 0 || v < 1024 || v > (64ull << 20))
 				ret = rec_cli_bad_value(&p, arg, "a size from 1k to 64m");
-			a->frame_size = (size_t)v;
+			a->ro.frame_size = (size_t)v;
 			break;
 		case REC_OPT_FLUSH_MS:
 			if (rec_parse_uint(arg, 3600000, &v) < 0)
 				ret = rec_cli_bad_value(&p, arg, "milliseconds (0..3600000)");
-			a->flush_ms = (uint32_t)v;
+			a->ro.flush_ms = (uint32_t)v;
 			break;
 		case REC_OPT_ZSTD_LEVEL:
 			if (rec_parse_uint(arg, 19, &v) < 0 || !v)
 				ret = rec_cli_bad_value(&p, arg, "a level from 1 to 19");
-			a->zstd_level = (int)v;
+			a->ro.zstd_level = (int)v;
 			break;
 		case REC_OPT_SPOOL:
-			if (rec_parse_size(arg, &a->spool_bytes) < 0 ||
-			    a->spool_bytes < 65536 || a->spool_bytes > (4ull << 30))
+			if (rec_parse_size(arg, &a->ro.spool_bytes) < 0 ||
+			    a->ro.spool_bytes < 65536 || a->ro.spool_bytes > (4ull << 30))
 				ret = rec_cli_bad_value(&p, arg, "bytes per CPU from 64k to "
 							"4096m (e.g. 64m)");
 			break;
 		case REC_OPT_NO_SYMBOLS:
-			a->no_symbols = true;
+			a->ro.no_symbols = true;
 			break;
 		case REC_OPT_SYMBOLS_INTERVAL:
-			if (rec_parse_duration(arg, 1000000, &a->symbols_interval_ns) < 0 ||
-			    a->symbols_interval_ns < 1000000)
+			if (rec_parse_duration(arg, 1000000, &a->ro.symbols_interval_ns) < 0 ||
+			    a->ro.symbols_interval_ns < 1000000)
 				ret = rec_cli_bad_value(&p, arg, "an interval of at least 1ms "
 							"(e.g. 30s, 500ms)");
 			break;
@@ -297,8 +298,8 @@ int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 			a->quiet = true;
 			break;
 		case REC_OPT_OFF_CPU:
-			a->off_cpu = true;
-			if (arg && (rec_parse_duration(arg, 1000000, &a->off_cpu_threshold_ns) < 0))
+			a->ro.off_cpu = true;
+			if (arg && (rec_parse_duration(arg, 1000000, &a->ro.off_cpu_threshold_ns) < 0))
 				ret = rec_cli_bad_value(&p, arg, "a duration (e.g. 1ms, 500us, 0 "
 							"for every block as an interval; a "
 							"bare number is ms)");
@@ -308,7 +309,7 @@ int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 			struct rec_sfilter_error err;
 			char msg[REC_LOG_MAX];
 
-			a->filter = arg;
+			a->ro.filter = arg;
 			if (rec_sfilter_parse(arg, &f, &err) < 0) {
 				rec_log(REC_LOG_ERROR, "bad --filter: %s",
 					rec_sfilter_describe_error(arg, &err, msg, sizeof(msg)));
@@ -358,7 +359,7 @@ int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 		goto out;
 	}
 	if (have_c)
-		a->freq = 0;
+		a->ro.freq = 0;
 	a->output_given = a->c.output != NULL;
 	if (!a->c.output && !a->to)
 		a->c.output = DEFAULT_OUTPUT;
@@ -513,7 +514,7 @@ static int open_outputs(struct rec_cli_record_args *a, struct rec_outputs **out)
 		so.token_len = a->net.token_len;
 		so.tls = a->net.tls;
 		so.spool_bytes = a->send_spool_bytes;
-		so.frame_bytes = a->frame_size;
+		so.frame_bytes = a->ro.frame_size;
 		oo.to = &so;
 	}
 	ret = rec_outputs_new(&oo, out);
@@ -542,14 +543,10 @@ void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
 				   const struct rec_evlist *evl,
 				   struct rec_recording_opts *o)
 {
+	/* what record parsed into a->ro, with what the common options and
+	 * the program add */
+	*o = a->ro;
 	o->evlist = evl;
-	o->freq = a->freq;
-	o->period = a->period;
-	o->callchain = a->callchain;
-	o->dwarf = a->dwarf;
-	o->stack_user = a->stack_user;
-	o->raw_stacks = a->raw_stacks;
-	o->switch_events = a->switch_events;
 	o->counters = a->c.counters;
 	o->ncounters = a->c.ncounters;
 	o->interval_ns = a->c.interval_ns;
@@ -559,19 +556,9 @@ void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
 	o->pids = a->c.ids.tid;
 	o->npids = a->c.ids.n;
 	o->argv = a->c.command;
-	o->mmap_pages = a->mmap_pages;
-	o->spool_bytes = a->spool_bytes;
-	o->no_symbols = a->no_symbols;
-	o->symbols_interval_ns = a->symbols_interval_ns;
 	o->duration_ns = a->c.duration_ns;
-	o->frame_size = a->frame_size;
-	o->flush_ms = a->flush_ms;
-	o->zstd_level = a->zstd_level;
 	o->argc = self_argc;
 	o->argv_self = self_argv;
-	o->off_cpu = a->off_cpu;
-	o->off_cpu_threshold_ns = a->off_cpu_threshold_ns;
-	o->filter = a->filter;
 	/* tests: the off-CPU program kernels without BTF get */
 	o->off_cpu_raw_tp = getenv("PERFREC_OFFCPU_RAW_TP") != NULL;
 }
