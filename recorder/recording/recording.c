@@ -53,36 +53,6 @@
  * the sums' time resolution, and how much a killed recorder can lose. */
 #define TICK_NS 1000000000ull
 
-static const char *name_of(const struct rec_recording *r)
-{
-	return r->output_name[0] ? r->output_name : "the output";
-}
-
-static void log_write_error(struct rec_recording *r, int e)
-{
-	if (e == -ENOSPC || e == -EDQUOT)
-		rec_log(REC_LOG_ERROR,
-			"disk full while writing %s (%s): recording stopped; the file "
-			"reads up to its last complete frame. Free space or write "
-			"elsewhere (-o)", name_of(r), prec_strerror(e));
-	else
-		rec_log(REC_LOG_ERROR,
-			"writing %s failed (%s): recording stopped; the file reads up "
-			"to its last complete frame", name_of(r), prec_strerror(e));
-}
-
-/* A write error: the recording can only be released from now on. */
-int recording_fail_write(struct rec_recording *r, int e)
-{
-	if (r->state != REC_RECORDING_FAILED) {
-		log_write_error(r, e);
-		r->state = REC_RECORDING_FAILED;
-		r->err = e;
-		r->stop_reason = "error: write failed";
-	}
-	return e;
-}
-
 /* CAP_IPC_LOCK in the effective set (/proc/self/status CapEff). */
 static bool can_lock_memory(void)
 {
@@ -116,11 +86,6 @@ static size_t auto_ring_pages(size_t ncpus)
 	       (uint64_t)pages * page * (ncpus ? ncpus : 1) > RING_TOTAL_MAX)
 		pages /= 2;
 	return pages > RING_PAGES_SMALL ? pages : RING_PAGES_SMALL;
-}
-
-bool recording_task_target(const struct rec_recording *r)
-{
-	return r->o.target == REC_TARGET_PIDS || r->o.target == REC_TARGET_TIDS;
 }
 
 /* ---- new */
