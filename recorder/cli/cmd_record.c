@@ -183,14 +183,13 @@ static int check_output_args(const struct rec_cli_record_args *a)
 	return 0;
 }
 
-int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
-{
-	struct rec_cli_parser p;
-	const char *arg;
-	bool have_F = false, have_c = false;
-	uint64_t v;
-	int key, ret;
+/* -F and -c, which exclude each other. */
+struct seen {
+	bool F, c;
+};
 
+static void record_defaults(struct rec_cli_record_args *a)
+{
 	memset(a, 0, sizeof(*a));
 	a->ro = (struct rec_recording_opts)REC_RECORDING_OPTS_INIT;
 	a->ro.freq = DEFAULT_FREQ;
@@ -200,165 +199,194 @@ int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 	a->c.interval_ns = 1000000000ull;
 	a->finish_timeout_ns = 30000000000ull;
 	a->ro.off_cpu_threshold_ns = 1000000;
-	ret = rec_cli_parser_init(&p, rec_cli_record_opts);
-	if (ret < 0)
-		return ret;
-	p.common = &a->c;
-	while ((key = rec_cli_next(&p, argc, argv, &arg)) > 0) {
-		ret = 0;
-		if (rec_cli_net_option(&a->net, key, arg))
-			continue;
-		switch (key) {
-		case REC_OPT_TO:
-			a->to = arg;
-			break;
-		case REC_OPT_SESSION:
-			a->session = arg;
-			break;
-		case REC_OPT_HOST:
-			a->host = arg;
-			break;
-		case REC_OPT_SPOOL_SIZE:
-			if (rec_parse_size(arg, &a->send_spool_bytes) < 0 ||
-			    a->send_spool_bytes < (1u << 20))
-				ret = rec_cli_bad_value(&p, arg, "a size of at least 1m (e.g. 256m)");
-			break;
-		case REC_OPT_FINISH_TIMEOUT:
-			if (rec_parse_duration(arg, 1000000000ull, &a->finish_timeout_ns) < 0)
-				ret = rec_cli_bad_value(&p, arg, "a duration (e.g. 30s)");
-			break;
-		case 'F':
-			if (rec_parse_freq(arg, &a->ro.freq) < 0)
-				ret = rec_cli_bad_value(&p, arg, "a frequency in Hz (e.g. 4000, 10k)");
-			have_F = true;
-			break;
-		case 'c':
-			if (rec_parse_uint(arg, UINT64_MAX, &a->ro.period) < 0 || !a->ro.period)
-				ret = rec_cli_bad_value(&p, arg, "a positive count");
-			have_c = true;
-			break;
-		case 'g':
-			a->ro.callchain = true;
-			a->ro.dwarf = a->ro.raw_stacks = false;
-			break;
-		case REC_OPT_CALL_GRAPH: {
-			struct rec_call_graph cg;
+}
 
-			if (rec_parse_call_graph(arg, &cg) < 0) {
-				ret = rec_cli_bad_value(&p, arg, "fp, dwarf, dwarf,SIZE (8 to "
-							"65528 bytes) or dwarf[,SIZE],raw");
-				break;
-			}
-			a->ro.callchain = !cg.dwarf;
-			a->ro.dwarf = cg.dwarf;
-			a->ro.stack_user = cg.stack_user;
-			a->ro.raw_stacks = cg.raw;
+/* What is sampled and how (events themselves are common options): 1 taken, 0 not one of them, < 0 a bad value
+ * (logged). */
+static int sampling_option(const struct rec_cli_parser *p, struct rec_cli_record_args *a,
+		struct seen *seen, int key, const char *arg)
+{
+	int ret = 0;
+
+	switch (key) {
+	case 'F':
+		if (rec_parse_freq(arg, &a->ro.freq) < 0)
+			ret = rec_cli_bad_value(p, arg, "a frequency in Hz (e.g. 4000, 10k)");
+		seen->F = true;
+		break;
+	case 'c':
+		if (rec_parse_uint(arg, UINT64_MAX, &a->ro.period) < 0 || !a->ro.period)
+			ret = rec_cli_bad_value(p, arg, "a positive count");
+		seen->c = true;
+		break;
+	case 'g':
+		a->ro.callchain = true;
+		a->ro.dwarf = a->ro.raw_stacks = false;
+		break;
+	case REC_OPT_CALL_GRAPH: {
+		struct rec_call_graph cg;
+
+		if (rec_parse_call_graph(arg, &cg) < 0) {
+			ret = rec_cli_bad_value(p, arg, "fp, dwarf, dwarf,SIZE (8 to "
+						"65528 bytes) or dwarf[,SIZE],raw");
 			break;
 		}
-		case REC_OPT_SWITCH:
-			a->ro.switch_events = true;
-			break;
-		case 'm':
-			if (rec_parse_uint(arg, 1u << 20, &v) < 0 || !v || (v & (v - 1)))
-				ret = rec_cli_bad_value(&p, arg, "a power of two of pages per "
-							"ring (e.g. 128)");
-			a->ro.mmap_pages = (size_t)v;
-			break;
-		case REC_OPT_FRAME_SIZE:
-			if (rec_parse_size(arg, &v) < 0 || v < 1024 || v > (64ull << 20))
-				ret = rec_cli_bad_value(&p, arg, "a size from 1k to 64m");
-			a->ro.frame_size = (size_t)v;
-			break;
-		case REC_OPT_FLUSH_MS:
-			if (rec_parse_uint(arg, 3600000, &v) < 0)
-				ret = rec_cli_bad_value(&p, arg, "milliseconds (0..3600000)");
-			a->ro.flush_ms = (uint32_t)v;
-			break;
-		case REC_OPT_ZSTD_LEVEL:
-			if (rec_parse_uint(arg, 19, &v) < 0 || !v)
-				ret = rec_cli_bad_value(&p, arg, "a level from 1 to 19");
-			a->ro.zstd_level = (int)v;
-			break;
-		case REC_OPT_SPOOL:
-			if (rec_parse_size(arg, &a->ro.spool_bytes) < 0 ||
-			    a->ro.spool_bytes < 65536 || a->ro.spool_bytes > (4ull << 30))
-				ret = rec_cli_bad_value(&p, arg, "bytes per CPU from 64k to "
-							"4096m (e.g. 64m)");
-			break;
-		case REC_OPT_NO_SYMBOLS:
-			a->ro.no_symbols = true;
-			break;
-		case REC_OPT_SYMBOLS_INTERVAL:
-			if (rec_parse_duration(arg, 1000000, &a->ro.symbols_interval_ns) < 0 ||
-			    a->ro.symbols_interval_ns < 1000000)
-				ret = rec_cli_bad_value(&p, arg, "an interval of at least 1ms "
-							"(e.g. 30s, 500ms)");
-			break;
-		case 'q':
-			a->quiet = true;
-			break;
-		case REC_OPT_OFF_CPU:
-			a->ro.off_cpu = true;
-			if (arg && (rec_parse_duration(arg, 1000000, &a->ro.off_cpu_threshold_ns) < 0))
-				ret = rec_cli_bad_value(&p, arg, "a duration (e.g. 1ms, 500us, 0 "
-							"for every block as an interval; a "
-							"bare number is ms)");
-			break;
-		case REC_OPT_FILTER: {
-			struct rec_sfilter f;
-			struct rec_sfilter_error err;
-			char msg[REC_LOG_MAX];
+		a->ro.callchain = !cg.dwarf;
+		a->ro.dwarf = cg.dwarf;
+		a->ro.stack_user = cg.stack_user;
+		a->ro.raw_stacks = cg.raw;
+		break;
+	}
+	case REC_OPT_SWITCH:
+		a->ro.switch_events = true;
+		break;
+	case REC_OPT_OFF_CPU:
+		a->ro.off_cpu = true;
+		if (arg && (rec_parse_duration(arg, 1000000, &a->ro.off_cpu_threshold_ns) < 0))
+			ret = rec_cli_bad_value(p, arg, "a duration (e.g. 1ms, 500us, 0 "
+						"for every block as an interval; a "
+						"bare number is ms)");
+		break;
+	case REC_OPT_FILTER: {
+		struct rec_sfilter f;
+		struct rec_sfilter_error err;
+		char msg[REC_LOG_MAX];
 
-			a->ro.filter = arg;
-			if (rec_sfilter_parse(arg, &f, &err) < 0) {
-				rec_log(REC_LOG_ERROR, "bad --filter: %s",
-					rec_sfilter_describe_error(arg, &err, msg, sizeof(msg)));
-				ret = -EINVAL;
-			}
-			rec_sfilter_release(&f);
-			break;
-		}
-		case REC_OPT_ROTATE_SIZE:
-			if (rec_parse_size(arg, &a->rotate_bytes) < 0 || a->rotate_bytes < 65536)
-				ret = rec_cli_bad_value(&p, arg, "a size of at least 64k (e.g. 256m)");
-			break;
-		case REC_OPT_ROTATE_TIME:
-			if (rec_parse_duration(arg, 1000000000ull, &a->rotate_ns) < 0 ||
-			    a->rotate_ns < 1000000000ull)
-				ret = rec_cli_bad_value(&p, arg, "a duration of at least 1s (e.g. 1h)");
-			break;
-		case REC_OPT_KEEP:
-			if (rec_parse_uint(arg, 1000000, &v) < 0 || !v)
-				ret = rec_cli_bad_value(&p, arg, "a positive count of files");
-			a->keep = (unsigned)v;
-			break;
-		case REC_OPT_FLIGHT:
-			if (rec_parse_size(arg, &a->flight_bytes) < 0 || a->flight_bytes < 65536)
-				ret = rec_cli_bad_value(&p, arg, "a size of at least 64k (e.g. 64m)");
-			break;
-		case REC_OPT_MAX_SIZE:
-			if (rec_parse_size(arg, &a->max_bytes) < 0 || a->max_bytes < 65536)
-				ret = rec_cli_bad_value(&p, arg, "a size of at least 64k (e.g. 1g)");
-			break;
-		case 'h':
-			a->help = true;
-			break;
-		default:
+		a->ro.filter = arg;
+		if (rec_sfilter_parse(arg, &f, &err) < 0) {
+			rec_log(REC_LOG_ERROR, "bad --filter: %s",
+				rec_sfilter_describe_error(arg, &err, msg, sizeof(msg)));
 			ret = -EINVAL;
-			break;
 		}
-		if (ret < 0)
-			goto out;
+		rec_sfilter_release(&f);
+		break;
 	}
-	ret = key;
-	if (ret < 0)
-		goto out;
-	if (have_F && have_c) {
+	default:
+		return 0;
+	}
+	return ret < 0 ? ret : 1;
+}
+
+/* Where it goes and how it is written: 1 taken, 0 not one of them, < 0 a bad value
+ * (logged). */
+static int output_option(const struct rec_cli_parser *p, struct rec_cli_record_args *a,
+		int key, const char *arg)
+{
+	uint64_t v;
+	int ret = 0;
+
+	switch (key) {
+	case 'm':
+		if (rec_parse_uint(arg, 1u << 20, &v) < 0 || !v || (v & (v - 1)))
+			ret = rec_cli_bad_value(p, arg, "a power of two of pages per "
+						"ring (e.g. 128)");
+		a->ro.mmap_pages = (size_t)v;
+		break;
+	case REC_OPT_FRAME_SIZE:
+		if (rec_parse_size(arg, &v) < 0 || v < 1024 || v > (64ull << 20))
+			ret = rec_cli_bad_value(p, arg, "a size from 1k to 64m");
+		a->ro.frame_size = (size_t)v;
+		break;
+	case REC_OPT_FLUSH_MS:
+		if (rec_parse_uint(arg, 3600000, &v) < 0)
+			ret = rec_cli_bad_value(p, arg, "milliseconds (0..3600000)");
+		a->ro.flush_ms = (uint32_t)v;
+		break;
+	case REC_OPT_ZSTD_LEVEL:
+		if (rec_parse_uint(arg, 19, &v) < 0 || !v)
+			ret = rec_cli_bad_value(p, arg, "a level from 1 to 19");
+		a->ro.zstd_level = (int)v;
+		break;
+	case REC_OPT_SPOOL:
+		if (rec_parse_size(arg, &a->ro.spool_bytes) < 0 ||
+		    a->ro.spool_bytes < 65536 || a->ro.spool_bytes > (4ull << 30))
+			ret = rec_cli_bad_value(p, arg, "bytes per CPU from 64k to "
+						"4096m (e.g. 64m)");
+		break;
+	case REC_OPT_NO_SYMBOLS:
+		a->ro.no_symbols = true;
+		break;
+	case REC_OPT_SYMBOLS_INTERVAL:
+		if (rec_parse_duration(arg, 1000000, &a->ro.symbols_interval_ns) < 0 ||
+		    a->ro.symbols_interval_ns < 1000000)
+			ret = rec_cli_bad_value(p, arg, "an interval of at least 1ms "
+						"(e.g. 30s, 500ms)");
+		break;
+	case 'q':
+		a->quiet = true;
+		break;
+	case REC_OPT_ROTATE_SIZE:
+		if (rec_parse_size(arg, &a->rotate_bytes) < 0 || a->rotate_bytes < 65536)
+			ret = rec_cli_bad_value(p, arg, "a size of at least 64k (e.g. 256m)");
+		break;
+	case REC_OPT_ROTATE_TIME:
+		if (rec_parse_duration(arg, 1000000000ull, &a->rotate_ns) < 0 ||
+		    a->rotate_ns < 1000000000ull)
+			ret = rec_cli_bad_value(p, arg, "a duration of at least 1s (e.g. 1h)");
+		break;
+	case REC_OPT_KEEP:
+		if (rec_parse_uint(arg, 1000000, &v) < 0 || !v)
+			ret = rec_cli_bad_value(p, arg, "a positive count of files");
+		a->keep = (unsigned)v;
+		break;
+	case REC_OPT_FLIGHT:
+		if (rec_parse_size(arg, &a->flight_bytes) < 0 || a->flight_bytes < 65536)
+			ret = rec_cli_bad_value(p, arg, "a size of at least 64k (e.g. 64m)");
+		break;
+	case REC_OPT_MAX_SIZE:
+		if (rec_parse_size(arg, &a->max_bytes) < 0 || a->max_bytes < 65536)
+			ret = rec_cli_bad_value(p, arg, "a size of at least 64k (e.g. 1g)");
+		break;
+	case 'h':
+		a->help = true;
+		break;
+	default:
+		return 0;
+	}
+	return ret < 0 ? ret : 1;
+}
+
+/* Streaming to a collector (--to): 1 taken, 0 not one of them, < 0 a bad value
+ * (logged). */
+static int stream_option(const struct rec_cli_parser *p, struct rec_cli_record_args *a,
+		int key, const char *arg)
+{
+	int ret = 0;
+
+	switch (key) {
+	case REC_OPT_TO:
+		a->to = arg;
+		break;
+	case REC_OPT_SESSION:
+		a->session = arg;
+		break;
+	case REC_OPT_HOST:
+		a->host = arg;
+		break;
+	case REC_OPT_SPOOL_SIZE:
+		if (rec_parse_size(arg, &a->send_spool_bytes) < 0 ||
+		    a->send_spool_bytes < (1u << 20))
+			ret = rec_cli_bad_value(p, arg, "a size of at least 1m (e.g. 256m)");
+		break;
+	case REC_OPT_FINISH_TIMEOUT:
+		if (rec_parse_duration(arg, 1000000000ull, &a->finish_timeout_ns) < 0)
+			ret = rec_cli_bad_value(p, arg, "a duration (e.g. 30s)");
+		break;
+	default:
+		return 0;
+	}
+	return ret < 0 ? ret : 1;
+}
+
+/* What the options say together, once all are read. 0 or -EINVAL
+ * (logged). */
+static int record_check(struct rec_cli_record_args *a, const struct seen *seen)
+{
+	if (seen->F && seen->c) {
 		rec_log(REC_LOG_ERROR, "-F (frequency) and -c (period) exclude each other");
-		ret = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
-	if (have_c)
+	if (seen->c)
 		a->ro.freq = 0;
 	a->output_given = a->c.output != NULL;
 	if (!a->c.output && !a->to)
@@ -367,13 +395,41 @@ int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
 		       a->session || a->host || a->send_spool_bytes)) {
 		rec_log(REC_LOG_ERROR, "--token-file, --tls-*, --session, --host and "
 			"--spool-size go with --to");
-		ret = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
-	ret = check_output_args(a);
+	return check_output_args(a);
+}
+
+int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
+{
+	struct rec_cli_parser p;
+	struct seen seen = { false, false };
+	const char *arg;
+	int key, ret;
+
+	record_defaults(a);
+	ret = rec_cli_parser_init(&p, rec_cli_record_opts);
 	if (ret < 0)
-		goto out;
-	ret = rec_cli_common_finish(&a->c, argc, argv, p.optind);
+		return ret;
+	p.common = &a->c;
+	while ((key = rec_cli_next(&p, argc, argv, &arg)) > 0) {
+		if (rec_cli_net_option(&a->net, key, arg))
+			continue;
+		ret = sampling_option(&p, a, &seen, key, arg);
+		if (!ret)
+			ret = output_option(&p, a, key, arg);
+		if (!ret)
+			ret = stream_option(&p, a, key, arg);
+		if (!ret)
+			ret = -EINVAL;   /* the parser knows no other key */
+		if (ret < 0)
+			goto out;
+	}
+	ret = key;
+	if (ret >= 0)
+		ret = record_check(a, &seen);
+	if (ret >= 0)
+		ret = rec_cli_common_finish(&a->c, argc, argv, p.optind);
 out:
 	rec_cli_parser_release(&p);
 	return ret;
