@@ -18,6 +18,7 @@
 
 #include "format/error.h"
 #include "format/writer.h"
+#include "recorder/bpf/bpf.h"
 #include "recorder/encode/hostinfo.h"
 #include "recorder/encode/synth.h"
 #include "recorder/events/counters.h"
@@ -195,6 +196,7 @@ static int open_source(struct rec_recording *r)
 	} else {
 		const struct rec_evlist *l = o->evlist;
 		struct rec_evset_cfg cfg;
+		struct rec_bpf_opts bo = REC_BPF_OPTS_INIT;
 
 		if (!o->period) {
 			int max = rec_read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 0);
@@ -241,13 +243,15 @@ static int open_source(struct rec_recording *r)
 		cfg.inherit = o->target == REC_TARGET_PIDS || o->target == REC_TARGET_COMMAND;
 		cfg.enable_on_exec = o->target == REC_TARGET_COMMAND;
 		cfg.mmap_pages = o->mmap_pages ? o->mmap_pages : auto_ring_pages(r->cpus.n);
-		cfg.bpf = (struct rec_bpf_opts)REC_BPF_OPTS_INIT;
-		cfg.bpf.off_cpu = o->off_cpu;
-		cfg.bpf.off_cpu_threshold = o->off_cpu_threshold_ns;
-		cfg.bpf.filter = o->filter && o->filter[0] ? o->filter : NULL;
-		cfg.bpf.force_raw_tp = o->off_cpu_raw_tp;
-		bpf_targets(r, &cfg.bpf);
-		r->src = rec_source_perf_new(l, &cfg);
+		bo.off_cpu = o->off_cpu;
+		bo.off_cpu_threshold = o->off_cpu_threshold_ns;
+		bo.filter = o->filter && o->filter[0] ? o->filter : NULL;
+		bo.force_raw_tp = o->off_cpu_raw_tp;
+		bpf_targets(r, &bo);
+		cfg.bpf_output = bo.off_cpu;
+		cfg.off_cpu_threshold = bo.off_cpu_threshold;
+		cfg.filter = bo.filter;
+		r->src = rec_source_perf_new(l, &cfg, &bo);
 		if (!r->src) {
 			ret = -errno;
 			rec_log(REC_LOG_ERROR, "bad event settings (-m must be a power of "
