@@ -558,7 +558,11 @@ const char *rec_outputs_name(const struct rec_outputs *o)
 {
 	if (o->cur.path[0])
 		return o->cur.path;
-	return o->cur.id[0] ? o->cur.id : o->to ? o->to : "";
+	/* a stream alone: its id when each output has one of its own, else
+	 * where it goes */
+	if ((o->stem || o->name) && o->cur.id[0])
+		return o->cur.id;
+	return o->to ? o->to : "";
 }
 
 int rec_outputs_started(struct rec_outputs *o)
