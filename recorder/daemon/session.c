@@ -9,19 +9,13 @@
 #include "recorder/daemon/session.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "format/sink.h"
-#include "perfrec.pb-c.h"
-#include "recorder/encode/hostinfo.h"
 #include "recorder/daemon/manifest.h"
 #include "recorder/encode/meta.h"
 #include "recorder/log.h"
