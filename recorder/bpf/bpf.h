@@ -14,7 +14,7 @@
  * How to use (the perf event source does this: recording/source.c):
  *
  *   struct rec_bpf *b;
- *   rec_bpf_new(&cfg.bpf, &b);      // checks privileges, loads programs
+ *   rec_bpf_new(&opts, &b);         // checks privileges, loads programs
  *   rec_evset_open(&set, ...);      // the set has its bpf-output event
  *   rec_bpf_attach(b, &set);        // output fds into the program's map,
  *                                   // programs attached, filter on each

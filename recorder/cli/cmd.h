@@ -16,6 +16,7 @@
 
 #include "recorder/cli/netopts.h"
 #include "recorder/cli/options.h"
+#include "recorder/recording/recording.h"
 
 /* perfrec's whole argv, written into the FileHeader of what it records. */
 void rec_cli_set_self(int argc, char **argv);
@@ -37,22 +38,12 @@ int rec_cli_session(int argc, char **argv);
  * and stat accept the same forms). */
 struct rec_cli_record_args {
 	struct rec_cli_common c;
-	uint64_t freq, period;     /* period 0: freq */
-	bool callchain, switch_events;
-	bool dwarf, raw_stacks;    /* --call-graph dwarf[,SIZE][,raw] */
-	uint32_t stack_user;       /* 0: the default */
-	size_t mmap_pages;
-	size_t frame_size;
-	uint32_t flush_ms;
-	int zstd_level;
-	uint64_t spool_bytes;
-	bool no_symbols;
-	uint64_t symbols_interval_ns;
+	/* the recording's own options, parsed straight into it (sampling,
+	 * call graphs, rings, spools, symbols, the writer, BPF); what comes
+	 * from c (events, targets, command, duration) is added by
+	 * rec_cli_record_recording_opts() */
+	struct rec_recording_opts ro;
 	bool quiet, help;
-	/* BPF */
-	bool off_cpu;
-	uint64_t off_cpu_threshold_ns;
-	const char *filter;
 	/* streaming (--to) */
 	const char *to;
 	const char *session, *host;
@@ -60,6 +51,12 @@ struct rec_cli_record_args {
 	uint64_t finish_timeout_ns;
 	bool output_given;          /* -o: keep a local copy too */
 	struct rec_cli_net net;
+	/* named files (recording/outputs.h), as `ctl start` words them */
+	uint64_t rotate_bytes;      /* --rotate-size */
+	uint64_t rotate_ns;         /* --rotate-time */
+	unsigned keep;              /* --keep */
+	uint64_t flight_bytes;      /* --flight */
+	uint64_t max_bytes;         /* --max-size: stop there (record only) */
 };
 
 struct rec_cli_stat_args {
@@ -72,21 +69,11 @@ struct rec_cli_stat_args {
 int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a);
 int rec_cli_stat_parse(int argc, char **argv, struct rec_cli_stat_args *a);
 
-/* `perfrec record`'s options with more of a caller's own (the daemon's
- * session options): extra (a table like record's, its keys from
- * REC_OPT_FIRST_FREE on) is listed before "help", and every key record
- * does not know goes to extra_cb (0 taken, < 0 a bad value, logged with
- * rec_cli_bad_value()). */
-int rec_cli_record_parse_with(int argc, char **argv, const struct rec_cli_opt *extra,
-			      int (*extra_cb)(void *ctx, const struct rec_cli_parser *p,
-					      int key, const char *arg),
-			      void *ctx, struct rec_cli_record_args *a);
-/* record's option table joined with extra as rec_cli_record_parse_with()
- * sees it, for a help text (caller frees; NULL: no memory). */
-struct rec_cli_opt *rec_cli_record_options_with(const struct rec_cli_opt *extra);
+/* `perfrec record`'s option table (the daemon's `ctl start --help` shows
+ * it too). */
+extern const struct rec_cli_opt rec_cli_record_opts[];
 
 struct rec_evlist;
-struct rec_recording_opts;
 /* The events of a (cpu-clock when none and no counters) into evl.
  * 0 or -errno (logged). */
 int rec_cli_record_events(const struct rec_cli_record_args *a, struct rec_evlist *evl);

@@ -139,7 +139,7 @@ static char *file_stem(const struct rec_cli_session_args *a, const char *name,
 /* Does a session with these arguments write files (or snapshots)? */
 static bool makes_files(const struct rec_cli_session_args *a)
 {
-	return !a->rec.to || a->rec.output_given || a->flight_bytes;
+	return !a->rec.to || a->rec.output_given || a->rec.flight_bytes;
 }
 
 static int check_session(void *ctx, const char *name, int argc, char **argv, bool trusted,
@@ -469,16 +469,16 @@ int rec_cli_session(int argc, char **argv)
 		to.token_len = a.rec.net.token_len;
 		to.tls = a.rec.net.tls;
 		to.spool_bytes = a.rec.send_spool_bytes;
-		to.frame_bytes = a.rec.frame_size;
+		to.frame_bytes = a.rec.ro.frame_size;
 		so.to = &to;
 	}
 	so.name = name;
 	so.rec = &ro;
 	so.stem = stem;
-	so.rotate_bytes = a.rotate_bytes;
-	so.rotate_ns = a.rotate_ns;
-	so.keep = a.keep;
-	so.flight_bytes = a.flight_bytes;
+	so.rotate_bytes = a.rec.rotate_bytes;
+	so.rotate_ns = a.rec.rotate_ns;
+	so.keep = a.rec.keep;
+	so.flight_bytes = a.rec.flight_bytes;
 	so.manifest_dir = statedir;
 	so.owner_uid = (uint32_t)owner;
 	so.finish_timeout_ms = (uint32_t)(a.rec.finish_timeout_ns / 1000000);

@@ -13,16 +13,17 @@
 #include <unistd.h>
 
 #include "format/sink.h"
-#include "format/base/clock.h"
 #include "format/unwind/unwind.h"
 #include "format/writer.h"
 #include "recorder/cli/cmd.h"
 #include "recorder/cli/parse.h"
 #include "recorder/bpf/sfilter.h"
 #include "recorder/cli/print.h"
+#include "format/base/clock.h"
 #include "recorder/log.h"
 #include "recorder/net/sender.h"
 #include "recorder/net/sendloss.h"
+#include "recorder/recording/outputs.h"
 #include "recorder/recording/recording.h"
 #include "recorder/recording/status.h"
 
@@ -50,7 +51,7 @@ void rec_cli_set_self(int argc, char **argv)
 	self_argv = argv;
 }
 
-static const struct rec_cli_opt record_opts[] = {
+const struct rec_cli_opt rec_cli_record_opts[] = {
 	REC_CLI_SECTION("events"),
 	{ "event", 'e', "EVENTS", "events to sample (default: cpu-clock), repeatable;\n"
 	  "cpu-clock, page-faults, cycles, L1-dcache-load-misses,\n"
@@ -87,6 +88,23 @@ static const struct rec_cli_opt record_opts[] = {
 	  "is kept as FILE.old once recording starts); - for\n"
 	  "standard output (a pipe or a file, not a terminal)" },
 	REC_CLI_DURATION_OPT,
+	{ "rotate-size", REC_OPT_ROTATE_SIZE, "SIZE", "start a new file when the current one reaches\n"
+	  "SIZE (e.g. 256m); files are then named\n"
+	  "STEM.<UTC time>.<n>.prec (-o STEM.prec; record's\n"
+	  "default STEM perfrec, a session's its NAME)" },
+	{ "rotate-time", REC_OPT_ROTATE_TIME, "TIME", "start a new file this often (e.g. 1h, 10m; a\n"
+	  "bare number is seconds); SIGUSR1 (record) or\n"
+	  "'perfrec ctl rotate' (sessions) start one now" },
+	{ "keep", REC_OPT_KEEP, "N", "keep the newest N files, delete older ones this\n"
+	  "recording (a session: this session) made\n"
+	  "(default: keep all)" },
+	{ "flight", REC_OPT_FLIGHT, "SIZE", "flight recorder: keep only the newest SIZE of\n"
+	  "frames in memory (e.g. 64m); SIGUSR2 (record) or\n"
+	  "'perfrec ctl snapshot' write them to\n"
+	  "STEM.<UTC time>.<n>.snapshot.prec and recording\n"
+	  "goes on; record writes one more at its end" },
+	{ "max-size", REC_OPT_MAX_SIZE, "SIZE", "stop once SIZE bytes were written, as frames\n"
+	  "go out (e.g. 1g; record only)" },
 	{ "mmap-pages", 'm', "N", "ring size in pages per CPU, a power of two\n"
 	  "(default: 4 MiB per CPU with CAP_IPC_LOCK, e.g.\n"
 	  "root, at most 256 MiB in all; else 128 like perf)" },
@@ -130,203 +148,246 @@ static const char record_about[] =
 	"the recording ends when it exits; its exit status is returned); with -a\n"
 	"or -C as well, those CPUs are recorded while COMMAND runs.\n";
 static const char record_footer[] =
-	"Stop with Ctrl-C (SIGINT) or SIGTERM: the file is completed cleanly.\n";
+	"Stop with Ctrl-C (SIGINT) or SIGTERM: the file is completed cleanly.\n"
+	"With named files (--rotate-*, --keep), SIGUSR1 starts the next file;\n"
+	"with --flight, SIGUSR2 writes a snapshot.\n";
 
-int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
+/* Named files (rotation, keep, flight snapshots) need a file name. */
+static bool named_files(const struct rec_cli_record_args *a)
 {
-	return rec_cli_record_parse_with(argc, argv, NULL, NULL, NULL, a);
+	return a->rotate_bytes || a->rotate_ns || a->keep || a->flight_bytes;
 }
 
-/* record_opts, then extra before its "help" line: one table for getopt and
- * for --help. */
-struct rec_cli_opt *rec_cli_record_options_with(const struct rec_cli_opt *extra)
+static int check_output_args(const struct rec_cli_record_args *a)
 {
-	size_t n = 0, k = 0, help = 0, m = 0;
-	struct rec_cli_opt *t;
-
-	while (record_opts[n].name)
-		n++;
-	while (extra[m].name)
-		m++;
-	while (help < n && strcmp(record_opts[help].name, "help"))
-		help++;
-	t = calloc(n + m + 1, sizeof(*t));
-	if (!t)
-		return NULL;
-	for (size_t i = 0; i < help; i++)
-		t[k++] = record_opts[i];
-	for (size_t i = 0; i < m; i++)
-		t[k++] = extra[i];
-	for (size_t i = help; i < n; i++)
-		t[k++] = record_opts[i];
-	return t;
+	if (a->flight_bytes && (a->to || a->rotate_bytes || a->rotate_ns || a->keep)) {
+		rec_log(REC_LOG_ERROR, "--flight keeps the recording in memory: it goes "
+			"with neither --to nor --rotate-size, --rotate-time, --keep");
+		return -EINVAL;
+	}
+	if ((a->rotate_bytes || a->rotate_ns || a->keep) && !a->output_given && a->to) {
+		rec_log(REC_LOG_ERROR, "--rotate-size, --rotate-time and --keep are about "
+			"files: give -o as well as --to");
+		return -EINVAL;
+	}
+	if (named_files(a) && a->c.output && !strcmp(a->c.output, "-")) {
+		rec_log(REC_LOG_ERROR, "-o -: --rotate-size, --rotate-time, --keep and "
+			"--flight write named files (-o STEM.prec)");
+		return -EINVAL;
+	}
+	if (a->max_bytes && a->flight_bytes) {
+		rec_log(REC_LOG_ERROR, "--max-size: a flight recorder holds at most "
+			"--flight SIZE already");
+		return -EINVAL;
+	}
+	return 0;
 }
 
-int rec_cli_record_parse_with(int argc, char **argv, const struct rec_cli_opt *extra,
-			      int (*extra_cb)(void *ctx, const struct rec_cli_parser *p,
-					      int key, const char *arg),
-			      void *ctx, struct rec_cli_record_args *a)
-{
-	struct rec_cli_parser p;
-	struct rec_cli_opt *joined = NULL;
-	const char *arg;
-	bool have_F = false, have_c = false;
-	uint64_t v;
-	int key, ret;
+/* -F and -c, which exclude each other. */
+struct seen {
+	bool F, c;
+};
 
+static void record_defaults(struct rec_cli_record_args *a)
+{
 	memset(a, 0, sizeof(*a));
-	a->freq = DEFAULT_FREQ;
-	a->flush_ms = PREC_DEFAULT_FLUSH_MS;
-	a->zstd_level = DEFAULT_ZSTD_LEVEL;
-	a->frame_size = DEFAULT_FRAME_SIZE;
+	a->ro = (struct rec_recording_opts)REC_RECORDING_OPTS_INIT;
+	a->ro.freq = DEFAULT_FREQ;
+	a->ro.flush_ms = PREC_DEFAULT_FLUSH_MS;
+	a->ro.zstd_level = DEFAULT_ZSTD_LEVEL;
+	a->ro.frame_size = DEFAULT_FRAME_SIZE;
 	a->c.interval_ns = 1000000000ull;
 	a->finish_timeout_ns = 30000000000ull;
-	a->off_cpu_threshold_ns = 1000000;
-	if (extra) {
-		joined = rec_cli_record_options_with(extra);
-		if (!joined)
-			return -ENOMEM;
-	}
-	ret = rec_cli_parser_init(&p, joined ? joined : record_opts);
-	if (ret < 0) {
-		free(joined);
-		return ret;
-	}
-	p.common = &a->c;
-	while ((key = rec_cli_next(&p, argc, argv, &arg)) > 0) {
-		ret = 0;
-		if (rec_cli_net_option(&a->net, key, arg))
-			continue;
-		switch (key) {
-		case REC_OPT_TO:
-			a->to = arg;
-			break;
-		case REC_OPT_SESSION:
-			a->session = arg;
-			break;
-		case REC_OPT_HOST:
-			a->host = arg;
-			break;
-		case REC_OPT_SPOOL_SIZE:
-			if (rec_parse_size(arg, &a->send_spool_bytes) < 0 ||
-			    a->send_spool_bytes < (1u << 20))
-				ret = rec_cli_bad_value(&p, arg, "a size of at least 1m (e.g. 256m)");
-			break;
-		case REC_OPT_FINISH_TIMEOUT:
-			if (rec_parse_duration(arg, 1000000000ull, &a->finish_timeout_ns) < 0)
-				ret = rec_cli_bad_value(&p, arg, "a duration (e.g. 30s)");
-			break;
-		case 'F':
-			if (rec_parse_freq(arg, &a->freq) < 0)
-				ret = rec_cli_bad_value(&p, arg, "a frequency in Hz (e.g. 4000, 10k)");
-			have_F = true;
-			break;
-		case 'c':
-			if (rec_parse_uint(arg, UINT64_MAX, &a->period) < 0 || !a->period)
-				ret = rec_cli_bad_value(&p, arg, "a positive count");
-			have_c = true;
-			break;
-		case 'g':
-			a->callchain = true;
-			a->dwarf = a->raw_stacks = false;
-			break;
-		case REC_OPT_CALL_GRAPH: {
-			struct rec_call_graph cg;
+	a->ro.off_cpu_threshold_ns = 1000000;
+}
 
-			if (rec_parse_call_graph(arg, &cg) < 0) {
-				ret = rec_cli_bad_value(&p, arg, "fp, dwarf, dwarf,SIZE (8 to "
-							"65528 bytes) or dwarf[,SIZE],raw");
-				break;
-			}
-			a->callchain = !cg.dwarf;
-			a->dwarf = cg.dwarf;
-			a->stack_user = cg.stack_user;
-			a->raw_stacks = cg.raw;
-			break;
-		}
-		case REC_OPT_SWITCH:
-			a->switch_events = true;
-			break;
-		case 'm':
-			if (rec_parse_uint(arg, 1u << 20, &v) < 0 || !v || (v & (v - 1)))
-				ret = rec_cli_bad_value(&p, arg, "a power of two of pages per "
-							"ring (e.g. 128)");
-			a->mmap_pages = (size_t)v;
-			break;
-		case REC_OPT_FRAME_SIZE:
-			if (rec_parse_size(arg, &v) < 0 || v < 1024 || v > (64ull << 20))
-				ret = rec_cli_bad_value(&p, arg, "a size from 1k to 64m");
-			a->frame_size = (size_t)v;
-			break;
-		case REC_OPT_FLUSH_MS:
-			if (rec_parse_uint(arg, 3600000, &v) < 0)
-				ret = rec_cli_bad_value(&p, arg, "milliseconds (0..3600000)");
-			a->flush_ms = (uint32_t)v;
-			break;
-		case REC_OPT_ZSTD_LEVEL:
-			if (rec_parse_uint(arg, 19, &v) < 0 || !v)
-				ret = rec_cli_bad_value(&p, arg, "a level from 1 to 19");
-			a->zstd_level = (int)v;
-			break;
-		case REC_OPT_SPOOL:
-			if (rec_parse_size(arg, &a->spool_bytes) < 0 ||
-			    a->spool_bytes < 65536 || a->spool_bytes > (4ull << 30))
-				ret = rec_cli_bad_value(&p, arg, "bytes per CPU from 64k to "
-							"4096m (e.g. 64m)");
-			break;
-		case REC_OPT_NO_SYMBOLS:
-			a->no_symbols = true;
-			break;
-		case REC_OPT_SYMBOLS_INTERVAL:
-			if (rec_parse_duration(arg, 1000000, &a->symbols_interval_ns) < 0 ||
-			    a->symbols_interval_ns < 1000000)
-				ret = rec_cli_bad_value(&p, arg, "an interval of at least 1ms "
-							"(e.g. 30s, 500ms)");
-			break;
-		case 'q':
-			a->quiet = true;
-			break;
-		case REC_OPT_OFF_CPU:
-			a->off_cpu = true;
-			if (arg && (rec_parse_duration(arg, 1000000, &a->off_cpu_threshold_ns) < 0))
-				ret = rec_cli_bad_value(&p, arg, "a duration (e.g. 1ms, 500us, 0 "
-							"for every block as an interval; a "
-							"bare number is ms)");
-			break;
-		case REC_OPT_FILTER: {
-			struct rec_sfilter f;
-			struct rec_sfilter_error err;
-			char msg[REC_LOG_MAX];
+/* What is sampled and how (events themselves are common options): 1 taken, 0 not one of them, < 0 a bad value
+ * (logged). */
+static int sampling_option(const struct rec_cli_parser *p, struct rec_cli_record_args *a,
+		struct seen *seen, int key, const char *arg)
+{
+	int ret = 0;
 
-			a->filter = arg;
-			if (rec_sfilter_parse(arg, &f, &err) < 0) {
-				rec_log(REC_LOG_ERROR, "bad --filter: %s",
-					rec_sfilter_describe_error(arg, &err, msg, sizeof(msg)));
-				ret = -EINVAL;
-			}
-			rec_sfilter_release(&f);
+	switch (key) {
+	case 'F':
+		if (rec_parse_freq(arg, &a->ro.freq) < 0)
+			ret = rec_cli_bad_value(p, arg, "a frequency in Hz (e.g. 4000, 10k)");
+		seen->F = true;
+		break;
+	case 'c':
+		if (rec_parse_uint(arg, UINT64_MAX, &a->ro.period) < 0 || !a->ro.period)
+			ret = rec_cli_bad_value(p, arg, "a positive count");
+		seen->c = true;
+		break;
+	case 'g':
+		a->ro.callchain = true;
+		a->ro.dwarf = a->ro.raw_stacks = false;
+		break;
+	case REC_OPT_CALL_GRAPH: {
+		struct rec_call_graph cg;
+
+		if (rec_parse_call_graph(arg, &cg) < 0) {
+			ret = rec_cli_bad_value(p, arg, "fp, dwarf, dwarf,SIZE (8 to "
+						"65528 bytes) or dwarf[,SIZE],raw");
 			break;
 		}
-		case 'h':
-			a->help = true;
-			break;
-		default:
-			ret = extra_cb ? extra_cb(ctx, &p, key, arg) : -EINVAL;
-			break;
-		}
-		if (ret < 0)
-			goto out;
+		a->ro.callchain = !cg.dwarf;
+		a->ro.dwarf = cg.dwarf;
+		a->ro.stack_user = cg.stack_user;
+		a->ro.raw_stacks = cg.raw;
+		break;
 	}
-	ret = key;
-	if (ret < 0)
-		goto out;
-	if (have_F && have_c) {
+	case REC_OPT_SWITCH:
+		a->ro.switch_events = true;
+		break;
+	case REC_OPT_OFF_CPU:
+		a->ro.off_cpu = true;
+		if (arg && (rec_parse_duration(arg, 1000000, &a->ro.off_cpu_threshold_ns) < 0))
+			ret = rec_cli_bad_value(p, arg, "a duration (e.g. 1ms, 500us, 0 "
+						"for every block as an interval; a "
+						"bare number is ms)");
+		break;
+	case REC_OPT_FILTER: {
+		struct rec_sfilter f;
+		struct rec_sfilter_error err;
+		char msg[REC_LOG_MAX];
+
+		a->ro.filter = arg;
+		if (rec_sfilter_parse(arg, &f, &err) < 0) {
+			rec_log(REC_LOG_ERROR, "bad --filter: %s",
+				rec_sfilter_describe_error(arg, &err, msg, sizeof(msg)));
+			ret = -EINVAL;
+		}
+		rec_sfilter_release(&f);
+		break;
+	}
+	default:
+		return 0;
+	}
+	return ret < 0 ? ret : 1;
+}
+
+/* Where it goes and how it is written: 1 taken, 0 not one of them, < 0 a bad value
+ * (logged). */
+static int output_option(const struct rec_cli_parser *p, struct rec_cli_record_args *a,
+		int key, const char *arg)
+{
+	uint64_t v;
+	int ret = 0;
+
+	switch (key) {
+	case 'm':
+		if (rec_parse_uint(arg, 1u << 20, &v) < 0 || !v || (v & (v - 1)))
+			ret = rec_cli_bad_value(p, arg, "a power of two of pages per "
+						"ring (e.g. 128)");
+		a->ro.mmap_pages = (size_t)v;
+		break;
+	case REC_OPT_FRAME_SIZE:
+		if (rec_parse_size(arg, &v) < 0 || v < 1024 || v > (64ull << 20))
+			ret = rec_cli_bad_value(p, arg, "a size from 1k to 64m");
+		a->ro.frame_size = (size_t)v;
+		break;
+	case REC_OPT_FLUSH_MS:
+		if (rec_parse_uint(arg, 3600000, &v) < 0)
+			ret = rec_cli_bad_value(p, arg, "milliseconds (0..3600000)");
+		a->ro.flush_ms = (uint32_t)v;
+		break;
+	case REC_OPT_ZSTD_LEVEL:
+		if (rec_parse_uint(arg, 19, &v) < 0 || !v)
+			ret = rec_cli_bad_value(p, arg, "a level from 1 to 19");
+		a->ro.zstd_level = (int)v;
+		break;
+	case REC_OPT_SPOOL:
+		if (rec_parse_size(arg, &a->ro.spool_bytes) < 0 ||
+		    a->ro.spool_bytes < 65536 || a->ro.spool_bytes > (4ull << 30))
+			ret = rec_cli_bad_value(p, arg, "bytes per CPU from 64k to "
+						"4096m (e.g. 64m)");
+		break;
+	case REC_OPT_NO_SYMBOLS:
+		a->ro.no_symbols = true;
+		break;
+	case REC_OPT_SYMBOLS_INTERVAL:
+		if (rec_parse_duration(arg, 1000000, &a->ro.symbols_interval_ns) < 0 ||
+		    a->ro.symbols_interval_ns < 1000000)
+			ret = rec_cli_bad_value(p, arg, "an interval of at least 1ms "
+						"(e.g. 30s, 500ms)");
+		break;
+	case 'q':
+		a->quiet = true;
+		break;
+	case REC_OPT_ROTATE_SIZE:
+		if (rec_parse_size(arg, &a->rotate_bytes) < 0 || a->rotate_bytes < 65536)
+			ret = rec_cli_bad_value(p, arg, "a size of at least 64k (e.g. 256m)");
+		break;
+	case REC_OPT_ROTATE_TIME:
+		if (rec_parse_duration(arg, 1000000000ull, &a->rotate_ns) < 0 ||
+		    a->rotate_ns < 1000000000ull)
+			ret = rec_cli_bad_value(p, arg, "a duration of at least 1s (e.g. 1h)");
+		break;
+	case REC_OPT_KEEP:
+		if (rec_parse_uint(arg, 1000000, &v) < 0 || !v)
+			ret = rec_cli_bad_value(p, arg, "a positive count of files");
+		a->keep = (unsigned)v;
+		break;
+	case REC_OPT_FLIGHT:
+		if (rec_parse_size(arg, &a->flight_bytes) < 0 || a->flight_bytes < 65536)
+			ret = rec_cli_bad_value(p, arg, "a size of at least 64k (e.g. 64m)");
+		break;
+	case REC_OPT_MAX_SIZE:
+		if (rec_parse_size(arg, &a->max_bytes) < 0 || a->max_bytes < 65536)
+			ret = rec_cli_bad_value(p, arg, "a size of at least 64k (e.g. 1g)");
+		break;
+	case 'h':
+		a->help = true;
+		break;
+	default:
+		return 0;
+	}
+	return ret < 0 ? ret : 1;
+}
+
+/* Streaming to a collector (--to): 1 taken, 0 not one of them, < 0 a bad value
+ * (logged). */
+static int stream_option(const struct rec_cli_parser *p, struct rec_cli_record_args *a,
+		int key, const char *arg)
+{
+	int ret = 0;
+
+	switch (key) {
+	case REC_OPT_TO:
+		a->to = arg;
+		break;
+	case REC_OPT_SESSION:
+		a->session = arg;
+		break;
+	case REC_OPT_HOST:
+		a->host = arg;
+		break;
+	case REC_OPT_SPOOL_SIZE:
+		if (rec_parse_size(arg, &a->send_spool_bytes) < 0 ||
+		    a->send_spool_bytes < (1u << 20))
+			ret = rec_cli_bad_value(p, arg, "a size of at least 1m (e.g. 256m)");
+		break;
+	case REC_OPT_FINISH_TIMEOUT:
+		if (rec_parse_duration(arg, 1000000000ull, &a->finish_timeout_ns) < 0)
+			ret = rec_cli_bad_value(p, arg, "a duration (e.g. 30s)");
+		break;
+	default:
+		return 0;
+	}
+	return ret < 0 ? ret : 1;
+}
+
+/* What the options say together, once all are read. 0 or -EINVAL
+ * (logged). */
+static int record_check(struct rec_cli_record_args *a, const struct seen *seen)
+{
+	if (seen->F && seen->c) {
 		rec_log(REC_LOG_ERROR, "-F (frequency) and -c (period) exclude each other");
-		ret = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
-	if (have_c)
-		a->freq = 0;
+	if (seen->c)
+		a->ro.freq = 0;
 	a->output_given = a->c.output != NULL;
 	if (!a->c.output && !a->to)
 		a->c.output = DEFAULT_OUTPUT;
@@ -334,21 +395,54 @@ int rec_cli_record_parse_with(int argc, char **argv, const struct rec_cli_opt *e
 		       a->session || a->host || a->send_spool_bytes)) {
 		rec_log(REC_LOG_ERROR, "--token-file, --tls-*, --session, --host and "
 			"--spool-size go with --to");
-		ret = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
-	ret = rec_cli_common_finish(&a->c, argc, argv, p.optind);
+	return check_output_args(a);
+}
+
+int rec_cli_record_parse(int argc, char **argv, struct rec_cli_record_args *a)
+{
+	struct rec_cli_parser p;
+	struct seen seen = { false, false };
+	const char *arg;
+	int key, ret;
+
+	record_defaults(a);
+	ret = rec_cli_parser_init(&p, rec_cli_record_opts);
+	if (ret < 0)
+		return ret;
+	p.common = &a->c;
+	while ((key = rec_cli_next(&p, argc, argv, &arg)) > 0) {
+		if (rec_cli_net_option(&a->net, key, arg))
+			continue;
+		ret = sampling_option(&p, a, &seen, key, arg);
+		if (!ret)
+			ret = output_option(&p, a, key, arg);
+		if (!ret)
+			ret = stream_option(&p, a, key, arg);
+		if (!ret)
+			ret = -EINVAL;   /* the parser knows no other key */
+		if (ret < 0)
+			goto out;
+	}
+	ret = key;
+	if (ret >= 0)
+		ret = record_check(a, &seen);
+	if (ret >= 0)
+		ret = rec_cli_common_finish(&a->c, argc, argv, p.optind);
 out:
 	rec_cli_parser_release(&p);
-	free(joined);
 	return ret;
 }
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, user_signal;
 
 static void on_signal(int sig)
 {
-	stop_signal = sig;
+	if (sig == SIGUSR1 || sig == SIGUSR2)
+		user_signal = sig;
+	else
+		stop_signal = sig;
 }
 
 static void catch_signals(void)
@@ -361,187 +455,8 @@ static void catch_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-}
-
-/*
- * The output file is touched only once the recording has started: until
- * then its bytes (header, event descriptions, the tasks from /proc) are
- * held in memory, so a start that fails (no such process, events refused,
- * a command that cannot run) leaves an existing FILE as it was and makes
- * no FILE.old, as perf does. At the commit the previous FILE is kept as
- * FILE.old and the held bytes are written; later writes go straight to
- * the file. "-o -" is standard output: a .prec is a sequence of frames, so
- * the trace can go down a pipe (perfrec-analyze reads what the pipe wrote
- * to a file).
- */
-struct held_output {
-	const char *path;            /* NULL: standard output (fd) */
-	int fd;                      /* standard output's dup; -1 for a file */
-	struct prec_sink *mem;       /* until the commit */
-	struct prec_sink *file;      /* after it */
-};
-
-static int held_write(struct prec_sink *sink, const void *buf, size_t n)
-{
-	struct held_output *h = sink->priv;
-
-	return prec_sink_write(h->file ? h->file : h->mem, buf, n);
-}
-
-static int held_sync(struct prec_sink *sink)
-{
-	struct held_output *h = sink->priv;
-
-	return h->file ? prec_sink_sync(h->file) : 0;
-}
-
-static void held_destroy(struct prec_sink *sink)
-{
-	struct held_output *h = sink->priv;
-
-	prec_sink_free(h->mem);
-	prec_sink_free(h->file);
-	if (!h->file && h->fd >= 0)
-		close(h->fd);
-	free(h);
-}
-
-static const struct prec_sink_ops held_ops = {
-	.write = held_write, .sync = held_sync, .destroy = held_destroy,
-};
-
-/* Checks now what the commit will need, so a recording does not start
- * (nor a command run) only to find it cannot write: standard output not
- * a terminal, or FILE writable (opened without truncating) or creatable
- * in its directory. 0 or -errno (logged). */
-static int check_output(const char *path)
-{
-	char dir[4096];
-	const char *slash;
-	int fd;
-
-	if (!path) {
-		if (isatty(STDOUT_FILENO)) {
-			rec_log(REC_LOG_ERROR, "-o -: standard output is a terminal; the "
-				"trace is binary: redirect it (-o - > FILE, or a pipe) or "
-				"give -o FILE");
-			return -EINVAL;
-		}
-		return 0;
-	}
-	fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd >= 0) {
-		close(fd);
-		return 0;
-	}
-	if (errno != ENOENT) {
-		int e = -errno;
-
-		rec_log(REC_LOG_ERROR, "cannot write %s: %s", path, strerror(-e));
-		return e;
-	}
-	slash = strrchr(path, '/');
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
-		 slash ? path : ".");
-	if (access(dir, W_OK | X_OK) < 0) {
-		int e = -errno;
-
-		rec_log(REC_LOG_ERROR, "cannot create %s: %s (directory %s)", path,
-			strerror(-e), dir);
-		return e;
-	}
-	return 0;
-}
-
-/* path NULL: standard output, whose fd is kept here and replaced by
- * standard error, so a command recorded with -o - writes its own output
- * there and not into the trace (perf does the same). */
-static int open_output(const char *path, struct prec_sink **sink)
-{
-	struct held_output *h;
-	int ret = check_output(path);
-
-	if (ret < 0)
-		return ret;
-	h = calloc(1, sizeof(*h));
-	*sink = calloc(1, sizeof(**sink));
-	if (h)
-		h->mem = prec_sink_mem_new();
-	if (!h || !*sink || !h->mem) {
-		if (h)
-			prec_sink_free(h->mem);
-		free(h);
-		free(*sink);
-		*sink = NULL;
-		rec_log(REC_LOG_ERROR, "out of memory");
-		return -ENOMEM;
-	}
-	h->path = path;
-	h->fd = -1;
-	if (!path) {
-		h->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-		if (h->fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
-			ret = -errno;
-			rec_log(REC_LOG_ERROR, "-o -: cannot take standard output: %s",
-				strerror(-ret));
-			prec_sink_free(h->mem);
-			if (h->fd >= 0)
-				close(h->fd);
-			free(h);
-			free(*sink);
-			*sink = NULL;
-			return ret;
-		}
-	}
-	(*sink)->ops = &held_ops;
-	(*sink)->priv = h;
-	return 0;
-}
-
-/* The recording has started: the file now, the previous one kept as
- * FILE.old, and the bytes held so far into it. 0 or -errno (logged). */
-static int commit_output(struct prec_sink *sink)
-{
-	struct held_output *h = sink->priv;
-	const void *held;
-	size_t n;
-	int fd, ret;
-
-	if (h->file)
-		return 0;
-	if (h->path) {
-		struct stat st;
-		char old[4096];
-
-		if (stat(h->path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-		    (size_t)snprintf(old, sizeof(old), "%s.old", h->path) < sizeof(old))
-			rename(h->path, old);
-		fd = open(h->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			ret = -errno;
-			rec_log(REC_LOG_ERROR, "cannot create %s: %s", h->path, strerror(-ret));
-			return ret;
-		}
-	} else {
-		fd = h->fd;
-	}
-	h->file = prec_sink_fd_new(fd, 1);
-	if (!h->file) {
-		close(fd);
-		h->fd = -1;
-		rec_log(REC_LOG_ERROR, "out of memory");
-		return -ENOMEM;
-	}
-	held = prec_sink_mem_data(h->mem, &n);
-	ret = prec_sink_write(h->file, held, n);
-	if (ret < 0) {
-		rec_log(REC_LOG_ERROR, "cannot write %s: %s", h->path ? h->path :
-			"standard output", strerror(-ret));
-		return ret;
-	}
-	prec_sink_free(h->mem);
-	h->mem = NULL;
-	return 0;
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
 }
 
 static void print_status(const struct rec_recording *r, uint64_t *prev_t,
@@ -617,35 +532,37 @@ static void print_summary(const struct rec_recording_stats *st, const char *outp
 			(unsigned long long)st->st.ring_errors);
 }
 
-/* Where the recording goes: a file, a collector, or both. */
-struct outputs {
-	struct prec_sink *file;
-	struct rec_sender *sender;
-	struct prec_sink *tee;
-	struct prec_sink *sink;      /* what the recording writes into */
-	const char *name;
-};
-
-static int open_outputs(struct rec_cli_record_args *a, struct outputs *out)
+/* Where the recording goes: -o FILE (or named files STEM.<time>.<n>.prec
+ * with rotation, keep or a flight recorder), a collector, or both. */
+static int open_outputs(struct rec_cli_record_args *a, struct rec_outputs **out)
 {
+	struct rec_outputs_opts oo = REC_OUTPUTS_OPTS_INIT;
+	struct rec_sender_opts so = REC_SENDER_OPTS_INIT;
+	char *stem = NULL;
 	int ret;
 
-	memset(out, 0, sizeof(*out));
-	if (a->c.output) {
-		bool std_out = !strcmp(a->c.output, "-");
+	if (a->c.output && named_files(a)) {
+		size_t n = strlen(a->c.output);
 
-		ret = open_output(std_out ? NULL : a->c.output, &out->file);
-		if (ret < 0)
-			return ret;
-		out->sink = out->file;
-		out->name = std_out ? "standard output" : a->c.output;
+		if (n > 5 && !strcmp(a->c.output + n - 5, ".prec"))
+			n -= 5;
+		stem = strndup(a->c.output, n);
+		if (!stem)
+			return -ENOMEM;
+		oo.stem = stem;
+	} else {
+		oo.path = a->c.output;
 	}
+	oo.rotate_bytes = a->rotate_bytes;
+	oo.rotate_ns = a->rotate_ns;
+	oo.keep = a->keep;
+	oo.flight_bytes = a->flight_bytes;
+	oo.finish_timeout_ms = (uint32_t)(a->finish_timeout_ns / 1000000);
+	oo.warn_drops_once = true;
 	if (a->to) {
-		struct rec_sender_opts so = REC_SENDER_OPTS_INIT;
-
 		ret = rec_cli_net_load(&a->net, false);
 		if (ret < 0)
-			return ret;
+			goto out;
 		so.to = a->to;
 		so.host = a->host;
 		so.session_id = a->session;
@@ -653,54 +570,25 @@ static int open_outputs(struct rec_cli_record_args *a, struct outputs *out)
 		so.token_len = a->net.token_len;
 		so.tls = a->net.tls;
 		so.spool_bytes = a->send_spool_bytes;
-		so.frame_bytes = a->frame_size;
-		ret = rec_sender_new(&so, &out->sender);
-		if (ret < 0)
-			return ret;
-		if (out->file) {
-			out->tee = prec_sink_tee_new(out->file, rec_sender_sink(out->sender));
-			if (!out->tee)
-				return -ENOMEM;
-			out->sink = out->tee;
-		} else {
-			out->sink = rec_sender_sink(out->sender);
-			out->name = a->to;
-		}
+		so.frame_bytes = a->ro.frame_size;
+		oo.to = &so;
 	}
-	return 0;
+	ret = rec_outputs_new(&oo, out);
+out:
+	free(stem);
+	return ret;
 }
 
-static void close_outputs(struct outputs *out)
-{
-	rec_sender_free(out->sender);
-	prec_sink_free(out->tee);
-	prec_sink_free(out->file);
-}
-
-/* Frames the sender had to drop become a Loss packet in the trace. */
-static int note_drops(struct rec_recording *r, struct outputs *out, bool *warned)
-{
-	char why[256];
-	int ret = rec_sender_record_drops(out->sender, r, why, sizeof(why));
-
-	if (ret > 0 && !*warned) {
-		rec_log(REC_LOG_WARN, "%s%s", why, out->file ? "; the local copy (-o) "
-			"keeps them" : "");
-		*warned = true;
-	}
-	return ret < 0 ? ret : 0;
-}
-
-static void print_stream_summary(struct rec_cli_record_args *a, struct outputs *out)
+static void print_stream_summary(struct rec_cli_record_args *a, struct rec_sender *sender)
 {
 	struct rec_sender_stats ss;
 	char bytes[32], session[256];
 
-	rec_sender_stats(out->sender, &ss);
+	rec_sender_stats(sender, &ss);
 	rec_status_bytes(ss.acked_bytes, bytes, sizeof(bytes));
 	fprintf(stderr, "perfrec: streamed to %s as %s: %llu frames sent, %llu "
 		"acknowledged (%s), %llu resent, %llu dropped%s\n", a->to,
-		rec_log_escape(session, sizeof(session), rec_sender_session(out->sender)),
+		rec_log_escape(session, sizeof(session), rec_sender_session(sender)),
 		(unsigned long long)ss.sent,
 		(unsigned long long)ss.acked, bytes, (unsigned long long)ss.resent,
 		(unsigned long long)ss.dropped,
@@ -711,14 +599,10 @@ void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
 				   const struct rec_evlist *evl,
 				   struct rec_recording_opts *o)
 {
+	/* what record parsed into a->ro, with what the common options and
+	 * the program add */
+	*o = a->ro;
 	o->evlist = evl;
-	o->freq = a->freq;
-	o->period = a->period;
-	o->callchain = a->callchain;
-	o->dwarf = a->dwarf;
-	o->stack_user = a->stack_user;
-	o->raw_stacks = a->raw_stacks;
-	o->switch_events = a->switch_events;
 	o->counters = a->c.counters;
 	o->ncounters = a->c.ncounters;
 	o->interval_ns = a->c.interval_ns;
@@ -728,19 +612,9 @@ void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
 	o->pids = a->c.ids.tid;
 	o->npids = a->c.ids.n;
 	o->argv = a->c.command;
-	o->mmap_pages = a->mmap_pages;
-	o->spool_bytes = a->spool_bytes;
-	o->no_symbols = a->no_symbols;
-	o->symbols_interval_ns = a->symbols_interval_ns;
 	o->duration_ns = a->c.duration_ns;
-	o->frame_size = a->frame_size;
-	o->flush_ms = a->flush_ms;
-	o->zstd_level = a->zstd_level;
 	o->argc = self_argc;
 	o->argv_self = self_argv;
-	o->off_cpu = a->off_cpu;
-	o->off_cpu_threshold_ns = a->off_cpu_threshold_ns;
-	o->filter = a->filter;
 	/* tests: the off-CPU program kernels without BTF get */
 	o->off_cpu_raw_tp = getenv("PERFREC_OFFCPU_RAW_TP") != NULL;
 }
@@ -759,16 +633,48 @@ int rec_cli_record_events(const struct rec_cli_record_args *a, struct rec_evlist
 	return 0;
 }
 
+/* SIGUSR1: a new file now; SIGUSR2: a flight snapshot now. */
+static int on_user_signal(struct rec_outputs *out, struct rec_recording *r, int sig)
+{
+	struct rec_recording_stats st;
+	char done[4096];
+	int ret;
+
+	if (sig == SIGUSR1)
+		ret = rec_outputs_rotate(out, r, done, sizeof(done));
+	else
+		ret = rec_outputs_snapshot(out, r, NULL, done, sizeof(done));
+	if (ret >= 0)
+		return 0;
+	/* a file that could not be made leaves the recording as it was */
+	rec_recording_stats(r, &st);
+	return st.state == REC_RECORDING_FAILED ? ret : 0;
+}
+
+/* --max-size: every output so far, as written */
+static bool max_size_reached(const struct rec_cli_record_args *a,
+			     const struct rec_recording *r)
+{
+	struct rec_recording_stats st;
+
+	if (!a->max_bytes)
+		return false;
+	rec_recording_stats(r, &st);
+	return st.bytes_written >= a->max_bytes;
+}
+
 /* Runs the recording a parsed command line describes. */
 static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 {
 	struct rec_recording_opts o = REC_RECORDING_OPTS_INIT;
 	struct rec_recording_stats st;
+	struct rec_outputs_status os;
 	struct rec_recording *r = NULL;
-	struct outputs out;
+	struct rec_outputs *out = NULL;
 	uint64_t next_status, prev_t, prev_rec = 0;
-	bool status = !a->quiet && isatty(STDERR_FILENO), warned = false;
-	char sum[160];
+	bool status = !a->quiet && isatty(STDERR_FILENO);
+	const char *reason = "signal";
+	char sum[160], name[4096] = "", snap[4096] = "";
 	int ret, code = 1;
 
 	rec_cli_record_recording_opts(a, evl, &o);
@@ -778,33 +684,45 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 	ret = open_outputs(a, &out);
 	if (ret < 0)
 		goto out;
-	ret = rec_recording_new(&o, out.sink, out.name, &r);
+	ret = rec_recording_new(&o, rec_outputs_sink(out), rec_outputs_name(out), &r);
 	if (ret < 0)
 		goto out;
 	ret = rec_recording_start(r);
 	if (ret < 0)
 		goto out;
-	if (out.file) {
-		ret = commit_output(out.file);
-		if (ret < 0)
-			goto out;
-	}
+	ret = rec_outputs_started(out);
+	if (ret < 0)
+		goto out;
 	prev_t = prec_now_ns();
 	next_status = prev_t + STATUS_NS;
 	while (!stop_signal && (ret = rec_recording_step(r, 100)) > 0) {
-		ret = note_drops(r, &out, &warned);
+		if (user_signal) {
+			int sig = user_signal;
+
+			user_signal = 0;
+			ret = on_user_signal(out, r, sig);
+			if (ret < 0)
+				break;
+		}
+		ret = rec_outputs_step(out, r);
 		if (ret < 0)
 			break;
+		if (max_size_reached(a, r)) {
+			reason = "max size";
+			break;
+		}
 		if (status && prec_now_ns() >= next_status) {
 			print_status(r, &prev_t, &prev_rec);
 			next_status = prec_now_ns() + STATUS_NS;
 		}
 	}
 	if (ret >= 0)
-		ret = note_drops(r, &out, &warned);
+		ret = rec_outputs_note_drops(out, r);
+	snprintf(name, sizeof(name), "%s", rec_outputs_name(out));
 	if (ret >= 0)
-		ret = rec_recording_stop(r, "signal");
-	if (out.sender) {
+		ret = rec_outputs_stop_snapshot(out, r, reason, snap, sizeof(snap));
+	rec_outputs_status(out, &os);
+	if (os.sender) {
 		/* the index went out with the stop: wait for the acks */
 		int fret;
 
@@ -812,12 +730,13 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 		if (!a->quiet && !stop_signal)
 			rec_log(REC_LOG_INFO, "waiting for %s to acknowledge the last frames",
 				a->to);
-		fret = rec_sender_finish(out.sender,
-					 (uint32_t)(a->finish_timeout_ns / 1000000));
+		fret = rec_outputs_finish(out);
 		if (!a->quiet)
-			print_stream_summary(a, &out);
+			print_stream_summary(a, os.sender);
 		if (fret < 0 && ret >= 0)
 			ret = fret;
+	} else {
+		rec_outputs_finish(out);
 	}
 out:
 	rec_cli_status_end();
@@ -828,16 +747,16 @@ out:
 			fprintf(stderr, "perfrec: %s before the error\n",
 				rec_recording_summary(&st, sum, sizeof(sum)));
 		/* a failed writer cannot close; the frames written stay valid */
-		if (out.file)
-			prec_sink_sync(out.file);
+		if (out)
+			rec_outputs_sync(out);
 		code = 1;
 	} else {
 		if (!a->quiet)
-			print_summary(&st, out.name);
+			print_summary(&st, snap[0] ? snap : name);
 		code = st.have_workload && st.workload_exit >= 0 ? st.workload_exit : 0;
 	}
 	rec_recording_free(r);
-	close_outputs(&out);
+	rec_outputs_free(out);
 	return code;
 }
 
@@ -857,7 +776,7 @@ int rec_cli_record(int argc, char **argv)
 	if (a.quiet)
 		rec_cli_print_quiet();
 	if (a.help) {
-		rec_cli_help(stdout, record_usage, record_about, record_opts, record_footer);
+		rec_cli_help(stdout, record_usage, record_about, rec_cli_record_opts, record_footer);
 		code = 0;
 		goto out;
 	}

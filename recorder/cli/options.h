@@ -99,6 +99,7 @@ enum {
 	REC_OPT_ROTATE_SIZE,
 	REC_OPT_ROTATE_TIME,
 	REC_OPT_KEEP,
+	REC_OPT_MAX_SIZE,
 	REC_OPT_TRUSTED,
 	REC_OPT_SYSLOG,
 	REC_OPT_FIRST_FREE,   /* later commands number from here */

@@ -1,7 +1,7 @@
 /*
  * sessargs.h - the arguments of a daemon session (`perfrec ctl start NAME
- * ...` and CONFIG/NAME.session files): every `perfrec record` option, plus
- * the session's output options (rotation, kept files, flight recorder).
+ * ...` and CONFIG/NAME.session files): every `perfrec record` option, its
+ * output options (rotation, kept files, flight recorder) included.
  * One parser for the three places that read them: the daemon checks them
  * before starting anything, the session process runs them, and `ctl start
  * --help` shows them.
@@ -11,7 +11,8 @@
  *   - untrusted callers (group members, not root) name no host paths: -o
  *     is a file name (in the daemon's output directory), and the token
  *     and TLS files are refused (they would be read as root);
- *   - --flight excludes --to and the rotation options.
+ *   - no --max-size (a session goes on until stopped).
+ * The output options (rotation, keep, flight) are record's.
  */
 #ifndef REC_CLI_SESSARGS_H
 #define REC_CLI_SESSARGS_H
@@ -23,14 +24,7 @@
 
 struct rec_cli_session_args {
 	struct rec_cli_record_args rec;
-	uint64_t rotate_bytes;
-	uint64_t rotate_ns;
-	unsigned keep;
-	uint64_t flight_bytes;
 };
-
-/* The session options' table (for help). */
-extern const struct rec_cli_opt rec_cli_session_opts[];
 
 /* argv[0] is a name for messages (the options start at argv[1]). 0, or
  * -EINVAL after logging what is wrong. Release with

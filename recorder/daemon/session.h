@@ -4,26 +4,20 @@
  * daemon starts one per session, daemon/child.h), so a session that
  * crashes takes nothing else down.
  *
- * Outputs, one at a time (rotation moves to the next; every output is a
- * complete trace that analyzes alone, and consecutive outputs join without
- * a gap or an overlap: rec_recording_rotate()):
+ * Its outputs are recording/outputs.h's (one at a time; every output a
+ * complete trace that analyzes alone, consecutive ones joined without a
+ * gap or an overlap), named from STEM: files STEM.<UTC time>.<NNNN>.prec,
+ * streams with the session id <STEM's file name or NAME>.<time>.<NNNN>,
+ * or a flight buffer whose snapshots are STEM.<time>.<NNNN>.snapshot.prec.
+ * What the session adds:
  *
- *   file     STEM.<UTC yyyymmdd-hhmmss>.<NNNN>.prec, a new one at each
- *            rotation: by size (rotate_bytes), by age (rotate_ns) or on
- *            request; the newest `keep` such files are kept, older ones
- *            deleted (the current one never). Only files this session
- *            made are ever deleted: those of this run, and those its
- *            manifest lists from earlier runs (manifest_dir), each only
- *            while its path still holds the file that was made.
- *   stream   to a collector (net/sender.h), each output as a stream of its
- *            own, session id <STEM's file name or NAME>.<time>.<NNNN>;
- *            with a file too, both carry the same bytes.
- *   flight   memory only (format/flight.h): the output's first packets
- *            and its newest frames within flight_bytes. A snapshot ends
- *            the output into a file (FLIGHT_DROPPED loss written first
- *            when frames were dropped) and continues into a fresh buffer,
- *            so the recording never stops. Symbols are written only when
- *            an output ends (the snapshot), so no dropped frame held them.
+ *   keep     only files this session made are ever deleted: those of this
+ *            run, and those its manifest lists from earlier runs
+ *            (manifest_dir), each only while its path still holds the
+ *            file that was made. Every file the outputs create is listed
+ *            before anything is written into it.
+ *   flight   symbols are written only when an output ends (the snapshot),
+ *            so no dropped frame held them; stopping discards the buffer.
  *
  * How to use (one thread):
  *

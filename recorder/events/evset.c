@@ -32,7 +32,7 @@ static bool leader_sampled_group(const struct rec_evlist *l,
 
 bool rec_evset_is_bpf_output(const struct rec_evset *s, const struct rec_evsel *e)
 {
-	return s->cfg.bpf.off_cpu && e->ev == &s->bpf_ev;
+	return s->cfg.bpf_output && e->ev == &s->bpf_ev;
 }
 
 bool rec_evset_filterable(const struct rec_evset *s, const struct rec_evsel *e)
@@ -173,7 +173,7 @@ int rec_evset_init(struct rec_evset *s, const struct rec_evlist *l,
 		s->sel[i].ev = &l->ev[i];
 		build_attr(s, i);
 	}
-	if (s->cfg.bpf.off_cpu) {
+	if (s->cfg.bpf_output) {
 		s->bpf_ev.name = "bpf-output";
 		s->bpf_ev.group = -1;
 		s->sel[s->nsel].ev = &s->bpf_ev;
@@ -433,7 +433,7 @@ static int evset_open(struct rec_evset *s, const int *cpus, size_t ncpus,
 			ret = -ESRCH;
 			goto out;
 		}
-		if (s->cfg.bpf.off_cpu) {
+		if (s->cfg.bpf_output) {
 			ret = open_bpf_output(s, ci, cpu, &ring_fd, err, errlen);
 			if (ret < 0)
 				goto out;
@@ -521,10 +521,10 @@ static int describe_event(struct rec_evset *s, struct prec_writer *w,
 	d.sampling = (a->freq || a->sample_period) && !rec_evset_is_bpf_output(s, e);
 	if (rec_evset_is_bpf_output(s, e)) {
 		d.bpf_output = 1;
-		d.off_cpu_threshold = s->cfg.bpf.off_cpu_threshold;
+		d.off_cpu_threshold = s->cfg.off_cpu_threshold;
 	}
-	if (s->cfg.bpf.filter && rec_evset_filterable(s, e))
-		d.filter = (char *)s->cfg.bpf.filter;
+	if (s->cfg.filter && rec_evset_filterable(s, e))
+		d.filter = (char *)s->cfg.filter;
 	d.group = e->ev->group;
 	d.member = e->ev->member > 0 ? (uint32_t)e->ev->member : 0;
 	for (size_t j = 0; j < e->nfds; j++) {

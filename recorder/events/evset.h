@@ -34,7 +34,6 @@
 #include <sys/types.h>
 
 #include "format/writer.h"
-#include "recorder/bpf/bpf.h"
 #include "recorder/encode/decode.h"
 #include "recorder/events/evparse.h"
 #include "recorder/ring/ring.h"
@@ -47,11 +46,17 @@ struct rec_evset_cfg {
 	bool inherit;           /* task targets: follow new threads/children */
 	bool enable_on_exec;    /* command target */
 	size_t mmap_pages;      /* data pages per ring, power of two */
-	/* BPF (recorder/bpf/bpf.h; strings and arrays borrowed until open).
-	 * bpf.off_cpu adds a bpf-output event after the evlist's: opened once
-	 * per CPU for every task (pid -1), into that CPU's ring, enabled from
-	 * the start; its samples are the off-CPU program's records. */
-	struct rec_bpf_opts bpf;
+	/* What the BPF programs (recorder/bpf/bpf.h, loaded by the perf
+	 * event source) need of the event set. bpf_output adds a bpf-output
+	 * event after the evlist's: opened once per CPU for every task (pid
+	 * -1), into that CPU's ring, enabled from the start; its samples are
+	 * the off-CPU program's records, blocks of at least
+	 * off_cpu_threshold ns as intervals. filter: the sample filter
+	 * attached to the sampling events (borrowed; written into their
+	 * descriptions), or NULL. */
+	bool bpf_output;
+	uint64_t off_cpu_threshold;
+	const char *filter;
 	/* --call-graph dwarf: samples also carry the user registers of
 	 * regs_user (sample_regs_user) and stack_user bytes of user stack
 	 * (sample_stack_user, a multiple of 8); the kernel's callchain then
@@ -85,7 +90,7 @@ struct rec_evset {
 	const struct rec_evlist *evlist;
 	struct rec_evset_cfg cfg;
 	struct rec_evsel *sel;          /* [nsel]: the evlist's, then the
-					 * bpf-output event (cfg.bpf.off_cpu) */
+					 * bpf-output event (cfg.bpf_output) */
 	size_t nsel;
 	struct rec_event bpf_ev;        /* sel[nsel - 1].ev with off_cpu */
 	struct rec_ring *rings;         /* [nrings], rings[i] is cpus[i]'s */
@@ -121,9 +126,9 @@ void rec_evset_release(struct rec_evset *s);
 int rec_evset_write_lost(struct rec_evset *s, struct prec_writer *w,
 			   uint64_t now_ns, uint64_t *total);
 
-/* Whether e is the bpf-output event of cfg.bpf.off_cpu. */
+/* Whether e is the bpf-output event of cfg.bpf_output. */
 bool rec_evset_is_bpf_output(const struct rec_evset *s, const struct rec_evsel *e);
-/* Whether a sample filter (cfg.bpf.filter) applies to e: a sampling
+/* Whether a sample filter (cfg.filter) applies to e: a sampling
  * event other than a tracepoint or probe (their BPF programs are of
  * another type) or the bpf-output event. */
 bool rec_evset_filterable(const struct rec_evset *s, const struct rec_evsel *e);

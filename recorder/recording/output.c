@@ -1,7 +1,7 @@
 /*
  * output.c - one output of a recording: the packets it starts with (so it
  * analyzes alone), its end (symbols hit, counter values, SessionEnd,
- * index) and rotation to the next output. See recording.h.
+ * index), rotation to the next output, and write errors. See recording.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +14,43 @@
 #include "recorder/encode/synth.h"
 #include "recorder/log.h"
 #include "recorder/recording/recording_int.h"
+
+/* ---- what the rest of the recording calls here, never the other way */
+
+static const char *name_of(const struct rec_recording *r)
+{
+	return r->output_name[0] ? r->output_name : "the output";
+}
+
+static void log_write_error(struct rec_recording *r, int e)
+{
+	if (e == -ENOSPC || e == -EDQUOT)
+		rec_log(REC_LOG_ERROR,
+			"disk full while writing %s (%s): recording stopped; the file "
+			"reads up to its last complete frame. Free space or write "
+			"elsewhere (-o)", name_of(r), prec_strerror(e));
+	else
+		rec_log(REC_LOG_ERROR,
+			"writing %s failed (%s): recording stopped; the file reads up "
+			"to its last complete frame", name_of(r), prec_strerror(e));
+}
+
+/* A write error: the recording can only be released from now on. */
+int recording_fail_write(struct rec_recording *r, int e)
+{
+	if (r->state != REC_RECORDING_FAILED) {
+		log_write_error(r, e);
+		r->state = REC_RECORDING_FAILED;
+		r->err = e;
+		r->stop_reason = "error: write failed";
+	}
+	return e;
+}
+
+bool recording_task_target(const struct rec_recording *r)
+{
+	return r->o.target == REC_TARGET_PIDS || r->o.target == REC_TARGET_TIDS;
+}
 
 int recording_open_writer(struct rec_recording *r, struct prec_sink *sink,
 		       const char *name, struct prec_writer **out)

@@ -20,6 +20,7 @@
 #include "format/base/opts.h"
 #include "format/error.h"
 #include "format/writer.h"
+#include "recorder/bpf/bpf.h"
 #include "recorder/encode/hostinfo.h"
 #include "recorder/encode/synth.h"
 #include "recorder/events/counters.h"
@@ -54,36 +55,6 @@
  * the sums' time resolution, and how much a killed recorder can lose. */
 #define TICK_NS 1000000000ull
 
-static const char *name_of(const struct rec_recording *r)
-{
-	return r->output_name[0] ? r->output_name : "the output";
-}
-
-static void log_write_error(struct rec_recording *r, int e)
-{
-	if (e == -ENOSPC || e == -EDQUOT)
-		rec_log(REC_LOG_ERROR,
-			"disk full while writing %s (%s): recording stopped; the file "
-			"reads up to its last complete frame. Free space or write "
-			"elsewhere (-o)", name_of(r), prec_strerror(e));
-	else
-		rec_log(REC_LOG_ERROR,
-			"writing %s failed (%s): recording stopped; the file reads up "
-			"to its last complete frame", name_of(r), prec_strerror(e));
-}
-
-/* A write error: the recording can only be released from now on. */
-int recording_fail_write(struct rec_recording *r, int e)
-{
-	if (r->state != REC_RECORDING_FAILED) {
-		log_write_error(r, e);
-		r->state = REC_RECORDING_FAILED;
-		r->err = e;
-		r->stop_reason = "error: write failed";
-	}
-	return e;
-}
-
 /* CAP_IPC_LOCK in the effective set (/proc/self/status CapEff). */
 static bool can_lock_memory(void)
 {
@@ -117,11 +88,6 @@ static size_t auto_ring_pages(size_t ncpus)
 	       (uint64_t)pages * page * (ncpus ? ncpus : 1) > RING_TOTAL_MAX)
 		pages /= 2;
 	return pages > RING_PAGES_SMALL ? pages : RING_PAGES_SMALL;
-}
-
-bool recording_task_target(const struct rec_recording *r)
-{
-	return r->o.target == REC_TARGET_PIDS || r->o.target == REC_TARGET_TIDS;
 }
 
 /* ---- new */
@@ -231,6 +197,7 @@ static int open_source(struct rec_recording *r)
 	} else {
 		const struct rec_evlist *l = o->evlist;
 		struct rec_evset_cfg cfg;
+		struct rec_bpf_opts bo = REC_BPF_OPTS_INIT;
 
 		if (!o->period) {
 			int max = rec_read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 0);
@@ -277,13 +244,15 @@ static int open_source(struct rec_recording *r)
 		cfg.inherit = o->target == REC_TARGET_PIDS || o->target == REC_TARGET_COMMAND;
 		cfg.enable_on_exec = o->target == REC_TARGET_COMMAND;
 		cfg.mmap_pages = o->mmap_pages ? o->mmap_pages : auto_ring_pages(r->cpus.n);
-		cfg.bpf = (struct rec_bpf_opts)REC_BPF_OPTS_INIT;
-		cfg.bpf.off_cpu = o->off_cpu;
-		cfg.bpf.off_cpu_threshold = o->off_cpu_threshold_ns;
-		cfg.bpf.filter = o->filter && o->filter[0] ? o->filter : NULL;
-		cfg.bpf.force_raw_tp = o->off_cpu_raw_tp;
-		bpf_targets(r, &cfg.bpf);
-		r->src = rec_source_perf_new(l, &cfg);
+		bo.off_cpu = o->off_cpu;
+		bo.off_cpu_threshold = o->off_cpu_threshold_ns;
+		bo.filter = o->filter && o->filter[0] ? o->filter : NULL;
+		bo.force_raw_tp = o->off_cpu_raw_tp;
+		bpf_targets(r, &bo);
+		cfg.bpf_output = bo.off_cpu;
+		cfg.off_cpu_threshold = bo.off_cpu_threshold;
+		cfg.filter = bo.filter;
+		r->src = rec_source_perf_new(l, &cfg, &bo);
 		if (!r->src) {
 			ret = -errno;
 			rec_log(REC_LOG_ERROR, "bad event settings (-m must be a power of "

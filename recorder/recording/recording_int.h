@@ -1,7 +1,8 @@
 /*
  * recording_int.h - the recording's state, shared by recording.c (life
  * cycle, targets, events, the drain/consume loop) and output.c (one
- * output: its first packets, its end, rotation to the next). Not part of
+ * output: its first packets, its end, rotation to the next, write
+ * errors). A chain: recording.c calls output.c, never the reverse. Not part of
  * the interface: see recording.h.
  */
 #ifndef REC_RECORDING_INT_H
@@ -61,12 +62,12 @@ struct rec_recording {
 	uint64_t event_lost;
 };
 
+/* output.c: recording.c calls into it, it never calls recording.c */
+
 /* A write error: logged once; the recording can only be released from
  * now on. Returns e. */
 int recording_fail_write(struct rec_recording *r, int e);
 bool recording_task_target(const struct rec_recording *r);
-
-/* output.c */
 int recording_open_writer(struct rec_recording *r, struct prec_sink *sink,
 			  const char *name, struct prec_writer **out);
 int recording_write_preamble(struct rec_recording *r, uint64_t start_ns);

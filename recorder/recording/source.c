@@ -13,7 +13,8 @@
 struct perf_source {
 	struct rec_source pub;   /* first: the recording sees only this */
 	struct rec_evset set;
-	struct rec_bpf *bpf;     /* cfg.bpf asked for off-CPU or a filter */
+	struct rec_bpf_opts bo;  /* the BPF programs asked for */
+	struct rec_bpf *bpf;     /* bo asked for off-CPU or a filter */
 };
 
 static struct perf_source *perf_of(struct rec_source *src)
@@ -25,7 +26,7 @@ static int perf_open(struct rec_source *src, const int *cpus, size_t ncpus,
 		     const int *pids, size_t npids)
 {
 	struct perf_source *p = perf_of(src);
-	const struct rec_bpf_opts *bo = &p->set.cfg.bpf;
+	const struct rec_bpf_opts *bo = &p->bo;
 	int ret;
 
 	/* BPF first: a missing privilege or kernel feature is said before
@@ -105,7 +106,8 @@ static const struct rec_source_ops perf_ops = {
 };
 
 struct rec_source *rec_source_perf_new(const struct rec_evlist *evlist,
-				       const struct rec_evset_cfg *cfg)
+				       const struct rec_evset_cfg *cfg,
+				       const struct rec_bpf_opts *bo)
 {
 	struct perf_source *p = calloc(1, sizeof(*p));
 	int ret;
@@ -114,6 +116,7 @@ struct rec_source *rec_source_perf_new(const struct rec_evlist *evlist,
 		errno = ENOMEM;
 		return NULL;
 	}
+	p->bo = *bo;
 	ret = rec_evset_init(&p->set, evlist, cfg);
 	if (ret < 0) {
 		rec_evset_release(&p->set);

@@ -32,6 +32,7 @@
 
 struct rec_evlist;
 struct rec_evset_cfg;
+struct rec_bpf_opts;
 struct rec_emit;
 
 struct rec_source;
@@ -73,10 +74,13 @@ struct rec_source {
 	void *bpf_ctx;
 };
 
-/* perf events of evlist (borrowed; outlives the source) with cfg.
- * Returns NULL and sets errno (EINVAL: bad cfg, ENOMEM). */
+/* perf events of evlist (borrowed; outlives the source) with cfg, and
+ * the BPF programs bo asks for (its strings and arrays borrowed until
+ * open; cfg's bpf_output, off_cpu_threshold and filter must agree with
+ * it). Returns NULL and sets errno (EINVAL: bad cfg, ENOMEM). */
 struct rec_source *rec_source_perf_new(const struct rec_evlist *evlist,
-				       const struct rec_evset_cfg *cfg);
+				       const struct rec_evset_cfg *cfg,
+				       const struct rec_bpf_opts *bo);
 
 /* NULL is fine. */
 void rec_source_free(struct rec_source *src);

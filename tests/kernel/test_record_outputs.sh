@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# test_record_outputs.sh - `perfrec record`'s named files, as `ctl start`'s
+# sessions write them (recording/outputs.h), with real events:
+#   - SIGUSR1 rotates: three files that each verify and analyze alone,
+#     whose time ranges join end to start and whose switch counts add up
+#     to what the recording counted in all (no record lost or doubled);
+#   - --rotate-size with --keep 2: the newest two files stay, and a file
+#     of the same name pattern this run did not make is never deleted;
+#   - --flight: SIGUSR2 writes a snapshot that analyzes alone while the
+#     recording goes on, and the end writes one more;
+#   - --max-size stops the recording ("stopped by max size");
+#   - combinations that cannot work are refused with a reason.
+set -euo pipefail
+perfrec=${PERFREC_BIN:?}
+analyze=${PERFREC_ANALYZE_BIN:?}
+d=$(mktemp -d /tmp/perfrec-recout-XXXXXX)
+trap 'rm -rf "$d"' EXIT
+fail() { echo "test_record_outputs: FAIL: $*" >&2; exit 1; }
+json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+if ! "$perfrec" record -e cpu-clock -d 0.1 -q -o "$d/probe.prec" -- true 2>"$d/probe.err"; then
+  if [ -n "${CI:-}" ]; then fail "perf events unavailable: $(cat "$d/probe.err")"; fi
+  echo "test_record_outputs: skipped: perf events unavailable"; exit 0
+fi
+cd "$d"
+
+# --- SIGUSR1: three files, each alone, together one recording
+"$perfrec" record -a -e cpu-clock -F 999 --switch-events --rotate-time 1h -o sw.prec \
+  2> sw.err & p=$!
+sleep 1; kill -USR1 $p; sleep 1; kill -USR1 $p; sleep 1; kill -INT $p
+wait $p || fail "record with SIGUSR1 rotation: $(cat sw.err)"
+total=$(grep -o '[0-9]* switch events' sw.err | head -1 | cut -d' ' -f1)
+[ -n "$total" ] || fail "no switch count in the summary: $(cat sw.err)"
+files=$(ls sw.*.prec)
+[ "$(echo "$files" | wc -l)" = 3 ] || fail "expected 3 files of sw, got: $files"
+sum=0; prev_end=""
+for f in $files; do
+  "$analyze" verify "$f" > verify.out || fail "$f does not verify: $(cat verify.out)"
+  "$analyze" sched "$f" > /dev/null || fail "sched on $f"
+  "$analyze" info --json "$f" > info.json || fail "info on $f"
+  n=$(json info.json "r['info']['switches']")
+  start=$(json info.json "r['info']['start_s']")
+  end=$(json info.json "r['info']['start_s'] + r['info']['duration_s']")
+  [ "$n" -gt 0 ] || fail "$f holds no switches"
+  if [ -n "$prev_end" ]; then
+    python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); sys.exit(abs(a-b) > 1e-6)" \
+      "$prev_end" "$start" || fail "$f starts at $start, the previous file ended at $prev_end"
+  fi
+  prev_end=$end
+  sum=$((sum + n))
+done
+[ "$sum" = "$total" ] || fail "the files hold $sum switches, the recording counted $total"
+echo "test_record_outputs: SIGUSR1: 3 files verify alone, join end to start, $sum switches = total $total"
+
+# --- --rotate-size and --keep: only this run's files are deleted
+echo "not a trace" > rs.20000101-000000.0001.prec
+"$perfrec" record -a -e cpu-clock -F 10k --frame-size 16k --flush-ms 100 --rotate-size 64k \
+  --keep 2 -o rs.prec -d 3 2> rs.err || fail "record --rotate-size: $(cat rs.err)"
+grep -q "deleted rs\." rs.err || fail "--keep deleted nothing: $(cat rs.err)"
+[ -f rs.20000101-000000.0001.prec ] || fail "--keep deleted a file this run did not make"
+mine=$(ls rs.*.prec | grep -v '^rs\.20000101')
+[ "$(echo "$mine" | wc -l)" = 2 ] || fail "--keep 2 left: $mine"
+for f in $mine; do
+  "$analyze" verify "$f" > verify.out || fail "$f does not verify: $(cat verify.out)"
+done
+echo "test_record_outputs: --rotate-size --keep 2: 2 files kept, another run's file untouched"
+
+# --- flight: a snapshot on SIGUSR2 analyzes alone, the end writes another
+"$perfrec" record -a -e cpu-clock -F 4000 --flight 64k --frame-size 16k -o fl.prec \
+  2> fl.err & p=$!
+sleep 1.5; kill -USR2 $p; sleep 1; kill -INT $p
+wait $p || fail "record --flight: $(cat fl.err)"
+snaps=$(ls fl.*.snapshot.prec)
+[ "$(echo "$snaps" | wc -l)" = 2 ] || fail "expected 2 snapshots, got: $snaps $(cat fl.err)"
+for f in $snaps; do
+  "$analyze" verify "$f" > verify.out || fail "$f does not verify: $(cat verify.out)"
+  "$analyze" info --json "$f" > info.json || fail "info on $f"
+  [ "$(json info.json "r['info']['samples']")" -gt 0 ] || fail "$f holds no samples"
+  "$analyze" report "$f" > /dev/null || fail "report on $f"
+done
+first=$(echo "$snaps" | head -1)
+if grep -q "written ([1-9]" fl.err; then
+  "$analyze" dump "$first" > snap.dump
+  grep -q "loss what=flight_dropped" snap.dump || fail "no flight_dropped loss in $first"
+fi
+ls fl.prec fl.*[0-9].prec 2>/dev/null && fail "a flight recording wrote more than snapshots"
+echo "test_record_outputs: --flight: SIGUSR2 and the end each wrote a snapshot that analyzes alone"
+
+# --- --max-size
+"$perfrec" record -a -e cpu-clock -F 10k --flush-ms 100 --max-size 64k -o ms.prec -d 20 \
+  2> ms.err || fail "record --max-size: $(cat ms.err)"
+grep -q "stopped by max size" ms.err || fail "--max-size did not stop it: $(cat ms.err)"
+"$analyze" verify ms.prec > verify.out || fail "ms.prec does not verify: $(cat verify.out)"
+echo "test_record_outputs: --max-size stops the recording, the file complete"
+
+# --- refused
+"$perfrec" record -a --flight 64m --to 127.0.0.1:1 2> bad.err && fail "--flight with --to"
+grep -q "flight" bad.err || fail "no reason: $(cat bad.err)"
+"$perfrec" record -a --rotate-size 1m -o - 2> bad.err > /dev/null && fail "--rotate-size with -o -"
+grep -q "named files" bad.err || fail "no reason: $(cat bad.err)"
+"$perfrec" record -a --max-size 1m --flight 1m 2> bad.err && fail "--max-size with --flight"
+grep -q "max-size" bad.err || fail "no reason: $(cat bad.err)"
+echo "test_record_outputs: ok"
