@@ -21,7 +21,7 @@
 
 #include "format/varint.h"
 #include "format/error.h"
-#include "format/frame_int.h"
+#include "format/info_int.h"
 #include "format/cctree.h"
 #include "format/index.h"
 #include "format/intern.h"
