@@ -336,138 +336,216 @@ static void group_read(struct em *e, const Perfrec__GroupRead *r)
 		ulist(e, "lost", r->lost, r->n_lost, 0);
 }
 
+/* A sample's or off-CPU block's stack: the ips, or the iid when the
+ * frame does not define it. */
+static void callchain(struct em *e, const struct prec_packet *p, uint64_t iid)
+{
+	size_t n = 0;
+	const uint64_t *ips;
+
+	if (!iid)
+		return;
+	ips = prec_frame_callchain(p->frame, iid, &n);
+	if (ips)
+		ulist(e, "callchain", ips, n, 1);
+	else
+		u64(e, "callchain_iid", iid);
+}
+
+static void header_fields(struct em *e, const Perfrec__FileHeader *h)
+{
+	str(e, "host", h->hostname);
+	str(e, "kernel", h->kernel_release);
+	str(e, "machine", h->machine);
+	u64(e, "cpus", h->cpus_online);
+	u64(e, "start", h->start_time);
+	str(e, "target", h->target);
+}
+
+static void event_fields(struct em *e, const Perfrec__EventDesc *d)
+{
+	u64(e, "index", d->index);
+	str(e, "name", d->name);
+	u64(e, "type", d->type);
+	hex(e, "config", d->config);
+	boolean(e, "sampling", d->sampling);
+	i64(e, "group", d->group);
+	ulist(e, "ids", d->ids, d->n_ids, 0);
+	if (d->error && *d->error)
+		str(e, "error", d->error);
+	if (d->filter && *d->filter)
+		str(e, "filter", d->filter);
+	if (d->bpf_output) {
+		boolean(e, "bpf_output", 1);
+		u64(e, "off_cpu_threshold", d->off_cpu_threshold);
+	}
+}
+
+static void sample_fields(struct em *e, struct ana_session *s,
+			  const struct prec_packet *p, const Perfrec__Sample *m)
+{
+	str(e, "event", ana_session_event_name(s, ana_session_event_of(s, m->id)));
+	u64(e, "cpu", m->cpu);
+	u64(e, "pid", m->pid);
+	u64(e, "tid", m->tid);
+	hex(e, "ip", m->ip);
+	u64(e, "period", m->period);
+	callchain(e, p, m->callchain);
+	if (m->raw.len)
+		bytes_len(e, "raw_bytes", m->raw.len);
+	if (m->read)
+		group_read(e, m->read);
+	if (m->addr)
+		hex(e, "addr", m->addr);
+	if (m->n_regs)
+		u64(e, "user_regs", m->n_regs);
+	if (m->stack.len || m->stack_dyn_size)
+		bytes_len(e, "user_stack", m->stack.len);
+}
+
+static void off_cpu_fields(struct em *e, const struct prec_packet *p, const Perfrec__OffCpu *o)
+{
+	str(e, "what", o->count ? "sum" : "interval");
+	str(e, "state", ana_offcpu_state_name(o->state));
+	u64(e, "cpu", o->cpu);
+	u64(e, "pid", o->pid);
+	u64(e, "tid", o->tid);
+	u64(e, "ns", o->duration);
+	if (o->count)
+		u64(e, "blocks", o->count);
+	if (o->waker_tid) {
+		u64(e, "waker_pid", o->waker_pid);
+		u64(e, "waker_tid", o->waker_tid);
+	}
+	callchain(e, p, o->callchain);
+}
+
+static void context_switch_fields(struct em *e, const Perfrec__ContextSwitch *c)
+{
+	str(e, "dir", c->out ? "out" : "in");
+	u64(e, "cpu", c->cpu);
+	u64(e, "pid", c->pid);
+	u64(e, "tid", c->tid);
+	boolean(e, "preempt", c->preempt);
+	if (c->cpu_wide) {
+		u64(e, "other_pid", c->other_pid);
+		u64(e, "other_tid", c->other_tid);
+	}
+}
+
+static void task_fields(struct em *e, const struct prec_packet *p, const Perfrec__TaskEvent *t)
+{
+	static const char *const kinds[] = { "comm", "fork", "exit", "existing" };
+	str(e, "what", (unsigned)t->kind < 4 ? kinds[t->kind] : "unknown");
+	u64(e, "pid", t->pid);
+	u64(e, "tid", t->tid);
+	if (t->kind == PERFREC__TASK_EVENT__KIND__FORK ||
+	    t->kind == PERFREC__TASK_EVENT__KIND__EXIT) {
+		u64(e, "ppid", t->ppid);
+		u64(e, "ptid", t->ptid);
+	}
+	if (t->comm)
+		interned(e, "comm", p, t->comm);
+	if (t->exec)
+		boolean(e, "exec", 1);
+}
+
+static void mmap_fields(struct em *e, const struct prec_packet *p, const Perfrec__Mmap *m)
+{
+	u64(e, "pid", m->pid);
+	u64(e, "tid", m->tid);
+	hex(e, "start", m->start);
+	hex(e, "len", m->len);
+	hex(e, "pgoff", m->pgoff);
+	interned(e, "file", p, m->filename);
+	if (m->synthesized)
+		boolean(e, "synthesized", 1);
+}
+
+static void session_end_fields(struct em *e, const Perfrec__SessionEnd *x)
+{
+	u64(e, "samples", x->samples);
+	u64(e, "switches", x->switches);
+	u64(e, "records", x->records);
+	u64(e, "lost", x->lost);
+	u64(e, "dropped", x->dropped);
+	str(e, "stop", x->stop_reason);
+}
+
+static void symbols_fields(struct em *e, const Perfrec__SymbolTable *t)
+{
+	static const char *const kinds[] = { "elf", "kernel", "kernel_module",
+					     "perf_map", "unavailable" };
+	str(e, "what", (unsigned)t->kind < 5 ? kinds[t->kind] : "unknown");
+	str(e, "path", t->path);
+	u64(e, "symbols", t->n_starts);
+	if (t->reason && *t->reason)
+		str(e, "reason", t->reason);
+}
+
+static void unwind_fields(struct em *e, const Perfrec__UnwindTable *t)
+{
+	static const char *const secs[] = { "eh_frame", "eh_frame_hdr", "debug_frame" };
+	str(e, "what", t->kind == PERFREC__UNWIND_TABLE__KIND__ELF ? "elf" : "unavailable");
+	str(e, "path", t->path);
+	for (size_t i = 0; i < t->n_sections; i++) {
+		const Perfrec__UnwindSection *us = t->sections[i];
+		bytes_len(e, (unsigned)us->kind < 3 ? secs[us->kind] : "section",
+			  us->data.len);
+	}
+	if (t->reason && *t->reason)
+		str(e, "reason", t->reason);
+}
+
+static void group_desc_fields(struct em *e, const Perfrec__GroupDesc *g)
+{
+	u64(e, "index", g->index);
+	str(e, "name", g->name);
+	key(e, "events");
+	if (e->json)
+		putc_(e, '[');
+	for (size_t i = 0; i < g->n_events; i++) {
+		if (i)
+			putc_(e, ',');
+		putu(e, g->events[i]);
+	}
+	if (e->json)
+		putc_(e, ']');
+	u64(e, "interval_ns", g->interval_ns);
+}
+
+/* The fields of packet p after its time and kind: one function per packet
+ * kind with more than a few fields, the small ones inline. */
 static void fields(struct em *e, struct ana_session *s, const struct prec_packet *p)
 {
 	const Perfrec__Packet *k = p->pkt;
 	switch (k->data_case) {
-	case PERFREC__PACKET__DATA_HEADER: {
-		const Perfrec__FileHeader *h = k->header;
-		str(e, "host", h->hostname);
-		str(e, "kernel", h->kernel_release);
-		str(e, "machine", h->machine);
-		u64(e, "cpus", h->cpus_online);
-		u64(e, "start", h->start_time);
-		str(e, "target", h->target);
+	case PERFREC__PACKET__DATA_HEADER:
+		header_fields(e, k->header);
 		break;
-	}
-	case PERFREC__PACKET__DATA_EVENT: {
-		const Perfrec__EventDesc *d = k->event;
-		u64(e, "index", d->index);
-		str(e, "name", d->name);
-		u64(e, "type", d->type);
-		hex(e, "config", d->config);
-		boolean(e, "sampling", d->sampling);
-		i64(e, "group", d->group);
-		ulist(e, "ids", d->ids, d->n_ids, 0);
-		if (d->error && *d->error)
-			str(e, "error", d->error);
-		if (d->filter && *d->filter)
-			str(e, "filter", d->filter);
-		if (d->bpf_output) {
-			boolean(e, "bpf_output", 1);
-			u64(e, "off_cpu_threshold", d->off_cpu_threshold);
-		}
+	case PERFREC__PACKET__DATA_EVENT:
+		event_fields(e, k->event);
 		break;
-	}
-	case PERFREC__PACKET__DATA_SAMPLE: {
-		const Perfrec__Sample *m = k->sample;
-		str(e, "event", ana_session_event_name(s, ana_session_event_of(s, m->id)));
-		u64(e, "cpu", m->cpu);
-		u64(e, "pid", m->pid);
-		u64(e, "tid", m->tid);
-		hex(e, "ip", m->ip);
-		u64(e, "period", m->period);
-		if (m->callchain) {
-			size_t n = 0;
-			const uint64_t *ips = prec_frame_callchain(p->frame, m->callchain, &n);
-			if (ips)
-				ulist(e, "callchain", ips, n, 1);
-			else
-				u64(e, "callchain_iid", m->callchain);
-		}
-		if (m->raw.len)
-			bytes_len(e, "raw_bytes", m->raw.len);
-		if (m->read)
-			group_read(e, m->read);
-		if (m->addr)
-			hex(e, "addr", m->addr);
-		if (m->n_regs)
-			u64(e, "user_regs", m->n_regs);
-		if (m->stack.len || m->stack_dyn_size)
-			bytes_len(e, "user_stack", m->stack.len);
+	case PERFREC__PACKET__DATA_SAMPLE:
+		sample_fields(e, s, p, k->sample);
 		break;
-	}
-	case PERFREC__PACKET__DATA_OFF_CPU: {
-		const Perfrec__OffCpu *o = k->off_cpu;
-		str(e, "what", o->count ? "sum" : "interval");
-		str(e, "state", ana_offcpu_state_name(o->state));
-		u64(e, "cpu", o->cpu);
-		u64(e, "pid", o->pid);
-		u64(e, "tid", o->tid);
-		u64(e, "ns", o->duration);
-		if (o->count)
-			u64(e, "blocks", o->count);
-		if (o->waker_tid) {
-			u64(e, "waker_pid", o->waker_pid);
-			u64(e, "waker_tid", o->waker_tid);
-		}
-		if (o->callchain) {
-			size_t n = 0;
-			const uint64_t *ips = prec_frame_callchain(p->frame, o->callchain, &n);
-			if (ips)
-				ulist(e, "callchain", ips, n, 1);
-			else
-				u64(e, "callchain_iid", o->callchain);
-		}
+	case PERFREC__PACKET__DATA_OFF_CPU:
+		off_cpu_fields(e, p, k->off_cpu);
 		break;
-	}
 	case PERFREC__PACKET__DATA_FILTERED:
 		str(e, "event", ana_session_event_name(s, (int)k->filtered->event));
 		u64(e, "dropped", k->filtered->dropped);
 		u64(e, "kept", k->filtered->kept);
 		break;
-	case PERFREC__PACKET__DATA_CONTEXT_SWITCH: {
-		const Perfrec__ContextSwitch *c = k->context_switch;
-		str(e, "dir", c->out ? "out" : "in");
-		u64(e, "cpu", c->cpu);
-		u64(e, "pid", c->pid);
-		u64(e, "tid", c->tid);
-		boolean(e, "preempt", c->preempt);
-		if (c->cpu_wide) {
-			u64(e, "other_pid", c->other_pid);
-			u64(e, "other_tid", c->other_tid);
-		}
+	case PERFREC__PACKET__DATA_CONTEXT_SWITCH:
+		context_switch_fields(e, k->context_switch);
 		break;
-	}
-	case PERFREC__PACKET__DATA_TASK: {
-		static const char *const kinds[] = { "comm", "fork", "exit", "existing" };
-		const Perfrec__TaskEvent *t = k->task;
-		str(e, "what", (unsigned)t->kind < 4 ? kinds[t->kind] : "unknown");
-		u64(e, "pid", t->pid);
-		u64(e, "tid", t->tid);
-		if (t->kind == PERFREC__TASK_EVENT__KIND__FORK ||
-		    t->kind == PERFREC__TASK_EVENT__KIND__EXIT) {
-			u64(e, "ppid", t->ppid);
-			u64(e, "ptid", t->ptid);
-		}
-		if (t->comm)
-			interned(e, "comm", p, t->comm);
-		if (t->exec)
-			boolean(e, "exec", 1);
+	case PERFREC__PACKET__DATA_TASK:
+		task_fields(e, p, k->task);
 		break;
-	}
-	case PERFREC__PACKET__DATA_MMAP: {
-		const Perfrec__Mmap *m = k->mmap;
-		u64(e, "pid", m->pid);
-		u64(e, "tid", m->tid);
-		hex(e, "start", m->start);
-		hex(e, "len", m->len);
-		hex(e, "pgoff", m->pgoff);
-		interned(e, "file", p, m->filename);
-		if (m->synthesized)
-			boolean(e, "synthesized", 1);
+	case PERFREC__PACKET__DATA_MMAP:
+		mmap_fields(e, p, k->mmap);
 		break;
-	}
 	case PERFREC__PACKET__DATA_LOSS:
 		str(e, "what", ana_loss_kind_name(k->loss->kind));
 		u64(e, "cpu", k->loss->cpu);
@@ -495,63 +573,23 @@ static void fields(struct em *e, struct ana_session *s, const struct prec_packet
 		if (k->interned->n_callchain_nodes)
 			u64(e, "node_runs", k->interned->n_callchain_nodes);
 		break;
-	case PERFREC__PACKET__DATA_SESSION_END: {
-		const Perfrec__SessionEnd *x = k->session_end;
-		u64(e, "samples", x->samples);
-		u64(e, "switches", x->switches);
-		u64(e, "records", x->records);
-		u64(e, "lost", x->lost);
-		u64(e, "dropped", x->dropped);
-		str(e, "stop", x->stop_reason);
+	case PERFREC__PACKET__DATA_SESSION_END:
+		session_end_fields(e, k->session_end);
 		break;
-	}
 	case PERFREC__PACKET__DATA_RAW:
 		u64(e, "type", k->raw->type);
 		u64(e, "cpu", k->raw->cpu);
 		bytes_len(e, "bytes", k->raw->data.len);
 		break;
-	case PERFREC__PACKET__DATA_SYMBOLS: {
-		static const char *const kinds[] = { "elf", "kernel", "kernel_module",
-						     "perf_map", "unavailable" };
-		const Perfrec__SymbolTable *t = k->symbols;
-		str(e, "what", (unsigned)t->kind < 5 ? kinds[t->kind] : "unknown");
-		str(e, "path", t->path);
-		u64(e, "symbols", t->n_starts);
-		if (t->reason && *t->reason)
-			str(e, "reason", t->reason);
+	case PERFREC__PACKET__DATA_SYMBOLS:
+		symbols_fields(e, k->symbols);
 		break;
-	}
-	case PERFREC__PACKET__DATA_UNWIND: {
-		static const char *const secs[] = { "eh_frame", "eh_frame_hdr", "debug_frame" };
-		const Perfrec__UnwindTable *t = k->unwind;
-		str(e, "what", t->kind == PERFREC__UNWIND_TABLE__KIND__ELF ? "elf" : "unavailable");
-		str(e, "path", t->path);
-		for (size_t i = 0; i < t->n_sections; i++) {
-			const Perfrec__UnwindSection *us = t->sections[i];
-			bytes_len(e, (unsigned)us->kind < 3 ? secs[us->kind] : "section",
-				  us->data.len);
-		}
-		if (t->reason && *t->reason)
-			str(e, "reason", t->reason);
+	case PERFREC__PACKET__DATA_UNWIND:
+		unwind_fields(e, k->unwind);
 		break;
-	}
-	case PERFREC__PACKET__DATA_GROUP_DESC: {
-		const Perfrec__GroupDesc *g = k->group_desc;
-		u64(e, "index", g->index);
-		str(e, "name", g->name);
-		key(e, "events");
-		if (e->json)
-			putc_(e, '[');
-		for (size_t i = 0; i < g->n_events; i++) {
-			if (i)
-				putc_(e, ',');
-			putu(e, g->events[i]);
-		}
-		if (e->json)
-			putc_(e, ']');
-		u64(e, "interval_ns", g->interval_ns);
+	case PERFREC__PACKET__DATA_GROUP_DESC:
+		group_desc_fields(e, k->group_desc);
 		break;
-	}
 	case PERFREC__PACKET__DATA_NOTE:
 		u64(e, "level", k->note->level);
 		str(e, "text", k->note->text);

@@ -281,7 +281,7 @@ int ana_info_run(struct ana_session *s, size_t top, struct ana_doc *doc)
 		ana_kv_num(kv, "offcpu_sums", "%" PRIu64, s->offcpu_sums);
 		ana_kv_num(kv, "offcpu_ms", "%.3f", (double)s->offcpu_ns / 1e6);
 	}
-	/* symbols (issue 6): what embedding symbol tables cost the recorder */
+	/* record's embedded symbol tables: what they cost the recorder */
 	if (s->end && (s->end->symbol_bytes || s->end->symbol_time_ns)) {
 		ana_kv_num(kv, "symbol_bytes", "%" PRIu64, s->end->symbol_bytes);
 		ana_kv_num(kv, "symbol_time_ms", "%.1f", s->end->symbol_time_ns / 1e6);

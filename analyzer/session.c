@@ -304,9 +304,9 @@ static int pass1_packet(void *ctx, const struct prec_packet *p)
 		return add_group(s, pkt->group_desc);
 	case PERFREC__PACKET__DATA_NOTE: {
 		const char *t = ana_strpool_intern(&s->pool, pkt->note->text ? pkt->note->text : "");
-		void *a = realloc(s->notes, (s->nnotes + 1) * sizeof(*s->notes));
-		if (!t || !a)
-			return -ENOMEM;
+		void *a = t ? realloc(s->notes, (s->nnotes + 1) * sizeof(*s->notes)) : NULL;
+		if (!a)
+			return -ENOMEM;   /* s->notes is still the old array */
 		s->notes = a;
 		s->notes[s->nnotes].level = pkt->note->level;
 		s->notes[s->nnotes].text = t;

@@ -316,13 +316,12 @@ static const uint64_t *expand(struct prec_cctab *t, uint32_t e)
 		if (c->ips) {
 			uint32_t m = DEPTH(c) < d - i ? DEPTH(c) : d - i;
 			memcpy(out + i, c->ips, (size_t)m * sizeof(*out));
-			i += m;
 			break;
 		}
 		out[i++] = c->addr;
 		cur = c->parent;
 	}
-	/* i == d: every depth is its parent's + 1, fixed at definition */
+	/* out holds d ips: every depth is its parent's + 1, fixed at definition */
 	x->ips = out;
 	return out;
 }

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "format/error.h"
-#include "format/reader.h"
 
 #define PREC_STR_(x) #x
 #define PREC_STR(x) PREC_STR_(x)

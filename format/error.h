@@ -28,6 +28,15 @@ enum prec_error {
 	PREC_E_RATIO = -10015,      /* frame claims more content than PREC_MAX_RATIO allows */
 };
 
+/* Readers refuse a frame whose content is more than this many times its
+ * compressed bytes (SPEC.md section 5, "limits"), before decompressing it.
+ * Traces compress 2-10 times (perfrec recordings ~5, the test traces up
+ * to 9); zstd itself reaches ~32000 on runs of one byte, which is what a
+ * crafted file uses to make a reader decompress gigabytes out of a few
+ * kilobytes. 1024 leaves a hundredfold margin above real data and bounds
+ * what any file decompresses to 1024 times its size. */
+#define PREC_MAX_RATIO 1024
+
 /* A static string for any value returned by this library: a PREC_E_* code
  * or a negative errno. Never NULL. */
 const char *prec_strerror(int err);

@@ -1,5 +1,5 @@
 /*
- * frame.c - one decoded data frame (see reader.h, "frames").
+ * frame.c - one decoded data frame (see frame.h).
  *
  * prec_frame_load() decompresses a whole zstd frame into f->raw after
  * checking that the bytes are exactly one frame with a known content size
@@ -124,7 +124,8 @@ static void frame_reset(struct prec_frame *f)
 	f->loaded = 0;
 	f->stream = 0;
 	f->offset = 0;
-	f->reader = NULL;
+	f->on_end = NULL;
+	f->on_end_ctx = NULL;
 	f->accounted = 0;
 	f->packets = 0;
 	f->unknown = 0;
@@ -324,9 +325,9 @@ static int sample_callers(struct prec_frame *f, Perfrec__Sample *s)
 
 static void account(struct prec_frame *f)
 {
-	if (f->reader && !f->accounted) {
+	if (f->on_end && !f->accounted) {
 		f->accounted = 1;
-		prec_reader_account_frame(f->reader, f->packets, f->unknown);
+		f->on_end(f->on_end_ctx, f->packets, f->unknown);
 	}
 }
 

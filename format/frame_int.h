@@ -1,6 +1,8 @@
 /*
  * frame_int.h - body of struct prec_frame, shared by frame.c and reader.c
- * (internal to format/).
+ * (internal to format/). The reader loads frames and sets their stream,
+ * offset and end-of-frame callback; the frame never calls the reader by
+ * name, so frame.c sits below reader.c.
  */
 #ifndef PREC_FRAME_INT_H
 #define PREC_FRAME_INT_H
@@ -12,7 +14,7 @@
 
 #include "format/arena.h"
 #include "format/cctab.h"
-#include "format/reader.h"
+#include "format/frame.h"
 
 /* iid -> value, open addressing; iid 0 ("none") is never stored. */
 struct prec_iid_slot {
@@ -43,7 +45,10 @@ struct prec_frame {
 	/* filled by prec_reader_load_frame(); 0 after a bare prec_frame_load() */
 	uint32_t stream;
 	uint64_t offset;
-	struct prec_reader *reader;   /* gets the counts at the frame's end */
+	/* called once with the frame's counts when it is read to its end or
+	 * to a damaged packet (the reader adds them to its stats) */
+	void (*on_end)(void *ctx, uint64_t packets, uint64_t unknown);
+	void *on_end_ctx;
 	int accounted;
 
 	uint64_t packets;          /* returned so far (InternedData included) */
@@ -54,23 +59,10 @@ struct prec_frame {
 	struct prec_cctab chains;     /* callchains, expanded on lookup */
 };
 
-/* reader.c: the fields of a frame-info payload of len bytes (len >=
- * PREC_INFO_MIN, crc checked by the caller); offset/data_offset are the
- * caller's. */
-void prec_info_decode(const uint8_t *p, size_t len, struct prec_frame_info *fi);
-/* index.c: writes fi's frame-info fields at p (PREC_INFO_SIZE - 4 bytes,
- * the crc is the caller's): a frame-info payload, or an index entry's
- * from PREC_IDX_INFO on. */
-void prec_info_encode(uint8_t *p, const struct prec_frame_info *fi);
-
 /* frame.c: prec_frame_load() of a frame whose content size must be want
  * (UINT64_MAX: any), checked before anything is decompressed:
  * PREC_E_CORRUPT when it differs. */
 int prec_frame_load_sized(struct prec_frame *f, const void *zbuf, size_t zlen,
 			  size_t max_raw, uint64_t want);
-
-/* reader.c: adds a finished frame's counts to the reader's stats. */
-void prec_reader_account_frame(struct prec_reader *r, uint64_t packets,
-			       uint64_t unknown);
 
 #endif

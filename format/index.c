@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "format/error.h"
-#include "format/frame_int.h"
+#include "format/info_int.h"
 #include "format/layout.h"
 
 void prec_info_encode(uint8_t *p, const struct prec_frame_info *fi)

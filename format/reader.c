@@ -33,6 +33,7 @@
 
 #include "format/error.h"
 #include "format/frame_int.h"
+#include "format/info_int.h"
 #include "format/layout.h"
 #include "format/reader.h"
 
@@ -903,6 +904,18 @@ int prec_reader_next_frame(struct prec_reader *r, struct prec_frame_info *fi)
 	return 0;
 }
 
+/* A loaded frame's on_end: its packet counts, once it is read to its end
+ * or to a damaged packet (any thread). */
+static void account_frame(void *ctx, uint64_t packets, uint64_t unknown)
+{
+	struct prec_reader *r = ctx;
+
+	pthread_mutex_lock(&r->lock);
+	r->st.packets += packets;
+	r->st.unknown_packets += unknown;
+	pthread_mutex_unlock(&r->lock);
+}
+
 int prec_reader_load_frame(struct prec_reader *r,
 			   const struct prec_frame_info *fi,
 			   struct prec_frame *f)
@@ -943,22 +956,14 @@ int prec_reader_load_frame(struct prec_reader *r,
 		return ret;
 	f->stream = fi->stream;
 	f->offset = fi->offset;
-	f->reader = r;
+	f->on_end = account_frame;
+	f->on_end_ctx = r;
 	pthread_mutex_lock(&r->lock);
 	r->st.frames++;
 	r->st.bytes_compressed += fi->compressed_size;
 	r->st.bytes_raw += f->raw_len;
 	pthread_mutex_unlock(&r->lock);
 	return 0;
-}
-
-void prec_reader_account_frame(struct prec_reader *r, uint64_t packets,
-			       uint64_t unknown)
-{
-	pthread_mutex_lock(&r->lock);
-	r->st.packets += packets;
-	r->st.unknown_packets += unknown;
-	pthread_mutex_unlock(&r->lock);
 }
 
 int prec_reader_next_packet(struct prec_reader *r, struct prec_packet *p)

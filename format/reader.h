@@ -41,9 +41,9 @@
 #include <stdint.h>
 
 #include "perfrec.pb-c.h"
+#include "format/frame.h"
 
 struct prec_reader;
-struct prec_frame;
 
 struct prec_reader_opts {
 	size_t sz;                 /* sizeof(struct prec_reader_opts) */
@@ -54,15 +54,6 @@ struct prec_reader_opts {
 };
 
 #define PREC_DEFAULT_MAX_FRAME_RAW (64u * 1024u * 1024u)
-/* Readers refuse a frame whose content is more than this many times its
- * compressed bytes (SPEC.md section 5, "limits"), before decompressing it.
- * Traces compress 2-10 times (perfrec recordings ~5, the test traces up
- * to 9); zstd itself reaches ~32000 on runs of one byte, which is what a
- * crafted file uses to make a reader decompress gigabytes out of a few
- * kilobytes. 1024 leaves a hundredfold margin above real data and bounds
- * what any file decompresses to 1024 times its size. */
-#define PREC_MAX_RATIO 1024
-
 #define PREC_READER_OPTS_INIT { sizeof(struct prec_reader_opts), \
 	PREC_DEFAULT_MAX_FRAME_RAW, NULL, NULL }
 
@@ -178,16 +169,6 @@ int prec_reader_load_frame(struct prec_reader *r,
 /* Count and report damage found by a caller (thread-safe). */
 void prec_reader_note_damage(struct prec_reader *r, uint64_t offset, int err);
 
-/* One decoded packet. pkt and the strings it points to live until the next
- * prec_frame_load/prec_frame_free of its frame. */
-struct prec_packet {
-	const Perfrec__Packet *pkt;
-	uint64_t time;          /* absolute monotonic ns, dt resolved */
-	uint32_t stream;
-	struct prec_frame *frame;   /* for iid lookups */
-	uint64_t frame_offset;
-};
-
 /* Sequential packets of the whole file, frame after frame. */
 int prec_reader_next_packet(struct prec_reader *r, struct prec_packet *p);
 
@@ -197,63 +178,5 @@ int prec_reader_next_packet(struct prec_reader *r, struct prec_packet *p);
 void prec_reader_set_kinds(struct prec_reader *r, uint64_t mask);
 
 void prec_reader_stats(const struct prec_reader *r, struct prec_reader_stats *st);
-
-/* ---- frames: one decoded data frame; independent of every other frame */
-
-struct prec_frame *prec_frame_new(void);
-void prec_frame_free(struct prec_frame *f);   /* NULL is fine */
-
-/* Decompress and index one zstd data frame held in memory (zbuf is not
- * kept). The content size its header declares must be at most max_raw and
- * PREC_MAX_RATIO times zlen (PREC_E_TOO_BIG, PREC_E_RATIO: nothing is
- * decompressed then). 0 or PREC_E_*. */
-int prec_frame_load(struct prec_frame *f, const void *zbuf, size_t zlen,
-		    size_t max_raw);
-/* Next packet of the loaded frame: 1, 0 at its end, < 0 if the packet is
- * damaged (the rest of the frame is then unusable). Interned tables are
- * applied as they are met; InternedData packets are returned too (unless
- * filtered out by prec_frame_set_kinds()). */
-int prec_frame_next(struct prec_frame *f, struct prec_packet *p);
-
-/*
- * Packet-kind filter. Bit k of mask stands for the packet kind whose
- * Perfrec__Packet__DataCase value is k (PERFREC__PACKET__DATA_SAMPLE = 4,
- * ...); PREC_KIND(c) makes the bit. prec_frame_next() then returns only
- * packets whose kind has its bit set; the others are skipped WITHOUT being
- * unpacked: only Packet.dt (field 1) and the oneof field number are read,
- * so skipping costs a few bytes of scanning, whatever the packet's size.
- *
- *   prec_frame_set_kinds(f, PREC_KIND(PERFREC__PACKET__DATA_SAMPLE));
- *   prec_reader_load_frame(r, fi, f);        // (order does not matter)
- *   while (prec_frame_next(f, &p) > 0) ...   // samples only
- *
- * Guarantees:
- *  - time: the dt of every skipped packet is still added, so p.time of a
- *    returned packet is identical to the unfiltered pass;
- *  - interning: InternedData packets are ALWAYS decoded and applied to the
- *    frame's tables (iids resolve exactly as unfiltered); they are returned
- *    only when PREC_KIND(PERFREC__PACKET__DATA_INTERNED) is in the mask;
- *  - counting: skipped packets count in stats.packets as if returned, and
- *    packets of unknown kind are counted in unknown_packets either way;
- *  - damage: the bytes of a skipped packet are checked only as far as
- *    framing goes (lengths, dt, its oneof key). A skipped packet whose
- *    body would not parse does not end the frame, where the unfiltered
- *    pass would report PREC_E_DECODE there.
- * The mask belongs to the frame object: it survives prec_frame_load() /
- * prec_reader_load_frame() and stays until set again. New frames start
- * with PREC_KINDS_ALL. Bit 0 (DATA__NOT_SET) has no effect.
- */
-#define PREC_KIND(c) (1ull << (unsigned)(c))
-#define PREC_KINDS_ALL UINT64_MAX
-void prec_frame_set_kinds(struct prec_frame *f, uint64_t mask);
-/* Interned values defined so far in this frame; NULL if iid unknown.
- * A callchain (n ips in *n, leaf first, as the kernel gave them) is built
- * from its nodes on the first lookup and kept: the array lives as long as
- * the frame's packets (next load or free), a second lookup of the iid
- * returns it again. Not thread-safe on one frame (nor is the rest). */
-const char *prec_frame_string(const struct prec_frame *f, uint64_t iid);
-const uint64_t *prec_frame_callchain(const struct prec_frame *f, uint64_t iid,
-				     size_t *n);
-uint64_t prec_frame_unknown_packets(const struct prec_frame *f);
 
 #endif

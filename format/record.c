@@ -9,7 +9,7 @@
 #include "format/error.h"
 #include "format/layout.h"
 #include "format/record.h"
-#include "format/frame_int.h"
+#include "format/info_int.h"
 
 /* The frame-info payload of `size` bytes after the skippable header at b
  * (present, whatever the magic and size fields say): 1 and *fi (offsets

@@ -2,7 +2,8 @@
  * sink.h - where a writer's bytes go.
  *
  * A sink is a table of functions plus its state, so the writer can target a
- * file descriptor, memory (tests) or, later, a socket to a collector, and
+ * file descriptor, memory (tests), two sinks at once (tee) or a network
+ * stream to a collector (the recorder's sender brings its own ops), and
  * produce the same bytes in each case ("file = stream").
  *
  * Ownership: the sink is owned by whoever created it; prec_writer borrows it

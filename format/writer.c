@@ -22,7 +22,7 @@
 #include "format/base/opts.h"
 #include "format/varint.h"
 #include "format/error.h"
-#include "format/frame_int.h"
+#include "format/info_int.h"
 #include "format/cctree.h"
 #include "format/index.h"
 #include "format/intern.h"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README and CI run it:
 #   1. install dependencies (apt-get) 2. build and run every ctest test
-#   3. the same suite under ASan+UBSan 4. short libFuzzer runs of every
-#   fuzz target. Exits non-zero on any failure; the last line counts what
-#   ran ("run-all: N passed, 0 failed").
+#   3. the include/call graph check and the static analyser on that
+#   build 4. the laptop configuration (format/ and analyzer/ only) and its
+#   tests 5. the same suite under ASan+UBSan 6. short libFuzzer runs of
+#   every fuzz target. Exits non-zero on any failure; the last line counts
+#   what ran ("run-all: N passed, 0 failed"; the include graph and the
+#   analyser count one each).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 bash "$src/tests/install-deps.sh"
@@ -22,8 +25,20 @@ run_ctest() {
 }
 
 echo "== build + tests (RelWithDebInfo)"
-bash "$src/tests/build.sh" "$src/build"
+bash "$src/tests/build.sh" "$src/build" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 run_ctest "$src/build"
+
+echo "== include and call graph (format/, recorder/)"
+bash "$src/tests/include-graph.sh" "$src" "$src/build"
+passed=$((passed + 1))
+
+echo "== static analysis (clang-tidy, .clang-tidy)"
+bash "$src/tests/static-analysis.sh" "$src/build"
+passed=$((passed + 1))
+
+echo "== laptop build + tests (-DPERFREC_LAPTOP=ON: format/ and analyzer/ only)"
+bash "$src/tests/build.sh" "$src/build-laptop" -DPERFREC_LAPTOP=ON
+run_ctest "$src/build-laptop"
 
 echo "== build + tests (ASan+UBSan)"
 bash "$src/tests/build.sh" "$src/build-asan" -DCMAKE_BUILD_TYPE=Debug -DPERFREC_SANITIZE=ON

@@ -69,7 +69,7 @@ static uint64_t sext(uint64_t v, unsigned bytes)
 {
 	unsigned sh = 64 - 8 * bytes;
 
-	return bytes >= 8 ? v : (uint64_t)((int64_t)(v << sh) >> sh);
+	return bytes == 0 || bytes >= 8 ? v : (uint64_t)((int64_t)(v << sh) >> sh);
 }
 
 /* LEB128, at most 10 bytes; bits past 64 are dropped. */

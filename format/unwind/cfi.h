@@ -4,7 +4,7 @@
  *
  * Why it exists: user stacks copied without frame pointers unwind from the
  * CFI of the objects they run through. The analyzer does it offline from
- * tables the trace carries and the recorder (later) at record time, so the
+ * tables the trace carries and the recorder at record time, so the
  * reader lives in format/: portable C11, no libunwind/libdw, no ELF or
  * Linux headers, and it parses untrusted bytes: every read is checked
  * against the section, loops are bounded by the bytes they consume, the

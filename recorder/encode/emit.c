@@ -374,9 +374,10 @@ int rec_emit_record(struct rec_emit *e, uint32_t stream, int ring_cpu,
 		e->st.raw++;
 		return emit_raw(e, side, ring_cpu, &r);
 	}
-	/* symbols (issue 6): the collector sees it too. Not context switches:
-	 * they carry no address and change no address space, and they are
-	 * most records of a --switch-events trace. */
+	/* the symbol collector sees it too (the trace's symbol tables).
+	 * Not context switches: they carry no address and change no
+	 * address space, and they are most records of a --switch-events
+	 * trace. */
 	if (e->observe && r.type != PERF_RECORD_SWITCH &&
 	    r.type != PERF_RECORD_SWITCH_CPU_WIDE)
 		e->observe(e->observe_ctx, &r);

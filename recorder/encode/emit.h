@@ -92,9 +92,9 @@ struct rec_emit {
 	int ncpu;
 	uint64_t *ips;              /* aligned copy of a callchain */
 	size_t ips_cap;
-	/* symbols (issue 6): optional observer of every decoded record but
-	 * context switches (no addresses in them), e.g.
-	 * rec_symcollect_observe (recorder/symcollect.h). */
+	/* symbol tables in the trace: optional observer of every decoded
+	 * record but context switches (no addresses in them), e.g.
+	 * rec_symcollect_observe (recorder/symbols/symcollect.h). */
 	void (*observe)(void *ctx, const struct rec_record *r);
 	void *observe_ctx;
 	/* BPF (recorder/bpf/bpf.h): samples of bpf-output events are a BPF
@@ -104,7 +104,7 @@ struct rec_emit {
 	int (*bpf_output)(void *ctx, struct rec_emit *e, uint32_t stream,
 			  const struct rec_record *r);
 	void *bpf_ctx;
-	/* --call-graph dwarf (issue 16): the unwinder of user stacks, e.g.
+	/* --call-graph dwarf: the unwinder of user stacks, e.g.
 	 * rec_symcollect_unwind_sample (symbols/symcollect.h). Writes up to
 	 * max user addresses of sample r to ips (its user pc first) and
 	 * returns how many (0: none), or < 0 on error (the sample keeps its

@@ -16,8 +16,8 @@
 # workload's wall time against a run without a recorder (slowdown), and
 # the answer: each pingpong thread's blocked time, from perf script's
 # switch records and from perfrec-analyze sched's off-CPU states. One run
-# per invocation; root; not a test. The target (issue 13): perfrec at most
-# a quarter of perf's bytes and CPU for the same blocked-time answer.
+# per invocation; root; not a test. What it shows: perfrec should need at
+# most a quarter of perf's bytes and CPU for the same blocked-time answer.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$src/build}
