@@ -667,7 +667,7 @@ static bool max_size_reached(const struct rec_cli_record_args *a,
 static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 {
 	struct rec_recording_opts o = REC_RECORDING_OPTS_INIT;
-	struct rec_recording_stats st;
+	struct rec_recording_stats st = { 0 };   /* read at the end even when no recording was made */
 	struct rec_outputs_status os;
 	struct rec_recording *r = NULL;
 	struct rec_outputs *out = NULL;
