@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ana_dump_opts dop = { .fmt = ANA_FMT_JSON, .jobs = jobs,
 				     .file_order = c == C_DUMP_FILE };
 	switch (c) {
-	case C_INFO: ana_info_run(s, d); break;
+	case C_INFO: ana_info_run(s, 5, d); break;
 	case C_REPORT:
 	case C_REPORT_OFFCPU: ana_report_run(s, &ro, d); break;
 	case C_FOLDED: ana_export_folded(s, NULL, 0, sink()); break;
