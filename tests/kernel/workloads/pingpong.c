@@ -27,39 +27,22 @@ static long rounds = 10000;
 static volatile long ping_tid, pong_tid;
 static double round_ms;
 
-static double now_ms(void)
+static double clock_ms(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void spin(double ms)
+/* ms on clock: CLOCK_MONOTONIC for wall time, CLOCK_THREAD_CPUTIME_ID for
+ * this thread's CPU time however long the machine makes it take */
+static void spin(clockid_t clock, double ms)
 {
-	double end = now_ms() + ms;
+	double end = clock_ms(clock) + ms;
 	volatile unsigned long x = 0;
 
-	while (now_ms() < end)
-		for (int i = 0; i < 1000; i++)
-			x += (unsigned long)i;
-}
-
-static double cpu_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* ms of this thread's CPU time, however long the machine makes it take */
-static void spin_cpu(double ms)
-{
-	double end = cpu_ms() + ms;
-	volatile unsigned long x = 0;
-
-	while (cpu_ms() < end)
+	while (clock_ms(clock) < end)
 		for (int i = 0; i < 1000; i++)
 			x += (unsigned long)i;
 }
@@ -73,7 +56,7 @@ static void *ping(void *arg)
 	ping_tid = syscall(SYS_gettid);
 	for (long i = 0; i < rounds; i++) {
 		if (round_ms > 0)
-			spin(round_ms);
+			spin(CLOCK_MONOTONIC, round_ms);
 		if (write(to_pong[1], &c, 1) != 1 || read(to_ping[0], &c, 1) != 1) {
 			perror("pingpong: ping");
 			exit(2);
@@ -93,7 +76,7 @@ static void *pong(void *arg)
 		if (read(to_pong[0], &c, 1) != 1)
 			goto fail;
 		if (round_ms > 0)
-			spin(round_ms);
+			spin(CLOCK_MONOTONIC, round_ms);
 		if (write(to_ping[1], &c, 1) != 1) {
 fail:
 			perror("pingpong: pong");
@@ -113,7 +96,7 @@ int main(int argc, char **argv)
 
 	if (argc > 1)
 		rounds = atol(argv[1]);
-	spin_cpu(spin_ms);
+	spin(CLOCK_THREAD_CPUTIME_ID, spin_ms);
 	if (pipe(to_pong) < 0 || pipe(to_ping) < 0) {
 		perror("pingpong: pipe");
 		return 2;
