@@ -14,18 +14,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyzer/counters.h"
-#include "analyzer/dump.h"
-#include "analyzer/export.h"
-#include "analyzer/filter.h"
-#include "analyzer/frames.h"
-#include "analyzer/html.h"
-#include "analyzer/info.h"
-#include "analyzer/report.h"
-#include "analyzer/sched.h"
-#include "analyzer/session.h"
-#include "analyzer/table.h"
-#include "analyzer/verify.h"
+#include "analyzer/reports/counters.h"
+#include "analyzer/reports/dump.h"
+#include "analyzer/render/export.h"
+#include "analyzer/read/filter.h"
+#include "analyzer/read/frames.h"
+#include "analyzer/render/html.h"
+#include "analyzer/reports/info.h"
+#include "analyzer/reports/report.h"
+#include "analyzer/reports/sched.h"
+#include "analyzer/read/trace.h"
+#include "analyzer/render/table.h"
+#include "analyzer/reports/verify.h"
 #include "format/error.h"
 
 #define PROG "perfrec-analyze"
@@ -376,9 +376,9 @@ static const char *open_hint(int err)
 	}
 }
 
-static void warn_damage(const struct ana_session *s, size_t i)
+static void warn_damage(const struct ana_trace *s, size_t i)
 {
-	int64_t k = ana_session_damage_packets(s, i);
+	int64_t k = ana_trace_damage_packets(s, i);
 	char lost[64] = "";
 	if (s->damage[i].err == PREC_E_HEADER) {
 		fprintf(stderr, "%s: warning: %s\n", PROG, prec_strerror(PREC_E_HEADER));
@@ -400,7 +400,7 @@ static int run(struct cli *c)
 
 	int is_html = !strcmp(c->cmd, "html");
 	int want_syms = !strcmp(c->cmd, "report") || !strcmp(c->cmd, "export") || is_html;
-	struct ana_session_opts so = { .jobs = c->jobs, .symbols = want_syms,
+	struct ana_trace_opts so = { .jobs = c->jobs, .symbols = want_syms,
 				       .symfs = c->symfs, .no_demangle = c->no_demangle,
 				       /* no callback when nothing is shown: the
 				        * reports poll it per packet */
@@ -467,8 +467,8 @@ static int run(struct cli *c)
 			so.deferred_kinds = PREC_KIND(c->off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
 						      PERFREC__PACKET__DATA_SAMPLE);
 	}
-	struct ana_session *s;
-	int ret = ana_session_open(&s, c->file, &so);
+	struct ana_trace *s;
+	int ret = ana_trace_open(&s, c->file, &so);
 	progress_end(&prog);
 	if (ret < 0) {
 		fprintf(stderr, "%s %s: cannot read %s: %s; %s\n", PROG, c->cmd, c->file,
@@ -476,12 +476,12 @@ static int run(struct cli *c)
 		return 2;
 	}
 	if (ana_filter_resolve(&c->filter, s, err, sizeof(err))) {
-		ana_session_free(s);
+		ana_trace_free(s);
 		return fail_usage(c->cmd, "%s", err);
 	}
 	/* Sample passes seek to the --time window (pass 1 read it all). */
 	if (c->filter.has_time && !so.single_pass)
-		ana_session_set_window(s, c->filter.tmin, c->filter.tmax);
+		ana_trace_set_window(s, c->filter.tmin, c->filter.tmax);
 	/* Damage is reported, and the rest analyzed. */
 	for (size_t i = 0; i < s->ndamage && strcmp(c->cmd, "verify"); i++)
 		warn_damage(s, i);
@@ -495,7 +495,7 @@ static int run(struct cli *c)
 	if (c->output && !(out = fopen(c->output, is_export && !strcmp(xfmt, "pprof") ? "wb" : "w"))) {
 		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
 			strerror(errno));
-		ana_session_free(s);
+		ana_trace_free(s);
 		return 1;
 	}
 
@@ -562,7 +562,7 @@ out:
 			strerror(errno));
 		status = 1;
 	}
-	ana_session_free(s);
+	ana_trace_free(s);
 	return status;
 }
 

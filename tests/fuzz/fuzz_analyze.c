@@ -19,16 +19,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyzer/counters.h"
-#include "analyzer/dump.h"
-#include "analyzer/export.h"
-#include "analyzer/html.h"
-#include "analyzer/info.h"
-#include "analyzer/report.h"
-#include "analyzer/sched.h"
-#include "analyzer/session.h"
-#include "analyzer/table.h"
-#include "analyzer/verify.h"
+#include "analyzer/reports/counters.h"
+#include "analyzer/reports/dump.h"
+#include "analyzer/render/export.h"
+#include "analyzer/render/html.h"
+#include "analyzer/reports/info.h"
+#include "analyzer/reports/report.h"
+#include "analyzer/reports/sched.h"
+#include "analyzer/read/trace.h"
+#include "analyzer/render/table.h"
+#include "analyzer/reports/verify.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		   c == C_FOLDED_OFFCPU || c == C_PPROF || c == C_PPROF_OFFCPU || c == C_HTML;
 	int single = c == C_SCHED || c == C_COUNTERS || c == C_VERIFY || c == C_DUMP ||
 		     c == C_DUMP_FILE;
-	struct ana_session_opts so = { .jobs = jobs, .symbols = syms,
+	struct ana_trace_opts so = { .jobs = jobs, .symbols = syms,
 				       .single_pass = single, .mem = data + 1,
 				       .mem_len = size - 1 };
 	if (c == C_REPORT || c == C_REPORT_OFFCPU) {
@@ -69,8 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					      PERFREC__PACKET__DATA_OFF_CPU :
 					      PERFREC__PACKET__DATA_SAMPLE);
 	}
-	struct ana_session *s;
-	if (ana_session_open(&s, "fuzz.prec", &so) < 0)
+	struct ana_trace *s;
+	if (ana_trace_open(&s, "fuzz.prec", &so) < 0)
 		return 0;
 	struct ana_doc *d = ana_doc_new();
 	char err[256];
@@ -100,6 +100,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ana_doc_render(d, sink(), c % 3 == 0 ? ANA_FMT_TEXT :
 				   c % 3 == 1 ? ANA_FMT_JSON : ANA_FMT_CSV);
 	ana_doc_free(d);
-	ana_session_free(s);
+	ana_trace_free(s);
 	return 0;
 }

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/symbolize.h"
+#include "analyzer/symbols/symbolize.h"
 #include "format/unwind/cfi.h"
 #include "format/reader.h"
 #include "format/sink.h"

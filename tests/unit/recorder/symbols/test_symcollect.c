@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "analyzer/symbolize.h"
+#include "analyzer/symbols/symbolize.h"
 #include "format/reader.h"
 #include "format/sink.h"
 #include "format/writer.h"

@@ -30,7 +30,7 @@
 #include <cmocka.h>
 
 #include "format/base/elf.h"
-#include "analyzer/symbolize.h"
+#include "analyzer/symbols/symbolize.h"
 #include "format/reader.h"
 #include "format/sink.h"
 #include "format/writer.h"

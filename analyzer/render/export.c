@@ -1,0 +1,532 @@
+/*
+ * export.c - folded stacks and pprof.
+ *
+ * Both walk the samples once (file order, parallel decode) and aggregate
+ * distinct stacks: a stack is turned into an interned string key so the
+ * table is keyed by one pointer. For pprof the key holds location ids
+ * ("comm\x1f" then ids as decimal, comma-separated, leaf first).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "analyzer/render/export.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "format/base/hashmap.h"
+#include "analyzer/symbols/resolve.h"
+#include "analyzer/read/trace.h"
+#include "analyzer/render/table.h"
+#include "profile.pb-c.h"
+
+#define MAX_FRAMES 256
+
+struct agg {
+	uint64_t samples, period;
+};
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static int buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 1024;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+struct xstate {
+	struct ana_trace *s;
+	const struct ana_filter *f;
+	int pprof;
+	int off_cpu;
+	struct ana_loc *frames;
+	struct buf key;
+	struct prec_hashmap stacks;     /* const char * key -> struct agg */
+	/* pprof tables */
+	struct prec_hashmap locs;       /* {dso, sym} -> uint64 id */
+	struct prec_hashmap maps;       /* dso -> uint64 id */
+	uint64_t nlocs, nmaps;
+	uint64_t total;
+};
+
+struct lockey {
+	const char *dso, *sym;
+};
+
+/* Folded frames may not contain ';' and should not end in a space count:
+ * replace ';' and newlines by '_' (names keep their spaces). */
+static int add_frame_name(struct buf *b, const char *n)
+{
+	size_t start = b->len;
+	int ret = buf_add(b, n, strlen(n));
+	for (size_t i = start; !ret && i < b->len; i++)
+		if (b->p[i] == ';' || b->p[i] == '\n' || b->p[i] == '\r')
+			b->p[i] = '_';
+	return ret;
+}
+
+static int loc_id(struct xstate *st, const struct ana_loc *fr, uint64_t *id)
+{
+	struct lockey k;
+	memset(&k, 0, sizeof(k));
+	k.dso = fr->dso;
+	k.sym = ana_frame_name(st->s, fr);
+	if (!k.sym)
+		return -ENOMEM;
+	int created;
+	uint64_t *v = prec_hashmap_get(&st->locs, &k, &created);
+	if (!v)
+		return -ENOMEM;
+	if (created)
+		*v = ++st->nlocs;
+	*id = *v;
+	if (fr->dso) {
+		uint64_t *m = prec_hashmap_get(&st->maps, &k.dso, &created);
+		if (!m)
+			return -ENOMEM;
+		if (created)
+			*m = ++st->nmaps;
+	}
+	return 0;
+}
+
+static int on_packet(void *ctx, const struct prec_packet *p)
+{
+	struct xstate *st = ctx;
+	struct ana_trace *s = st->s;
+	const struct ana_filter *f = st->f;
+	uint64_t count, weight;
+	const char *comm;
+	int n;
+	if (st->off_cpu && p->pkt->data_case == PERFREC__PACKET__DATA_OFF_CPU) {
+		const Perfrec__OffCpu *oc = p->pkt->off_cpu;
+		if (!(comm = ana_trace_comm_name(s, oc->tid, p->time)))
+			return -ENOMEM;
+		if (f && (!ana_filter_offcpu(f, oc->count, oc->cpu, oc->pid, oc->tid, p->time) ||
+			  !ana_filter_comm(f, comm) ||
+			  !ana_filter_event(f, ana_trace_event_name(s,
+					ana_trace_offcpu_event(s)))))
+			return 0;
+		n = ana_resolve_offcpu(s, p, st->frames, MAX_FRAMES);
+		if (n < 0)
+			return n;
+		count = oc->count ? oc->count : 1;
+		weight = oc->duration;
+	} else if (!st->off_cpu && p->pkt->data_case == PERFREC__PACKET__DATA_SAMPLE) {
+		const Perfrec__Sample *smp = p->pkt->sample;
+		if (!(comm = ana_trace_comm_name(s, smp->tid, p->time)))
+			return -ENOMEM;
+		if (f && (!ana_filter_cpu(f, smp->cpu) || !ana_filter_pid(f, smp->pid) ||
+			  !ana_filter_tid(f, smp->tid) || !ana_filter_time(f, p->time) ||
+			  !ana_filter_comm(f, comm) ||
+			  !ana_filter_event(f, ana_trace_event_name(s,
+					ana_trace_event_of(s, smp->id)))))
+			return 0;
+		n = ana_resolve_sample(s, p, st->frames, MAX_FRAMES);
+		if (n < 0)
+			return n;
+		count = 1;
+		weight = smp->period ? smp->period : 1;
+	} else {
+		return 0;
+	}
+	st->key.len = 0;
+	int ret;
+	if (!st->pprof) {
+		ret = add_frame_name(&st->key, comm);
+		for (int i = n - 1; !ret && i >= 0; i--) {
+			const char *name = ana_frame_name(s, &st->frames[i]);
+			if (!name)
+				return -ENOMEM;
+			ret = buf_add(&st->key, ";", 1);
+			if (!ret)
+				ret = add_frame_name(&st->key, name);
+		}
+	} else {
+		ret = buf_add(&st->key, comm, strlen(comm));
+		if (!ret)
+			ret = buf_add(&st->key, "\x1f", 1);
+		for (int i = 0; !ret && i < n; i++) {
+			uint64_t id;
+			char num[24];
+			ret = loc_id(st, &st->frames[i], &id);
+			if (ret)
+				break;
+			int len = snprintf(num, sizeof(num), "%s%" PRIu64, i ? "," : "", id);
+			ret = buf_add(&st->key, num, (size_t)len);
+		}
+	}
+	if (ret)
+		return ret;
+	const char *k = ana_strpool_intern_n(&s->pool, st->key.p, st->key.len);
+	if (!k)
+		return -ENOMEM;
+	struct agg *a = prec_hashmap_get(&st->stacks, &k, NULL);
+	if (!a)
+		return -ENOMEM;
+	a->samples += count;
+	a->period += weight;
+	st->total++;
+	return 0;
+}
+
+static int xstate_run(struct xstate *st, struct ana_trace *s,
+		      const struct ana_filter *f, int pprof, int off_cpu)
+{
+	memset(st, 0, sizeof(*st));
+	st->s = s;
+	st->f = f;
+	st->pprof = pprof;
+	st->off_cpu = off_cpu;
+	prec_hashmap_init(&st->stacks, sizeof(const char *), sizeof(struct agg));
+	prec_hashmap_init(&st->locs, sizeof(struct lockey), sizeof(uint64_t));
+	prec_hashmap_init(&st->maps, sizeof(const char *), sizeof(uint64_t));
+	st->frames = calloc(MAX_FRAMES, sizeof(*st->frames));
+	if (!st->frames)
+		return -ENOMEM;
+	ana_trace_set_kinds(s, PREC_KIND(off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
+					   PERFREC__PACKET__DATA_SAMPLE));
+	int ret = ana_trace_scan(s, "export", on_packet, st);
+	ana_trace_set_kinds(s, 0);
+	return ret;
+}
+
+static void xstate_release(struct xstate *st)
+{
+	free(st->frames);
+	free(st->key.p);
+	prec_hashmap_release(&st->stacks);
+	prec_hashmap_release(&st->locs);
+	prec_hashmap_release(&st->maps);
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(**(const char *const *const *)a, **(const char *const *const *)b);
+}
+
+int ana_export_folded(struct ana_trace *s, const struct ana_filter *f, int off_cpu,
+		      FILE *out)
+{
+	struct xstate st;
+	const char ***order = NULL;
+	int ret = xstate_run(&st, s, f, 0, off_cpu);
+	if (ret < 0)
+		goto out;
+	size_t n = prec_hashmap_count(&st.stacks);
+	order = malloc((n ? n : 1) * sizeof(*order));
+	ret = -ENOMEM;
+	if (!order)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		order[i] = prec_hashmap_key(&st.stacks, i);
+	prec_sort(order, n, sizeof(*order), cmp_strp);
+	for (size_t i = 0; i < n; i++) {
+		const struct agg *a = prec_hashmap_find(&st.stacks, order[i]);
+		/* off-CPU: microseconds, rounded */
+		uint64_t v = off_cpu ? (a->period + 500) / 1000 : a->samples;
+		if (!v)
+			continue;
+		/* escaped: a newline in a name must not start a line */
+		ana_text_str(out, *order[i]);
+		fprintf(out, " %" PRIu64 "\n", v);
+	}
+	fflush(out);
+	ret = ferror(out) ? -EIO : 0;
+out:
+	free(order);
+	xstate_release(&st);
+	return ret;
+}
+
+int ana_gzip_write(const void *buf, size_t len, FILE *out)
+{
+	z_stream z;
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	unsigned char chunk[65536];
+	const unsigned char *in = buf;
+	size_t left = len;
+	int ret = 0, flush;
+	do {
+		uInt n = left > (1u << 30) ? (1u << 30) : (uInt)left;
+		z.next_in = (unsigned char *)in;
+		z.avail_in = n;
+		in += n;
+		left -= n;
+		flush = left ? Z_NO_FLUSH : Z_FINISH;
+		do {
+			z.next_out = chunk;
+			z.avail_out = sizeof(chunk);
+			int zr = deflate(&z, flush);
+			if (zr == Z_STREAM_ERROR) {
+				ret = -EIO;
+				goto out;
+			}
+			size_t have = sizeof(chunk) - z.avail_out;
+			if (have && fwrite(chunk, 1, have, out) != have) {
+				ret = -EIO;
+				goto out;
+			}
+		} while (z.avail_out == 0);
+	} while (flush != Z_FINISH);
+out:
+	deflateEnd(&z);
+	if (!ret && fflush(out))
+		ret = -EIO;
+	return ret;
+}
+
+/* pprof string table: string -> index, entry 0 = "". */
+struct strtab {
+	struct prec_hashmap idx;   /* const char * (pooled) -> int64 */
+	char **v;
+	size_t n, cap;
+	struct ana_strpool *pool;
+};
+
+static int64_t str_id(struct strtab *t, const char *s)
+{
+	const char *k = ana_strpool_intern(t->pool, s ? s : "");
+	if (!k)
+		return -1;
+	int created;
+	int64_t *v = prec_hashmap_get(&t->idx, &k, &created);
+	if (!v)
+		return -1;
+	if (created) {
+		if (t->n == t->cap) {
+			size_t cap = t->cap ? t->cap * 2 : 64;
+			char **a = realloc(t->v, cap * sizeof(*a));
+			if (!a)
+				return -1;
+			t->v = a;
+			t->cap = cap;
+		}
+		t->v[t->n] = (char *)k;
+		*v = (int64_t)t->n++;
+	}
+	return *v;
+}
+
+int ana_export_pprof(struct ana_trace *s, const struct ana_filter *f, int off_cpu,
+		     FILE *out)
+{
+	struct xstate st;
+	struct strtab tab;
+	memset(&tab, 0, sizeof(tab));
+	prec_hashmap_init(&tab.idx, sizeof(const char *), sizeof(int64_t));
+	tab.pool = &s->pool;
+	Perftools__Profiles__Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+	Perftools__Profiles__ValueType vt[2], pt;
+	Perftools__Profiles__ValueType *vtp[2] = { &vt[0], &vt[1] };
+	Perftools__Profiles__Sample *samples = NULL, **samplep = NULL;
+	Perftools__Profiles__Label *labels = NULL, **labelp = NULL;
+	Perftools__Profiles__Location *locs = NULL, **locp = NULL;
+	Perftools__Profiles__Line *lines = NULL, **linep = NULL;
+	Perftools__Profiles__Function *funcs = NULL, **funcp = NULL;
+	Perftools__Profiles__Mapping *maps = NULL, **mapp = NULL;
+	uint64_t *ids = NULL;
+	int64_t *values = NULL;
+	uint8_t *packed = NULL;
+	size_t nids = 0;
+
+	int ret = xstate_run(&st, s, f, 1, off_cpu);
+	if (ret < 0)
+		goto out;
+	ret = -ENOMEM;
+	if (str_id(&tab, "") != 0)
+		goto out;
+
+	/* Value types: samples/count and the event's period unit. */
+	const char *ev = "events", *unit = "count";
+	if (off_cpu) {
+		ev = "off-cpu";
+		unit = "nanoseconds";
+	}
+	for (size_t i = 0; !off_cpu && i < s->nevents; i++)
+		if (s->events[i]->sampling) {
+			ev = ana_trace_event_name(s, (int)i);
+			if (strstr(ev, "clock"))
+				unit = "nanoseconds";
+			break;
+		}
+	perftools__profiles__value_type__init(&vt[0]);
+	perftools__profiles__value_type__init(&vt[1]);
+	perftools__profiles__value_type__init(&pt);
+	vt[0].type = str_id(&tab, off_cpu ? "blocks" : "samples");
+	vt[0].unit = str_id(&tab, "count");
+	vt[1].type = str_id(&tab, ev);
+	vt[1].unit = str_id(&tab, unit);
+	pt = vt[1];
+	prof.n_sample_type = 2;
+	prof.sample_type = vtp;
+	prof.period_type = &pt;
+	int64_t comm_key = str_id(&tab, "comm");
+
+	/* Mappings. */
+	size_t nm = prec_hashmap_count(&st.maps);
+	maps = calloc(nm ? nm : 1, sizeof(*maps));
+	mapp = calloc(nm ? nm : 1, sizeof(*mapp));
+	if (!maps || !mapp)
+		goto out;
+	for (size_t i = 0; i < nm; i++) {
+		const char *dso = *(const char **)prec_hashmap_key(&st.maps, i);
+		uint64_t id = *(uint64_t *)prec_hashmap_val(&st.maps, i);
+		perftools__profiles__mapping__init(&maps[id - 1]);
+		maps[id - 1].id = id;
+		maps[id - 1].filename = str_id(&tab, dso);
+		maps[id - 1].has_functions = 1;
+		mapp[id - 1] = &maps[id - 1];
+	}
+	prof.n_mapping = nm;
+	prof.mapping = mapp;
+
+	/* One function and one location per (dso, sym). */
+	size_t nl = prec_hashmap_count(&st.locs);
+	locs = calloc(nl ? nl : 1, sizeof(*locs));
+	locp = calloc(nl ? nl : 1, sizeof(*locp));
+	lines = calloc(nl ? nl : 1, sizeof(*lines));
+	linep = calloc(nl ? nl : 1, sizeof(*linep));
+	funcs = calloc(nl ? nl : 1, sizeof(*funcs));
+	funcp = calloc(nl ? nl : 1, sizeof(*funcp));
+	if (!locs || !locp || !lines || !linep || !funcs || !funcp)
+		goto out;
+	for (size_t i = 0; i < nl; i++) {
+		const struct lockey *k = prec_hashmap_key(&st.locs, i);
+		uint64_t id = *(uint64_t *)prec_hashmap_val(&st.locs, i);
+		size_t j = id - 1;
+		perftools__profiles__function__init(&funcs[j]);
+		funcs[j].id = id;
+		funcs[j].name = str_id(&tab, k->sym);
+		funcs[j].system_name = funcs[j].name;
+		funcs[j].filename = str_id(&tab, k->dso ? k->dso : "");
+		funcp[j] = &funcs[j];
+		perftools__profiles__line__init(&lines[j]);
+		lines[j].function_id = id;
+		linep[j] = &lines[j];
+		perftools__profiles__location__init(&locs[j]);
+		locs[j].id = id;
+		if (k->dso) {
+			uint64_t *m = prec_hashmap_find(&st.maps, &k->dso);
+			locs[j].mapping_id = m ? *m : 0;
+		}
+		locs[j].n_line = 1;
+		locs[j].line = &linep[j];
+		locp[j] = &locs[j];
+	}
+	prof.n_location = nl;
+	prof.location = locp;
+	prof.n_function = nl;
+	prof.function = funcp;
+
+	/* Samples: parse the location ids back out of each stack key. */
+	size_t ns = prec_hashmap_count(&st.stacks);
+	for (size_t i = 0; i < ns; i++) {
+		const char *k = *(const char **)prec_hashmap_key(&st.stacks, i);
+		const char *sep = strchr(k, '\x1f');
+		for (const char *q = sep ? sep + 1 : k; *q; q++)
+			if (*q == ',')
+				nids++;
+		nids++;
+	}
+	samples = calloc(ns ? ns : 1, sizeof(*samples));
+	samplep = calloc(ns ? ns : 1, sizeof(*samplep));
+	labels = calloc(ns ? ns : 1, sizeof(*labels));
+	labelp = calloc(ns ? ns : 1, sizeof(*labelp));
+	ids = calloc(nids ? nids : 1, sizeof(*ids));
+	values = calloc(2 * (ns ? ns : 1), sizeof(*values));
+	if (!samples || !samplep || !labels || !labelp || !ids || !values)
+		goto out;
+	size_t used = 0;
+	for (size_t i = 0; i < ns; i++) {
+		const char *k = *(const char **)prec_hashmap_key(&st.stacks, i);
+		const struct agg *a = prec_hashmap_val(&st.stacks, i);
+		const char *sep = strchr(k, '\x1f');
+		Perftools__Profiles__Sample *sm = &samples[i];
+		perftools__profiles__sample__init(sm);
+		sm->location_id = &ids[used];
+		for (const char *q = sep ? sep + 1 : ""; *q;) {
+			char *end;
+			ids[used + sm->n_location_id++] = strtoull(q, &end, 10);
+			q = *end == ',' ? end + 1 : end;
+			if (end == q && !*end)
+				break;
+		}
+		used += sm->n_location_id;
+		values[2 * i] = (int64_t)a->samples;
+		values[2 * i + 1] = (int64_t)a->period;
+		sm->n_value = 2;
+		sm->value = &values[2 * i];
+		perftools__profiles__label__init(&labels[i]);
+		labels[i].key = comm_key;
+		char comm[256];
+		size_t cl = sep ? (size_t)(sep - k) : strlen(k);
+		if (cl >= sizeof(comm))
+			cl = sizeof(comm) - 1;
+		memcpy(comm, k, cl);
+		comm[cl] = '\0';
+		labels[i].str = str_id(&tab, comm);
+		labelp[i] = &labels[i];
+		sm->n_label = 1;
+		sm->label = &labelp[i];
+		samplep[i] = sm;
+	}
+	prof.n_sample = ns;
+	prof.sample = samplep;
+
+	if (s->header && s->header->realtime_ns)
+		prof.time_nanos = (int64_t)(s->header->realtime_ns +
+					    (s->start - s->header->monotonic_ns));
+	prof.duration_nanos = s->t_max > s->start ? (int64_t)(s->t_max - s->start) : 0;
+	prof.n_string_table = tab.n;
+	prof.string_table = tab.v;
+	for (size_t i = 0; i < tab.n; i++)
+		if (!tab.v[i])
+			goto out;
+
+	size_t len = perftools__profiles__profile__get_packed_size(&prof);
+	packed = malloc(len ? len : 1);
+	if (!packed)
+		goto out;
+	perftools__profiles__profile__pack(&prof, packed);
+	ret = ana_gzip_write(packed, len, out);
+out:
+	free(packed);
+	free(samples);
+	free(samplep);
+	free(labels);
+	free(labelp);
+	free(ids);
+	free(values);
+	free(locs);
+	free(locp);
+	free(lines);
+	free(linep);
+	free(funcs);
+	free(funcp);
+	free(maps);
+	free(mapp);
+	free(tab.v);
+	prec_hashmap_release(&tab.idx);
+	xstate_release(&st);
+	return ret;
+}

@@ -1,0 +1,802 @@
+/*
+ * html.c - the HTML page: aggregates from the report and sched passes,
+ * written into the page template (analyzer/render/html/page.html) with the CSS,
+ * the data block and the script.
+ *
+ * Stacks enter the page through one function, flame_add_stack(): a tree
+ * pair (caller and callee) per (kind, event). Samples come from report's
+ * on_sample hook; another weighted stack source (off-CPU time) adds its
+ * stacks with its own kind and the page shows its tree with the others.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "analyzer/render/html.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analyzer/reports/counters.h"
+#include "analyzer/render/html_assets.h"
+#include "analyzer/reports/info.h"
+#include "format/base/hashmap.h"
+#include "analyzer/reports/report.h"
+#include "analyzer/symbols/resolve.h"
+#include "analyzer/reports/sched.h"
+#include "analyzer/read/trace.h"
+#include "analyzer/render/stree.h"
+#include "analyzer/render/table.h"
+#include "analyzer/render/timeline.h"
+
+/* What a flame tree's weight is. */
+enum flame_kind {
+	FLAME_SAMPLES,   /* sample period (ns for cpu-clock), per event */
+	FLAME_OFFCPU,    /* ns off-CPU (OffCpu packets of record --off-cpu) */
+};
+
+static const char *const flame_kind_names[] = { "samples", "offcpu" };
+
+/* Node tags: the page colors by them. */
+enum { TAG_TASK = 0, TAG_USER = 1, TAG_KERNEL = 2, TAG_PRUNED = 3 };
+
+/* Timeline lanes: at most this many CPUs (more are counted as dropped),
+ * and about this many buckets over all lanes (4096 per lane at most, 256
+ * at least): ~25 bytes of page per bucket and per span, so ~2 MB at most
+ * for a large host, whatever the trace length. */
+#define TL_MAX_LANES 1024
+#define TL_BUCKET_BUDGET 32768
+
+struct flame {
+	int kind;                /* enum flame_kind */
+	int event;               /* FLAME_SAMPLES: event position, -1 unknown */
+	struct ana_stree caller, callee;
+};
+
+struct task_key {
+	uint32_t pid, tid;
+	const char *comm;
+};
+
+/* A task's runs close in time order (it is on one CPU at a time; the runs
+ * still open at the end come last), so its longest off-CPU gap between
+ * two runs is found as they arrive. */
+struct task_val {
+	uint64_t last_end;
+	uint64_t gap_at, gap;    /* the longest gap so far (gap 0: none) */
+	int seen;
+};
+
+struct page {
+	struct ana_trace *s;
+	struct ana_html_opts o;
+	struct flame *flames;
+	size_t nflames;
+	struct ana_stree_frame *path;
+	size_t path_cap;
+	struct ana_timeline *tl;     /* NULL without switch records */
+	struct prec_hashmap tasks;        /* task_key -> task_val; position = task id */
+	struct prec_hashmap names;        /* const char * -> nothing; position = id */
+	struct ana_doc *report, *sched, *counters, *info, *offcpu;
+};
+
+/* ---- stacks */
+
+static struct flame *flame_get(struct page *pg, int kind, int event)
+{
+	for (size_t i = 0; i < pg->nflames; i++)
+		if (pg->flames[i].kind == kind && pg->flames[i].event == event)
+			return &pg->flames[i];
+	struct flame *f = realloc(pg->flames, (pg->nflames + 1) * sizeof(*f));
+	if (!f)
+		return NULL;
+	pg->flames = f;
+	f = &pg->flames[pg->nflames++];
+	f->kind = kind;
+	f->event = event;
+	ana_stree_init(&f->caller);
+	ana_stree_init(&f->callee);
+	return f;
+}
+
+/* Adds one stack to the tree pair (kind, event): frames leaf first, as
+ * ana_resolve_sample() gives them, under the task's name. */
+static int flame_add_stack(struct page *pg, int kind, int event, const char *comm,
+			   const struct ana_loc *frames, int n, uint64_t weight)
+{
+	struct flame *f = flame_get(pg, kind, event);
+	if (!f)
+		return -ENOMEM;
+	size_t len = (size_t)n + 1;
+	if (len > pg->path_cap) {
+		struct ana_stree_frame *p = realloc(pg->path, len * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		pg->path = p;
+		pg->path_cap = len;
+	}
+	pg->path[0].name = comm;
+	pg->path[0].tag = TAG_TASK;
+	for (int i = 0; i < n; i++) {
+		const struct ana_loc *fr = &frames[n - 1 - i];
+		const char *name = ana_frame_name(pg->s, fr);
+		if (!name)
+			return -ENOMEM;
+		pg->path[1 + i].name = name;
+		pg->path[1 + i].tag = fr->kernel ? TAG_KERNEL : TAG_USER;
+	}
+	int ret = ana_stree_add(&f->caller, pg->path, len, 0, weight);
+	if (!ret)
+		ret = ana_stree_add(&f->callee, pg->path, len, 1, weight);
+	return ret;
+}
+
+static int on_sample(void *ctx, const struct ana_report_sample *rs)
+{
+	return flame_add_stack(ctx, FLAME_SAMPLES, rs->event, rs->comm, rs->frames,
+			       rs->nframes, rs->weight);
+}
+
+/* report --off-cpu's hook: blocked ns under the stack where it blocked */
+static int on_offcpu(void *ctx, const struct ana_report_sample *rs)
+{
+	return flame_add_stack(ctx, FLAME_OFFCPU, -1, rs->comm, rs->frames, rs->nframes,
+			       rs->weight);
+}
+
+/* ---- timeline */
+
+static int on_interval(void *ctx, const struct ana_sched_interval *iv)
+{
+	struct page *pg = ctx;
+	const struct ana_filter *f = pg->o.filter;
+	const char *comm = ana_trace_comm_name(pg->s, iv->tid, iv->start);
+	if (!comm)
+		return -ENOMEM;
+	if (f && (!ana_filter_pid(f, iv->pid) || !ana_filter_tid(f, iv->tid) ||
+		  !ana_filter_comm(f, comm)))
+		return 0;
+	struct task_key k;
+	memset(&k, 0, sizeof(k));
+	k.pid = iv->pid;
+	k.tid = iv->tid;
+	k.comm = comm;
+	struct task_val *v = prec_hashmap_get(&pg->tasks, &k, NULL);
+	if (!v)
+		return -ENOMEM;
+	if (v->seen && iv->start > v->last_end && iv->start - v->last_end > v->gap) {
+		v->gap = iv->start - v->last_end;
+		v->gap_at = v->last_end;
+	}
+	if (!v->seen || iv->end > v->last_end)
+		v->last_end = iv->end;
+	v->seen = 1;
+	return ana_timeline_add(pg->tl, iv->cpu, (uint32_t)prec_hashmap_index(&pg->tasks, v),
+				iv->start, iv->end);
+}
+
+static uint32_t cpus_of(const struct ana_trace *s)
+{
+	uint32_t n = s->header && s->header->cpus_online ? s->header->cpus_online : 1;
+	return n < TL_MAX_LANES ? n : TL_MAX_LANES;
+}
+
+static int timeline_new(struct page *pg)
+{
+	struct ana_trace *s = pg->s;
+	const struct ana_filter *f = pg->o.filter;
+	uint64_t lo = s->start, hi = s->end && s->end->end_time ? s->end->end_time : s->t_max;
+	if (f && f->has_time) {
+		if (f->tmin > lo)
+			lo = f->tmin;
+		if (f->tmax < hi)
+			hi = f->tmax;
+	}
+	uint32_t ncpu = cpus_of(s);
+	size_t nb = pg->o.buckets;
+	if (!nb) {
+		nb = TL_BUCKET_BUDGET / ncpu;
+		nb = nb < 256 ? 256 : nb > 4096 ? 4096 : nb;
+	}
+	pg->tl = ana_timeline_new(lo, hi, nb, TL_MAX_LANES);
+	if (!pg->tl)
+		return -errno;
+	/* A lane for every online CPU, even one nothing ran on. */
+	for (uint32_t c = 0; s->header && c < ncpu; c++) {
+		if (f && !ana_filter_cpu(f, c))
+			continue;
+		int ret = ana_timeline_lane_add(pg->tl, c);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* ---- writing */
+
+static uint32_t name_id(struct page *pg, const char *name, int *err)
+{
+	int created;
+	if (!name)
+		name = "";
+	void *v = prec_hashmap_get(&pg->names, &name, &created);
+	if (!v) {
+		*err = -ENOMEM;
+		return 0;
+	}
+	return (uint32_t)prec_hashmap_index(&pg->names, v);
+}
+
+static void put_u64s(FILE *out, const char *key, const struct ana_stree_view *v,
+		     size_t field)
+{
+	fprintf(out, "\"%s\":[", key);
+	for (size_t i = 0; i < v->n; i++) {
+		const struct ana_stree_vnode *n = &v->nodes[i];
+		uint64_t x = field == 0 ? n->weight : field == 1 ? n->self :
+			     field == 2 ? n->count : n->depth;
+		fprintf(out, i ? ",%" PRIu64 : "%" PRIu64, x);
+	}
+	fputs("]", out);
+}
+
+static int write_tree(struct page *pg, FILE *out, const struct ana_stree *t)
+{
+	struct ana_stree_view v;
+	double frac = pg->o.min_fraction > 0 ? pg->o.min_fraction : ANA_HTML_MIN_FRACTION;
+	size_t max = pg->o.max_nodes ? pg->o.max_nodes : ANA_HTML_MAX_NODES;
+	int err = ana_stree_view(t, frac, max, &v);
+	if (err)
+		return err;
+	fputs("{\"n\":[", out);
+	for (size_t i = 0; i < v.n && !err; i++) {
+		const struct ana_stree_vnode *n = &v.nodes[i];
+		if (n->pruned)
+			fputs(i ? ",-1" : "-1", out);
+		else
+			fprintf(out, i ? ",%" PRIu32 : "%" PRIu32, name_id(pg, n->name, &err));
+	}
+	fputs("],\"k\":[", out);
+	for (size_t i = 0; i < v.n; i++)
+		fprintf(out, i ? ",%" PRIu32 : "%" PRIu32,
+			v.nodes[i].pruned ? (uint32_t)TAG_PRUNED : v.nodes[i].tag);
+	fputs("],", out);
+	put_u64s(out, "d", &v, 3);
+	fputs(",", out);
+	put_u64s(out, "w", &v, 0);
+	fputs(",", out);
+	put_u64s(out, "s", &v, 1);
+	fputs(",", out);
+	put_u64s(out, "c", &v, 2);
+	fputs(",\"p\":[", out);
+	int first = 1;
+	for (size_t i = 0; i < v.n; i++) {
+		if (!v.nodes[i].pruned)
+			continue;
+		fprintf(out, "%s[%zu,%" PRIu64 "]", first ? "" : ",", i, v.nodes[i].pruned);
+		first = 0;
+	}
+	fprintf(out, "],\"fraction\":%g,\"pruned\":%" PRIu64 "}", v.fraction, v.pruned_nodes);
+	ana_stree_view_release(&v);
+	return err;
+}
+
+static int write_flames(struct page *pg, FILE *out)
+{
+	int err = 0;
+	fputs("\"flames\":[", out);
+	for (size_t i = 0; i < pg->nflames && !err; i++) {
+		const struct flame *f = &pg->flames[i];
+		fputs(i ? ",\n{\"kind\":" : "\n{\"kind\":", out);
+		ana_json_str_html(out, flame_kind_names[f->kind]);
+		fputs(",\"title\":", out);
+		if (f->kind == FLAME_OFFCPU)
+			ana_json_str_html(out, "off-CPU time");
+		else if (f->event >= 0)
+			ana_json_str_html(out, ana_trace_event_name(pg->s, f->event));
+		else
+			ana_json_str_html(out, "unknown event");
+		fprintf(out, ",\"unit\":\"%s\",\"weight\":%" PRIu64 ",\"count\":%" PRIu64
+			",\n\"caller\":", f->kind == FLAME_OFFCPU ? "ns" : "period",
+			f->caller.weight, f->caller.count);
+		err = write_tree(pg, out, &f->caller);
+		fputs(",\n\"callee\":", out);
+		if (!err)
+			err = write_tree(pg, out, &f->callee);
+		fputs("}", out);
+	}
+	fputs("]", out);
+	return err;
+}
+
+/* Page ids of the tasks the lanes show (span owners, bucket tops), in
+ * order of first use: the page's task table holds only those, so its size
+ * is bounded by the lanes', whatever the number of tasks in the trace. */
+struct task_ids {
+	uint32_t *id;      /* task -> page id, UINT32_MAX: not shown */
+	uint32_t *order;   /* page id -> task */
+	uint32_t n;
+};
+
+static uint32_t page_task(struct task_ids *t, uint32_t task)
+{
+	if (t->id[task] == UINT32_MAX) {
+		t->id[task] = t->n;
+		t->order[t->n++] = task;
+	}
+	return t->id[task];
+}
+
+static int write_timeline(struct page *pg, FILE *out)
+{
+	struct ana_timeline *tl = pg->tl;
+	int err = 0;
+	if (!tl) {
+		fputs("\"timeline\":null", out);
+		return 0;
+	}
+	size_t ntasks = prec_hashmap_count(&pg->tasks);
+	struct task_ids ids = { malloc((ntasks ? ntasks : 1) * sizeof(uint32_t)),
+				malloc((ntasks ? ntasks : 1) * sizeof(uint32_t)), 0 };
+	if (!ids.id || !ids.order) {
+		free(ids.id);
+		free(ids.order);
+		return -ENOMEM;
+	}
+	memset(ids.id, 0xff, ntasks * sizeof(uint32_t));
+	uint64_t t0 = ana_timeline_t0(tl), origin = pg->s->start;
+	fprintf(out, "\"timeline\":{\"t0\":%" PRId64 ",\"t1\":%" PRId64 ",\"bucket\":%" PRIu64
+		",\"nbuckets\":%zu,\"dropped\":%" PRIu64 ",\n\"lanes\":[",
+		(int64_t)(t0 - origin), (int64_t)(ana_timeline_t1(tl) - origin),
+		ana_timeline_bucket_ns(tl), ana_timeline_nbuckets(tl), ana_timeline_dropped(tl));
+	for (size_t i = 0; i < ana_timeline_lanes(tl); i++) {
+		const struct ana_tl_lane *l = ana_timeline_lane(tl, i);
+		fprintf(out, "%s{\"cpu\":%" PRIu32 ",\"busy\":%" PRIu64 ",\"intervals\":%" PRIu64
+			",\n\"spans\":[", i ? ",\n" : "\n", l->cpu, l->busy, l->intervals);
+		for (size_t j = 0; j < l->nspans; j++) {
+			const struct ana_tl_span *sp = &l->spans[j];
+			fprintf(out, "%s%" PRIu64 ",%" PRIu64 ",%" PRIu32, j ? "," : "",
+				sp->start - t0, sp->end - sp->start, page_task(&ids, sp->task));
+		}
+		fputs("],\n\"buckets\":[", out);
+		int first = 1;
+		for (size_t j = 0; l->buckets && j < ana_timeline_nbuckets(tl); j++) {
+			const struct ana_tl_bucket *b = &l->buckets[j];
+			if (!b->n)
+				continue;
+			int top = ana_tl_bucket_top(b);
+			int64_t task = top < 0 ? -1 : (int64_t)page_task(&ids, b->task[top]);
+			fprintf(out, "%s%zu,%" PRIu64 ",%" PRIu32 ",%" PRId64, first ? "" : ",", j,
+				b->busy, b->n, task);
+			first = 0;
+		}
+		fputs("]}", out);
+	}
+	fputs("],\n\"tasks\":[", out);
+	for (uint32_t i = 0; i < ids.n && !err; i++) {
+		const struct task_key *k = prec_hashmap_key(&pg->tasks, ids.order[i]);
+		const struct task_val *v = prec_hashmap_val(&pg->tasks, ids.order[i]);
+		fprintf(out, "%s%" PRIu32 ",%" PRIu32 ",%" PRIu32, i ? "," : "", k->pid, k->tid,
+			name_id(pg, k->comm, &err));
+		if (v->gap)
+			fprintf(out, ",%" PRId64 ",%" PRIu64, (int64_t)(v->gap_at - t0), v->gap);
+		else
+			fputs(",-1,0", out);
+	}
+	fputs("]}", out);
+	free(ids.id);
+	free(ids.order);
+	return err;
+}
+
+static int write_data(struct page *pg, FILE *out)
+{
+	fputs("{\"version\":1,\n", out);
+	int err = write_flames(pg, out);
+	fputs(",\n", out);
+	if (!err)
+		err = write_timeline(pg, out);
+	/* Names last: the trees and tasks above gave them their ids. */
+	fputs(",\n\"names\":[", out);
+	for (size_t i = 0; i < prec_hashmap_count(&pg->names); i++) {
+		if (i)
+			fputc(',', out);
+		ana_json_str_html(out, *(const char *const *)prec_hashmap_key(&pg->names, i));
+	}
+	fputs("]}\n", out);
+	return err;
+}
+
+/* "1,234,567" */
+static const char *grouped(char *buf, size_t len, uint64_t v)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
+	size_t o = 0;
+	for (int i = 0; i < n && o + 2 < len; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static void fact(FILE *out, const char *label, const char *value)
+{
+	fputs("<dt>", out);
+	ana_html_str(out, label);
+	fputs("</dt><dd>", out);
+	ana_html_str(out, value ? value : "");
+	fputs("</dd>\n", out);
+}
+
+static void bad(FILE *out, const char *text)
+{
+	fputs("<li class=\"bad\">", out);
+	ana_html_str(out, text);
+	fputs("</li>\n", out);
+}
+
+/* Appends to buf at *o (which may run past len: then nothing more is
+ * written). */
+static void append(char *buf, size_t len, size_t *o, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t len, size_t *o, const char *fmt, ...)
+{
+	if (*o >= len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + *o, len - *o, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*o += (size_t)n;
+}
+
+/* "; what 1,3-5" for a --cpu/--pid/--tid list */
+static void ranges(char *buf, size_t len, size_t *o, const char *what,
+		   const struct ana_range *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!i)
+			append(buf, len, o, "%s%s ", *o ? "; " : "", what);
+		append(buf, len, o, "%s%" PRIu64, i ? "," : "", r[i].lo);
+		if (r[i].hi != r[i].lo)
+			append(buf, len, o, "-%" PRIu64, r[i].hi);
+	}
+}
+
+/* "; what a,b" for a --comm/--event list */
+static void names(char *buf, size_t len, size_t *o, const char *what, char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		append(buf, len, o, "%s%s%s", i ? "," : *o ? "; " : "", i ? "" : what, v[i]);
+}
+
+static void write_header(struct page *pg, FILE *out)
+{
+	struct ana_trace *s = pg->s;
+	const Perfrec__FileHeader *h = s->header;
+	char buf[2048], num[32];
+	fputs("<h1>perfrec trace <span class=\"host\">", out);
+	ana_html_str(out, h && h->hostname ? h->hostname : "(no header)");
+	fputs("</span></h1>\n<dl class=\"facts\">\n", out);
+	if (h) {
+		fact(out, "Host", h->hostname);
+		snprintf(buf, sizeof(buf), "%s %s (%s)", h->kernel_release ? h->kernel_release : "",
+			 h->kernel_version ? h->kernel_version : "", h->machine ? h->machine : "");
+		fact(out, "Kernel", buf);
+		snprintf(buf, sizeof(buf), "%" PRIu32 " online%s%s", h->cpus_online,
+			 h->cpu_model && *h->cpu_model ? ", " : "", h->cpu_model ? h->cpu_model : "");
+		fact(out, "CPUs", buf);
+	}
+	uint64_t end = s->end && s->end->end_time ? s->end->end_time : s->t_max;
+	double dur = end > s->start ? (double)(end - s->start) / 1e9 : 0.0;
+	if (h && h->realtime_ns) {
+		/* wall clock of the start: realtime - monotonic at the header */
+		/* (unsigned: the three are trace bytes, and may not add up) */
+		uint64_t wall = h->realtime_ns + s->start - h->monotonic_ns;
+		time_t secs = (time_t)(wall / 1000000000);
+		struct tm tm;
+		char when[64] = "?";
+		if (gmtime_r(&secs, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		snprintf(buf, sizeof(buf), "%s, %.3f s", when, dur);
+	} else {
+		snprintf(buf, sizeof(buf), "%.3f s", dur);
+	}
+	fact(out, "Recorded", buf);
+	if (s->end && s->end->stop_reason && *s->end->stop_reason)
+		fact(out, "Stopped", s->end->stop_reason);
+	const struct ana_filter *f = pg->o.filter;
+	if (f && f->active) {
+		size_t o = 0;
+		buf[0] = '\0';
+		ranges(buf, sizeof(buf), &o, "cpu", f->cpus, f->ncpus);
+		ranges(buf, sizeof(buf), &o, "pid", f->pids, f->npids);
+		ranges(buf, sizeof(buf), &o, "tid", f->tids, f->ntids);
+		names(buf, sizeof(buf), &o, "comm ", f->comms, f->ncomms);
+		names(buf, sizeof(buf), &o, "event ", f->events, f->nevents);
+		if (f->has_time) {
+			double a = f->t0_open ? 0.0 : (double)(int64_t)(f->tmin - s->start) / 1e9;
+			double b = f->t1_open || f->tmax == UINT64_MAX ? dur :
+				   (double)(int64_t)(f->tmax - s->start) / 1e9;
+			append(buf, sizeof(buf), &o, "%stime %.3f-%.3f s", o ? "; " : "", a, b);
+		}
+		fact(out, "Filters", buf);
+	}
+	{
+		size_t o = 0;
+		buf[0] = '\0';
+		for (size_t i = 0; i < s->nevents; i++) {
+			const Perfrec__EventDesc *e = s->events[i];
+			append(buf, sizeof(buf), &o, "%s%s", i ? ", " : "",
+			       ana_trace_event_name(s, (int)i));
+			if (!e->sampling)
+				append(buf, sizeof(buf), &o, " (counting)");
+			else if (e->freq)
+				append(buf, sizeof(buf), &o, " (%" PRIu64 " Hz)", e->sample_freq);
+			else
+				append(buf, sizeof(buf), &o, " (every %" PRIu64 ")", e->sample_period);
+		}
+		fact(out, "Events", s->nevents ? buf : "none described");
+	}
+	{
+		uint64_t total = 0;
+		for (int k = 0; k < ANA_NKINDS; k++)
+			total += s->kind_count[k];
+		size_t o = 0;
+		append(buf, sizeof(buf), &o, "%s:", grouped(num, sizeof(num), total));
+		for (int k = 0, n = 0; k < ANA_NKINDS; k++)
+			if (s->kind_count[k])
+				append(buf, sizeof(buf), &o, "%s %s %s", n++ ? "," : "", ana_kind_name(k),
+				       grouped(num, sizeof(num), s->kind_count[k]));
+		fact(out, "Packets", buf);
+	}
+	if (h && h->n_cmdline) {
+		size_t o = 0;
+		buf[0] = '\0';
+		for (size_t i = 0; i < h->n_cmdline; i++)
+			append(buf, sizeof(buf), &o, "%s%s", i ? " " : "",
+			       h->cmdline[i] ? h->cmdline[i] : "");
+		fact(out, "Command", buf);
+	}
+	fputs("</dl>\n<ul class=\"alerts\">\n", out);
+	uint64_t events = s->samples + s->switches;
+	for (int k = 0; k < ANA_NLOSS; k++) {
+		if (!s->loss_count[k] && !s->loss_records[k])
+			continue;
+		uint64_t all = events + s->loss_count[k];
+		snprintf(buf, sizeof(buf), "lost %s (%s) in %" PRIu64 " loss records: %.2f%% of events",
+			 grouped(num, sizeof(num), s->loss_count[k]), ana_loss_kind_name(k),
+			 s->loss_records[k], all ? 100.0 * (double)s->loss_count[k] / (double)all : 0.0);
+		bad(out, buf);
+	}
+	if (s->throttles) {
+		snprintf(buf, sizeof(buf), "the kernel throttled sampling %" PRIu64 " times",
+			 s->throttles);
+		bad(out, buf);
+	}
+	if (s->ndamage) {
+		snprintf(buf, sizeof(buf), "%zu damaged frames skipped (%" PRIu64 " packets lost)",
+			 s->ndamage, ana_trace_lost_packets(s));
+		bad(out, buf);
+	}
+	if (s->torn) {
+		snprintf(buf, sizeof(buf), "torn tail at offset %" PRIu64 ": the recording was "
+			 "cut short", s->torn_offset);
+		bad(out, buf);
+	}
+	if (s->unknown_packets) {
+		snprintf(buf, sizeof(buf), "%" PRIu64 " packets of kinds this analyzer does not "
+			 "know were skipped", s->unknown_packets);
+		bad(out, buf);
+	}
+	for (size_t i = 0; i < s->nnotes; i++)
+		if (s->notes[i].level >= 1 && s->notes[i].text)
+			bad(out, s->notes[i].text);
+	fputs("</ul>\n", out);
+}
+
+static void heading(FILE *out, const char *id, const char *title, const char *note)
+{
+	fprintf(out, "<h2 id=\"%s\">", id);
+	ana_html_str(out, title);
+	fputs("</h2>\n", out);
+	if (note) {
+		fputs("<p class=\"note\">", out);
+		ana_html_str(out, note);
+		fputs("</p>\n", out);
+	}
+}
+
+static int write_tables(struct page *pg, FILE *out)
+{
+	char note[256];
+	size_t top = pg->o.top ? pg->o.top : ANA_HTML_TOP;
+	snprintf(note, sizeof(note), "The first %zu rows of `perfrec-analyze report --children "
+		 "--sort sym,dso`; click a column to sort by it.", top);
+	heading(out, "functions", "Top functions", note);
+	int ret = ana_doc_render(pg->report, out, ANA_FMT_HTML);
+	if (!ret && pg->sched) {
+		snprintf(note, sizeof(note), "The first %zu rows of `perfrec-analyze sched`, "
+			 "from context-switch records.", top);
+		heading(out, "tasks", "Tasks by on-CPU time", note);
+		ret = ana_doc_render(pg->sched, out, ANA_FMT_HTML);
+	} else if (!ret) {
+		heading(out, "tasks", "Tasks by on-CPU time", "No context-switch records in "
+			"this trace: record with --switch-events (perfrec record -a "
+			"--switch-events) for the timeline and the scheduler tables.");
+	}
+	if (!ret && pg->offcpu) {
+		snprintf(note, sizeof(note), "The first %zu rows of `perfrec-analyze report "
+			 "--off-cpu --children --sort sym,dso`: where tasks waited off the "
+			 "CPU (record --off-cpu).", top);
+		heading(out, "offcpu", "Top off-CPU functions", note);
+		ret = ana_doc_render(pg->offcpu, out, ANA_FMT_HTML);
+	}
+	if (!ret && pg->counters) {
+		heading(out, "counters", "Counter groups", "As `perfrec-analyze counters`.");
+		ret = ana_doc_render(pg->counters, out, ANA_FMT_HTML);
+	}
+	return ret;
+}
+
+static int write_section(struct page *pg, FILE *out, const char *name, size_t len)
+{
+	if (len == 5 && !memcmp(name, "title", 5)) {
+		const Perfrec__FileHeader *h = pg->s->header;
+		fputs("perfrec: ", out);
+		ana_html_str(out, h && h->hostname ? h->hostname : pg->s->path);
+	} else if (len == 3 && !memcmp(name, "css", 3)) {
+		fputs(ana_html_css, out);
+	} else if (len == 6 && !memcmp(name, "header", 6)) {
+		write_header(pg, out);
+	} else if (len == 6 && !memcmp(name, "tables", 6)) {
+		return write_tables(pg, out);
+	} else if (len == 7 && !memcmp(name, "details", 7)) {
+		return ana_doc_render(pg->info, out, ANA_FMT_HTML);
+	} else if (len == 4 && !memcmp(name, "data", 4)) {
+		return write_data(pg, out);
+	} else if (len == 2 && !memcmp(name, "js", 2)) {
+		fputs(ana_html_js, out);
+	} else {
+		return -EINVAL;   /* a marker page.html has and this file not */
+	}
+	return 0;
+}
+
+/* Copies the template, replacing each <!--perfrec:NAME--> marker. */
+static int write_page(struct page *pg, FILE *out)
+{
+	static const char open[] = "<!--perfrec:", close[] = "-->";
+	const char *p = ana_html_page;
+	for (;;) {
+		const char *m = strstr(p, open);
+		if (!m) {
+			fputs(p, out);
+			break;
+		}
+		fwrite(p, 1, (size_t)(m - p), out);
+		const char *name = m + sizeof(open) - 1;
+		const char *e = strstr(name, close);
+		if (!e)
+			return -EINVAL;
+		int ret = write_section(pg, out, name, (size_t)(e - name));
+		if (ret)
+			return ret;
+		p = e + sizeof(close) - 1;
+	}
+	fflush(out);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* ---- the run */
+
+static int opts_copy(struct ana_html_opts *dst, const struct ana_html_opts *o)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (!o)
+		return 0;
+	if (o->sz < sizeof(o->sz))
+		return -EINVAL;
+	for (size_t i = sizeof(*dst); i < o->sz; i++)
+		if (((const unsigned char *)o)[i])
+			return -EINVAL;
+	memcpy(dst, o, o->sz < sizeof(*dst) ? o->sz : sizeof(*dst));
+	dst->sz = sizeof(*dst);
+	return 0;
+}
+
+static void page_release(struct page *pg)
+{
+	for (size_t i = 0; i < pg->nflames; i++) {
+		ana_stree_release(&pg->flames[i].caller);
+		ana_stree_release(&pg->flames[i].callee);
+	}
+	free(pg->flames);
+	free(pg->path);
+	ana_timeline_free(pg->tl);
+	prec_hashmap_release(&pg->tasks);
+	prec_hashmap_release(&pg->names);
+	ana_doc_free(pg->report);
+	ana_doc_free(pg->sched);
+	ana_doc_free(pg->counters);
+	ana_doc_free(pg->info);
+	ana_doc_free(pg->offcpu);
+}
+
+int ana_html_run(struct ana_trace *s, const struct ana_html_opts *o, FILE *out)
+{
+	struct page pg;
+	memset(&pg, 0, sizeof(pg));
+	int ret = opts_copy(&pg.o, o);
+	if (ret)
+		return ret;
+	pg.s = s;
+	prec_hashmap_init(&pg.tasks, sizeof(struct task_key), sizeof(struct task_val));
+	prec_hashmap_init(&pg.names, sizeof(const char *), 1);
+	size_t top = pg.o.top ? pg.o.top : ANA_HTML_TOP;
+
+	ret = -ENOMEM;
+	if (!(pg.report = ana_doc_new()) || !(pg.info = ana_doc_new()))
+		goto out;
+	/* Samples: the top-functions table and the flame trees. With several
+	 * sampling events, rows are per event (periods of different events
+	 * do not add up). */
+	int sampling = 0;
+	for (size_t i = 0; i < s->nevents; i++)
+		sampling += s->events[i]->sampling != 0;
+	struct ana_report_opts ro = { .top = top, .children = 1, .filter = pg.o.filter,
+				      .on_sample = on_sample, .ctx = &pg };
+	ro.keys[ro.nkeys++] = ANA_KEY_SYM;
+	ro.keys[ro.nkeys++] = ANA_KEY_DSO;
+	if (sampling > 1)
+		ro.keys[ro.nkeys++] = ANA_KEY_EVENT;
+	if ((ret = ana_report_run(s, &ro, pg.report)) < 0)
+		goto out;
+	/* Off-CPU time: its own flame graph and table. */
+	if (s->offcpu_intervals || s->offcpu_sums) {
+		struct ana_report_opts oo = { .top = top, .children = 1, .off_cpu = 1,
+					      .filter = pg.o.filter, .on_sample = on_offcpu,
+					      .ctx = &pg };
+		oo.keys[oo.nkeys++] = ANA_KEY_SYM;
+		oo.keys[oo.nkeys++] = ANA_KEY_DSO;
+		ret = -ENOMEM;
+		if (!(pg.offcpu = ana_doc_new()))
+			goto out;
+		if ((ret = ana_report_run(s, &oo, pg.offcpu)) < 0)
+			goto out;
+	}
+	/* Switches: the scheduler tables and the timeline. */
+	if (s->switches) {
+		ret = -ENOMEM;
+		if (!(pg.sched = ana_doc_new()))
+			goto out;
+		if ((ret = timeline_new(&pg)) < 0)
+			goto out;
+		struct ana_sched_opts so = { .sort = ANA_SS_ONCPU, .top = top,
+					     .jobs = pg.o.jobs, .filter = pg.o.filter,
+					     .on_interval = on_interval, .ctx = &pg };
+		if ((ret = ana_sched_run(s, &so, pg.sched)) < 0)
+			goto out;
+	}
+	if (s->kind_count[PERFREC__PACKET__DATA_GROUP]) {
+		char err[256];
+		struct ana_counters_opts co = { 0 };
+		ret = -ENOMEM;
+		if (!(pg.counters = ana_doc_new()))
+			goto out;
+		if ((ret = ana_counters_run(s, &co, pg.counters, err, sizeof(err))) < 0)
+			goto out;
+	}
+	/* the page has its own tables of processes: no top list here */
+	if ((ret = ana_info_run(s, 0, pg.info)) < 0)
+		goto out;
+	ret = write_page(&pg, out);
+out:
+	page_release(&pg);
+	return ret;
+}

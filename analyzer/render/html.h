@@ -1,0 +1,65 @@
+/*
+ * html.h - one self-contained HTML page of a trace (`perfrec-analyze html`).
+ *
+ * The page opens offline in any browser: our CSS and JavaScript
+ * (analyzer/render/html/, embedded at build time) and the trace's aggregates are
+ * all inline. It holds
+ *   - a header: host, kernel, CPUs, time window, events, packet counts,
+ *     losses and damage;
+ *   - flame graphs: one weighted stack tree per sampling event (stacks
+ *     "comm; outermost; ...; leaf", weight = period), caller and callee
+ *     (inverted) trees, pruned by ana_stree_view();
+ *   - a per-CPU timeline of on-CPU intervals from switch records,
+ *     downsampled by ana_timeline;
+ *   - the tables of report (top functions, self and children), sched (top
+ *     tasks by on-CPU time, per-CPU busy) and counters, rendered from
+ *     their documents, and info's in a details block.
+ * Sizes are bounded whatever the trace length: flame trees by
+ * max_nodes, the timeline by buckets x CPUs, tables by top.
+ *
+ * Every trace string (comms, symbols, file and event names, host names)
+ * is untrusted: it reaches the page only through ana_html_str() (HTML
+ * text) or ana_json_str_html() (the data block), and the page's script
+ * puts names in the document with textContent, never as markup.
+ *
+ * Passes over the file: the trace's pass 1, then report's (samples:
+ * the top-functions table and, through its on_sample hook, the flame
+ * trees), sched's (switches: its tables and, through on_interval, the
+ * timeline) when the trace has switch records, counters' when it has
+ * group snapshots.
+ */
+#ifndef ANA_HTML_H
+#define ANA_HTML_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "analyzer/read/filter.h"
+
+struct ana_trace;
+
+struct ana_html_opts {
+	size_t sz;             /* sizeof(struct ana_html_opts) */
+	const struct ana_filter *filter;   /* NULL = none */
+	int jobs;              /* decode threads of the switch pass */
+	double min_fraction;   /* flame nodes below this share of the weight
+				* are pruned; 0 = ANA_HTML_MIN_FRACTION */
+	size_t max_nodes;      /* per flame tree; 0 = ANA_HTML_MAX_NODES */
+	size_t buckets;        /* timeline buckets per CPU; 0 = by CPU count */
+	size_t top;            /* table rows; 0 = ANA_HTML_TOP */
+};
+
+/* 1/2000 keeps a node of 0.05%: about one pixel of a 2000-pixel-wide
+ * graph, so nothing a person could see is pruned. */
+#define ANA_HTML_MIN_FRACTION 0.0005
+/* About 0.6 MB of page per tree (two trees per event) at most. */
+#define ANA_HTML_MAX_NODES 16384
+#define ANA_HTML_TOP 100
+
+/* Writes the page to out. o may be NULL (defaults); an o whose sz is
+ * smaller than the first member's end, or larger than this struct with
+ * non-zero bytes past it, is refused with -EINVAL. 0, a negative errno,
+ * or -EIO on a write error. */
+int ana_html_run(struct ana_trace *s, const struct ana_html_opts *o, FILE *out);
+
+#endif

@@ -1,0 +1,74 @@
+/*
+ * report.h - samples aggregated by chosen keys (`perfrec-analyze report`).
+ *
+ * Pass 2 over the trace's frames in file order (decoded in parallel,
+ * aggregated in the consumer thread, so --jobs never changes a number).
+ * Weight of a sample is its period (1 when the event recorded none);
+ * percentages are of the total weight of the samples that passed the
+ * filters.
+ *
+ * --children adds, for every distinct function on a sample's callchain,
+ * the sample's weight to that function's inclusive total (each function
+ * counted once per sample, as perf does).
+ *
+ * With off_cpu the rows are off-CPU time instead (OffCpu packets of
+ * record --off-cpu): the weight of an interval or a sum is its blocked
+ * time in ns, its count the blocks it holds, its stack the kernel then
+ * user frames at the switch-out. Sums carry no CPU: the cpu key shows 0
+ * for them and a --cpu filter keeps intervals only.
+ */
+#ifndef ANA_REPORT_H
+#define ANA_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyzer/read/filter.h"
+#include "analyzer/render/table.h"
+
+struct ana_trace;
+
+enum ana_key { ANA_KEY_COMM, ANA_KEY_PID, ANA_KEY_TID, ANA_KEY_CPU,
+	       ANA_KEY_DSO, ANA_KEY_SYM, ANA_KEY_EVENT, ANA_NKEYS };
+
+struct ana_loc;
+struct prec_packet;
+
+/* A sample as the report counted it, for callers that aggregate more
+ * from the same pass (the HTML page's flame graphs). Everything is
+ * borrowed for the duration of the call; names are interned in the
+ * trace's pool and live as long as it. */
+struct ana_report_sample {
+	const struct prec_packet *p;       /* the Sample (OffCpu) packet */
+	int event;                         /* event position, or -1 */
+	const char *comm;                  /* task name, ":TID" when unknown */
+	uint64_t weight;                   /* period, 1 when none (off-CPU:
+					    * ns blocked) */
+	const struct ana_loc *frames;    /* leaf first; every sym set to */
+	int nframes;                       /* its ana_frame_name() */
+};
+
+struct ana_report_opts {
+	int keys[ANA_NKEYS];
+	size_t nkeys;          /* 0 = comm,dso,sym */
+	size_t top;            /* 0 = all rows */
+	int children;
+	int off_cpu;           /* off-CPU time instead of samples */
+	const struct ana_filter *filter;   /* NULL = none */
+	/* Called for every sample that passed the filters, with its whole
+	 * resolved callchain. A negative return stops the pass and is
+	 * returned. May be NULL. */
+	int (*on_sample)(void *ctx, const struct ana_report_sample *smp);
+	void *ctx;
+};
+
+/* Parses "comm,dso,sym" into o->keys; -EINVAL with a message in err. */
+int ana_report_parse_sort(struct ana_report_opts *o, const char *arg,
+			  char *err, size_t errlen);
+
+/* Builds the report into doc (sections "summary" and "rows").
+ * 0 or a negative errno. */
+int ana_report_run(struct ana_trace *s, const struct ana_report_opts *o,
+		   struct ana_doc *doc);
+
+#endif

@@ -1,0 +1,201 @@
+/*
+ * test_resolve.c - analyzer/resolve: callchains to frames.
+ *
+ * A return address is the instruction after a call. When the call is the
+ * last instruction of its function, the return address is the first byte
+ * of the next function; resolving it as-is names the wrong caller. The
+ * trace here has exactly that layout, in user space and in the kernel, and
+ * checks that callers are looked up at ip - 1 while the leaf (an exact ip)
+ * is not, and that frames keep the recorded address and offset.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analyzer/symbols/resolve.h"
+#include "analyzer/read/trace.h"
+#include "format/sink.h"
+#include "format/writer.h"
+
+#define CTX_KERNEL ((uint64_t)-128)
+#define CTX_USER ((uint64_t)-512)
+
+/* Non-PIE binary at 0x400000: caller [0x401000, 0x401100) ends with a
+ * call, so its return address 0x401100 is callee_next's first byte. */
+#define A_CALLER 0x401000ull
+#define A_NEXT 0x401100ull
+#define A_LEAF 0x401200ull
+#define K_ENTRY 0xffffffff81000000ull
+#define K_NEXT 0xffffffff81000100ull
+#define K_LEAF 0xffffffff81000200ull
+
+struct tw {
+	struct prec_sink *sink;
+	struct prec_writer *w;
+};
+
+static void put(struct tw *t, Perfrec__Packet *pkt, uint64_t time)
+{
+	assert_int_equal(prec_writer_append(t->w, 0, pkt, time), 0);
+}
+
+static void symtab(struct tw *t, int kind, const char *path, uint64_t bias,
+		   const uint64_t *starts, const char *const *names, size_t n)
+{
+	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
+	Perfrec__SymbolTable s = PERFREC__SYMBOL_TABLE__INIT;
+	uint64_t d[8], sizes[8], iids[8];
+
+	assert_true(n <= 8);
+	for (size_t i = 0; i < n; i++) {
+		d[i] = i ? starts[i] - starts[i - 1] : starts[0];
+		sizes[i] = 0x100;
+		iids[i] = prec_writer_intern_string(t->w, 0, names[i]);
+	}
+	s.kind = kind;
+	s.path = (char *)path;
+	s.load_bias = bias;
+	s.n_starts = s.n_sizes = s.n_names = n;
+	s.starts = d;
+	s.sizes = sizes;
+	s.names = iids;
+	pkt.data_case = PERFREC__PACKET__DATA_SYMBOLS;
+	pkt.symbols = &s;
+	put(t, &pkt, 0);
+}
+
+static void sample(struct tw *t, uint64_t time, uint64_t ip, int kernel,
+		   const uint64_t *chain, size_t n)
+{
+	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
+	Perfrec__Sample s = PERFREC__SAMPLE__INIT;
+
+	s.pid = s.tid = 100;
+	s.ip = ip;
+	s.period = 1;
+	s.misc = kernel ? 1 : 2;
+	s.callchain = prec_writer_intern_callchain(t->w, 0, chain, n);
+	assert_int_not_equal(s.callchain, 0);
+	pkt.data_case = PERFREC__PACKET__DATA_SAMPLE;
+	pkt.sample = &s;
+	put(t, &pkt, time);
+}
+
+/* Writes the trace into memory: *buf, *len (malloc'd). */
+static void write_trace(void **buf, size_t *len)
+{
+	struct tw t;
+	struct prec_writer_opts o = PREC_WRITER_OPTS_INIT;
+	t.sink = prec_sink_mem_new();
+	assert_non_null(t.sink);
+	t.w = prec_writer_new(t.sink, &o);
+	assert_non_null(t.w);
+
+	static const uint64_t us[] = { A_CALLER, A_NEXT, A_LEAF };
+	static const char *const un[] = { "caller", "callee_next", "leaf" };
+	static const uint64_t ks[] = { K_ENTRY, K_NEXT, K_LEAF };
+	static const char *const kn[] = { "k_entry", "k_next", "k_leaf" };
+	symtab(&t, PERFREC__SYMBOL_TABLE__KIND__ELF, "/usr/bin/prog", 0x400000, us, un, 3);
+	symtab(&t, PERFREC__SYMBOL_TABLE__KIND__KERNEL, "", 0, ks, kn, 3);
+
+	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
+	Perfrec__Mmap m = PERFREC__MMAP__INIT;
+	m.pid = m.tid = 100;
+	m.start = 0x400000;
+	m.len = 0x10000;
+	m.prot = 5;
+	m.filename = prec_writer_intern_string(t.w, 0, "/usr/bin/prog");
+	m.synthesized = 1;
+	pkt.data_case = PERFREC__PACKET__DATA_MMAP;
+	pkt.mmap = &m;
+	put(&t, &pkt, 1000);
+
+	/* user: leaf at A_NEXT exactly (an exact ip is never adjusted), called
+	 * from caller whose call is its last instruction (returns to A_NEXT). */
+	uint64_t c1[] = { CTX_USER, A_NEXT, A_NEXT };
+	sample(&t, 2000, A_NEXT, 0, c1, 3);
+	/* kernel leaf, kernel caller returning to K_NEXT, then user frames. */
+	uint64_t c2[] = { CTX_KERNEL, K_LEAF + 4, K_NEXT, CTX_USER, A_LEAF + 8, A_NEXT };
+	sample(&t, 3000, K_LEAF + 4, 1, c2, 6);
+
+	assert_int_equal(prec_writer_close(t.w), 0);
+	const void *b;
+	size_t n;
+	b = prec_sink_mem_data(t.sink, &n);
+	*buf = malloc(n);
+	assert_non_null(*buf);
+	memcpy(*buf, b, n);
+	*len = n;
+	prec_writer_free(t.w);
+	prec_sink_free(t.sink);
+}
+
+struct collect {
+	struct ana_trace *s;
+	struct ana_loc fr[2][8];
+	int n[2];
+	int nsamples;
+};
+
+static int on_packet(void *ctx, const struct prec_packet *p)
+{
+	struct collect *c = ctx;
+	if (p->pkt->data_case != PERFREC__PACKET__DATA_SAMPLE)
+		return 0;
+	assert_true(c->nsamples < 2);
+	int n = ana_resolve_sample(c->s, p, c->fr[c->nsamples], 8);
+	assert_true(n > 0);
+	c->n[c->nsamples++] = n;
+	return 0;
+}
+
+static void test_return_addresses(void **state)
+{
+	(void)state;
+	void *buf;
+	size_t len;
+	write_trace(&buf, &len);
+	struct ana_trace_opts so = { .jobs = 1, .symbols = 1, .mem = buf, .mem_len = len };
+	struct collect c;
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(ana_trace_open(&c.s, "mem", &so), 0);
+	assert_int_equal(ana_trace_scan(c.s, "test", on_packet, &c), 0);
+	assert_int_equal(c.nsamples, 2);
+
+	/* sample 1: leaf callee_next (exact ip), caller from A_NEXT - 1 */
+	assert_int_equal(c.n[0], 2);
+	assert_string_equal(c.fr[0][0].sym, "callee_next");
+	assert_string_equal(c.fr[0][1].sym, "caller");
+	assert_true(c.fr[0][1].ip == A_NEXT);   /* the recorded address */
+	assert_string_equal(c.fr[0][1].dso, "prog");
+	assert_true(c.fr[0][1].dso_off == A_NEXT);   /* non-PIE: file vaddr */
+
+	/* sample 2: k_leaf, k_entry (returns to K_NEXT), leaf, caller */
+	assert_int_equal(c.n[1], 4);
+	assert_string_equal(c.fr[1][0].sym, "k_leaf");
+	assert_string_equal(c.fr[1][1].sym, "k_entry");
+	assert_true(c.fr[1][1].ip == K_NEXT);
+	assert_true(c.fr[1][1].kernel);
+	assert_string_equal(c.fr[1][2].sym, "leaf");
+	assert_false(c.fr[1][2].kernel);
+	assert_string_equal(c.fr[1][3].sym, "caller");
+	assert_true(c.fr[1][3].ip == A_NEXT);
+
+	ana_trace_free(c.s);
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_return_addresses),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
