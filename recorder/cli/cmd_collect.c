@@ -92,7 +92,7 @@ static int print_entry(const struct rec_archive_entry *e, void *ctx)
 	if (!(*n)++)
 		printf("%-24s %-32s %-20s %10s %12s  %s\n", "HOST", "SESSION", "START (UTC)",
 		       "DURATION", "BYTES", "STATUS");
-	printf("%-24s %-32s %-20s %10s %12s  %s", e->host, e->session, start, dur, bytes,
+	printf("%-24s %-32s %-20s %10s %12s  %s", e->host, e->id, start, dur, bytes,
 	       rec_archive_status_name(e->status));
 	if (e->status == REC_ARCHIVE_DAMAGED)
 		printf(" (%llu damaged stretch%s, the first at offset %llu; %s%s)",

@@ -1,5 +1,5 @@
 /*
- * child.c - the session process's loop; see child.h.
+ * session_proc.c - the session process's loop; see session_proc.h.
  *
  * One thread drives the session and the channel; log messages may also
  * come from a stream's finishing thread, so writes to the channel hold a

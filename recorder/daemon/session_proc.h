@@ -1,5 +1,6 @@
 /*
- * child.h - the session process: runs one session (daemon/session_run.h) and
+ * session_proc.h - a session's process: runs one run of the session
+ * (daemon/session_run.h) and
  * talks to the daemon over a socket pair (proto/control.proto: it reads
  * Request, it writes SessionEvent).
  *

@@ -1,6 +1,6 @@
 /*
- * session.c - a named recording with rotating files, streams and a flight
- * recorder; see session.h.
+ * session_run.c - one run of a session: a named recording with rotating
+ * files, streams and a flight recorder; see session_run.h.
  *
  * The outputs are recording/outputs.h's; the session adds its name, its
  * state, and the manifest: every file the outputs create is listed there,

@@ -1,8 +1,8 @@
 /*
- * session.h - a daemon session: a named recording (recording/recording.h)
- * with the outputs a service needs. It runs in a process of its own (the
- * daemon starts one per session, daemon/session_proc.h), so a session that
- * crashes takes nothing else down.
+ * session_run.h - one run of a daemon session: a named recording
+ * (recording/recording.h) with the outputs a service needs. It runs in a
+ * process of its own (the daemon starts one per run, daemon/session_proc.h),
+ * so a session that crashes takes nothing else down; a restart is a new run.
  *
  * Its outputs are recording/outputs.h's (one at a time; every output a
  * complete trace that analyzes alone, consecutive ones joined without a

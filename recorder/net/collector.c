@@ -2,11 +2,11 @@
  * collector.c - the archive collector's event loop; see collector.h.
  *
  * Per connection: HELLO (waiting for the hello, with a deadline) ->
- * STREAM (frames in seq order) -> closed. Per session (host + session id,
+ * STREAM (frames in seq order) -> closed. Per stream (host + session id,
  * at most one connection at a time: a reconnect of the same recording
- * takes the session over, another recording is refused): its archive
+ * takes the stream over, another recording is refused): its archive
  * file, opened at the hello when it exists, created with the first record
- * otherwise. After each epoll turn every session that received frames is
+ * otherwise. After each epoll turn every stream that received frames is
  * fdatasync'ed once and its connection gets one cumulative Ack: many
  * frames, one sync.
  */
@@ -72,7 +72,7 @@ struct cconn {
 	struct cconn *next;
 };
 
-/* A session's records go to its archive file (--dir), to JetStream
+/* A stream's records go to its archive file (--dir), to JetStream
  * (--nats), or both; a record is durable once every store has it. */
 struct stream {
 	char host[65], id[65];
@@ -87,7 +87,7 @@ struct stream {
 	struct cconn *owner;
 	bool need_ack;               /* frames (or duplicates) since the last ack */
 	uint64_t finish_seq;         /* Finish received: the last seq */
-	uint64_t end_seq;            /* > 0: the stream holds this session
+	uint64_t end_seq;            /* > 0: JetStream holds this stream
 				      * whole up to its index, below end_seq;
 				      * only holes below it are taken again */
 	struct stream *next;
@@ -174,7 +174,7 @@ static void refuse(struct rec_collector *c, struct cconn *k, const char *fmt, ..
 	c->st.refused++;
 }
 
-/* ---- sessions */
+/* ---- streams */
 
 static struct stream *find_stream(struct rec_collector *c, const char *host,
 				  const char *id)
@@ -213,7 +213,7 @@ static void close_conn(struct rec_collector *c, struct cconn *k)
 	struct cconn **pp = &c->conns;
 
 	if (k->stream) {
-		/* the session's file is released: a reconnect (here or at
+		/* the stream's file is released: a reconnect (here or at
 		 * another collector) resumes it from disk */
 		k->stream->owner = NULL;
 		drop_stream(c, k->stream);
@@ -232,7 +232,7 @@ static void close_conn(struct rec_collector *c, struct cconn *k)
 	free(k);
 }
 
-/* ---- origins: which recording a session's stores hold */
+/* ---- origins: which recording a stream's stores hold */
 
 /* Hello.stream_id in hex ("" when the recorder did not say). */
 static void origin_hex(const ProtobufCBinaryData *id, char *out)
@@ -256,7 +256,7 @@ static const char *origin_name(const char *origin, char *buf, size_t len)
 
 /* DIR/<host>/<session>.prec (SPEC.md section 10), and beside it the
  * origin of its records, DIR/<host>/.<session>.origin: a hidden name that
- * no session can have (names do not start with '.'), which `collect
+ * no stream can have (names do not start with '.'), which `collect
  * --list` does not show. */
 static void archive_path(const struct rec_collector *c, const struct stream *s,
 			 bool origin, char *buf, size_t len)
@@ -354,9 +354,9 @@ static int check_origin(struct rec_collector *c, struct stream *s, struct cconn 
 	return -EEXIST;
 }
 
-/* The session's file and/or JetStream subject; its resume point is the
+/* The stream's file and/or JetStream subject; its resume point is the
  * lower of theirs (each store skips what it has). A file that does not
- * exist yet is created with the session's first record (on_frame): a
+ * exist yet is created with the stream's first record (on_frame): a
  * hello alone leaves nothing behind. 0, or < 0 after the peer was
  * refused. */
 static int open_stores(struct rec_collector *c, struct stream *s,
@@ -438,7 +438,7 @@ static int open_stores(struct rec_collector *c, struct stream *s,
 }
 
 /* Before the archive's first record: the file is created (when the hello
- * found none) and the session's origin recorded beside it. 0, or < 0
+ * found none) and the stream's origin recorded beside it. 0, or < 0
  * after the peer was refused. */
 static int archive_begin(struct rec_collector *c, struct stream *s, struct cconn *k)
 {
@@ -544,7 +544,7 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 	}
 	if (s && s->owner) {
 		/* the recorder reconnected before we saw the old connection
-		 * die: the new one takes over. The session starts afresh from
+		 * die: the new one takes over. The stream starts afresh from
 		 * its stores: what this one received is not all stored yet
 		 * (publishes in flight, some maybe lost), and the Welcome must
 		 * not tell the recorder to drop any of it. */
@@ -861,7 +861,7 @@ static void accept_conns(struct rec_collector *c, int lfd)
 	}
 }
 
-/* After a turn: sync every session that took frames, then ack what every
+/* After a turn: sync every stream that took frames, then ack what every
  * store holds durably. */
 static void sync_and_ack(struct rec_collector *c)
 {

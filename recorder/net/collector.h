@@ -1,6 +1,6 @@
 /*
  * collector.h - `perfrec collect`: the server recorders stream to. One
- * thread, non-blocking sockets, epoll; every session's frames are appended
+ * thread, non-blocking sockets, epoll; every stream's frames are appended
  * to its archive file (net/archive_file.h) and/or published to a JetStream
  * stream (net/jetstream.h), and acknowledged only once every store holds
  * them durably (fdatasync, JetStream's publish ack), so an acknowledged
@@ -24,9 +24,9 @@
  * compared in constant time. A refused peer gets a Refusal with the
  * reason, and the collector logs it and goes on.
  *
- * Origins: a session (host + session id) carries one recording. The hello
+ * Origins: a stream (host + session id) carries one recording. The hello
  * names it (stream_id); a hello of another recording is refused while the
- * session streams, and when its store already holds records of another
+ * stream is being sent, and when its store already holds records of another
  * one: the archive's DIR/<host>/.<session>.origin (written before the
  * file's first record), or JetStream's Perfrec-Origin header. The archive
  * file itself is created with its first record, not at the hello.

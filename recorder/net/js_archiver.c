@@ -1,5 +1,5 @@
 /*
- * archiver.c - JetStream records into session files; see archiver.h.
+ * js_archiver.c - JetStream records into archive files; see js_archiver.h.
  *
  * One loop: fetch a batch, append what is next for its file, then sync
  * every file touched and only then ack the batch's messages. A crash
@@ -101,7 +101,7 @@ static void close_file(struct rec_js_archiver *a, struct afile *f)
 	free(f);
 }
 
-/* The open file of host/session, opened (or resumed) when needed; NULL
+/* The open file of host/stream, opened (or resumed) when needed; NULL
  * and *delay (when to hand its message back) while another archiver
  * holds it or it cannot be resumed. */
 static struct afile *file_of(struct rec_js_archiver *a, const char *host, const char *id,
@@ -154,14 +154,14 @@ static enum rec_js_verdict take(struct rec_js_archiver *a, struct rec_js_msg *m,
 
 	*delay = 0;
 	a->st.messages++;
-	if (!m->host || !m->session || !rec_wire_name_ok(m->host) ||
-	    !rec_wire_name_ok(m->session) || !m->seq) {
+	if (!m->host || !m->id || !rec_wire_name_ok(m->host) ||
+	    !rec_wire_name_ok(m->id) || !m->seq) {
 		rec_log(REC_LOG_WARN, "archive: a message without valid Perfrec headers "
 			"(host, session, seq): dropped");
 		a->st.dropped++;
 		return REC_JS_DROP;
 	}
-	f = file_of(a, m->host, m->session, delay);
+	f = file_of(a, m->host, m->id, delay);
 	if (!f) {
 		a->st.retried++;
 		return REC_JS_RETRY;
@@ -180,7 +180,7 @@ static enum rec_js_verdict take(struct rec_js_archiver *a, struct rec_js_msg *m,
 	ret = rec_archive_file_append(&f->a, m->data, m->len);
 	if (ret == -EBADMSG) {
 		rec_log(REC_LOG_WARN, "archive: %s/%s record %llu is not a file record: "
-			"dropped (the file stops before it)", m->host, m->session,
+			"dropped (the file stops before it)", m->host, m->id,
 			(unsigned long long)m->seq);
 		a->st.dropped++;
 		return REC_JS_DROP;

@@ -1,5 +1,5 @@
 /*
- * archiver.h - `perfrec archive`: JetStream to files. A durable pull
+ * js_archiver.h - `perfrec archive`: JetStream to files. A durable pull
  * consumer shared by every archiver (so several share the work) takes the
  * records collectors published and appends each to
  * DIR/<host>/<session>.prec (net/archive_file.h), acknowledging a message only
@@ -8,7 +8,7 @@
  * own record count is the truth. A record that comes before its
  * predecessors (parallel archivers) is handed back to be delivered again
  * a little later. A file is closed once its index is in, or after it has
- * been idle, so another archiver can take the session. A file resumes as
+ * been idle, so another archiver can take the stream. A file resumes as
  * net/archive_file.h says (disk damage inside it kept and logged, never cut);
  * one whose damage hides its record count is not written: its messages
  * are handed back every 30 s until it is moved aside.

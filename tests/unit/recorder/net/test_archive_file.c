@@ -290,7 +290,7 @@ static void test_torn_tail_cut(void **state)
 static int list_entry(const struct rec_archive_entry *e, void *ctx)
 {
 	struct rec_archive_entry *out = ctx;
-	size_t i = !strcmp(e->session, "two");
+	size_t i = !strcmp(e->id, "two");
 
 	out[i] = *e;
 	out[i].path = NULL;

@@ -362,9 +362,9 @@ static int count_entry(const struct rec_archive_entry *e, void *ctx)
 {
 	struct rec_archive_entry *out = ctx;
 
-	if (!strcmp(e->session, "full"))
+	if (!strcmp(e->id, "full"))
 		out[0] = *e;
-	if (!strcmp(e->session, "part"))
+	if (!strcmp(e->id, "part"))
 		out[1] = *e;
 	return 0;
 }

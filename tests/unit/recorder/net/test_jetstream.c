@@ -60,7 +60,7 @@ static struct rec_js_msg msg(const unsigned char *buf, const size_t *off, size_t
 
 	memset(&m, 0, sizeof(m));
 	m.host = host;
-	m.session = session;
+	m.id = session;
 	m.seq = i + 1;
 	m.kind = "frame";
 	m.data = buf + off[i];
