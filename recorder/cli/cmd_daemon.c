@@ -482,7 +482,7 @@ int rec_cli_session(int argc, char **argv)
 	so.manifest_dir = statedir;
 	so.owner_uid = (uint32_t)owner;
 	so.finish_timeout_ms = (uint32_t)(a.rec.finish_timeout_ns / 1000000);
-	co.session = &so;
+	co.run = &so;
 	/* what it samples and counts, as opened (cpu-clock when none given) */
 	names = calloc(evl.n + a.rec.c.ncounters + 1, sizeof(*names));
 	if (!names)

@@ -291,12 +291,12 @@ int rec_session_proc_run(struct rec_session_proc *c, const struct rec_session_pr
 	bool stop_asked = false, finished = false;
 	int ret, code = 1;
 
-	if (prec_opts_copy(&c->o, sizeof(c->o), opts) < 0 || !c->o.session) {
+	if (prec_opts_copy(&c->o, sizeof(c->o), opts) < 0 || !c->o.run) {
 		rec_log(REC_LOG_ERROR, "session process: bad options");
 		return 1;
 	}
 	prec_msgbuf_init(&in, REC_CTL_MAX_MSG);
-	ret = rec_session_run_new(c->o.session, &c->s);
+	ret = rec_session_run_new(c->o.run, &c->s);
 	if (ret < 0)
 		goto out;
 	ret = rec_session_run_start(c->s);

@@ -17,7 +17,7 @@
  *   c = rec_session_proc_new(3);          // from now on errors go to the daemon too
  *   ... parse the session's options (their errors reach the daemon) ...
  *   struct rec_session_proc_opts o = REC_SESSION_PROC_OPTS_INIT;
- *   o.session = &so; o.events = ...; o.stop = &stop_flag;
+ *   o.run = &so; o.events = ...; o.stop = &stop_flag;
  *   code = rec_session_proc_run(c, &o);   // the process's exit status
  *   rec_session_proc_free(c);
  */
@@ -31,7 +31,7 @@
 
 struct rec_session_proc_opts {
 	size_t sz;                          /* sizeof(struct rec_session_proc_opts) */
-	const struct rec_session_run_opts *session;
+	const struct rec_session_run_opts *run;
 	const char *const *events;          /* as given, for status */
 	size_t nevents;
 	volatile sig_atomic_t *stop;        /* may be NULL */
