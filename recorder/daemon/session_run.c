@@ -136,18 +136,6 @@ static void apply_keep(void *ctx, const char *current)
 
 /* ---- life cycle */
 
-static char *dup_or_null(const char *s, int *err)
-{
-	char *d;
-
-	if (!s)
-		return NULL;
-	d = strdup(s);
-	if (!d)
-		*err = -ENOMEM;
-	return d;
-}
-
 /* The stem as an absolute path: manifests list absolute paths, and a
  * session's files must not change with its working directory. */
 static char *absolute_stem(const char *stem, int *err)
@@ -155,7 +143,7 @@ static char *absolute_stem(const char *stem, int *err)
 	char cwd[PATH_MAX], *abs;
 
 	if (!stem || stem[0] == '/')
-		return dup_or_null(stem, err);
+		return prec_opts_strdup(stem, err);
 	if (!getcwd(cwd, sizeof(cwd)) || asprintf(&abs, "%s/%s", cwd, stem) < 0) {
 		*err = -errno ? -errno : -ENOMEM;
 		rec_log(REC_LOG_ERROR, "cannot make the output stem %s absolute: %s", stem,
@@ -225,7 +213,7 @@ int rec_session_run_new(const struct rec_session_run_opts *opts, struct rec_sess
 		ret = -EINVAL;
 		goto err;
 	}
-	s->name = dup_or_null(s->o.name, &ret);
+	s->name = prec_opts_strdup(s->o.name, &ret);
 	s->stem = absolute_stem(s->o.stem, &ret);
 	s->o.manifest_dir = NULL;   /* not kept: the fd is */
 	if (ret < 0)
@@ -241,7 +229,7 @@ int rec_session_run_new(const struct rec_session_run_opts *opts, struct rec_sess
 	}
 	to = s->o.to;
 	if (to) {
-		s->to = dup_or_null(to->to, &ret);
+		s->to = prec_opts_strdup(to->to, &ret);
 		if (ret < 0)
 			goto err;
 	}
