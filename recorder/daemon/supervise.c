@@ -109,8 +109,16 @@ int session_spawn(struct rec_daemon *d, struct session *s)
 	if (sv[1] == CHAN_FD) {
 		/* dup2(3, 3) would keep close-on-exec */
 		int fd = fcntl(sv[1], F_DUPFD_CLOEXEC, CHAN_FD + 1);
+		int e = fd < 0 ? errno : 0;
 
 		close(sv[1]);
+		if (fd < 0) {
+			close(sv[0]);
+			rec_words_free(argv);
+			rec_log(REC_LOG_ERROR, "cannot start the process of session %s: no "
+				"descriptor for its channel: %s", s->name, strerror(e));
+			return -e;
+		}
 		sv[1] = fd;
 	}
 	sigemptyset(&none);
@@ -125,7 +133,7 @@ int session_spawn(struct rec_daemon *d, struct session *s)
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &dflt);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	ret = sv[1] >= 0 ? posix_spawn(&pid, d->exe, &fa, &at, argv, environ) : errno;
+	ret = posix_spawn(&pid, d->exe, &fa, &at, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	rec_words_free(argv);
