@@ -1,5 +1,5 @@
 /*
- * cmd_archive.c - `perfrec archive`: JetStream into session files
+ * cmd_archive.c - `perfrec archive`: JetStream into archive files
  * (net/js_archiver.h) until SIGTERM/SIGINT; `--list` as `collect --list`.
  */
 #include <errno.h>
