@@ -1,5 +1,9 @@
 /*
  * record.h - split a .prec byte stream into whole records (collector side).
+ * A record is a file record, as SPEC.md names them: the file header, one
+ * frame (its frame-info record and zstd data frame) or the index; the
+ * unit a stream sends and an archive file appends. (What a perf ring
+ * holds is a kernel record, never a bare "record".)
  *
  * A sender streams exactly the bytes of a file ("file = stream"); TCP cuts
  * them anywhere. A collector that archives, de-duplicates (by frame seq) or

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs everything perfrec needs to build and test on Debian 12 (as root).
 set -euo pipefail
+# No libelf-dev: perfrec reads ELF itself (format/base/elf.c); libelf comes
+# only as libbpf's own dependency (libbpf-dev pulls it in).
 pkgs=(build-essential cmake pkg-config clang clang-tidy libclang-rt-14-dev
       libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
-      libcmocka-dev libbpf-dev libelf-dev zlib1g-dev linux-perf
+      libcmocka-dev libbpf-dev zlib1g-dev linux-perf
       libssl-dev openssl libnats-dev nats-server python3 procps elfutils binutils gzip chromium bpftool)
 missing=()
 for p in "${pkgs[@]}"; do

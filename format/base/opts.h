@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The rule itself: opts (first member: size_t sz) is acceptable to a
@@ -42,6 +43,27 @@ static inline int prec_opts_copy(void *dst, size_t known, const void *src)
 	memcpy(dst, src, sz < known ? sz : known);
 	memcpy(dst, &known, sizeof(known));
 	return 0;
+}
+
+/* A string option a constructor keeps (opts points into the caller's
+ * storage, which need not outlive the call): a copy of s, owned by the
+ * caller (free()), or NULL when s is NULL. When memory runs out it
+ * returns NULL and sets *err to -ENOMEM, leaving *err alone otherwise,
+ * so a constructor copies every string and checks *err once. */
+static inline char *prec_opts_strdup(const char *s, int *err)
+{
+	size_t n;
+	char *d;
+
+	if (!s)
+		return NULL;
+	n = strlen(s) + 1;
+	d = malloc(n);
+	if (!d) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	return memcpy(d, s, n);
 }
 
 #endif

@@ -89,7 +89,8 @@ static void list_tracepoints(const char *filter)
 		closedir(sd);
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_str);
+	if (n)   /* qsort's base must not be NULL, even for no elements */
+		qsort(names, n, sizeof(*names), cmp_str);
 	printf("\nTracepoints (%zu, from %s):\n", n, tfs);
 	for (size_t i = 0; i < n; i++) {
 		printf("  %-50s [tracepoint]\n", names[i]);

@@ -2,9 +2,9 @@
  * jetstream.c - records into a JetStream stream; see jetstream.h.
  *
  * Threads: libnats calls the publish-ack handler on its own thread; the
- * handler only queues (session key, seq, result) under a mutex and writes
- * the eventfd. Everything else runs on the collector's thread. A session
- * is identified in results by a key, not a pointer, so a session closed
+ * handler only queues (stream key, seq, result) under a mutex and writes
+ * the eventfd. Everything else runs on the collector's thread. A stream
+ * is identified in results by a key, not a pointer, so a stream closed
  * while its publishes are in flight is simply not found.
  */
 #include "recorder/net/jetstream.h"
@@ -28,12 +28,13 @@
 #define MAX_PENDING 4096
 /* How long an asynchronous publish may wait for JetStream's answer, as a
  * multiple of the API timeout (5 s by default). Without a deadline libnats
- * waits forever for a message lost with its stream's leader (kill -9 of a
- * node): the session never got past it and its recorder gave up after
- * --finish-timeout. At the deadline the session fails, its recorder is
- * sent away and resends from what the stream holds (message ids make the
- * resend of anything that did land a no-op). Twice the API timeout
- * outlasts a stream leader's election (4-9 s) in most cases. */
+ * waits forever for a message lost with its JetStream stream's leader
+ * (kill -9 of a node): the stream never got past it and its recorder gave
+ * up after --finish-timeout. At the deadline the stream fails, its
+ * recorder is sent away and resends from what the JetStream stream holds
+ * (message ids make the resend of anything that did land a no-op). Twice
+ * the API timeout outlasts a JetStream leader's election (4-9 s) in most
+ * cases. */
 #define PUBLISH_WAIT_FACTOR 2
 
 struct result {
@@ -41,21 +42,21 @@ struct result {
 	char err[160];               /* "" = stored */
 };
 
-struct rec_js_session {
+struct rec_js_stream {
 	struct rec_js *js;
 	uint64_t key;
 	char host[65], id[65];
 	char subject[300];
 	char origin[80];             /* Perfrec-Origin: read at open, then sent */
 	uint64_t next_pub;           /* seq expected next from the recorder */
-	uint64_t stored;             /* every seq <= stored is in the stream */
+	uint64_t stored;             /* every seq <= stored is in JetStream */
 	uint64_t *done;              /* stored seqs above `stored`, sorted */
 	size_t ndone, cdone;
 	uint64_t fence;              /* expected last subject seq, first publish */
 	bool fenced;
 	uint64_t reconnects;         /* the connection's count at the last check */
 	char err[200];
-	struct rec_js_session *next;
+	struct rec_js_stream *next;
 };
 
 struct rec_js {
@@ -69,7 +70,7 @@ struct rec_js {
 	struct result *q;            /* results waiting for rec_js_poll() */
 	size_t nq, cq;
 	uint64_t next_key;
-	struct rec_js_session *sessions;
+	struct rec_js_stream *streams;
 };
 
 /* ---- names */
@@ -95,22 +96,22 @@ static size_t escape(const char *in, char *out, size_t len)
 	return n;
 }
 
-size_t rec_js_subject(const char *stream, const char *host, const char *session,
+size_t rec_js_subject(const char *stream, const char *host, const char *id,
 		      char *buf, size_t len)
 {
 	char h[160], s[160];
 	int n;
 
-	if (!escape(host, h, sizeof(h)) || !escape(session, s, sizeof(s)))
+	if (!escape(host, h, sizeof(h)) || !escape(id, s, sizeof(s)))
 		return 0;
 	n = snprintf(buf, len, "%s.%s.%s", stream, h, s);
 	return n < 0 || (size_t)n >= len ? 0 : (size_t)n;
 }
 
-size_t rec_js_msg_id(const char *host, const char *session, uint64_t seq,
+size_t rec_js_msg_id(const char *host, const char *id, uint64_t seq,
 		     char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%s/%s/%llu", host, session, (unsigned long long)seq);
+	int n = snprintf(buf, len, "%s/%s/%llu", host, id, (unsigned long long)seq);
 
 	return n < 0 || (size_t)n >= len ? 0 : (size_t)n;
 }
@@ -352,7 +353,7 @@ int64_t rec_js_max_payload(const struct rec_js *js)
 	return natsConnection_GetMaxPayload(js->nc);
 }
 
-const char *rec_js_stream(const struct rec_js *js)
+const char *rec_js_stream_name(const struct rec_js *js)
 {
 	return js->stream;
 }
@@ -362,16 +363,16 @@ int rec_js_pollfd(const struct rec_js *js)
 	return js->efd;
 }
 
-static struct rec_js_session *find_key(struct rec_js *js, uint64_t key)
+static struct rec_js_stream *find_key(struct rec_js *js, uint64_t key)
 {
-	for (struct rec_js_session *s = js->sessions; s; s = s->next)
+	for (struct rec_js_stream *s = js->streams; s; s = s->next)
 		if (s->key == key)
 			return s;
 	return NULL;
 }
 
 /* seq is stored: advance `stored` over every contiguous seq. */
-static void mark_stored(struct rec_js_session *s, uint64_t seq)
+static void mark_stored(struct rec_js_stream *s, uint64_t seq)
 {
 	size_t i;
 
@@ -421,7 +422,7 @@ void rec_js_poll(struct rec_js *js)
 	js->nq = js->cq = 0;
 	pthread_mutex_unlock(&js->lock);
 	for (size_t i = 0; i < n; i++) {
-		struct rec_js_session *s = find_key(js, q[i].key);
+		struct rec_js_stream *s = find_key(js, q[i].key);
 
 		if (!s)
 			continue;   /* closed meanwhile */
@@ -444,22 +445,22 @@ static uint64_t reconnects(struct rec_js *js)
 	return n;
 }
 
-/* A session's records must reach the stream as a prefix: its resume point
- * after a failure is the last record stored (rec_js_session_open), so a
+/* A stream's records must reach JetStream as a prefix: its resume point
+ * after a failure is the last record stored (rec_js_stream_open), so a
  * record stored after one that was lost would leave a hole the archiver
  * waits at for ever. Publishes are pipelined on one connection, where the
  * server stores in order: a hole needs publishes lost with one connection
  * and later ones sent on the next. So libnats holds nothing back while it
- * reconnects (a publish then fails), and a session with publishes in
+ * reconnects (a publish then fails), and a stream with publishes in
  * flight when the connection was re-established publishes nothing more:
- * it fails, its recorder reconnects and resends from what the stream
- * holds. This only makes such a session fail sooner: a hole also forms
- * on one connection (a stream leader lost in a cluster, a refused
+ * it fails, its recorder reconnects and resends from what JetStream
+ * holds. This only makes such a stream fail sooner: a hole also forms
+ * on one connection (a JetStream leader lost in a cluster, a refused
  * publish with later ones pipelined behind it), and a reconnect can
  * complete between this check and the publish. What makes every hole
- * filled is the publish deadline (the session fails) and the recorder's
+ * filled is the publish deadline (the stream fails) and the recorder's
  * Hello.resend_from (the resend starts at the hole). */
-static int no_gap(struct rec_js_session *s)
+static int no_gap(struct rec_js_stream *s)
 {
 	uint64_t n = reconnects(s->js);
 
@@ -476,10 +477,10 @@ static int no_gap(struct rec_js_session *s)
 	return 0;
 }
 
-int rec_js_session_open(struct rec_js *js, const char *host, const char *session,
-			struct rec_js_session **out, uint64_t *next_seq, bool *complete)
+int rec_js_stream_open(struct rec_js *js, const char *host, const char *id,
+		       struct rec_js_stream **out, uint64_t *next_seq, bool *complete)
 {
-	struct rec_js_session *s = calloc(1, sizeof(*s));
+	struct rec_js_stream *s = calloc(1, sizeof(*s));
 	natsMsg *last = NULL;
 	jsErrCode je = 0;
 	natsStatus st;
@@ -491,8 +492,8 @@ int rec_js_session_open(struct rec_js *js, const char *host, const char *session
 	s->key = ++js->next_key;
 	s->reconnects = reconnects(js);
 	snprintf(s->host, sizeof(s->host), "%s", host);
-	snprintf(s->id, sizeof(s->id), "%s", session);
-	if (!rec_js_subject(js->stream, host, session, s->subject, sizeof(s->subject))) {
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	if (!rec_js_subject(js->stream, host, id, s->subject, sizeof(s->subject))) {
 		free(s);
 		return -ENAMETOOLONG;
 	}
@@ -521,13 +522,13 @@ int rec_js_session_open(struct rec_js *js, const char *host, const char *session
 	}
 	s->stored = *next_seq - 1;
 	s->next_pub = *next_seq;
-	s->next = js->sessions;
-	js->sessions = s;
+	s->next = js->streams;
+	js->streams = s;
 	*out = s;
 	return 0;
 }
 
-int rec_js_publish(struct rec_js_session *s, uint64_t seq, enum prec_record_kind kind,
+int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind kind,
 		   const void *data, size_t len)
 {
 	struct rec_js *js = s->js;
@@ -564,7 +565,7 @@ int rec_js_publish(struct rec_js_session *s, uint64_t seq, enum prec_record_kind
 	po.MsgId = id;
 	po.MaxWait = publish_wait_ms(js);
 	if (!s->fenced) {
-		/* nobody appended to this session since we read its end */
+		/* nobody appended to this stream since we read its end */
 		if (s->fence)
 			po.ExpectLastSubjectSeq = s->fence;
 		else
@@ -584,17 +585,17 @@ int rec_js_publish(struct rec_js_session *s, uint64_t seq, enum prec_record_kind
 	return 0;
 }
 
-const char *rec_js_session_origin(const struct rec_js_session *s)
+const char *rec_js_stream_origin(const struct rec_js_stream *s)
 {
 	return s->origin;
 }
 
-void rec_js_session_set_origin(struct rec_js_session *s, const char *origin)
+void rec_js_stream_set_origin(struct rec_js_stream *s, const char *origin)
 {
 	snprintf(s->origin, sizeof(s->origin), "%s", origin);
 }
 
-void rec_js_session_rewind(struct rec_js_session *s, uint64_t seq)
+void rec_js_stream_rewind(struct rec_js_stream *s, uint64_t seq)
 {
 	if (!seq || seq >= s->next_pub)
 		return;
@@ -604,23 +605,23 @@ void rec_js_session_rewind(struct rec_js_session *s, uint64_t seq)
 	s->ndone = 0;
 }
 
-uint64_t rec_js_session_stored(const struct rec_js_session *s)
+uint64_t rec_js_stream_stored(const struct rec_js_stream *s)
 {
 	return s->stored;
 }
 
-const char *rec_js_session_error(const struct rec_js_session *s)
+const char *rec_js_stream_error(const struct rec_js_stream *s)
 {
 	return s->err[0] ? s->err : NULL;
 }
 
-void rec_js_session_close(struct rec_js_session *s)
+void rec_js_stream_close(struct rec_js_stream *s)
 {
-	struct rec_js_session **pp;
+	struct rec_js_stream **pp;
 
 	if (!s)
 		return;
-	for (pp = &s->js->sessions; *pp && *pp != s; pp = &(*pp)->next)
+	for (pp = &s->js->streams; *pp && *pp != s; pp = &(*pp)->next)
 		;
 	if (*pp)
 		*pp = s->next;
@@ -632,8 +633,8 @@ void rec_js_free(struct rec_js *js)
 {
 	if (!js)
 		return;
-	while (js->sessions)
-		rec_js_session_close(js->sessions);
+	while (js->streams)
+		rec_js_stream_close(js->streams);
 	if (js->ctx) {
 		jsPubOptions po;
 
@@ -731,7 +732,7 @@ int rec_js_fetch(struct rec_js_consumer *c, struct rec_js_msg *msgs, int max,
 
 		c->list.Msgs[i] = NULL;   /* ours now: freed by rec_js_msg_done */
 		msgs[n].host = header(m, "Perfrec-Host");
-		msgs[n].session = header(m, "Perfrec-Session");
+		msgs[n].id = header(m, "Perfrec-Session");
 		msgs[n].kind = header(m, "Perfrec-Kind");
 		msgs[n].seq = seq ? strtoull(seq, NULL, 10) : 0;
 		msgs[n].data = natsMsg_GetData(m);

@@ -1,41 +1,44 @@
 /*
  * jetstream.h - the collector's way into NATS JetStream (libnats): each
- * record a recorder streams becomes one message of a replicated stream,
- * and the recorder is acknowledged only once JetStream has stored it.
+ * record a recorder streams becomes one message of a replicated JetStream
+ * stream, and the recorder is acknowledged only once JetStream has stored
+ * it. "Stream" alone is a recorder's (struct rec_js_stream: host and
+ * session id, one subject); the JetStream stream that holds them all is
+ * named by rec_js_opts.stream (rec_js_stream_name()).
  *
  * Naming (tested in tests/unit/recorder/net/test_jetstream.c):
- *   subject  <stream>.<host>.<session>, each name escaped into one NATS
+ *   subject  <JetStream stream>.<host>.<session>, each name escaped into one NATS
  *            token: '_' -> "_u", '.' -> "_d" (so "a.b" and "a_b" never
  *            share a subject, and the subject's per-subject sequence is
- *            one session's)
+ *            one stream's)
  *   msg id   <host>/<session>/<seq> (JetStream drops a message whose id
  *            it stored within the duplicate window: a record resent after
  *            a reconnect, or published by two collectors)
  *   headers  Perfrec-Host, Perfrec-Session, Perfrec-Seq, Perfrec-Kind
  *            (header | frame | index): what an archiver needs, without
- *            parsing the subject; Perfrec-Origin: the recording's stream
- *            id in hex (Hello.stream_id), absent when its recorder did not
- *            say one, so a session's last message names the recording
+ *            parsing the subject; Perfrec-Origin: the recording's
+ *            stream id in hex (Hello.stream_id), absent when its recorder did not
+ *            say one, so a stream's last message names the recording
  *            its records belong to
  *
- * Fencing: the first publish of a session after its hello carries the
+ * Fencing: the first publish of a stream after its hello carries the
  * expected last subject sequence the collector read at hello; a second
  * collector that appended in between makes it fail, and the recorder is
  * sent away to reconnect and learn the new resume point.
  *
  * Publishing is asynchronous (libnats' own threads): results come back
  * through an eventfd (rec_js_pollfd) and rec_js_poll() applies them on
- * the caller's thread: per session, the highest seq below which every
+ * the caller's thread: per stream, the highest seq below which every
  * record is stored.
  *
  * How to use (collector):
- *   rec_js_connect(&o, &js);                   // URLs, stream (created)
- *   rec_js_session_open(js, host, id, &s, &next, &complete);
+ *   rec_js_connect(&o, &js);                   // URLs, JetStream stream
+ *   rec_js_stream_open(js, host, id, &s, &next, &complete);
  *   rec_js_publish(s, seq, kind, bytes, len);   // per frame
  *   on rec_js_pollfd(js) readable: rec_js_poll(js);
- *       rec_js_session_stored(s): ack the recorder up to it
- *       rec_js_session_error(s): non-NULL: stop acking, send it away
- *   rec_js_session_close(s);   rec_js_free(js);
+ *       rec_js_stream_stored(s): ack the recorder up to it
+ *       rec_js_stream_error(s): non-NULL: stop acking, send it away
+ *   rec_js_stream_close(s);   rec_js_free(js);
  */
 #ifndef REC_JETSTREAM_H
 #define REC_JETSTREAM_H
@@ -52,12 +55,12 @@ struct rec_js_opts {
 	size_t sz;                 /* sizeof(struct rec_js_opts) */
 	const char *urls;          /* "nats://h1:4222,nats://h2:4222" */
 	const char *stream;        /* NULL = REC_JS_DEFAULT_STREAM */
-	int replicas;              /* when the stream is created; 0 = 3 */
-	bool create;               /* create the stream when missing */
+	int replicas;              /* when the JetStream stream is made; 0 = 3 */
+	bool create;               /* create the JetStream stream when missing */
 	uint32_t timeout_ms;       /* connect and API calls; 0 = 5000 */
 	/* Publishes and requests fail at once while the connection is
 	 * re-established, instead of waiting in libnats' reconnect buffer:
-	 * for the collector, whose sessions must reach the stream as a
+	 * for the collector, whose streams must reach the JetStream stream as a
 	 * prefix (see jetstream.c); an archiver waits out an outage. */
 	bool no_reconnect_buffer;
 };
@@ -65,50 +68,50 @@ struct rec_js_opts {
 #define REC_JS_OPTS_INIT { .sz = sizeof(struct rec_js_opts), .create = true }
 
 struct rec_js;
-struct rec_js_session;
+struct rec_js_stream;
 
-/* Connects (trying every URL) and makes sure the stream exists. 0, or a
- * negative errno after logging what failed and the URLs tried. */
+/* Connects (trying every URL) and makes sure the JetStream stream exists.
+ * 0, or a negative errno after logging what failed and the URLs tried. */
 int rec_js_connect(const struct rec_js_opts *o, struct rec_js **out);
 /* The largest message the servers take (their max_payload). */
 int64_t rec_js_max_payload(const struct rec_js *js);
-const char *rec_js_stream(const struct rec_js *js);
+const char *rec_js_stream_name(const struct rec_js *js);
 int rec_js_pollfd(const struct rec_js *js);
 /* Applies the publish results that came in. */
 void rec_js_poll(struct rec_js *js);
 void rec_js_free(struct rec_js *js);   /* NULL is fine */
 
-/* A session's resume point from the stream (its last message). 0, or a
+/* A stream's resume point from the JetStream stream (its last message). 0, or a
  * negative errno (logged). */
-int rec_js_session_open(struct rec_js *js, const char *host, const char *session,
-			struct rec_js_session **out, uint64_t *next_seq, bool *complete);
-/* The origin (Perfrec-Origin) of the session's last stored message, ""
- * when it has none or the session holds nothing. */
-const char *rec_js_session_origin(const struct rec_js_session *s);
-/* The origin the session's publishes carry from now on (copied; "" =
+int rec_js_stream_open(struct rec_js *js, const char *host, const char *id,
+		       struct rec_js_stream **out, uint64_t *next_seq, bool *complete);
+/* The origin (Perfrec-Origin) of the stream's last stored message, ""
+ * when it has none or the stream holds nothing. */
+const char *rec_js_stream_origin(const struct rec_js_stream *s);
+/* The origin the stream's publishes carry from now on (copied; "" =
  * none). */
-void rec_js_session_set_origin(struct rec_js_session *s, const char *origin);
-/* Takes records again from seq (below the resume point the session was
- * opened at): a hole the stream may hold below its last record is filled;
- * records already stored come back as duplicates and are dropped (message
- * ids), or skipped by the archiver past the duplicate window. */
-void rec_js_session_rewind(struct rec_js_session *s, uint64_t seq);
+void rec_js_stream_set_origin(struct rec_js_stream *s, const char *origin);
+/* Takes records again from seq (below the resume point the stream was
+ * opened at): a hole JetStream may hold below its last record is
+ * filled; records already stored come back as duplicates and are dropped
+ * (message ids), or skipped by the archiver past the duplicate window. */
+void rec_js_stream_rewind(struct rec_js_stream *s, uint64_t seq);
 /* Publishes record seq (asynchronously). 0 or a negative errno. */
-int rec_js_publish(struct rec_js_session *s, uint64_t seq, enum prec_record_kind kind,
+int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind kind,
 		   const void *data, size_t len);
-/* Every record <= this seq is stored in the stream. */
-uint64_t rec_js_session_stored(const struct rec_js_session *s);
+/* Every record <= this seq is stored in the JetStream stream. */
+uint64_t rec_js_stream_stored(const struct rec_js_stream *s);
 /* Why publishing failed, or NULL: acks must stop, the recorder reconnect. */
-const char *rec_js_session_error(const struct rec_js_session *s);
-void rec_js_session_close(struct rec_js_session *s);
+const char *rec_js_stream_error(const struct rec_js_stream *s);
+void rec_js_stream_close(struct rec_js_stream *s);
 
 /* ---- the archiver's side: a durable pull consumer shared by every
- * archiver (a work queue over the stream), acks explicit. */
+ * archiver (a work queue over the JetStream stream), acks explicit. */
 
 struct rec_js_consumer;
 
 struct rec_js_msg {
-	const char *host, *session;     /* from the headers (untrusted) */
+	const char *host, *id;           /* from the headers (untrusted) */
 	uint64_t seq;
 	const char *kind;
 	const void *data;
@@ -116,7 +119,7 @@ struct rec_js_msg {
 	void *handle;                   /* for ack / nak / free */
 };
 
-/* Binds to (creating when missing) the durable consumer of the stream.
+/* Binds to (creating when missing) the durable consumer of the JetStream stream.
  * ack_wait_ms: how long a delivered message waits for its ack before it
  * is delivered again (an archiver killed mid-batch). 0 or -errno. */
 int rec_js_consumer_open(struct rec_js *js, const char *durable, uint32_t ack_wait_ms,
@@ -137,10 +140,10 @@ void rec_js_consumer_close(struct rec_js_consumer *c);
 
 /* Names (exposed for tests and the archiver). "PERFREC.web_d01.s1" into
  * buf; returns its length, or 0 when it does not fit. */
-size_t rec_js_subject(const char *stream, const char *host, const char *session,
+size_t rec_js_subject(const char *stream, const char *host, const char *id,
 		      char *buf, size_t len);
 /* "web-01/s1/42" into buf. */
-size_t rec_js_msg_id(const char *host, const char *session, uint64_t seq,
+size_t rec_js_msg_id(const char *host, const char *id, uint64_t seq,
 		     char *buf, size_t len);
 const char *rec_js_kind_name(enum prec_record_kind kind);
 

@@ -73,8 +73,9 @@ Perfrec__Control__StreamMessage *rec_wire_unpack(const unsigned char *msg,
  * is not a hello. */
 unsigned rec_wire_hello_nul(const unsigned char *msg, size_t len);
 
-/* Host and session names that may become path components: 1..64 bytes of
- * [A-Za-z0-9._-], not starting with '.' or '-'. */
+/* Host and stream names (Hello.session_id) that may become path
+ * components: 1..64 bytes of [A-Za-z0-9._-], not starting with '.' or
+ * '-'. */
 bool rec_wire_name_ok(const char *s);
 
 /* a == b in time that depends only on blen (the secret's length). */

@@ -9,28 +9,12 @@
 # -o copy but for the flipped byte), log the damage by offset, and the
 # recorder must finish, not loop on "out of order".
 set -euo pipefail
-perfrec=${PERFREC_BIN:?}
-d=$(mktemp -d /tmp/perfrec-damage-XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$d"
-}
-trap cleanup EXIT
-fail() {
-  echo "test_archive_damage_e2e: FAIL: $*" >&2
-  for f in "$d"/coll*.log "$d/rec.err"; do echo "--- $f" >&2; tail -20 "$f" >&2 || true; done
-  exit 1
-}
+# shellcheck source=../lib/kerntest.sh
+. "$(dirname "$0")/../lib/kerntest.sh"
+kt_begin test_archive_damage_e2e damage
+kt_on_fail() { kt_tail_logs "$d"/coll*.log "$d/rec.err"; }
+kt_need_perf
 
-if ! "$perfrec" record -e cpu-clock -d 0.1 -q -o "$d/probe.prec" -- true 2>"$d/probe.err"; then
-  if [ -n "${CI:-}" ]; then fail "perf events unavailable: $(cat "$d/probe.err")"; fi
-  echo "test_archive_damage_e2e: skipped: perf events unavailable"; exit 0
-fi
-
-# a free port: bind 0, read it, close (the collector binds it next)
-. "$(dirname "$0")/../lib/ports.sh"
 port=$(free_ports 1)
 
 start_collector() {

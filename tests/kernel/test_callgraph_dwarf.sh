@@ -23,38 +23,31 @@
 # chain_two's two branches hold chain_two's share, qsort_r sits inside
 # chain_three and chain_compare inside qsort_r.
 set -euo pipefail
-build=${PERFREC_BUILD_DIR:?}
-perfrec=${PERFREC_BIN:?}
-ana=${PERFREC_ANALYZE_BIN:?}
-work=$(mktemp -d)
+# shellcheck source=../lib/kerntest.sh
+. "$(dirname "$0")/../lib/kerntest.sh"
+kt_begin test_callgraph_dwarf dwarf
 rec_pid= perf_pid=
-cleanup() {
-  for p in $rec_pid $perf_pid; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
-[ -x "$perfrec" ] && [ -x "$ana" ] && [ -x "$build/tests/chain_nofp" ] ||
+kt_on_exit() { for p in $rec_pid $perf_pid; do kill "$p" 2>/dev/null || true; done; }
+kt_need_root
+[ -x "$perfrec" ] && [ -x "$analyze" ] && [ -x "$build/tests/chain_nofp" ] ||
   fail "build perfrec, perfrec-analyze and chain_nofp first"
 
 secs=3
 freq=4000
-mkdir "$work/host"
-cp "$build/tests/chain_nofp" "$work/host/chain_nofp"
+mkdir "$d/host"
+cp "$build/tests/chain_nofp" "$d/host/chain_nofp"
 # no frame pointers: the chain cannot come from -g
 # (through a file: grep -q's early exit would SIGPIPE objdump, and under
 # pipefail the check would pass in exactly the case it is for)
-objdump -d "$work/host/chain_nofp" | awk '/<chain_two>:/,/ret/' >"$work/chain_two.s"
-[ -s "$work/chain_two.s" ] || fail "objdump shows no chain_two in chain_nofp"
-if grep -q 'push *%rbp' "$work/chain_two.s"; then
+objdump -d "$d/host/chain_nofp" | awk '/<chain_two>:/,/ret/' >"$d/chain_two.s"
+[ -s "$d/chain_two.s" ] || fail "objdump shows no chain_two in chain_nofp"
+if grep -q 'push *%rbp' "$d/chain_two.s"; then
   fail "chain_nofp was built with frame pointers"
 fi
 
 have_perf=0
 if command -v perf >/dev/null &&
-   perf record -q -e cpu-clock --call-graph dwarf -o "$work/probe.data" -- true >/dev/null 2>&1; then
+   perf record -q -e cpu-clock --call-graph dwarf -o "$d/probe.data" -- true >/dev/null 2>&1; then
   have_perf=1
 fi
 # chain_nofp waits for a byte on the go fifo: perfrec records it from its
@@ -63,10 +56,10 @@ fi
 # handles best: perf 6.1 could not unwind out of libc in a program another
 # process exec'ed (chain_three at 1%), and once in 25 runs under ASan
 # perfrec named no frame of a program its command's child exec'ed.
-mkfifo "$work/go" "$work/perf.ctl" "$work/perf.ack"
-exec 7<>"$work/go"
-"$perfrec" record -e cpu-clock -F $freq --call-graph dwarf -o "$work/t.prec" -- \
-  "$work/host/chain_nofp" $secs "$work/go" >"$work/run.out" 2>&1 &
+mkfifo "$d/go" "$d/perf.ctl" "$d/perf.ack"
+exec 7<>"$d/go"
+"$perfrec" record -e cpu-clock -F $freq --call-graph dwarf -o "$d/t.prec" -- \
+  "$d/host/chain_nofp" $secs "$d/go" >"$d/run.out" 2>&1 &
 rec_pid=$!
 if [ $have_perf = 1 ]; then
   wl=
@@ -74,76 +67,76 @@ if [ $have_perf = 1 ]; then
     wl=$(pgrep -x -P "$rec_pid" chain_nofp) && break
     sleep 0.1
   done
-  [ -n "$wl" ] || fail "perfrec did not start chain_nofp within 30 s: $(cat "$work/run.out")"
+  [ -n "$wl" ] || fail "perfrec did not start chain_nofp within 30 s: $(cat "$d/run.out")"
   perf record -q -e cpu-clock -F $freq --call-graph dwarf -p "$wl" -D -1 \
-    --control "fifo:$work/perf.ctl,$work/perf.ack" -o "$work/perf.data" >"$work/perf.out" 2>&1 &
+    --control "fifo:$d/perf.ctl,$d/perf.ack" -o "$d/perf.data" >"$d/perf.out" 2>&1 &
   perf_pid=$!
-  exec 8<>"$work/perf.ctl" 9<>"$work/perf.ack"
+  exec 8<>"$d/perf.ctl" 9<>"$d/perf.ack"
   echo enable >&8
   ack=
   read -r -t 60 ack <&9 || true
-  [ "$ack" = ack ] || fail "perf record -p did not enable its events within 60 s: $(cat "$work/perf.out")"
+  [ "$ack" = ack ] || fail "perf record -p did not enable its events within 60 s: $(cat "$d/perf.out")"
 fi
 echo go >&7
-wait "$rec_pid" || fail "record: $(cat "$work/run.out")"
+wait "$rec_pid" || fail "record: $(cat "$d/run.out")"
 rec_pid=
 if [ $have_perf = 1 ]; then
   # perf -p ends when its target does
-  wait "$perf_pid" || fail "perf record -p: $(cat "$work/perf.out")"
+  wait "$perf_pid" || fail "perf record -p: $(cat "$d/perf.out")"
   perf_pid=
   # perf needs the binary to read its samples: before it is deleted.
   # Each sample: a header line, its frames (tab, address, symbol), a
   # blank line. A symbol's share: the samples with it in their stack.
-  perf script -i "$work/perf.data" --comms chain_nofp -F comm,tid,ip,sym 2>"$work/perf.err" |
-    awk -F'[ \t]+' -v totals="$work/perf.samples" '
+  perf script -i "$d/perf.data" --comms chain_nofp -F comm,tid,ip,sym 2>"$d/perf.err" |
+    awk -F'[ \t]+' -v totals="$d/perf.samples" '
       function flush(  k) { total++; for (k in seen) n[k]++; delete seen; open = 0 }
       /^[^\t]/ { if (open) flush(); open = 1; next }
       /^\t/ && $3 != "" { seen[$3] = 1 }
       END { if (open) flush(); for (k in n) printf "%s\t%.2f\n", k, 100 * n[k] / total
-            print total + 0 >totals }' | sort -t$'\t' -k2,2 -rn >"$work/perf.txt"
-  perf_samples=$(cat "$work/perf.samples")
+            print total + 0 >totals }' | sort -t$'\t' -k2,2 -rn >"$d/perf.txt"
+  perf_samples=$(cat "$d/perf.samples")
   # ~12000 expected; with fewer than 2000 the noise nears 2 points
   [ "$perf_samples" -ge 2000 ] ||
-    fail "perf took $perf_samples samples of chain_nofp: $(head -5 "$work/perf.err")"
+    fail "perf took $perf_samples samples of chain_nofp: $(head -5 "$d/perf.err")"
 fi
-"$perfrec" record -e cpu-clock -F 1000 --call-graph dwarf,raw -o "$work/raw.prec" \
-  -- "$work/host/chain_nofp" 1 >"$work/run-raw.out" 2>&1 || fail "record raw: $(cat "$work/run-raw.out")"
-rm -f "$work/host/chain_nofp"
+"$perfrec" record -e cpu-clock -F 1000 --call-graph dwarf,raw -o "$d/raw.prec" \
+  -- "$d/host/chain_nofp" 1 >"$d/run-raw.out" 2>&1 || fail "record raw: $(cat "$d/run-raw.out")"
+rm -f "$d/host/chain_nofp"
 
 # ---- our report: children share per symbol
-"$ana" report --children -s sym --csv "$work/t.prec" >"$work/report.csv" || fail "report failed"
+"$analyze" report --children -s sym --csv "$d/t.prec" >"$d/report.csv" || fail "report failed"
 awk -F, '/^# rows/ { f = 1; getline; next } f && NF >= 5 { print $5 "\t" $1 }' \
-  "$work/report.csv" >"$work/ours.txt"
-echo "perfrec-analyze report --children (top):"; head -12 "$work/ours.txt"
+  "$d/report.csv" >"$d/ours.txt"
+echo "perfrec-analyze report --children (top):"; head -12 "$d/ours.txt"
 share() {   # share FILE NAME-REGEX: the largest children share of a matching symbol
   awk -F'\t' -v re="$2" '$1 ~ re { if ($2 > m) m = $2; f = 1 } END { if (f) print m; else print -1 }' "$1"
 }
 chain=(main chain_one chain_two chain_three 'qsort_r$' chain_compare chain_spin)
 for fn in "${chain[@]}"; do
-  s=$(share "$work/ours.txt" "^(__GI___)?$fn")
+  s=$(share "$d/ours.txt" "^(__GI___)?$fn")
   awk -v s="$s" 'BEGIN { exit !(s > 1) }' || fail "$fn is not named (share $s)"
 done
 # main holds (almost) everything: the whole stack unwound in every sample
-awk -v s="$(share "$work/ours.txt" '^main$')" 'BEGIN { exit !(s >= 97) }' ||
-  fail "main holds only $(share "$work/ours.txt" '^main$')% of the samples"
+awk -v s="$(share "$d/ours.txt" '^main$')" 'BEGIN { exit !(s >= 97) }' ||
+  fail "main holds only $(share "$d/ours.txt" '^main$')% of the samples"
 
 if [ $have_perf = 1 ]; then
-  echo "perf, the same run ($perf_samples samples of chain_nofp; top):"; head -12 "$work/perf.txt"
+  echo "perf, the same run ($perf_samples samples of chain_nofp; top):"; head -12 "$d/perf.txt"
   printf "%-16s %8s %8s\n" symbol perfrec perf
   for fn in "${chain[@]}"; do
-    a=$(share "$work/ours.txt" "^(__GI___)?$fn")
-    b=$(share "$work/perf.txt" "^(__GI___)?$fn")
+    a=$(share "$d/ours.txt" "^(__GI___)?$fn")
+    b=$(share "$d/perf.txt" "^(__GI___)?$fn")
     printf "%-16s %8s %8s\n" "$fn" "$a" "$b"
     awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 2) }' ||
       fail "$fn: perfrec $a% vs perf $b% of the same run (more than 2 points apart)"
   done
 else
   echo "perf unavailable: shares checked against the program's structure only"
-  two=$(share "$work/ours.txt" '^chain_two$')
-  three=$(share "$work/ours.txt" '^chain_three$')
-  spin=$(share "$work/ours.txt" '^chain_spin$')
-  qs=$(share "$work/ours.txt" '^(__GI___)?qsort_r$')
-  cmp=$(share "$work/ours.txt" '^chain_compare$')
+  two=$(share "$d/ours.txt" '^chain_two$')
+  three=$(share "$d/ours.txt" '^chain_three$')
+  spin=$(share "$d/ours.txt" '^chain_spin$')
+  qs=$(share "$d/ours.txt" '^(__GI___)?qsort_r$')
+  cmp=$(share "$d/ours.txt" '^chain_compare$')
   echo "chain_two $two = chain_three $three + chain_spin $spin (+ its own); qsort_r $qs, chain_compare $cmp"
   # each branch does real work every round: neither is near 0; chain_two
   # holds both (shares are rounded to 0.01) and little of its own
@@ -153,22 +146,22 @@ else
 fi
 
 # ---- the callback under libc's qsort, in one stack with the whole chain
-"$ana" export --format folded "$work/t.prec" >"$work/folded.txt" || fail "export failed"
+"$analyze" export --format folded "$d/t.prec" >"$d/folded.txt" || fail "export failed"
 # (an ASan build's qsort interceptor may sit between chain_three and qsort_r)
 stack_re='(^|;)main;chain_one;chain_two;chain_three;([^;]*;)?qsort_r;([^;]*;)*chain_compare [0-9]+$'
-grep -qE "$stack_re" "$work/folded.txt" ||
+grep -qE "$stack_re" "$d/folded.txt" ||
   fail "no folded stack main;...;chain_three;qsort_r;...;chain_compare"
-if grep -E 'qsort_r;([^;]*;)*chain_compare' "$work/folded.txt" |
+if grep -E 'qsort_r;([^;]*;)*chain_compare' "$d/folded.txt" |
      sed 's/.*qsort_r;//; s/chain_compare.*//' | grep -q 'chain_'; then
   fail "a program frame between qsort_r and chain_compare"
 fi
 
 # ---- raw stacks, unwound by the analyzer from the trace's unwind tables
-"$ana" report --children -s sym "$work/raw.prec" >"$work/raw.txt" 2>&1 || fail "report raw failed"
-grep -q 'unwind_stops' "$work/raw.txt" || fail "raw trace: no user stacks unwound offline"
-"$ana" export --format folded "$work/raw.prec" >"$work/raw-folded.txt"
-grep -qE "$stack_re" "$work/raw-folded.txt" || fail "raw trace: the chain is not unwound offline"
+"$analyze" report --children -s sym "$d/raw.prec" >"$d/raw.txt" 2>&1 || fail "report raw failed"
+grep -q 'unwind_stops' "$d/raw.txt" || fail "raw trace: no user stacks unwound offline"
+"$analyze" export --format folded "$d/raw.prec" >"$d/raw-folded.txt"
+grep -qE "$stack_re" "$d/raw-folded.txt" || fail "raw trace: the chain is not unwound offline"
 sed -n 's/^perfrec: user stacks: /record-time: /p;s/^perfrec: .*records in.*(\(.*\), .*compression.*/file: \1/p' \
-  "$work/run.out" "$work/run-raw.out" || true
-ls -l "$work/t.prec" "$work/raw.prec" | awk '{ print $5, $NF }'
+  "$d/run.out" "$d/run-raw.out" || true
+ls -l "$d/t.prec" "$d/raw.prec" | awk '{ print $5, $NF }'
 echo "PASS"

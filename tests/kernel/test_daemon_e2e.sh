@@ -17,34 +17,16 @@
 #     SIGTERM finishes every file with its index; after a daemon's kill -9
 #     its sessions finish their files and the stale socket is replaced.
 set -euo pipefail
-perfrec=${PERFREC_BIN:?}
-analyze=${PERFREC_ANALYZE_BIN:?}
-d=$(mktemp -d /tmp/perfrec-daemon-XXXXXX)
+# shellcheck source=../lib/kerntest.sh
+. "$(dirname "$0")/../lib/kerntest.sh"
+# pids are killed -9 at exit: the session processes of a daemon killed
+# there end by their parent-death signal
+kt_begin test_daemon_e2e daemon
 sock=$d/run/ctl.sock
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  # session processes of a daemon killed here end by their parent-death signal
-  wait 2>/dev/null || true
-  rm -rf "$d"
-}
-trap cleanup EXIT
-fail() {
-  echo "test_daemon_e2e: FAIL: $*" >&2
-  echo "--- daemon log" >&2; cat "$d"/daemon*.log >&2 || true
-  exit 1
-}
-t0=$(date +%s.%N)
-step() { printf 'test_daemon_e2e: [%5.1fs] %s\n' "$(awk "BEGIN { print $(date +%s.%N) - $t0 }")" "$*"; }
-
-if ! "$perfrec" record -e cpu-clock -d 0.1 -q -o "$d/probe.prec" -- true 2>"$d/probe.err"; then
-  if [ -n "${CI:-}" ]; then fail "perf events unavailable: $(cat "$d/probe.err")"; fi
-  echo "test_daemon_e2e: skipped: perf events unavailable"; exit 0
-fi
+kt_on_fail() { echo "--- daemon log"; cat "$d"/daemon*.log || true; }
+kt_need_perf
 
 ctl() { "$perfrec" ctl --socket "$sock" "$@"; }
-# jq-less JSON field access: json FILE EXPR (python expression over `r`)
-json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 status_json() { ctl --json status "$1" > "$d/st-$1.json" || fail "status $1: $(cat "$d/st-$1.json")"; }
 field() { status_json "$1"; json "$d/st-$1.json" "r['sessions'][0]['$2']"; }
 

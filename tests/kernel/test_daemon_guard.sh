@@ -14,33 +14,17 @@
 #   - ctl takes its options after the command, names a wrong argument,
 #     and stop names the file it finished.
 set -euo pipefail
-perfrec=${PERFREC_BIN:?}
-d=$(mktemp -d /tmp/perfrec-guard-XXXXXX)
+# shellcheck source=../lib/kerntest.sh
+. "$(dirname "$0")/../lib/kerntest.sh"
+kt_begin test_daemon_guard guard
 sock=$d/run/ctl.sock
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$d"
-}
-trap cleanup EXIT
-fail() {
-  echo "test_daemon_guard: FAIL: $*" >&2
-  echo "--- daemon log" >&2; cat "$d"/daemon.log >&2 || true
-  exit 1
-}
-step() { echo "test_daemon_guard: $*"; }
-
-if ! "$perfrec" record -e cpu-clock -d 0.1 -q -o "$d/probe.prec" -- true 2>"$d/probe.err"; then
-  if [ -n "${CI:-}" ]; then fail "perf events unavailable: $(cat "$d/probe.err")"; fi
-  echo "test_daemon_guard: skipped: perf events unavailable"; exit 0
-fi
+kt_on_fail() { echo "--- daemon log"; cat "$d"/daemon.log || true; }
+kt_need_perf
 command -v setpriv > /dev/null || fail "setpriv (util-linux) is needed to run a member"
 getent group nogroup > /dev/null || fail "no group nogroup"
 
 ctl() { "$perfrec" ctl --socket "$sock" "$@"; }
 member() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$perfrec" ctl --socket "$sock" "$@"; }
-json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 # wait_for SECONDS COMMAND...: polls until COMMAND succeeds
 wait_for() {
   local end=$(( $(date +%s) + $1 )); shift

@@ -7,23 +7,16 @@
 # -9; the collector and the archiver are restarted. Every archived file
 # must equal its local copy byte for byte and verify whole.
 set -euo pipefail
-src=${PERFREC_SOURCE_DIR:?}
-perfrec=${PERFREC_BIN:?}
-analyze=${PERFREC_ANALYZE_BIN:?}
-pingpong=${PERFREC_BUILD_DIR:?}/tests/pingpong
-d=$(mktemp -d /tmp/perfrec-fleet-XXXXXX)
-pids=()
+# shellcheck source=../lib/kerntest.sh
+. "$(dirname "$0")/../lib/kerntest.sh"
+kt_begin test_fleet fleet
+pingpong=$build/tests/pingpong
 # shellcheck source=../lib/nats_cluster.sh
 source "$src/tests/lib/nats_cluster.sh"
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  nats_cluster_stop 2>/dev/null || true
-  wait 2>/dev/null || true
-  [ -n "${KEEP:-}" ] || rm -rf "$d"
-}
-trap cleanup EXIT
-fail() { nats_test_fail test_fleet "$*"; }
-nats_test_require test_fleet "$perfrec"
+kt_on_exit() { nats_cluster_stop 2>/dev/null; }
+kt_on_fail() { kt_tail_logs "$d"/*.log "$d"/rec*.err; }
+kt_need_nats
+kt_need_perf
 
 nats_cluster_start "$d/nats" || fail "the NATS cluster did not start"
 echo "test_fleet: NATS at $NATS_URLS"

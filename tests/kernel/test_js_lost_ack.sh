@@ -25,24 +25,18 @@
 # the local copy. (Resuming after the last record, the archiver waited at
 # the first hole for ever.)
 set -euo pipefail
-src=${PERFREC_SOURCE_DIR:?}
-perfrec=${PERFREC_BIN:?}
-analyze=${PERFREC_ANALYZE_BIN:?}
-pingpong=${PERFREC_BUILD_DIR:?}/tests/pingpong
-d=$(mktemp -d /tmp/perfrec-jsack-XXXXXX)
-pids=()
+# shellcheck source=../lib/kerntest.sh
+. "$(dirname "$0")/../lib/kerntest.sh"
+kt_begin test_js_lost_ack jsack
+pingpong=$build/tests/pingpong
 nats=
 # shellcheck source=../lib/nats_cluster.sh
 source "$src/tests/lib/nats_cluster.sh"
-cleanup() {
-  [ -n "$nats" ] && kill -CONT "$nats" 2>/dev/null || true
-  for p in "${pids[@]}" $nats; do kill -9 "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  [ -n "${KEEP:-}" ] || rm -rf "$d"
-}
-trap cleanup EXIT
-fail() { nats_test_fail test_js_lost_ack "$*"; }
-nats_test_require test_js_lost_ack "$perfrec"
+# a stopped server is continued, then killed like the rest
+kt_on_exit() { [ -z "$nats" ] || { kill -CONT "$nats"; kill -9 "$nats"; } 2>/dev/null; }
+kt_on_fail() { kt_tail_logs "$d"/*.log "$d"/rec*.err; }
+kt_need_nats
+kt_need_perf
 
 { read -r nport; read -r cport; read -r cport2; } < <(nats_free_ports 3)
 url="nats://127.0.0.1:$nport"

@@ -11,17 +11,10 @@
 #   - --max-size stops the recording ("stopped by max size");
 #   - combinations that cannot work are refused with a reason.
 set -euo pipefail
-perfrec=${PERFREC_BIN:?}
-analyze=${PERFREC_ANALYZE_BIN:?}
-d=$(mktemp -d /tmp/perfrec-recout-XXXXXX)
-trap 'rm -rf "$d"' EXIT
-fail() { echo "test_record_outputs: FAIL: $*" >&2; exit 1; }
-json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
-
-if ! "$perfrec" record -e cpu-clock -d 0.1 -q -o "$d/probe.prec" -- true 2>"$d/probe.err"; then
-  if [ -n "${CI:-}" ]; then fail "perf events unavailable: $(cat "$d/probe.err")"; fi
-  echo "test_record_outputs: skipped: perf events unavailable"; exit 0
-fi
+# shellcheck source=../lib/kerntest.sh
+. "$(dirname "$0")/../lib/kerntest.sh"
+kt_begin test_record_outputs recout
+kt_need_perf
 cd "$d"
 
 # --- SIGUSR1: three files, each alone, together one recording

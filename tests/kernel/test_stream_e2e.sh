@@ -6,29 +6,16 @@
 # idle connections) are refused or timed out. The archive must equal the
 # recorder's local -o copy byte for byte and verify whole.
 set -euo pipefail
-perfrec=${PERFREC_BIN:?}
-analyze=${PERFREC_ANALYZE_BIN:?}
-pingpong=${PERFREC_BUILD_DIR:?}/tests/pingpong
-d=$(mktemp -d /tmp/perfrec-stream-XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$d"
-}
-trap cleanup EXIT
-fail() { echo "test_stream_e2e: FAIL: $*" >&2; echo "--- collector log" >&2; cat "$d"/coll*.log >&2 || true; exit 1; }
-
-if ! "$perfrec" record -e cpu-clock -d 0.1 -q -o "$d/probe.prec" -- true 2>"$d/probe.err"; then
-  if [ -n "${CI:-}" ]; then fail "perf events unavailable: $(cat "$d/probe.err")"; fi
-  echo "test_stream_e2e: skipped: perf events unavailable"; exit 0
-fi
+# shellcheck source=../lib/kerntest.sh
+. "$(dirname "$0")/../lib/kerntest.sh"
+kt_begin test_stream_e2e stream
+pingpong=$build/tests/pingpong
+kt_on_fail() { echo "--- collector log"; cat "$d"/coll*.log || true; }
+kt_need_perf
 
 echo "s3cret-token-$$" > "$d/token"
 chmod 600 "$d/token"
 
-# a free port: bind 0, read it, close (the collector binds it next)
-. "$(dirname "$0")/../lib/ports.sh"
 port=$(free_ports 1)
 
 start_collector() {

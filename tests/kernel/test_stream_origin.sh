@@ -9,24 +9,13 @@
 # second one. (Before stream ids, the second took the session over, was
 # "acknowledged" for frames it never sent, and its samples were lost.)
 set -euo pipefail
-src=${PERFREC_SOURCE_DIR:?}
-perfrec=${PERFREC_BIN:?}
-d=$(mktemp -d /tmp/perfrec-origin-XXXXXX)
-pids=()
+# shellcheck source=../lib/kerntest.sh
+. "$(dirname "$0")/../lib/kerntest.sh"
+kt_begin test_stream_origin origin
 # shellcheck source=../lib/nats_cluster.sh
 source "$src/tests/lib/nats_cluster.sh"
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  [ -n "${KEEP:-}" ] || rm -rf "$d"
-}
-trap cleanup EXIT
-fail() { nats_test_fail test_stream_origin "$*"; }
-
-if ! "$perfrec" record -e cpu-clock -d 0.1 -q -o "$d/probe.prec" -- true 2>"$d/probe.err"; then
-  [ -n "${CI:-}" ] && fail "perf events unavailable: $(cat "$d/probe.err")"
-  echo "test_stream_origin: skipped: perf events unavailable"; exit 0
-fi
+kt_on_fail() { kt_tail_logs "$d"/*.log "$d"/rec*.err; }
+kt_need_perf
 # start_collector LOG [collect options...]: on a port of its choosing (cport)
 start_collector() {
   local log=$1
@@ -78,8 +67,7 @@ echo "test_stream_origin: --dir: the second recordings were refused; the archive
 
 # ---- 2. JetStream
 if ! command -v nats-server >/dev/null; then
-  [ -n "${CI:-}" ] && fail "nats-server is not installed (tests/install-deps.sh)"
-  echo "test_stream_origin: JetStream part skipped: no nats-server"; exit 0
+  skip "JetStream part: no nats-server (tests/install-deps.sh installs it)"
 fi
 nport=$(nats_free_ports 1)
 nats-server -js -sd "$d/store" -a 127.0.0.1 -p "$nport" >"$d/nats.log" 2>&1 &

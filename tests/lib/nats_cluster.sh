@@ -9,26 +9,7 @@
 #
 # Ports are chosen free at start; stores live in DIR/n1..n3. max_payload is
 # 8 MB so 1 MiB frames fit with room (see docs/fleet.md).
-# For the tests on a cluster (their own fail() and temp dir $d):
-# nats_test_fail NAME MESSAGE: says why NAME failed, with the tail of the
-# logs and recorders' errors in $d, and exits 1.
-nats_test_fail() {
-	echo "$1: FAIL: $2" >&2
-	for f in "$d"/*.log "$d"/rec*.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; } >&2; done
-	exit 1
-}
-# nats_test_require NAME PERFREC: nats-server and perf events are here, or
-# NAME is skipped (exit 0) - in CI it fails instead.
-nats_test_require() {
-	if ! command -v nats-server >/dev/null; then
-		[ -n "${CI:-}" ] && fail "nats-server is not installed (tests/install-deps.sh)"
-		echo "$1: skipped: no nats-server"; exit 0
-	fi
-	if ! "$2" record -e cpu-clock -d 0.1 -q -o "$d/probe.prec" -- true 2>"$d/probe.err"; then
-		[ -n "${CI:-}" ] && fail "perf events unavailable: $(cat "$d/probe.err")"
-		echo "$1: skipped: perf events unavailable"; exit 0
-	fi
-}
+# The kernel tests' fail/skip rules and temp dir are tests/lib/kerntest.sh's.
 
 # nats_free_ports N: free ports for servers (tests/lib/ports.sh)
 . "$(dirname "${BASH_SOURCE[0]}")/ports.sh"

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "format/base/opts.h"
@@ -49,10 +50,34 @@ static void test_copy(void **state)
 	assert_int_equal(prec_opts_copy(&d, sizeof(d), &old), -EINVAL);
 }
 
+/* A kept string option: a copy (not the caller's storage), NULL for
+ * NULL, and *err left alone when nothing failed. */
+static void test_strdup(void **state)
+{
+	char src[] = "web-01";
+	int err = 0;
+	char *d = prec_opts_strdup(src, &err);
+
+	(void)state;
+	assert_non_null(d);
+	assert_ptr_not_equal(d, src);
+	src[0] = 'x';
+	assert_string_equal(d, "web-01");
+	assert_int_equal(err, 0);
+	free(d);
+	assert_null(prec_opts_strdup(NULL, &err));
+	assert_int_equal(err, 0);
+	err = -EINVAL;   /* an earlier failure stays */
+	d = prec_opts_strdup("a", &err);
+	assert_int_equal(err, -EINVAL);
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_strdup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,12 +1,12 @@
 /*
- * session.c - a named recording with rotating files, streams and a flight
- * recorder; see session.h.
+ * session_run.c - one run of a session: a named recording with rotating
+ * files, streams and a flight recorder; see session_run.h.
  *
  * The outputs are recording/outputs.h's; the session adds its name, its
  * state, and the manifest: every file the outputs create is listed there,
  * and keep deletes from that list (this run's files and earlier runs').
  */
-#include "recorder/daemon/session.h"
+#include "recorder/daemon/session_run.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -26,8 +26,8 @@
  * a periodic table could sit in a frame the buffer drops. */
 #define FLIGHT_SYMBOLS_NS (100ull * 365 * 86400 * 1000000000ull)
 
-struct rec_session {
-	struct rec_session_opts o;
+struct rec_session_run {
+	struct rec_session_run_opts o;
 	char *name, *stem;
 	struct rec_recording_opts ro;
 	char *to;
@@ -46,7 +46,7 @@ struct rec_session {
  * leaves a listed file, never an unlisted one that keep would miss. */
 static void track_file(void *ctx, int fd, const char *path)
 {
-	struct rec_session *s = ctx;
+	struct rec_session_run *s = ctx;
 	struct stat st;
 	int ret;
 
@@ -77,7 +77,7 @@ static bool is_snapshot(const char *path)
  * ours). Entries whose file is gone leave the manifest. */
 static void apply_keep(void *ctx, const char *current)
 {
-	struct rec_session *s = ctx;
+	struct rec_session_run *s = ctx;
 	struct rec_manifest_file **v = NULL;
 	size_t n = 0, before = s->man.n;
 	char **gone = NULL;
@@ -136,18 +136,6 @@ static void apply_keep(void *ctx, const char *current)
 
 /* ---- life cycle */
 
-static char *dup_or_null(const char *s, int *err)
-{
-	char *d;
-
-	if (!s)
-		return NULL;
-	d = strdup(s);
-	if (!d)
-		*err = -ENOMEM;
-	return d;
-}
-
 /* The stem as an absolute path: manifests list absolute paths, and a
  * session's files must not change with its working directory. */
 static char *absolute_stem(const char *stem, int *err)
@@ -155,7 +143,7 @@ static char *absolute_stem(const char *stem, int *err)
 	char cwd[PATH_MAX], *abs;
 
 	if (!stem || stem[0] == '/')
-		return dup_or_null(stem, err);
+		return prec_opts_strdup(stem, err);
 	if (!getcwd(cwd, sizeof(cwd)) || asprintf(&abs, "%s/%s", cwd, stem) < 0) {
 		*err = -errno ? -errno : -ENOMEM;
 		rec_log(REC_LOG_ERROR, "cannot make the output stem %s absolute: %s", stem,
@@ -167,7 +155,7 @@ static char *absolute_stem(const char *stem, int *err)
 
 /* The manifest of earlier runs (a garbled one counts as none: the files
  * it may list are left alone). */
-static int open_manifest(struct rec_session *s, const char *dir)
+static int open_manifest(struct rec_session_run *s, const char *dir)
 {
 	int ret;
 
@@ -191,7 +179,7 @@ static int open_manifest(struct rec_session *s, const char *dir)
 
 /* The session's outputs: its files (listed in its manifest, keep applied
  * over that list), stream, or flight buffer. */
-static int open_outputs(struct rec_session *s, const struct rec_sender_opts *to)
+static int open_outputs(struct rec_session_run *s, const struct rec_sender_opts *to)
 {
 	struct rec_outputs_opts oo = REC_OUTPUTS_OPTS_INIT;
 
@@ -209,9 +197,9 @@ static int open_outputs(struct rec_session *s, const struct rec_sender_opts *to)
 	return rec_outputs_new(&oo, &s->out);
 }
 
-int rec_session_new(const struct rec_session_opts *opts, struct rec_session **out)
+int rec_session_run_new(const struct rec_session_run_opts *opts, struct rec_session_run **out)
 {
-	struct rec_session *s = calloc(1, sizeof(*s));
+	struct rec_session_run *s = calloc(1, sizeof(*s));
 	const struct rec_sender_opts *to;
 	int ret = 0;
 
@@ -225,7 +213,7 @@ int rec_session_new(const struct rec_session_opts *opts, struct rec_session **ou
 		ret = -EINVAL;
 		goto err;
 	}
-	s->name = dup_or_null(s->o.name, &ret);
+	s->name = prec_opts_strdup(s->o.name, &ret);
 	s->stem = absolute_stem(s->o.stem, &ret);
 	s->o.manifest_dir = NULL;   /* not kept: the fd is */
 	if (ret < 0)
@@ -241,7 +229,7 @@ int rec_session_new(const struct rec_session_opts *opts, struct rec_session **ou
 	}
 	to = s->o.to;
 	if (to) {
-		s->to = dup_or_null(to->to, &ret);
+		s->to = prec_opts_strdup(to->to, &ret);
 		if (ret < 0)
 			goto err;
 	}
@@ -279,11 +267,11 @@ int rec_session_new(const struct rec_session_opts *opts, struct rec_session **ou
 	*out = s;
 	return 0;
 err:
-	rec_session_free(s);
+	rec_session_run_free(s);
 	return ret;
 }
 
-int rec_session_start(struct rec_session *s)
+int rec_session_run_start(struct rec_session_run *s)
 {
 	int ret = rec_recording_start(s->r);
 
@@ -293,12 +281,12 @@ int rec_session_start(struct rec_session *s)
 	return rec_outputs_started(s->out);
 }
 
-int rec_session_pollfd(const struct rec_session *s)
+int rec_session_run_pollfd(const struct rec_session_run *s)
 {
 	return rec_recording_pollfd(s->r);
 }
 
-int rec_session_rotate(struct rec_session *s, char *done, size_t len)
+int rec_session_run_rotate(struct rec_session_run *s, char *done, size_t len)
 {
 	if (s->o.flight_bytes) {
 		rec_log(REC_LOG_ERROR, "session %s is a flight recorder: take a "
@@ -312,8 +300,8 @@ int rec_session_rotate(struct rec_session *s, char *done, size_t len)
 	return rec_outputs_rotate(s->out, s->r, done, len);
 }
 
-int rec_session_snapshot(struct rec_session *s, const char *path,
-			 char *written, size_t len)
+int rec_session_run_snapshot(struct rec_session_run *s, const char *path,
+			     char *written, size_t len)
 {
 	if (!s->o.flight_bytes) {
 		rec_log(REC_LOG_ERROR, "session %s is not a flight recorder (--flight "
@@ -327,7 +315,7 @@ int rec_session_snapshot(struct rec_session *s, const char *path,
 	return rec_outputs_snapshot(s->out, s->r, path, written, len);
 }
 
-int rec_session_step(struct rec_session *s, int timeout_ms)
+int rec_session_run_step(struct rec_session_run *s, int timeout_ms)
 {
 	int ret = rec_recording_step(s->r, timeout_ms);
 
@@ -337,7 +325,7 @@ int rec_session_step(struct rec_session *s, int timeout_ms)
 	return ret < 0 ? ret : 1;
 }
 
-int rec_session_stop(struct rec_session *s, const char *reason)
+int rec_session_run_stop(struct rec_session_run *s, const char *reason)
 {
 	int ret, fret;
 
@@ -349,7 +337,7 @@ int rec_session_stop(struct rec_session *s, const char *reason)
 	return ret ? ret : fret;
 }
 
-void rec_session_status(const struct rec_session *s, struct rec_session_status *st)
+void rec_session_run_status(const struct rec_session_run *s, struct rec_session_run_status *st)
 {
 	struct rec_outputs_status os;
 
@@ -364,14 +352,14 @@ void rec_session_status(const struct rec_session *s, struct rec_session_status *
 	st->snapshots = os.snapshots;
 }
 
-const char *rec_session_output_name(const struct rec_session *s)
+const char *rec_session_run_output_name(const struct rec_session_run *s)
 {
 	if (s->o.flight_bytes)
 		return "";
 	return rec_outputs_name(s->out);
 }
 
-void rec_session_free(struct rec_session *s)
+void rec_session_run_free(struct rec_session_run *s)
 {
 	if (!s)
 		return;

@@ -1,17 +1,19 @@
 /*
- * archive.h - the collector's files: DIR/<host>/<session>.prec, each the
+ * archive_file.h - a stream's archive file, DIR/<host>/<session>.prec (the
+ * session id names the stream on the wire), written by the collector and
+ * by the JetStream archiver (net/js_archiver.h): each the
  * exact bytes of the file the recorder wrote, appended one whole record
  * (format/record.h) at a time, so the file reads at any moment, and
  * resumed after a restart from what is on disk.
  *
- * How to use (one session):
+ * How to use (one stream):
  *
- *   rec_archive_open(dir, host, session, &a);   // create or resume
+ *   rec_archive_file_open(dir, host, id, &a);   // create or resume
  *   a.next_seq: the record the file needs next (1 = its header)
  *   for each frame seq == a.next_seq:
- *       rec_archive_append(&a, bytes, len);      // one whole record
- *   rec_archive_sync(&a);                        // fdatasync: now ack
- *   rec_archive_close(&a);
+ *       rec_archive_file_append(&a, bytes, len);      // one whole record
+ *   rec_archive_file_sync(&a);                        // fdatasync: now ack
+ *   rec_archive_file_close(&a);
  *
  * An open archive holds an exclusive flock on its file: a second collector
  * cannot write it (-EBUSY), and `collect --list` reports it as open.
@@ -22,19 +24,20 @@
  * left by a write a crash interrupted, never acknowledged) is cut, so
  * appends continue a valid file. Damage inside the file (disk faults) is
  * logged with its offset and kept: the damaged frame is lost alone, as
- * readers skip it, and the session resumes after the file's last byte.
+ * readers skip it, and the stream resumes after the file's last byte.
  * When damage hides how many records the file holds, resuming could only
  * number the next record wrongly: the open fails (-EUCLEAN, logged with
  * the file, the offset and the fix) and the file is left unchanged.
  */
-#ifndef REC_ARCHIVE_H
-#define REC_ARCHIVE_H
+#ifndef REC_ARCHIVE_FILE_H
+#define REC_ARCHIVE_FILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct rec_archive {
+/* One open archive file (embedded: open/close). */
+struct rec_archive_file {
 	int fd;
 	char path[4096];
 	uint64_t next_seq;     /* seq of the record the file needs next */
@@ -49,16 +52,19 @@ struct rec_archive {
  * Names must have passed rec_wire_name_ok(). 0, -EBUSY (another process
  * has it open), -EUCLEAN (damage hides the file's record count; nothing
  * changed), or -errno (logged with the path). */
-int rec_archive_open(const char *dir, const char *host, const char *session,
-		     struct rec_archive *a);
+int rec_archive_file_open(const char *dir, const char *host, const char *id,
+			  struct rec_archive_file *a);
 /* Appends rec, which must be exactly one whole record fit for position
  * next_seq (the header first, nothing after the index): 0, -EBADMSG (not
  * such a record; the file is unchanged), or the disk's -errno (the file is
  * cut back to its last whole record). */
-int rec_archive_append(struct rec_archive *a, const void *rec, size_t len);
+int rec_archive_file_append(struct rec_archive_file *a, const void *rec, size_t len);
 /* fdatasync when records were appended since the last sync. 0 or -errno. */
-int rec_archive_sync(struct rec_archive *a);
-void rec_archive_close(struct rec_archive *a);
+int rec_archive_file_sync(struct rec_archive_file *a);
+void rec_archive_file_close(struct rec_archive_file *a);
+
+/* ---- the archive: every file under DIR (`collect --list`, `archive
+ * --list`) */
 
 enum rec_archive_status {
 	REC_ARCHIVE_COMPLETE,  /* ends with its index */
@@ -74,7 +80,7 @@ enum rec_archive_status {
 
 struct rec_archive_entry {
 	char host[80];
-	char session[80];
+	char id[80];
 	const char *path;
 	uint64_t bytes;
 	uint64_t records;
@@ -89,7 +95,7 @@ struct rec_archive_entry {
 	enum rec_archive_status status;
 };
 
-/* Calls cb for every DIR/<host>/<session>.prec, hosts and sessions in
+/* Calls cb for every DIR/<host>/<session>.prec, hosts and streams in
  * name order; a non-zero return from cb stops and is returned. 0 or
  * -errno (DIR unreadable, logged). */
 int rec_archive_list(const char *dir,
