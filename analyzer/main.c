@@ -130,6 +130,8 @@ static const struct cmd_help helps[] = {
 	  "                     csv     the report as CSV\n"
 	  "                     perfetto  Perfetto trace (ui.perfetto.dev): threads, CPU\n"
 	  "                             lanes, samples, off-CPU slices, counters\n"
+	  "                     speedscope  JSON for speedscope.app: a time-ordered\n"
+	  "                             sampled profile per thread\n"
 	  "  --off-cpu          folded/pprof: off-CPU stacks weighted by blocked time\n"
 	  "                     (folded: COUNT in microseconds) instead of samples\n"
 	  "  --report NAME      with json/csv: report (default), sched, counters, info\n"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analyzer/render/perfetto.h"
+#include "analyzer/render/speedscope.h"
 
 static const struct {
 	const char *name;
@@ -14,6 +15,7 @@ static const struct {
 	int (*run)(struct ana_trace *s, const struct ana_filter *f, FILE *out);
 } timed[] = {
 	{ "perfetto", 1, ana_export_perfetto },
+	{ "speedscope", 0, ana_export_speedscope },
 };
 
 static int find(const char *fmt)

@@ -42,4 +42,7 @@ protoc --decode=perfetto.protos.Trace -I "$src/tests/data/perfetto" \
 for t in pp-ping pp-pong; do
   grep -q "thread_name: \"$t\"" "$work/pp.txt" || fail "perfetto: no thread named $t"
 done
+out=$(bash "$units/test_export_speedscope.sh" "$work/pp.prec") || fail "speedscope checks"
+echo "$out"
+[ "$(val profiles)" -ge 3 ] || fail "speedscope: fewer profiles than pingpong's 3 threads"
 echo "timed exports of pingpong: checked"
