@@ -132,6 +132,8 @@ static const struct cmd_help helps[] = {
 	  "                             lanes, samples, off-CPU slices, counters\n"
 	  "                     speedscope  JSON for speedscope.app: a time-ordered\n"
 	  "                             sampled profile per thread\n"
+	  "                     otlp    OpenTelemetry profiles: an OTLP/HTTP request body\n"
+	  "                             (ExportProfilesServiceRequest; binary)\n"
 	  "  --off-cpu          folded/pprof: off-CPU stacks weighted by blocked time\n"
 	  "                     (folded: COUNT in microseconds) instead of samples\n"
 	  "  --report NAME      with json/csv: report (default), sched, counters, info\n"

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/strescape.h"
 #include "format/varint.h"
 
 void ana_pbw_init(struct ana_pbw *w)
@@ -84,14 +85,58 @@ void ana_pbw_raw(struct ana_pbw *w, const void *p, size_t n)
 
 void ana_pbw_bytes(struct ana_pbw *w, uint32_t field, const void *p, size_t n)
 {
+	ana_pbw_len_prefix(w, field, n);
+	ana_pbw_raw(w, p, n);
+}
+
+void ana_pbw_len_prefix(struct ana_pbw *w, uint32_t field, uint64_t n)
+{
 	tag(w, field, 2);
 	ana_pbw_raw_varint(w, n);
-	ana_pbw_raw(w, p, n);
+}
+
+size_t ana_pbw_prefix_size(uint32_t field, uint64_t n)
+{
+	return prec_varint_size((uint64_t)field << 3) + prec_varint_size(n);
+}
+
+/* Bytes s takes once each byte that does not start a valid UTF-8
+ * character is U+FFFD (3 bytes). */
+static size_t utf8_len(const char *s, size_t n)
+{
+	size_t out = 0;
+	uint32_t cp;
+	for (size_t i = 0; i < n;) {
+		size_t k = prec_utf8_char(s + i, n - i, &cp);
+		out += k ? k : 3;
+		i += k ? k : 1;
+	}
+	return out;
 }
 
 void ana_pbw_str(struct ana_pbw *w, uint32_t field, const char *s)
 {
-	ana_pbw_bytes(w, field, s ? s : "", s ? strlen(s) : 0);
+	size_t n = s ? strlen(s) : 0, len = utf8_len(s, n);
+	if (len == n) {
+		ana_pbw_bytes(w, field, s, n);
+		return;
+	}
+	ana_pbw_len_prefix(w, field, len);
+	if (reserve(w, len))
+		return;
+	uint32_t cp;
+	for (size_t i = 0; i < n;) {
+		size_t k = prec_utf8_char(s + i, n - i, &cp);
+		if (k) {
+			memcpy(w->p + w->len, s + i, k);
+			w->len += k;
+			i += k;
+		} else {
+			memcpy(w->p + w->len, "\xef\xbf\xbd", 3);   /* U+FFFD */
+			w->len += 3;
+			i++;
+		}
+	}
 }
 
 void ana_pbw_begin(struct ana_pbw *w, uint32_t field)

@@ -50,7 +50,11 @@ void ana_pbw_varint(struct ana_pbw *w, uint32_t field, uint64_t v);
 /* Wire type 1. */
 void ana_pbw_fixed64(struct ana_pbw *w, uint32_t field, uint64_t v);
 void ana_pbw_double(struct ana_pbw *w, uint32_t field, double v);
-/* Wire type 2: bytes, strings (s may be NULL: an empty string). */
+/* Wire type 2: bytes; strings (s may be NULL: an empty string). A
+ * string field must hold UTF-8 (protoc and proto3 parsers refuse anything
+ * else) and trace strings are untrusted bytes: each byte that does not
+ * start a valid UTF-8 character is written as U+FFFD, as the JSON writer
+ * does; valid text is copied as it is. */
 void ana_pbw_bytes(struct ana_pbw *w, uint32_t field, const void *p, size_t n);
 void ana_pbw_str(struct ana_pbw *w, uint32_t field, const char *s);
 /* A nested message or a packed repeated field: begin, its contents
@@ -60,6 +64,13 @@ void ana_pbw_end(struct ana_pbw *w);
 void ana_pbw_raw_varint(struct ana_pbw *w, uint64_t v);
 /* Appends bytes as they are (a message written elsewhere). */
 void ana_pbw_raw(struct ana_pbw *w, const void *p, size_t n);
+/* The tag and length of a length-delimited field whose n bytes the
+ * caller writes next, possibly elsewhere (a message too large to hold,
+ * copied from a file after this prefix is flushed). */
+void ana_pbw_len_prefix(struct ana_pbw *w, uint32_t field, uint64_t n);
+/* Bytes a field's tag and length prefix take (to size an enclosing
+ * message written that way). */
+size_t ana_pbw_prefix_size(uint32_t field, uint64_t n);
 
 /* Writes the bytes written so far to out and empties the writer. Only
  * with no message open (-EINVAL otherwise). 0, -ENOMEM (an earlier

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "analyzer/render/otlp.h"
 #include "analyzer/render/perfetto.h"
 #include "analyzer/render/speedscope.h"
 
@@ -16,6 +17,7 @@ static const struct {
 } timed[] = {
 	{ "perfetto", 1, ana_export_perfetto },
 	{ "speedscope", 0, ana_export_speedscope },
+	{ "otlp", 1, ana_export_otlp },
 };
 
 static int find(const char *fmt)

@@ -9,7 +9,8 @@
 # its unit test's checker against the analyzer's other outputs for the
 # same trace (tests/unit/analyzer/render/test_export_*.sh TRACE), and
 # here for what the workload did: both threads named, on CPU in the lanes
-# and blocked in off-CPU slices, and spin the hottest function.
+# and blocked in off-CPU slices (perfetto), a profile per thread
+# (speedscope), spin the hottest function (otlp).
 set -euo pipefail
 src=${PERFREC_SOURCE_DIR:?}
 build=${PERFREC_BUILD_DIR:?}
@@ -45,4 +46,7 @@ done
 out=$(bash "$units/test_export_speedscope.sh" "$work/pp.prec") || fail "speedscope checks"
 echo "$out"
 [ "$(val profiles)" -ge 3 ] || fail "speedscope: fewer profiles than pingpong's 3 threads"
+out=$(bash "$units/test_export_otlp.sh" "$work/pp.prec") || fail "otlp checks"
+echo "$out"
+[[ "$out" == *" top=spin,"* ]] || fail "otlp: spin is not the hottest function"
 echo "timed exports of pingpong: checked"

@@ -182,6 +182,16 @@ grep -q 'name: "off-cpu disk"' "$work/offcpu.txt" || fail "no off-cpu disk slice
 "$gen" "$work/r.prec" 5 200
 check "$work/r.prec" repeated
 
+# names from the trace are UTF-8 in the trace's string fields (protoc
+# refuses anything else), markup kept as it is
+"$gen" --hostile "$work/h.prec"
+"$ana" export "$work/h.prec" --format perfetto -o "$work/h.pftrace"
+protoc --decode=perfetto.protos.Trace -I "$src/tests/data/perfetto" \
+  "$src/tests/data/perfetto/perfetto_trace.proto" <"$work/h.pftrace" >"$work/h.txt" ||
+  fail "hostile: protoc cannot decode the trace"
+grep -qF 'str: "</script><img src=x onerror=alert(1)>"' "$work/h.txt" ||
+  fail "hostile: the symbol is not interned as it is"
+
 # filters apply: --tid keeps that thread's samples only
 "$ana" export "$work/g.prec" --format perfetto --tid 101 -o "$work/t.pftrace"
 protoc --decode=perfetto.protos.Trace -I "$src/tests/data/perfetto" \
