@@ -204,7 +204,7 @@ static uint64_t thread_track(struct pstate *st, uint32_t pid, uint32_t tid)
 		pid = ana_trace_pid_of(st->s, tid);
 	/* the last name: what the thread became (exec) */
 	uint64_t last = st->s->t_max ? st->s->t_max : UINT64_MAX;
-	if (!(seen = prec_hashmap_get(&st->pids, &pid, &created)))
+	if (!prec_hashmap_get(&st->pids, &pid, &created))
 		return 0;
 	if (created) {
 		packet_begin(st, 0);
