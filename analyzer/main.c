@@ -17,6 +17,7 @@
 #include "analyzer/reports/counters.h"
 #include "analyzer/reports/dump.h"
 #include "analyzer/render/export.h"
+#include "analyzer/render/timed.h"
 #include "analyzer/read/filter.h"
 #include "analyzer/read/frames.h"
 #include "analyzer/render/html.h"
@@ -127,6 +128,12 @@ static const struct cmd_help helps[] = {
 	  "                             (binary: needs -o FILE or a non-tty stdout)\n"
 	  "                     json    the report as JSON (same as report --json)\n"
 	  "                     csv     the report as CSV\n"
+	  "                     perfetto  Perfetto trace (ui.perfetto.dev): threads, CPU\n"
+	  "                             lanes, samples, off-CPU slices, counters\n"
+	  "                     speedscope  JSON for speedscope.app: a time-ordered\n"
+	  "                             sampled profile per thread\n"
+	  "                     otlp    OpenTelemetry profiles: an OTLP/HTTP request body\n"
+	  "                             (ExportProfilesServiceRequest; binary)\n"
 	  "  --off-cpu          folded/pprof: off-CPU stacks weighted by blocked time\n"
 	  "                     (folded: COUNT in microseconds) instead of samples\n"
 	  "  --report NAME      with json/csv: report (default), sched, counters, info\n"
@@ -410,17 +417,20 @@ static int run(struct cli *c)
 	const char *xfmt = c->format;
 	if (is_export) {
 		if (!xfmt)
-			return fail_usage(c->cmd, "%s", "--format is required: folded, pprof, json or csv");
+			return fail_usage(c->cmd, "%s", "--format is required: folded, pprof, json, csv, "
+					  "perfetto, speedscope or otlp");
 		if (strcmp(xfmt, "folded") && strcmp(xfmt, "pprof") && strcmp(xfmt, "json") &&
-		    strcmp(xfmt, "csv"))
-			return fail_usage(c->cmd, "bad --format '%s': folded, pprof, json or csv", xfmt);
+		    strcmp(xfmt, "csv") && !ana_export_timed_known(xfmt))
+			return fail_usage(c->cmd, "bad --format '%s': folded, pprof, json, csv, "
+					  "perfetto, speedscope or otlp", xfmt);
 		if (c->report && strcmp(c->report, "report") && strcmp(c->report, "sched") &&
 		    strcmp(c->report, "counters") && strcmp(c->report, "info"))
 			return fail_usage(c->cmd, "bad --report '%s': report, sched, counters or info",
 					  c->report);
-		if (!strcmp(xfmt, "pprof") && !c->output && isatty(1))
-			return fail_usage(c->cmd, "%s", "pprof output is binary: give -o FILE "
-					  "or redirect standard output");
+		if ((!strcmp(xfmt, "pprof") || ana_export_timed_binary(xfmt)) && !c->output &&
+		    isatty(1))
+			return fail_usage(c->cmd, "%s output is binary: give -o FILE "
+					  "or redirect standard output", xfmt);
 	}
 	if (is_html && c->fmt != ANA_FMT_TEXT)
 		return fail_usage(c->cmd, "%s", "html writes one HTML page: --json and --csv do not apply");
@@ -512,6 +522,8 @@ static int run(struct cli *c)
 		ret = ana_export_folded(s, &c->filter, c->off_cpu, out);
 	} else if (is_export && !strcmp(xfmt, "pprof")) {
 		ret = ana_export_pprof(s, &c->filter, c->off_cpu, out);
+	} else if (is_export && ana_export_timed_known(xfmt)) {
+		ret = ana_export_timed(s, &c->filter, xfmt, out);
 	} else if (is_html) {
 		struct ana_html_opts ho = { .sz = sizeof(ho), .filter = &c->filter,
 					    .jobs = c->jobs, .top = c->top };

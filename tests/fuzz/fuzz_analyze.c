@@ -23,6 +23,7 @@
 #include "analyzer/reports/dump.h"
 #include "analyzer/render/export.h"
 #include "analyzer/render/html.h"
+#include "analyzer/render/timed.h"
 #include "analyzer/reports/info.h"
 #include "analyzer/reports/report.h"
 #include "analyzer/reports/sched.h"
@@ -35,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 enum cmd {
 	C_INFO, C_REPORT, C_REPORT_OFFCPU, C_FOLDED, C_FOLDED_OFFCPU, C_PPROF,
 	C_PPROF_OFFCPU, C_HTML, C_SCHED, C_COUNTERS, C_VERIFY, C_DUMP, C_DUMP_FILE,
-	C_COUNT
+	C_PERFETTO, C_SPEEDSCOPE, C_OTLP, C_COUNT
 };
 
 static FILE *sink(void)
@@ -54,7 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum cmd c = (enum cmd)((data[0] & 0x7F) % C_COUNT);
 	/* as perfrec-analyze's main sets its session up per command */
 	int syms = c == C_REPORT || c == C_REPORT_OFFCPU || c == C_FOLDED ||
-		   c == C_FOLDED_OFFCPU || c == C_PPROF || c == C_PPROF_OFFCPU || c == C_HTML;
+		   c == C_FOLDED_OFFCPU || c == C_PPROF || c == C_PPROF_OFFCPU || c == C_HTML ||
+		   c == C_PERFETTO || c == C_SPEEDSCOPE || c == C_OTLP;
 	int single = c == C_SCHED || c == C_COUNTERS || c == C_VERIFY || c == C_DUMP ||
 		     c == C_DUMP_FILE;
 	struct ana_trace_opts so = { .jobs = jobs, .symbols = syms,
@@ -94,6 +96,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case C_VERIFY: ana_verify_run(s, jobs, d, &whole); break;
 	case C_DUMP:
 	case C_DUMP_FILE: ana_dump_run(s, &dop, sink()); break;
+	case C_PERFETTO: ana_export_timed(s, NULL, "perfetto", sink()); break;
+	case C_SPEEDSCOPE: ana_export_timed(s, NULL, "speedscope", sink()); break;
+	case C_OTLP: ana_export_timed(s, NULL, "otlp", sink()); break;
 	case C_COUNT: break;
 	}
 	if (d)

@@ -19,7 +19,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 "$ana" export --help >"$work/help.txt"
 formats=$(awk '/^  -f, --format FMT/{f=1; print $4; next} f&&/^  -/{exit}
                f&&/^                     [a-z]/{print $1}' "$work/help.txt" | tr '\n' ' ')
-[ "$formats" = "folded pprof json csv " ] ||
+[ "$formats" = "folded pprof json csv perfetto speedscope otlp " ] ||
   fail "export --help: the --format list reads '$formats' (an option inside it?)"
 if grep -nF '\n' "$work/help.txt"; then fail "export --help prints a literal \\n"; fi
 
