@@ -29,6 +29,9 @@
 #include "format/error.h"
 
 #define PROG "perfrec-analyze"
+#ifndef PERFREC_VERSION
+#define PERFREC_VERSION "0"
+#endif
 
 static const char usage_main[] =
 "usage: " PROG " COMMAND FILE [options]\n"
@@ -45,7 +48,9 @@ static const char usage_main[] =
 "  export    folded stacks, pprof, or a report as JSON/CSV\n"
 "  html      one self-contained page: flame graphs, CPU timeline, tables\n"
 "\n"
-"Run `" PROG " COMMAND --help` for the options of a command.\n";
+"Run `" PROG " COMMAND --help` for the options of a command, `" PROG " --version`\n"
+"for the version. `perfrec report|script|diff|html|info ...` runs the same\n"
+"command here, the way `perf report` and `perf script` work for perf.\n";
 
 static const char common_opts[] =
 "output:\n"
@@ -577,6 +582,12 @@ int main(int argc, char **argv)
 		fputs(usage_main, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
+	/* ---- perf-shaped: --version (the project's version, as perfrec's) */
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("%s %s\n", PROG, PERFREC_VERSION);
+		return 0;
+	}
+	/* ---- end perf-shaped */
 	struct cli c;
 	memset(&c, 0, sizeof(c));
 	c.cmd = argv[1];
