@@ -97,6 +97,12 @@ static const struct cmd_help helps[] = {
 	  "                     sym, event (default: comm,dso,sym)\n"
 	  "  -n, --top N        only the first N rows\n"
 	  "  --children         add inclusive (callchain) totals per function\n"
+	  "  --tree             the call chains under each row as a tree, like\n"
+	  "                     perf report --stdio -g (text only): outermost caller\n"
+	  "                     first, percentages of the total, branches under 0.5%\n"
+	  "                     hidden; with --children, each function's callees too\n"
+	  "  -g                 --children --tree, perf report -g's default view\n"
+	  "  --percent-limit N  hide rows, and tree branches, under N% of the total\n"
 	  "  --off-cpu          off-CPU time (record --off-cpu) instead of samples:\n"
 	  "                     blocked ms and blocks by the same keys, under the\n"
 	  "                     kernel and user stacks where the tasks blocked\n"
@@ -209,6 +215,7 @@ enum {
 	O_JSON = 1000, O_CSV, O_NOPROG, O_CPU, O_PID, O_TID, O_COMM, O_EVENT,
 	O_TIME, O_CHILDREN, O_HIST, O_RATIO, O_FILEORDER, O_SYMFS, O_REPORT,
 	O_NODEMANGLE, O_OFFCPU,
+	O_TREE, O_PCTLIMIT,   /* perf-shaped: report -g */
 };
 
 static const struct option long_opts[] = {
@@ -236,6 +243,8 @@ static const struct option long_opts[] = {
 	{ "report", required_argument, NULL, O_REPORT },
 	{ "no-demangle", no_argument, NULL, O_NODEMANGLE },
 	{ "off-cpu", no_argument, NULL, O_OFFCPU },
+	{ "tree", no_argument, NULL, O_TREE },
+	{ "percent-limit", required_argument, NULL, O_PCTLIMIT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -245,6 +254,8 @@ struct cli {
 	int jobs, progress, children, hist, interval, file_order, no_demangle, off_cpu;
 	size_t top;
 	struct ana_filter filter;
+	int tree;                 /* perf-shaped: report -g */
+	double percent_limit;
 };
 
 /* arg may hold names from the trace (an error naming its events):
@@ -282,7 +293,8 @@ static int allowed(const char *cmd, int opt)
 		return 1;
 	if (!strcmp(cmd, "report"))
 		return filt || opt == 's' || opt == 'n' || opt == O_CHILDREN || opt == O_SYMFS ||
-		       opt == O_NODEMANGLE || opt == O_OFFCPU;
+		       opt == O_NODEMANGLE || opt == O_OFFCPU ||
+		       opt == 'g' || opt == O_TREE || opt == O_PCTLIMIT;
 	if (!strcmp(cmd, "sched"))   /* switch records belong to no event */
 		return (filt && opt != O_EVENT) || opt == 's' || opt == 'n' || opt == O_HIST;
 	if (!strcmp(cmd, "counters"))
@@ -304,7 +316,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	int opt;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ho:j:s:n:If:", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "ho:j:s:n:If:g", long_opts, NULL)) != -1) {
 		if (opt == '?' || opt == ':') {
 			const char *bad = argv[optind - 1];
 			if (optopt && strchr("ojsnf", optopt))
@@ -357,6 +369,19 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case O_REPORT: c->report = optarg; break;
 		case O_NODEMANGLE: c->no_demangle = 1; break;
 		case O_OFFCPU: c->off_cpu = 1; break;
+		/* perf-shaped: report -g */
+		case 'g': c->children = c->tree = 1; break;
+		case O_TREE: c->tree = 1; break;
+		case O_PCTLIMIT: {
+			char *end;
+			errno = 0;
+			c->percent_limit = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(c->percent_limit >= 0) ||
+			    c->percent_limit > 100)
+				return fail_usage(c->cmd, "bad --percent-limit '%s': a share "
+						  "from 0 to 100, e.g. 0.5", optarg);
+			break;
+		}
 		}
 	}
 	if (optind >= argc)
@@ -436,7 +461,11 @@ static int run(struct cli *c)
 		return fail_usage(c->cmd, "%s", "dump writes text or JSON Lines, not CSV");
 
 	struct ana_report_opts ro = { .top = c->top, .children = c->children,
-				      .off_cpu = c->off_cpu, .filter = &c->filter };
+				      .off_cpu = c->off_cpu, .filter = &c->filter,
+				      .tree = c->tree, .percent_limit = c->percent_limit };
+	if (c->tree && c->fmt != ANA_FMT_TEXT)
+		return fail_usage(c->cmd, "%s", "-g/--tree prints text trees: --json and --csv "
+				  "do not apply (export --format folded gives the stacks)");
 	struct ana_sched_opts sco = { .top = c->top, .hist = c->hist, .jobs = c->jobs,
 				      .filter = &c->filter };
 	const char *which = is_export ? (c->report ? c->report : "report") : c->cmd;
