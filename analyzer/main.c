@@ -23,6 +23,7 @@
 #include "analyzer/reports/info.h"
 #include "analyzer/reports/report.h"
 #include "analyzer/reports/sched.h"
+#include "analyzer/reports/script.h"
 #include "analyzer/read/trace.h"
 #include "analyzer/render/table.h"
 #include "analyzer/reports/verify.h"
@@ -41,6 +42,7 @@ static const char usage_main[] =
 "commands:\n"
 "  info      host, recording, events, packet counts, losses, frames, damage\n"
 "  report    samples by comm/pid/tid/cpu/dso/sym/event, with percentages\n"
+"  script    every sample and its stack, in perf script's layout\n"
 "  counters  counter groups: raw and scaled values, rates, intervals\n"
 "  sched     on/off-CPU time, switches, preemptions, per-CPU busy\n"
 "  dump      every packet, one line each, in global time order\n"
@@ -155,6 +157,18 @@ static const struct cmd_help helps[] = {
 	  "  -n, --top N        rows of each table (default 100)\n"
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  (without -o the page goes to standard output, unless that is a terminal)\n", 1 },
+	/* ---- perf-shaped: script */
+	{ "script", "usage: " PROG " script FILE [options]\n\n"
+	  "Every sample, one after another, as `perf script` prints them: a line\n"
+	  "\"comm pid/tid [cpu] seconds: period event:\", then the stack leaf first,\n"
+	  "one \"address symbol+offset (object)\" line per frame, then an empty line;\n"
+	  "so FlameGraph's stackcollapse-perf.pl and other readers of perf script's\n"
+	  "output read it:  " PROG " script t.prec | stackcollapse-perf.pl.\n"
+	  "Samples are in file order (time order within each CPU); seconds are\n"
+	  "CLOCK_MONOTONIC as `dump` prints them; the object is its file name.\n\n"
+	  "  --symfs DIR        richer symbol files by build-id or path\n"
+	  "  --no-demangle      keep C++/Rust symbol names as recorded\n", 1 },
+	/* ---- end perf-shaped */
 };
 
 static void print_help(FILE *f, const char *cmd)
@@ -301,6 +315,8 @@ static int allowed(const char *cmd, int opt)
 		return opt == 'I' || opt == O_RATIO;
 	if (!strcmp(cmd, "dump"))
 		return filt || opt == O_FILEORDER;
+	if (!strcmp(cmd, "script"))   /* perf-shaped */
+		return filt || opt == O_SYMFS || opt == O_NODEMANGLE;
 	if (!strcmp(cmd, "html"))
 		return filt || opt == 'n' || opt == O_SYMFS;
 	if (!strcmp(cmd, "export"))
@@ -429,7 +445,9 @@ static int run(struct cli *c)
 	clock_gettime(CLOCK_MONOTONIC, &prog.start);
 
 	int is_html = !strcmp(c->cmd, "html");
-	int want_syms = !strcmp(c->cmd, "report") || !strcmp(c->cmd, "export") || is_html;
+	int is_script = !strcmp(c->cmd, "script");   /* perf-shaped */
+	int want_syms = !strcmp(c->cmd, "report") || !strcmp(c->cmd, "export") || is_html ||
+			is_script;
 	struct ana_trace_opts so = { .jobs = c->jobs, .symbols = want_syms,
 				       .symfs = c->symfs, .no_demangle = c->no_demangle,
 				       /* no callback when nothing is shown: the
@@ -457,6 +475,9 @@ static int run(struct cli *c)
 	if (is_html && !c->output && isatty(1))
 		return fail_usage(c->cmd, "%s", "the page is HTML for a browser: give -o FILE.html "
 				  "or redirect standard output");
+	if (is_script && c->fmt != ANA_FMT_TEXT)
+		return fail_usage(c->cmd, "%s", "script writes perf script's text: --json and "
+				  "--csv do not apply (dump --json has every packet)");
 	if (!strcmp(c->cmd, "dump") && c->fmt == ANA_FMT_CSV)
 		return fail_usage(c->cmd, "%s", "dump writes text or JSON Lines, not CSV");
 
@@ -488,7 +509,7 @@ static int run(struct cli *c)
 		so.pass1_kinds = PREC_KINDS_ALL & ~PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
 		so.deferred_kinds = PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
 	}
-	if (!strcmp(which, "report")) {
+	if (!strcmp(which, "report") || is_script) {
 		so.pass1_kinds = PREC_KINDS_ALL &
 			~(PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
 			  PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
@@ -550,6 +571,9 @@ static int run(struct cli *c)
 		struct ana_html_opts ho = { .sz = sizeof(ho), .filter = &c->filter,
 					    .jobs = c->jobs, .top = c->top };
 		ret = ana_html_run(s, &ho, out);
+	} else if (is_script) {
+		struct ana_script_opts sc = { .filter = &c->filter };
+		ret = ana_script_run(s, &sc, out);
 	} else if (!strcmp(c->cmd, "dump")) {
 		struct ana_dump_opts d = { .fmt = fmt, .jobs = c->jobs,
 					   .file_order = c->file_order, .filter = &c->filter };
