@@ -24,12 +24,16 @@
 #include "analyzer/reports/info.h"
 #include "analyzer/reports/report.h"
 #include "analyzer/reports/sched.h"
+#include "analyzer/reports/script.h"
 #include "analyzer/read/trace.h"
 #include "analyzer/render/table.h"
 #include "analyzer/reports/verify.h"
 #include "format/error.h"
 
 #define PROG "perfrec-analyze"
+#ifndef PERFREC_VERSION
+#define PERFREC_VERSION "0"
+#endif
 
 static const char usage_main[] =
 "usage: " PROG " COMMAND FILE [options]\n"
@@ -39,6 +43,7 @@ static const char usage_main[] =
 "commands:\n"
 "  info      host, recording, events, packet counts, losses, frames, damage\n"
 "  report    samples by comm/pid/tid/cpu/dso/sym/event, with percentages\n"
+"  script    every sample and its stack, in perf script's layout\n"
 "  counters  counter groups: raw and scaled values, rates, intervals\n"
 "  sched     on/off-CPU time, switches, preemptions, per-CPU busy\n"
 "  dump      every packet, one line each, in global time order\n"
@@ -46,7 +51,9 @@ static const char usage_main[] =
 "  export    folded stacks, pprof, or a report as JSON/CSV\n"
 "  html      one self-contained page: flame graphs, CPU timeline, tables\n"
 "\n"
-"Run `" PROG " COMMAND --help` for the options of a command.\n";
+"Run `" PROG " COMMAND --help` for the options of a command, `" PROG " --version`\n"
+"for the version. `perfrec report|script|diff|html|info ...` runs the same\n"
+"command here, the way `perf report` and `perf script` work for perf.\n";
 
 static const char common_opts[] =
 "output:\n"
@@ -93,6 +100,12 @@ static const struct cmd_help helps[] = {
 	  "                     sym, event (default: comm,dso,sym)\n"
 	  "  -n, --top N        only the first N rows\n"
 	  "  --children         add inclusive (callchain) totals per function\n"
+	  "  --tree             the call chains under each row as a tree, like\n"
+	  "                     perf report --stdio -g (text only): outermost caller\n"
+	  "                     first, percentages of the total, branches under 0.5%\n"
+	  "                     hidden; with --children, each function's callees too\n"
+	  "  -g                 --children --tree, perf report -g's default view\n"
+	  "  --percent-limit N  hide rows, and tree branches, under N% of the total\n"
 	  "  --off-cpu          off-CPU time (record --off-cpu) instead of samples:\n"
 	  "                     blocked ms and blocks by the same keys, under the\n"
 	  "                     kernel and user stacks where the tasks blocked\n"
@@ -151,6 +164,18 @@ static const struct cmd_help helps[] = {
 	  "  -n, --top N        rows of each table (default 100)\n"
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  (without -o the page goes to standard output, unless that is a terminal)\n", 1 },
+	/* ---- perf-shaped: script */
+	{ "script", "usage: " PROG " script FILE [options]\n\n"
+	  "Every sample, one after another, as `perf script` prints them: a line\n"
+	  "\"comm pid/tid [cpu] seconds: period event:\", then the stack leaf first,\n"
+	  "one \"address symbol+offset (object)\" line per frame, then an empty line;\n"
+	  "so FlameGraph's stackcollapse-perf.pl and other readers of perf script's\n"
+	  "output read it:  " PROG " script t.prec | stackcollapse-perf.pl.\n"
+	  "Samples are in file order (time order within each CPU); seconds are\n"
+	  "CLOCK_MONOTONIC as `dump` prints them; the object is its file name.\n\n"
+	  "  --symfs DIR        richer symbol files by build-id or path\n"
+	  "  --no-demangle      keep C++/Rust symbol names as recorded\n", 1 },
+	/* ---- end perf-shaped */
 };
 
 static void print_help(FILE *f, const char *cmd)
@@ -211,6 +236,7 @@ enum {
 	O_JSON = 1000, O_CSV, O_NOPROG, O_CPU, O_PID, O_TID, O_COMM, O_EVENT,
 	O_TIME, O_CHILDREN, O_HIST, O_RATIO, O_FILEORDER, O_SYMFS, O_REPORT,
 	O_NODEMANGLE, O_OFFCPU,
+	O_TREE, O_PCTLIMIT,   /* perf-shaped: report -g */
 };
 
 static const struct option long_opts[] = {
@@ -238,6 +264,8 @@ static const struct option long_opts[] = {
 	{ "report", required_argument, NULL, O_REPORT },
 	{ "no-demangle", no_argument, NULL, O_NODEMANGLE },
 	{ "off-cpu", no_argument, NULL, O_OFFCPU },
+	{ "tree", no_argument, NULL, O_TREE },
+	{ "percent-limit", required_argument, NULL, O_PCTLIMIT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -247,6 +275,8 @@ struct cli {
 	int jobs, progress, children, hist, interval, file_order, no_demangle, off_cpu;
 	size_t top;
 	struct ana_filter filter;
+	int tree;                 /* perf-shaped: report -g */
+	double percent_limit;
 };
 
 /* arg may hold names from the trace (an error naming its events):
@@ -284,13 +314,16 @@ static int allowed(const char *cmd, int opt)
 		return 1;
 	if (!strcmp(cmd, "report"))
 		return filt || opt == 's' || opt == 'n' || opt == O_CHILDREN || opt == O_SYMFS ||
-		       opt == O_NODEMANGLE || opt == O_OFFCPU;
+		       opt == O_NODEMANGLE || opt == O_OFFCPU ||
+		       opt == 'g' || opt == O_TREE || opt == O_PCTLIMIT;
 	if (!strcmp(cmd, "sched"))   /* switch records belong to no event */
 		return (filt && opt != O_EVENT) || opt == 's' || opt == 'n' || opt == O_HIST;
 	if (!strcmp(cmd, "counters"))
 		return opt == 'I' || opt == O_RATIO;
 	if (!strcmp(cmd, "dump"))
 		return filt || opt == O_FILEORDER;
+	if (!strcmp(cmd, "script"))   /* perf-shaped */
+		return filt || opt == O_SYMFS || opt == O_NODEMANGLE;
 	if (!strcmp(cmd, "html"))
 		return filt || opt == 'n' || opt == O_SYMFS;
 	if (!strcmp(cmd, "export"))
@@ -306,7 +339,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	int opt;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ho:j:s:n:If:", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "ho:j:s:n:If:g", long_opts, NULL)) != -1) {
 		if (opt == '?' || opt == ':') {
 			const char *bad = argv[optind - 1];
 			if (optopt && strchr("ojsnf", optopt))
@@ -359,6 +392,19 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case O_REPORT: c->report = optarg; break;
 		case O_NODEMANGLE: c->no_demangle = 1; break;
 		case O_OFFCPU: c->off_cpu = 1; break;
+		/* perf-shaped: report -g */
+		case 'g': c->children = c->tree = 1; break;
+		case O_TREE: c->tree = 1; break;
+		case O_PCTLIMIT: {
+			char *end;
+			errno = 0;
+			c->percent_limit = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(c->percent_limit >= 0) ||
+			    c->percent_limit > 100)
+				return fail_usage(c->cmd, "bad --percent-limit '%s': a share "
+						  "from 0 to 100, e.g. 0.5", optarg);
+			break;
+		}
 		}
 	}
 	if (optind >= argc)
@@ -406,7 +452,9 @@ static int run(struct cli *c)
 	clock_gettime(CLOCK_MONOTONIC, &prog.start);
 
 	int is_html = !strcmp(c->cmd, "html");
-	int want_syms = !strcmp(c->cmd, "report") || !strcmp(c->cmd, "export") || is_html;
+	int is_script = !strcmp(c->cmd, "script");   /* perf-shaped */
+	int want_syms = !strcmp(c->cmd, "report") || !strcmp(c->cmd, "export") || is_html ||
+			is_script;
 	struct ana_trace_opts so = { .jobs = c->jobs, .symbols = want_syms,
 				       .symfs = c->symfs, .no_demangle = c->no_demangle,
 				       /* no callback when nothing is shown: the
@@ -437,11 +485,18 @@ static int run(struct cli *c)
 	if (is_html && !c->output && isatty(1))
 		return fail_usage(c->cmd, "%s", "the page is HTML for a browser: give -o FILE.html "
 				  "or redirect standard output");
+	if (is_script && c->fmt != ANA_FMT_TEXT)
+		return fail_usage(c->cmd, "%s", "script writes perf script's text: --json and "
+				  "--csv do not apply (dump --json has every packet)");
 	if (!strcmp(c->cmd, "dump") && c->fmt == ANA_FMT_CSV)
 		return fail_usage(c->cmd, "%s", "dump writes text or JSON Lines, not CSV");
 
 	struct ana_report_opts ro = { .top = c->top, .children = c->children,
-				      .off_cpu = c->off_cpu, .filter = &c->filter };
+				      .off_cpu = c->off_cpu, .filter = &c->filter,
+				      .tree = c->tree, .percent_limit = c->percent_limit };
+	if (c->tree && c->fmt != ANA_FMT_TEXT)
+		return fail_usage(c->cmd, "%s", "-g/--tree prints text trees: --json and --csv "
+				  "do not apply (export --format folded gives the stacks)");
 	struct ana_sched_opts sco = { .top = c->top, .hist = c->hist, .jobs = c->jobs,
 				      .filter = &c->filter };
 	const char *which = is_export ? (c->report ? c->report : "report") : c->cmd;
@@ -464,7 +519,7 @@ static int run(struct cli *c)
 		so.pass1_kinds = PREC_KINDS_ALL & ~PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
 		so.deferred_kinds = PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
 	}
-	if (!strcmp(which, "report")) {
+	if (!strcmp(which, "report") || is_script) {
 		so.pass1_kinds = PREC_KINDS_ALL &
 			~(PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
 			  PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
@@ -528,6 +583,9 @@ static int run(struct cli *c)
 		struct ana_html_opts ho = { .sz = sizeof(ho), .filter = &c->filter,
 					    .jobs = c->jobs, .top = c->top };
 		ret = ana_html_run(s, &ho, out);
+	} else if (is_script) {
+		struct ana_script_opts sc = { .filter = &c->filter };
+		ret = ana_script_run(s, &sc, out);
 	} else if (!strcmp(c->cmd, "dump")) {
 		struct ana_dump_opts d = { .fmt = fmt, .jobs = c->jobs,
 					   .file_order = c->file_order, .filter = &c->filter };
@@ -589,6 +647,12 @@ int main(int argc, char **argv)
 		fputs(usage_main, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
+	/* ---- perf-shaped: --version (the project's version, as perfrec's) */
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("%s %s\n", PROG, PERFREC_VERSION);
+		return 0;
+	}
+	/* ---- end perf-shaped */
 	struct cli c;
 	memset(&c, 0, sizeof(c));
 	c.cmd = argv[1];

@@ -29,6 +29,8 @@ struct ana_table {
 	struct cell *cells;   /* row-major, nrows * ncols */
 	size_t ncells, cap;
 	size_t nrows;
+	char **after;         /* text blocks under rows (text output), or NULL */
+	size_t nafter;
 };
 
 struct ana_doc {
@@ -60,6 +62,9 @@ static void table_free(struct ana_table *t)
 	for (size_t i = 0; i < t->ncells; i++)
 		free(t->cells[i].s);
 	free(t->cells);
+	for (size_t i = 0; i < t->nafter; i++)
+		free(t->after[i]);
+	free(t->after);
 	free(t->name);
 	free(t->title);
 	free(t);
@@ -199,6 +204,29 @@ void ana_cell_num(struct ana_table *t, const char *fmt, ...)
 void ana_cell_null(struct ana_table *t, const char *text)
 {
 	add_cell(t, strdup(text ? text : ""), 1);
+}
+
+void ana_table_text_after(struct ana_table *t, char *text)
+{
+	if (t == &dummy_table || !t->nrows || !text) {
+		if (!text && t != &dummy_table)
+			t->doc->err = -ENOMEM;
+		free(text);
+		return;
+	}
+	if (t->nafter < t->nrows) {
+		char **a = realloc(t->after, t->nrows * sizeof(*a));
+		if (!a) {
+			t->doc->err = -ENOMEM;
+			free(text);
+			return;
+		}
+		memset(a + t->nafter, 0, (t->nrows - t->nafter) * sizeof(*a));
+		t->after = a;
+		t->nafter = t->nrows;
+	}
+	free(t->after[t->nrows - 1]);
+	t->after[t->nrows - 1] = text;
 }
 
 void ana_kv_str(struct ana_table *t, const char *key, const char *val)
@@ -413,6 +441,8 @@ static void render_text(const struct ana_table *t, FILE *f)
 			}
 		}
 		fputc('\n', f);
+		if (r && r - 1 < t->nafter && t->after[r - 1])
+			fputs(t->after[r - 1], f);
 	}
 	free(w);
 }

@@ -64,6 +64,12 @@ void ana_cell_num(struct ana_table *t, const char *fmt, ...)
 /* A missing value: shows `text` in text output, null in JSON, empty in CSV. */
 void ana_cell_null(struct ana_table *t, const char *text);
 
+/* Hangs a block of text under the current row, written as it is after
+ * the row in text output only (report -g's call trees): the caller
+ * escapes what it holds. Takes text (malloc'd; NULL counts as out of
+ * memory). */
+void ana_table_text_after(struct ana_table *t, char *text);
+
 void ana_kv_str(struct ana_table *t, const char *key, const char *val);
 void ana_kv_num(struct ana_table *t, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

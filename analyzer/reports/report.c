@@ -1,6 +1,7 @@
 /*
  * report.c - the sample table.
  */
+#define _POSIX_C_SOURCE 200809L   /* open_memstream */
 #include "analyzer/reports/report.h"
 
 #include <errno.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 
 #include "format/base/hashmap.h"
+#include "analyzer/render/calltree.h"
+#include "analyzer/render/stree.h"
 #include "analyzer/symbols/resolve.h"
 #include "analyzer/read/trace.h"
 #include "format/unwind/unwind.h"
@@ -62,6 +65,7 @@ struct rkey {
 struct rval {
 	uint64_t samples, period;
 	uint64_t child_samples, child_period;
+	struct ana_stree *tree;   /* with o->tree: chains, outermost first */
 };
 
 struct rstate {
@@ -72,6 +76,7 @@ struct rstate {
 	struct prec_hashmap table;
 	uint64_t samples, period, filtered_out;
 	struct ana_loc *frames;
+	struct ana_stree_frame *path;   /* with o->tree */
 	int err;
 };
 
@@ -92,6 +97,22 @@ static int add(struct rstate *st, const struct rkey *k, uint64_t w, uint64_t c,
 	return 0;
 }
 
+/* The chain frames[from..0] into the call tree of the row k. */
+static int add_chain(struct rstate *st, const struct rkey *k, int from, uint64_t w)
+{
+	struct rval *v = prec_hashmap_get(&st->table, k, NULL);
+	if (!v)
+		return -ENOMEM;
+	if (!v->tree) {
+		if (!(v->tree = malloc(sizeof(*v->tree))))
+			return -ENOMEM;
+		ana_stree_init(v->tree);
+	}
+	for (int i = from; i >= 0; i--)
+		st->path[from - i].name = st->frames[i].sym;
+	return ana_stree_add(v->tree, st->path, (size_t)from + 1, 0, w);
+}
+
 /* Counts one stack of n frames (leaf first) with weight w and count c
  * under key k: self to the leaf, children to each distinct function. */
 static int count_stack(struct rstate *st, const struct rkey *k, int n, uint64_t w,
@@ -108,6 +129,8 @@ static int count_stack(struct rstate *st, const struct rkey *k, int n, uint64_t 
 			return -ENOMEM;
 		if (i == 0) {
 			int ret = add(st, &fk, w, c, 0);
+			if (ret >= 0 && o->tree)
+				ret = add_chain(st, &fk, n - 1, w);
 			if (ret < 0)
 				return ret;
 		}
@@ -121,6 +144,17 @@ static int count_stack(struct rstate *st, const struct rkey *k, int n, uint64_t 
 		}
 		if (!dup) {
 			int ret = add(st, &fk, w, c, 1);
+			/* the chain from the function's outermost call (the
+			 * leaf's row has its whole chain already) */
+			int from = i;
+			for (int j = n - 1; o->tree && i && j > i; j--)
+				if ((!st->use[ANA_KEY_DSO] || st->frames[j].dso == fr->dso) &&
+				    (!st->use[ANA_KEY_SYM] || st->frames[j].sym == fk.sym)) {
+					from = j;
+					break;
+				}
+			if (ret >= 0 && o->tree && i)
+				ret = add_chain(st, &fk, from, w);
 			if (ret < 0)
 				return ret;
 		}
@@ -168,14 +202,14 @@ static int on_offcpu(struct rstate *st, const struct prec_packet *p)
 	st->period += w;
 	int n = 0;
 	if (st->need_frames) {
-		n = ana_resolve_offcpu(s, p, st->frames, o->children || o->on_sample ?
+		n = ana_resolve_offcpu(s, p, st->frames, o->children || o->tree || o->on_sample ?
 				       MAX_FRAMES : 1);
 		if (n < 0)
 			return n;
 	}
 	if (!st->need_frames)
 		return add(st, &k, w, c, 0);
-	if (o->on_sample)
+	if (o->on_sample || o->tree)
 		for (int i = 0; i < n; i++)
 			if (!(st->frames[i].sym = ana_frame_name(s, &st->frames[i])))
 				return -ENOMEM;
@@ -237,13 +271,14 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 		return add(st, &k, w, 1, 0);
 	const struct ana_report_opts *o = st->o;
 	int n = ana_resolve_sample(s, p, st->frames,
-				   o->children || o->on_sample ? MAX_FRAMES : 1);
+				   o->children || o->tree || o->on_sample ? MAX_FRAMES : 1);
 	if (n < 0)
 		return n;
-	if (o->on_sample) {
+	if (o->on_sample || o->tree)
 		for (int i = 0; i < n; i++)
 			if (!(st->frames[i].sym = ana_frame_name(s, &st->frames[i])))
 				return -ENOMEM;
+	if (o->on_sample) {
 		if (!comm && !(comm = ana_trace_comm_name(s, smp->tid, p->time)))
 			return -ENOMEM;
 	}
@@ -318,6 +353,26 @@ static double pct(uint64_t part, uint64_t total)
 	return total ? 100.0 * (double)part / (double)total : 0.0;
 }
 
+/* A row's call tree as text (malloc'd), or NULL when out of memory. */
+static char *tree_text(const struct rval *v, const struct rstate *st)
+{
+	const struct ana_report_opts *o = st->o;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	double limit = o->percent_limit > 0 ? o->percent_limit : 0.5;
+	int ret = ana_calltree_print(v->tree, f, st->period,
+				     o->children ? v->child_period : v->period,
+				     (uint64_t)((double)st->period * limit / 100.0));
+	if (fclose(f) || ret < 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 /* report --off-cpu: what was recorded, what is shown, what was lost. */
 static void offcpu_summary(struct ana_trace *s, const struct rstate *st,
 			   struct ana_table *sum)
@@ -366,13 +421,15 @@ int ana_report_run(struct ana_trace *s, const struct ana_report_opts *o,
 	st.o = o;
 	for (size_t i = 0; i < o->nkeys; i++)
 		st.use[o->keys[i]] = 1;
-	st.need_frames = st.use[ANA_KEY_DSO] || st.use[ANA_KEY_SYM] || o->children ||
+	st.need_frames = st.use[ANA_KEY_DSO] || st.use[ANA_KEY_SYM] || o->children || o->tree ||
 			 o->on_sample;
 	prec_hashmap_init(&st.table, sizeof(struct rkey), sizeof(struct rval));
 	st.frames = calloc(MAX_FRAMES, sizeof(*st.frames));
+	if (o->tree)
+		st.path = calloc(MAX_FRAMES, sizeof(*st.path));
 	struct row *order = NULL;
 	int ret = -ENOMEM;
-	if (!st.frames)
+	if (!st.frames || (o->tree && !st.path))
 		goto out;
 	ana_trace_set_kinds(s, PREC_KIND(o->off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
 					   PERFREC__PACKET__DATA_SAMPLE));
@@ -464,6 +521,11 @@ rows:;
 			      o->keys[i] == ANA_KEY_PID || o->keys[i] == ANA_KEY_TID ||
 			      o->keys[i] == ANA_KEY_CPU ? ANA_NUM : ANA_STR);
 	size_t rows = o->top && o->top < n ? o->top : n;
+	/* rows are sorted by the weight the limit is of */
+	while (o->percent_limit > 0 && rows &&
+	       pct(o->children ? order[rows - 1].v->child_period : order[rows - 1].v->period,
+		   st.period) < o->percent_limit)
+		rows--;
 	for (size_t r = 0; r < rows; r++) {
 		const struct rkey *k = order[r].k;
 		const struct rval *v = order[r].v;
@@ -493,10 +555,19 @@ rows:;
 				break;
 			}
 		}
+		if (o->tree && v->tree)
+			ana_table_text_after(t, tree_text(v, &st));
 	}
 	ret = 0;
 out:
+	for (size_t i = 0; o->tree && i < prec_hashmap_count(&st.table); i++) {
+		struct rval *v = prec_hashmap_val(&st.table, i);
+		if (v->tree)
+			ana_stree_release(v->tree);
+		free(v->tree);
+	}
 	free(order);
+	free(st.path);
 	free(st.frames);
 	prec_hashmap_release(&st.table);
 	return ret;

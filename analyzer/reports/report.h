@@ -11,6 +11,15 @@
  * the sample's weight to that function's inclusive total (each function
  * counted once per sample, as perf does).
  *
+ * With tree, each row carries its call chains as a tree under it in text
+ * output (render/calltree.h), as `perf report -g` prints them: without
+ * children, the whole chains of the row's own samples (outermost caller
+ * first); with children, also the chains from the function down to the
+ * leaf of every sample it is on (from its outermost call when it
+ * recurses). percent_limit hides the rows, and the branches of the
+ * trees, under that share of the total (branches: 0.5% when 0, perf's
+ * default).
+ *
  * With off_cpu the rows are off-CPU time instead (OffCpu packets of
  * record --off-cpu): the weight of an interval or a sum is its blocked
  * time in ns, its count the blocks it holds, its stack the kernel then
@@ -53,6 +62,8 @@ struct ana_report_opts {
 	size_t nkeys;          /* 0 = comm,dso,sym */
 	size_t top;            /* 0 = all rows */
 	int children;
+	int tree;              /* call trees under the rows (text) */
+	double percent_limit;  /* 0 = every row, trees' branches from 0.5% */
 	int off_cpu;           /* off-CPU time instead of samples */
 	const struct ana_filter *filter;   /* NULL = none */
 	/* Called for every sample that passed the filters, with its whole

@@ -60,6 +60,7 @@ int ana_resolve_ip(struct ana_trace *s, uint32_t pid, uint64_t ip,
 	out->dso = names[0];
 	out->sym = names[1];
 	out->dso_off = r.dso_off;
+	out->sym_off = r.sym_off;
 	out->kernel = r.kernel || kernel;
 	return 0;
 }
@@ -81,6 +82,8 @@ static int resolve_caller(struct ana_trace *s, uint32_t pid, uint64_t ip,
 		fr->ip = ip;
 		if (fr->dso)
 			fr->dso_off++;
+		if (fr->sym)
+			fr->sym_off++;
 	}
 	return 0;
 }

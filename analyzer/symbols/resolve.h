@@ -46,6 +46,7 @@ struct ana_loc {
 	const char *sym;   /* interned symbol, or NULL when unknown */
 	uint64_t ip;
 	uint64_t dso_off;
+	uint64_t sym_off;  /* ip - the symbol's start, when sym is set */
 	int kernel;
 };
 

@@ -4,8 +4,11 @@
  * Only the command-line layer (cli/) prints and exits; everything it
  * calls returns errors and logs messages through recorder/log.h.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "recorder/cli/cmd.h"
 
@@ -40,7 +43,48 @@ static void usage(FILE *f)
 			fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].about);
 	fprintf(f, "  %-9s %s\n", "help", "this text; 'perfrec help COMMAND' for its options");
 	fprintf(f, "\n  --version print the version\n\n"
-		"Read the files with perfrec-analyze.\n");
+		"Read the files with perfrec-analyze; as with perf, 'perfrec report|script|\n"
+		"diff|html|info ...' runs 'perfrec-analyze report|script|...' for you.\n");
+}
+
+/* ---- perf-shaped commands: the analyzer's commands through perfrec */
+
+static const char *const analyzer_commands[] = { "report", "script", "diff", "html", "info" };
+
+static int is_analyzer_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(analyzer_commands) / sizeof(analyzer_commands[0]); i++)
+		if (!strcmp(analyzer_commands[i], name))
+			return 1;
+	return 0;
+}
+
+/* Replaces this process with perfrec-analyze ARGV: the copy installed
+ * beside this binary first (a package installs both in one bin/), then
+ * the first one in PATH. Returns only on failure, with the exit status. */
+static int exec_analyzer(char **argv)
+{
+	char self[PATH_MAX], beside[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	beside[0] = '\0';
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(beside, sizeof(beside), "%s/perfrec-analyze", self);
+			execv(beside, argv);
+		}
+	}
+	int err = errno;
+	execvp("perfrec-analyze", argv);
+	if (errno != ENOENT)
+		err = errno;
+	fprintf(stderr, "perfrec: cannot run perfrec-analyze (%s): looked for %s and in PATH;"
+		" install perfrec-analyze beside perfrec or add its directory to PATH\n",
+		strerror(err), beside[0] ? beside : "it beside perfrec");
+	return 127;
 }
 
 static const struct command *find(const char *name)
@@ -68,6 +112,14 @@ int main(int argc, char **argv)
 	if (!strcmp(name, "-h") || !strcmp(name, "--help")) {
 		usage(stdout);
 		return 0;
+	}
+	if (argc > 2 && !strcmp(name, "help") && is_analyzer_command(argv[2])) {
+		char *help[] = { (char *)"perfrec-analyze", argv[2], (char *)"--help", NULL };
+		return exec_analyzer(help);
+	}
+	if (is_analyzer_command(name)) {
+		argv[0] = (char *)"perfrec-analyze";
+		return exec_analyzer(argv);
 	}
 	if (!strcmp(name, "help")) {
 		char *help[] = { argc > 2 ? argv[2] : NULL, (char *)"--help", NULL };

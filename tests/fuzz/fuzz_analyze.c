@@ -27,6 +27,7 @@
 #include "analyzer/reports/info.h"
 #include "analyzer/reports/report.h"
 #include "analyzer/reports/sched.h"
+#include "analyzer/reports/script.h"
 #include "analyzer/read/trace.h"
 #include "analyzer/render/table.h"
 #include "analyzer/reports/verify.h"
@@ -36,7 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 enum cmd {
 	C_INFO, C_REPORT, C_REPORT_OFFCPU, C_FOLDED, C_FOLDED_OFFCPU, C_PPROF,
 	C_PPROF_OFFCPU, C_HTML, C_SCHED, C_COUNTERS, C_VERIFY, C_DUMP, C_DUMP_FILE,
-	C_PERFETTO, C_SPEEDSCOPE, C_OTLP, C_COUNT
+	C_PERFETTO, C_SPEEDSCOPE, C_OTLP, C_REPORT_TREE, C_SCRIPT,
+	C_COUNT
 };
 
 static FILE *sink(void)
@@ -54,15 +56,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int jobs = data[0] & 0x80 ? 2 : 1;
 	enum cmd c = (enum cmd)((data[0] & 0x7F) % C_COUNT);
 	/* as perfrec-analyze's main sets its session up per command */
-	int syms = c == C_REPORT || c == C_REPORT_OFFCPU || c == C_FOLDED ||
-		   c == C_FOLDED_OFFCPU || c == C_PPROF || c == C_PPROF_OFFCPU || c == C_HTML ||
-		   c == C_PERFETTO || c == C_SPEEDSCOPE || c == C_OTLP;
+	int report = c == C_REPORT || c == C_REPORT_OFFCPU || c == C_REPORT_TREE ||
+		     c == C_SCRIPT;
+	int syms = report || c == C_FOLDED || c == C_FOLDED_OFFCPU || c == C_PPROF ||
+		   c == C_PPROF_OFFCPU || c == C_HTML || c == C_PERFETTO || c == C_SPEEDSCOPE ||
+		   c == C_OTLP;
 	int single = c == C_SCHED || c == C_COUNTERS || c == C_VERIFY || c == C_DUMP ||
 		     c == C_DUMP_FILE;
 	struct ana_trace_opts so = { .jobs = jobs, .symbols = syms,
 				       .single_pass = single, .mem = data + 1,
 				       .mem_len = size - 1 };
-	if (c == C_REPORT || c == C_REPORT_OFFCPU) {
+	if (report) {
 		so.pass1_kinds = PREC_KINDS_ALL &
 			~(PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
 			  PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
@@ -77,7 +81,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ana_doc *d = ana_doc_new();
 	char err[256];
 	int whole;
-	struct ana_report_opts ro = { .children = 1, .off_cpu = c == C_REPORT_OFFCPU };
+	struct ana_report_opts ro = { .children = 1, .off_cpu = c == C_REPORT_OFFCPU,
+				      .tree = c == C_REPORT_TREE };
+	struct ana_script_opts sco = { .filter = NULL };
 	struct ana_sched_opts sc = { .hist = 1, .jobs = jobs };
 	struct ana_counters_opts co = { .interval = 1, .ratio = "a/b" };
 	struct ana_dump_opts dop = { .fmt = ANA_FMT_JSON, .jobs = jobs,
@@ -85,7 +91,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	switch (c) {
 	case C_INFO: ana_info_run(s, 5, d); break;
 	case C_REPORT:
-	case C_REPORT_OFFCPU: ana_report_run(s, &ro, d); break;
+	case C_REPORT_OFFCPU:
+	case C_REPORT_TREE: ana_report_run(s, &ro, d); break;
+	case C_SCRIPT: ana_script_run(s, &sco, sink()); break;
 	case C_FOLDED: ana_export_folded(s, NULL, 0, sink()); break;
 	case C_FOLDED_OFFCPU: ana_export_folded(s, NULL, 1, sink()); break;
 	case C_PPROF: ana_export_pprof(s, NULL, 0, sink()); break;
@@ -102,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case C_COUNT: break;
 	}
 	if (d)
-		ana_doc_render(d, sink(), c % 3 == 0 ? ANA_FMT_TEXT :
+		ana_doc_render(d, sink(), c % 3 == 0 || c == C_REPORT_TREE ? ANA_FMT_TEXT :
 				   c % 3 == 1 ? ANA_FMT_JSON : ANA_FMT_CSV);
 	ana_doc_free(d);
 	ana_trace_free(s);
