@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "analyzer/reports/counters.h"
+#include "analyzer/reports/diff.h"
 #include "analyzer/reports/dump.h"
 #include "analyzer/render/export.h"
 #include "analyzer/read/filter.h"
@@ -44,6 +45,7 @@ static const char usage_main[] =
 "  verify    integrity of frames, checksums, index; exit 0 only if whole\n"
 "  export    folded stacks, pprof, or a report as JSON/CSV\n"
 "  html      one self-contained page: flame graphs, CPU timeline, tables\n"
+"  diff      two recordings (or two windows of one) compared key by key\n"
 "\n"
 "Run `" PROG " COMMAND --help` for the options of a command.\n";
 
@@ -566,17 +568,392 @@ out:
 	return status;
 }
 
+/* ---- diff and html --diff: two sides, each a list of traces */
+
+static const char diff_help[] =
+"usage: " PROG " diff BASE NEW [options]\n"
+"       " PROG " diff FILE --base-time A,B --new-time C,D [options]\n"
+"       " PROG " html --diff BASE NEW -o PAGE.html [options]\n\n"
+"Compares two profiles key by key, as `perf diff` does: for each key (default\n"
+"sym) the share of the sample period in BASE and in NEW, the change in points\n"
+"(Delta = New - Base), and the samples behind each share; rows sorted by the\n"
+"size of the change, largest first. Shares are of each side's own total\n"
+"period, so recordings of different lengths or rates compare. Keys are\n"
+"matched by name, so two recordings of the same program line up.\n"
+"BASE and NEW are .prec files; with one FILE, --base-time and --new-time cut\n"
+"it into two windows instead (the --time syntax). The filters apply to both\n"
+"sides; --base-time/--new-time with two files window each side.\n"
+"`html --diff` writes NEW's page with a differential flame graph: widths from\n"
+"NEW, red where a frame's share grew, blue where it shrank (the deeper the\n"
+"color, the more points), both shares on hover.\n\n"
+"  -s, --sort KEYS    comma-separated keys from comm, pid, tid, cpu, dso,\n"
+"                     sym, event (default: sym)\n"
+"  -n, --top N        only the first N rows\n"
+"  --base-time A,B    the base side's window (seconds from its start)\n"
+"  --new-time C,D     the new side's window\n"
+"  --symfs DIR        richer symbol files by build-id or path\n"
+"  --no-demangle      keep C++/Rust symbol names as recorded\n";
+
+enum { O_BASETIME = 1100, O_NEWTIME, O_DIFF };
+
+struct diff_side {
+	struct ana_filter time;       /* --base-time / --new-time, or none */
+	struct ana_trace **traces;    /* owned */
+	const char **names;
+	size_t n;
+};
+
+/* Opens what the command line names for one side into its list of
+ * traces: today one .prec file. 0, or 2 after printing why not. */
+static int diff_open_side(const char *cmd, const char *path,
+			  const struct ana_trace_opts *so, struct diff_side *side)
+{
+	struct ana_trace *s;
+	int ret = ana_trace_open(&s, path, so);
+	if (ret < 0) {
+		fprintf(stderr, "%s %s: cannot read %s: %s; %s\n", PROG, cmd, path,
+			prec_strerror(ret), open_hint(ret));
+		return 2;
+	}
+	struct ana_trace **t = realloc(side->traces, (side->n + 1) * sizeof(*t));
+	const char **nm = t ? realloc(side->names, (side->n + 1) * sizeof(*nm)) : NULL;
+	if (t)
+		side->traces = t;
+	if (nm)
+		side->names = nm;
+	if (!t || !nm) {
+		ana_trace_free(s);
+		fprintf(stderr, "%s %s: out of memory\n", PROG, cmd);
+		return 2;
+	}
+	side->traces[side->n] = s;
+	side->names[side->n++] = path;
+	for (size_t i = 0; i < s->ndamage; i++)
+		warn_damage(s, i);
+	if (s->torn)
+		fprintf(stderr, "%s: warning: %s: torn tail at offset %llu (recording was "
+			"cut short); analyzing the frames before it\n", PROG, path,
+			(unsigned long long)s->torn_offset);
+	return 0;
+}
+
+static void diff_side_release(struct diff_side *side, int free_traces)
+{
+	for (size_t i = 0; free_traces && i < side->n; i++)
+		ana_trace_free(side->traces[i]);
+	free(side->traces);
+	free(side->names);
+	ana_filter_release(&side->time);
+}
+
+/* Each trace of a side with its filter: the common filters, with the
+ * side's window instead of --time when it has one, resolved against
+ * that trace (filters[] holds the copies; they borrow the common
+ * filter's lists). 0 or 2 after printing why not. */
+static int diff_parts(const char *cmd, const struct ana_filter *common,
+		      struct diff_side *side, struct ana_filter *filters,
+		      struct ana_diff_part *parts)
+{
+	char err[512];
+	for (size_t i = 0; i < side->n; i++) {
+		struct ana_filter *f = &filters[i];
+		*f = *common;
+		if (side->time.has_time) {
+			f->has_time = 1;
+			f->t0 = side->time.t0;
+			f->t1 = side->time.t1;
+			f->t0_abs = side->time.t0_abs;
+			f->t1_abs = side->time.t1_abs;
+			f->t0_open = side->time.t0_open;
+			f->t1_open = side->time.t1_open;
+			f->active = 1;
+		}
+		if (ana_filter_resolve(f, side->traces[i], err, sizeof(err)))
+			return fail_usage(cmd, "%s", err);
+		parts[i].s = side->traces[i];
+		parts[i].filter = f;
+		parts[i].name = side->names[i];
+	}
+	return 0;
+}
+
+static int diff_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "csv", no_argument, NULL, O_CSV },
+		{ "output", required_argument, NULL, 'o' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "no-progress", no_argument, NULL, O_NOPROG },
+		{ "cpu", required_argument, NULL, O_CPU },
+		{ "pid", required_argument, NULL, O_PID },
+		{ "tid", required_argument, NULL, O_TID },
+		{ "comm", required_argument, NULL, O_COMM },
+		{ "event", required_argument, NULL, O_EVENT },
+		{ "time", required_argument, NULL, O_TIME },
+		{ "sort", required_argument, NULL, 's' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "symfs", required_argument, NULL, O_SYMFS },
+		{ "no-demangle", no_argument, NULL, O_NODEMANGLE },
+		{ "base-time", required_argument, NULL, O_BASETIME },
+		{ "new-time", required_argument, NULL, O_NEWTIME },
+		{ "diff", no_argument, NULL, O_DIFF },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cmd = argv[0];
+	int html = !strcmp(cmd, "html");
+	struct cli c;
+	struct diff_side sides[2];
+	char err[512];
+	int opt, status = 2;
+	memset(&c, 0, sizeof(c));
+	memset(sides, 0, sizeof(sides));
+	c.cmd = cmd;
+	c.progress = 1;
+	c.jobs = ana_cpu_count();
+	ana_filter_init(&c.filter);
+	ana_filter_init(&sides[0].time);
+	ana_filter_init(&sides[1].time);
+	struct ana_filter *filters = NULL;
+	struct ana_diff_part *parts = NULL;
+	struct ana_diff *d = NULL;
+	struct ana_doc *doc = NULL;
+	FILE *out = stdout;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "ho:j:s:n:", opts, NULL)) != -1) {
+		switch (opt) {
+		case '?': case ':':
+			if (optopt && strchr("ojsn", optopt))
+				status = fail_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
+			else
+				status = fail_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+			goto out;
+		case 'h':
+			fputs(diff_help, stdout);
+			fputc('\n', stdout);
+			fputs(filter_opts, stdout);
+			fputc('\n', stdout);
+			fputs(common_opts, stdout);
+			status = 0;
+			goto out;
+		case O_JSON: c.fmt = ANA_FMT_JSON; break;
+		case O_CSV: c.fmt = ANA_FMT_CSV; break;
+		case 'o': c.output = optarg; break;
+		case 'j': {
+			size_t n;
+			if (parse_count(optarg, &n) || n < 1 || n > 256) {
+				status = fail_usage(cmd, "bad --jobs '%s': a number from 1 to 256",
+						    optarg);
+				goto out;
+			}
+			c.jobs = (int)n;
+			break;
+		}
+		case O_NOPROG: c.progress = 0; break;
+		case O_CPU: case O_PID: case O_TID: case O_COMM: case O_EVENT: case O_TIME: {
+			static const char *const names[] = { "cpu", "pid", "tid", "comm", "event", "time" };
+			if (ana_filter_parse(&c.filter, names[opt - O_CPU], optarg, err, sizeof(err))) {
+				status = fail_usage(cmd, "%s", err);
+				goto out;
+			}
+			break;
+		}
+		case O_BASETIME: case O_NEWTIME: {
+			struct ana_filter *t = &sides[opt == O_NEWTIME].time;
+			ana_filter_release(t);
+			if (ana_filter_parse(t, "time", optarg, err, sizeof(err))) {
+				/* the message names --time: say which option */
+				status = fail_usage(cmd, opt == O_NEWTIME ? "bad --new-time '%s': "
+						    "expected START,END as --time takes them" :
+						    "bad --base-time '%s': expected START,END as "
+						    "--time takes them", optarg);
+				goto out;
+			}
+			break;
+		}
+		case 's': c.sort = optarg; break;
+		case 'n':
+			if (parse_count(optarg, &c.top)) {
+				status = fail_usage(cmd, "bad --top '%s': a positive number", optarg);
+				goto out;
+			}
+			break;
+		case O_SYMFS: c.symfs = optarg; break;
+		case O_NODEMANGLE: c.no_demangle = 1; break;
+		case O_DIFF:
+			if (!html) {
+				status = fail_usage(cmd, "%s", "--diff belongs to html "
+						    "(html --diff BASE NEW -o PAGE.html)");
+				goto out;
+			}
+			break;
+		}
+	}
+	struct ana_diff_opts dopt = { .top = c.top };
+	if (c.sort) {
+		struct ana_report_opts ro = { 0 };
+		if (ana_report_parse_sort(&ro, c.sort, err, sizeof(err))) {
+			status = fail_usage(cmd, "%s", err);
+			goto out;
+		}
+		memcpy(dopt.keys, ro.keys, sizeof(dopt.keys));
+		dopt.nkeys = ro.nkeys;
+	}
+	int nfiles = argc - optind;
+	int split = nfiles == 1;
+	if (nfiles < 1 || nfiles > 2) {
+		status = fail_usage(cmd, "%s", nfiles ? "too many inputs: give BASE and NEW, "
+				    "or one FILE with --base-time and --new-time" :
+				    "missing BASE and NEW (two .prec traces)");
+		goto out;
+	}
+	if (split && (!sides[0].time.has_time || !sides[1].time.has_time)) {
+		status = fail_usage(cmd, "%s", "one input: give --base-time A,B and --new-time "
+				    "C,D to compare two windows of it, or two files");
+		goto out;
+	}
+	if (split && c.filter.has_time) {
+		status = fail_usage(cmd, "%s", "--time does not apply to one input cut by "
+				    "--base-time and --new-time");
+		goto out;
+	}
+	if (html && c.fmt != ANA_FMT_TEXT) {
+		status = fail_usage(cmd, "%s", "html writes one HTML page: --json and --csv "
+				    "do not apply");
+		goto out;
+	}
+	if (html && !c.output && isatty(1)) {
+		status = fail_usage(cmd, "%s", "the page is HTML for a browser: give -o "
+				    "FILE.html or redirect standard output");
+		goto out;
+	}
+
+	struct progress prog = { 0 };
+	prog.enabled = c.progress && isatty(2);
+	clock_gettime(CLOCK_MONOTONIC, &prog.start);
+	int timed = c.filter.has_time || sides[0].time.has_time || sides[1].time.has_time;
+	struct ana_trace_opts so = { .jobs = c.jobs, .symbols = 1, .symfs = c.symfs,
+				     .no_demangle = c.no_demangle,
+				     .progress = prog.enabled ? on_progress : NULL,
+				     .ctx = &prog };
+	/* As report: pass 1 skips what a sample pass never reads; the
+	 * samples are counted by the first full pass unless a window
+	 * means no pass is full. */
+	so.pass1_kinds = PREC_KINDS_ALL &
+		~(PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
+		  PREC_KIND(PERFREC__PACKET__DATA_GROUP) | PREC_KIND(PERFREC__PACKET__DATA_RAW));
+	if (!timed && !html)
+		so.deferred_kinds = PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
+	if (html)   /* the page shows NEW's timeline, tables and counts */
+		so.pass1_kinds = 0;
+	for (int i = 0; i < 2 - split; i++) {
+		status = diff_open_side(cmd, argv[optind + i], &so, &sides[i]);
+		progress_end(&prog);
+		if (status)
+			goto out;
+	}
+	if (split) {   /* the same traces, read through the other window */
+		sides[1].traces = sides[0].traces;
+		sides[1].names = sides[0].names;
+		sides[1].n = sides[0].n;
+	}
+	status = 2;
+	size_t nparts = sides[0].n + sides[1].n;
+	filters = calloc(nparts, sizeof(*filters));
+	parts = calloc(nparts, sizeof(*parts));
+	if (!filters || !parts) {
+		fprintf(stderr, "%s %s: out of memory\n", PROG, cmd);
+		goto out;
+	}
+	if ((status = diff_parts(cmd, &c.filter, &sides[0], filters, parts)) ||
+	    (status = diff_parts(cmd, &c.filter, &sides[1], filters + sides[0].n,
+				 parts + sides[0].n)))
+		goto out;
+	status = 1;
+	if (c.output && !(out = fopen(c.output, "w"))) {
+		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, cmd, c.output,
+			strerror(errno));
+		goto out;
+	}
+	int ret = 0;
+	if (html) {
+		struct ana_html_opts ho = { .sz = sizeof(ho), .jobs = c.jobs, .top = c.top };
+		ret = ana_html_diff_run(parts, sides[0].n, parts + sides[0].n, sides[1].n,
+					&ho, out);
+	} else if (!(d = ana_diff_new(&dopt)) || !(doc = ana_doc_new())) {
+		ret = -ENOMEM;
+	} else {
+		for (size_t i = 0; i < nparts && ret >= 0; i++) {
+			struct ana_trace *s = parts[i].s;
+			const struct ana_filter *f = parts[i].filter;
+			/* a window reads only its frames (pass 1 read them all) */
+			if (f->has_time)
+				ana_trace_set_window(s, f->tmin, f->tmax);
+			ret = ana_diff_add(d, i < sides[0].n ? ANA_DIFF_BASE : ANA_DIFF_NEW, s, f,
+					   parts[i].name);
+		}
+		progress_end(&prog);
+		if (ret >= 0)
+			ret = ana_diff_render(d, doc);
+		if (ret >= 0)
+			ret = ana_doc_render(doc, out, c.fmt);
+	}
+	progress_end(&prog);
+	status = 0;
+	if (ret < 0) {
+		fprintf(stderr, "%s %s: %s\n", PROG, cmd, ret == -EIO ?
+			"write error (disk full or closed pipe?)" : prec_strerror(ret));
+		status = 1;
+	}
+	if (out != stdout && fclose(out) && !status) {
+		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, cmd, c.output,
+			strerror(errno));
+		status = 1;
+	}
+	out = stdout;
+out:
+	if (out != stdout)
+		fclose(out);
+	ana_doc_free(doc);
+	ana_diff_free(d);
+	free(filters);
+	free(parts);
+	if (sides[1].traces == sides[0].traces)
+		sides[1].traces = NULL, sides[1].names = NULL, sides[1].n = 0;
+	diff_side_release(&sides[0], 1);
+	diff_side_release(&sides[1], 1);
+	ana_filter_release(&c.filter);
+	return status;
+}
+
+/* html --diff is the diff's page: the same two sides. */
+static int is_diff(int argc, char **argv)
+{
+	if (!strcmp(argv[1], "diff"))
+		return 1;
+	for (int i = 2; !strcmp(argv[1], "html") && i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--diff"))
+			return 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help")) {
 		if (argc >= 3 && !strcmp(argv[1], "help")) {
+			if (!strcmp(argv[2], "diff"))
+				return diff_main(2, (char *[]){ "diff", "--help", NULL });
 			print_help(stdout, argv[2]);
 			return 0;
 		}
 		fputs(usage_main, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
+	if (is_diff(argc, argv))
+		return diff_main(argc - 1, argv + 1);
 	struct cli c;
 	memset(&c, 0, sizeof(c));
 	c.cmd = argv[1];
