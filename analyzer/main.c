@@ -637,9 +637,9 @@ static int diff_open_side(const char *cmd, const char *path,
 	return 0;
 }
 
-static void diff_side_release(struct diff_side *side, int free_traces)
+static void diff_side_release(struct diff_side *side)
 {
-	for (size_t i = 0; free_traces && i < side->n; i++)
+	for (size_t i = 0; i < side->n; i++)
 		ana_trace_free(side->traces[i]);
 	free(side->traces);
 	free(side->names);
@@ -677,7 +677,17 @@ static int diff_parts(const char *cmd, const struct ana_filter *common,
 	return 0;
 }
 
-static int diff_main(int argc, char **argv)
+/* The diff's command line, parsed. */
+struct diff_cli {
+	struct cli c;                 /* the options diff shares with report */
+	struct diff_side sides[2];    /* their windows; their traces once open */
+	struct ana_diff_opts dopt;
+	const char *inputs[2];
+	int ninputs, html;
+};
+
+/* -1 to go on, else the exit status (after printing why). */
+static int diff_parse(struct diff_cli *dc, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -701,231 +711,225 @@ static int diff_main(int argc, char **argv)
 		{ "diff", no_argument, NULL, O_DIFF },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *cmd = argv[0];
-	int html = !strcmp(cmd, "html");
-	struct cli c;
-	struct diff_side sides[2];
+	struct cli *c = &dc->c;
+	const char *cmd = c->cmd;
 	char err[512];
-	int opt, status = 2;
-	memset(&c, 0, sizeof(c));
-	memset(sides, 0, sizeof(sides));
-	c.cmd = cmd;
-	c.progress = 1;
-	c.jobs = ana_cpu_count();
-	ana_filter_init(&c.filter);
-	ana_filter_init(&sides[0].time);
-	ana_filter_init(&sides[1].time);
-	struct ana_filter *filters = NULL;
-	struct ana_diff_part *parts = NULL;
-	struct ana_diff *d = NULL;
-	struct ana_doc *doc = NULL;
-	FILE *out = stdout;
+	int opt;
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "ho:j:s:n:", opts, NULL)) != -1) {
 		switch (opt) {
 		case '?': case ':':
 			if (optopt && strchr("ojsn", optopt))
-				status = fail_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
-			else
-				status = fail_usage(cmd, "unknown option '%s'", argv[optind - 1]);
-			goto out;
+				return fail_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
+			return fail_usage(cmd, "unknown option '%s'", argv[optind - 1]);
 		case 'h':
 			fputs(diff_help, stdout);
 			fputc('\n', stdout);
 			fputs(filter_opts, stdout);
 			fputc('\n', stdout);
 			fputs(common_opts, stdout);
-			status = 0;
-			goto out;
-		case O_JSON: c.fmt = ANA_FMT_JSON; break;
-		case O_CSV: c.fmt = ANA_FMT_CSV; break;
-		case 'o': c.output = optarg; break;
+			return 0;
+		case O_JSON: c->fmt = ANA_FMT_JSON; break;
+		case O_CSV: c->fmt = ANA_FMT_CSV; break;
+		case 'o': c->output = optarg; break;
 		case 'j': {
 			size_t n;
-			if (parse_count(optarg, &n) || n < 1 || n > 256) {
-				status = fail_usage(cmd, "bad --jobs '%s': a number from 1 to 256",
-						    optarg);
-				goto out;
-			}
-			c.jobs = (int)n;
+			if (parse_count(optarg, &n) || n < 1 || n > 256)
+				return fail_usage(cmd, "bad --jobs '%s': a number from 1 to 256",
+						  optarg);
+			c->jobs = (int)n;
 			break;
 		}
-		case O_NOPROG: c.progress = 0; break;
+		case O_NOPROG: c->progress = 0; break;
 		case O_CPU: case O_PID: case O_TID: case O_COMM: case O_EVENT: case O_TIME: {
 			static const char *const names[] = { "cpu", "pid", "tid", "comm", "event", "time" };
-			if (ana_filter_parse(&c.filter, names[opt - O_CPU], optarg, err, sizeof(err))) {
-				status = fail_usage(cmd, "%s", err);
-				goto out;
-			}
+			if (ana_filter_parse(&c->filter, names[opt - O_CPU], optarg, err, sizeof(err)))
+				return fail_usage(cmd, "%s", err);
 			break;
 		}
 		case O_BASETIME: case O_NEWTIME: {
-			struct ana_filter *t = &sides[opt == O_NEWTIME].time;
+			struct ana_filter *t = &dc->sides[opt == O_NEWTIME].time;
 			ana_filter_release(t);
-			if (ana_filter_parse(t, "time", optarg, err, sizeof(err))) {
-				/* the message names --time: say which option */
-				status = fail_usage(cmd, opt == O_NEWTIME ? "bad --new-time '%s': "
-						    "expected START,END as --time takes them" :
-						    "bad --base-time '%s': expected START,END as "
-						    "--time takes them", optarg);
-				goto out;
-			}
+			/* (the filter's message names --time: say which option) */
+			if (ana_filter_parse(t, "time", optarg, err, sizeof(err)))
+				return fail_usage(cmd, opt == O_NEWTIME ?
+						  "bad --new-time '%s': expected START,END as "
+						  "--time takes them" :
+						  "bad --base-time '%s': expected START,END as "
+						  "--time takes them", optarg);
 			break;
 		}
-		case 's': c.sort = optarg; break;
+		case 's': c->sort = optarg; break;
 		case 'n':
-			if (parse_count(optarg, &c.top)) {
-				status = fail_usage(cmd, "bad --top '%s': a positive number", optarg);
-				goto out;
-			}
+			if (parse_count(optarg, &c->top))
+				return fail_usage(cmd, "bad --top '%s': a positive number", optarg);
 			break;
-		case O_SYMFS: c.symfs = optarg; break;
-		case O_NODEMANGLE: c.no_demangle = 1; break;
+		case O_SYMFS: c->symfs = optarg; break;
+		case O_NODEMANGLE: c->no_demangle = 1; break;
 		case O_DIFF:
-			if (!html) {
-				status = fail_usage(cmd, "%s", "--diff belongs to html "
-						    "(html --diff BASE NEW -o PAGE.html)");
-				goto out;
-			}
+			if (!dc->html)
+				return fail_usage(cmd, "%s", "--diff belongs to html "
+						  "(html --diff BASE NEW -o PAGE.html)");
 			break;
 		}
 	}
-	struct ana_diff_opts dopt = { .top = c.top };
-	if (c.sort) {
+	dc->dopt.top = c->top;
+	if (c->sort) {
 		struct ana_report_opts ro = { 0 };
-		if (ana_report_parse_sort(&ro, c.sort, err, sizeof(err))) {
-			status = fail_usage(cmd, "%s", err);
-			goto out;
-		}
-		memcpy(dopt.keys, ro.keys, sizeof(dopt.keys));
-		dopt.nkeys = ro.nkeys;
+		if (ana_report_parse_sort(&ro, c->sort, err, sizeof(err)))
+			return fail_usage(cmd, "%s", err);
+		memcpy(dc->dopt.keys, ro.keys, sizeof(dc->dopt.keys));
+		dc->dopt.nkeys = ro.nkeys;
 	}
-	int nfiles = argc - optind;
-	int split = nfiles == 1;
-	if (nfiles < 1 || nfiles > 2) {
-		status = fail_usage(cmd, "%s", nfiles ? "too many inputs: give BASE and NEW, "
-				    "or one FILE with --base-time and --new-time" :
-				    "missing BASE and NEW (two .prec traces)");
-		goto out;
-	}
-	if (split && (!sides[0].time.has_time || !sides[1].time.has_time)) {
-		status = fail_usage(cmd, "%s", "one input: give --base-time A,B and --new-time "
-				    "C,D to compare two windows of it, or two files");
-		goto out;
-	}
-	if (split && c.filter.has_time) {
-		status = fail_usage(cmd, "%s", "--time does not apply to one input cut by "
-				    "--base-time and --new-time");
-		goto out;
-	}
-	if (html && c.fmt != ANA_FMT_TEXT) {
-		status = fail_usage(cmd, "%s", "html writes one HTML page: --json and --csv "
-				    "do not apply");
-		goto out;
-	}
-	if (html && !c.output && isatty(1)) {
-		status = fail_usage(cmd, "%s", "the page is HTML for a browser: give -o "
-				    "FILE.html or redirect standard output");
-		goto out;
-	}
+	dc->ninputs = argc - optind;
+	if (dc->ninputs < 1 || dc->ninputs > 2)
+		return fail_usage(cmd, "%s", dc->ninputs ? "too many inputs: give BASE and NEW, "
+				  "or one FILE with --base-time and --new-time" :
+				  "missing BASE and NEW (two .prec traces)");
+	for (int i = 0; i < dc->ninputs; i++)
+		dc->inputs[i] = argv[optind + i];
+	if (dc->ninputs == 1 && (!dc->sides[0].time.has_time || !dc->sides[1].time.has_time))
+		return fail_usage(cmd, "%s", "one input: give --base-time A,B and --new-time "
+				  "C,D to compare two windows of it, or two files");
+	if (dc->ninputs == 1 && c->filter.has_time)
+		return fail_usage(cmd, "%s", "--time does not apply to one input cut by "
+				  "--base-time and --new-time");
+	if (dc->html && c->fmt != ANA_FMT_TEXT)
+		return fail_usage(cmd, "%s", "html writes one HTML page: --json and --csv "
+				  "do not apply");
+	if (dc->html && !c->output && isatty(1))
+		return fail_usage(cmd, "%s", "the page is HTML for a browser: give -o "
+				  "FILE.html or redirect standard output");
+	return -1;
+}
 
+/* The passes and the output: 0, or the exit status after printing why. */
+static int diff_write(struct diff_cli *dc, struct ana_diff_part *parts, FILE *out)
+{
+	struct cli *c = &dc->c;
+	size_t nbase = dc->sides[0].n, nparts = nbase + dc->sides[1].n;
+	int ret = 0;
+	if (dc->html) {
+		struct ana_html_opts ho = { .sz = sizeof(ho), .jobs = c->jobs, .top = c->top };
+		ret = ana_html_diff_run(parts, nbase, parts + nbase, nparts - nbase, &ho, out);
+	} else {
+		struct ana_diff *d = ana_diff_new(&dc->dopt);
+		struct ana_doc *doc = ana_doc_new();
+		ret = d && doc ? 0 : -ENOMEM;
+		for (size_t i = 0; i < nparts && !ret; i++) {
+			struct ana_trace *s = parts[i].s;
+			const struct ana_filter *f = parts[i].filter;
+			/* a window reads only its frames (pass 1 read them all) */
+			if (f->has_time)
+				ana_trace_set_window(s, f->tmin, f->tmax);
+			ret = ana_diff_add(d, i < nbase ? ANA_DIFF_BASE : ANA_DIFF_NEW, s, f,
+					   parts[i].name);
+		}
+		if (!ret)
+			ret = ana_diff_render(d, doc);
+		if (!ret)
+			ret = ana_doc_render(doc, out, c->fmt);
+		ana_doc_free(doc);
+		ana_diff_free(d);
+	}
+	if (ret < 0) {
+		fprintf(stderr, "%s %s: %s\n", PROG, c->cmd, ret == -EIO ?
+			"write error (disk full or closed pipe?)" : prec_strerror(ret));
+		return 1;
+	}
+	return 0;
+}
+
+static int diff_run(struct diff_cli *dc)
+{
+	struct cli *c = &dc->c;
+	struct diff_side *sides = dc->sides;
+	int split = dc->ninputs == 1;
 	struct progress prog = { 0 };
-	prog.enabled = c.progress && isatty(2);
+	prog.enabled = c->progress && isatty(2);
 	clock_gettime(CLOCK_MONOTONIC, &prog.start);
-	int timed = c.filter.has_time || sides[0].time.has_time || sides[1].time.has_time;
-	struct ana_trace_opts so = { .jobs = c.jobs, .symbols = 1, .symfs = c.symfs,
-				     .no_demangle = c.no_demangle,
+	struct ana_trace_opts so = { .jobs = c->jobs, .symbols = 1, .symfs = c->symfs,
+				     .no_demangle = c->no_demangle,
 				     .progress = prog.enabled ? on_progress : NULL,
 				     .ctx = &prog };
 	/* As report: pass 1 skips what a sample pass never reads; the
 	 * samples are counted by the first full pass unless a window
-	 * means no pass is full. */
+	 * means no pass is full. The page shows NEW's timeline and counts:
+	 * its pass 1 reads everything. */
 	so.pass1_kinds = PREC_KINDS_ALL &
 		~(PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
 		  PREC_KIND(PERFREC__PACKET__DATA_GROUP) | PREC_KIND(PERFREC__PACKET__DATA_RAW));
-	if (!timed && !html)
+	if (!c->filter.has_time && !sides[0].time.has_time && !sides[1].time.has_time)
 		so.deferred_kinds = PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
-	if (html)   /* the page shows NEW's timeline, tables and counts */
+	if (dc->html) {
 		so.pass1_kinds = 0;
-	for (int i = 0; i < 2 - split; i++) {
-		status = diff_open_side(cmd, argv[optind + i], &so, &sides[i]);
+		so.deferred_kinds = 0;
+	}
+	for (int i = 0; i < dc->ninputs; i++) {
+		int st = diff_open_side(c->cmd, dc->inputs[i], &so, &sides[i]);
 		progress_end(&prog);
-		if (status)
-			goto out;
+		if (st)
+			return st;
 	}
 	if (split) {   /* the same traces, read through the other window */
 		sides[1].traces = sides[0].traces;
 		sides[1].names = sides[0].names;
 		sides[1].n = sides[0].n;
 	}
-	status = 2;
 	size_t nparts = sides[0].n + sides[1].n;
-	filters = calloc(nparts, sizeof(*filters));
-	parts = calloc(nparts, sizeof(*parts));
-	if (!filters || !parts) {
-		fprintf(stderr, "%s %s: out of memory\n", PROG, cmd);
-		goto out;
-	}
-	if ((status = diff_parts(cmd, &c.filter, &sides[0], filters, parts)) ||
-	    (status = diff_parts(cmd, &c.filter, &sides[1], filters + sides[0].n,
-				 parts + sides[0].n)))
-		goto out;
-	status = 1;
-	if (c.output && !(out = fopen(c.output, "w"))) {
-		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, cmd, c.output,
-			strerror(errno));
-		goto out;
-	}
-	int ret = 0;
-	if (html) {
-		struct ana_html_opts ho = { .sz = sizeof(ho), .jobs = c.jobs, .top = c.top };
-		ret = ana_html_diff_run(parts, sides[0].n, parts + sides[0].n, sides[1].n,
-					&ho, out);
-	} else if (!(d = ana_diff_new(&dopt)) || !(doc = ana_doc_new())) {
-		ret = -ENOMEM;
-	} else {
-		for (size_t i = 0; i < nparts && ret >= 0; i++) {
-			struct ana_trace *s = parts[i].s;
-			const struct ana_filter *f = parts[i].filter;
-			/* a window reads only its frames (pass 1 read them all) */
-			if (f->has_time)
-				ana_trace_set_window(s, f->tmin, f->tmax);
-			ret = ana_diff_add(d, i < sides[0].n ? ANA_DIFF_BASE : ANA_DIFF_NEW, s, f,
-					   parts[i].name);
+	struct ana_filter *filters = calloc(nparts, sizeof(*filters));
+	struct ana_diff_part *parts = calloc(nparts, sizeof(*parts));
+	int status = 2;
+	FILE *out = stdout;
+	if (!filters || !parts)
+		fprintf(stderr, "%s %s: out of memory\n", PROG, c->cmd);
+	else if (!(status = diff_parts(c->cmd, &c->filter, &sides[0], filters, parts)) &&
+		 !(status = diff_parts(c->cmd, &c->filter, &sides[1], filters + sides[0].n,
+				       parts + sides[0].n))) {
+		if (c->output && !(out = fopen(c->output, "w"))) {
+			fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
+				strerror(errno));
+			status = 1;
+		} else {
+			status = diff_write(dc, parts, out);
+			progress_end(&prog);
 		}
-		progress_end(&prog);
-		if (ret >= 0)
-			ret = ana_diff_render(d, doc);
-		if (ret >= 0)
-			ret = ana_doc_render(doc, out, c.fmt);
-	}
-	progress_end(&prog);
-	status = 0;
-	if (ret < 0) {
-		fprintf(stderr, "%s %s: %s\n", PROG, cmd, ret == -EIO ?
-			"write error (disk full or closed pipe?)" : prec_strerror(ret));
-		status = 1;
 	}
 	if (out != stdout && fclose(out) && !status) {
-		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, cmd, c.output,
+		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
 			strerror(errno));
 		status = 1;
 	}
-	out = stdout;
-out:
-	if (out != stdout)
-		fclose(out);
-	ana_doc_free(doc);
-	ana_diff_free(d);
 	free(filters);
 	free(parts);
-	if (sides[1].traces == sides[0].traces)
-		sides[1].traces = NULL, sides[1].names = NULL, sides[1].n = 0;
-	diff_side_release(&sides[0], 1);
-	diff_side_release(&sides[1], 1);
-	ana_filter_release(&c.filter);
 	return status;
+}
+
+/* diff BASE NEW, and html --diff BASE NEW (argv[0] is the command). */
+static int diff_main(int argc, char **argv)
+{
+	struct diff_cli dc;
+	memset(&dc, 0, sizeof(dc));
+	dc.c.cmd = argv[0];
+	dc.c.progress = 1;
+	dc.c.jobs = ana_cpu_count();
+	dc.html = !strcmp(argv[0], "html");
+	ana_filter_init(&dc.c.filter);
+	ana_filter_init(&dc.sides[0].time);
+	ana_filter_init(&dc.sides[1].time);
+	int ret = diff_parse(&dc, argc, argv);
+	if (ret < 0)
+		ret = diff_run(&dc);
+	if (dc.sides[1].traces == dc.sides[0].traces) {   /* one input, two windows */
+		dc.sides[1].traces = NULL;
+		dc.sides[1].names = NULL;
+		dc.sides[1].n = 0;
+	}
+	diff_side_release(&dc.sides[0]);
+	diff_side_release(&dc.sides[1]);
+	ana_filter_release(&dc.c.filter);
+	return ret;
 }
 
 /* html --diff is the diff's page: the same two sides. */
