@@ -932,7 +932,8 @@ int ana_html_diff_run(const struct ana_diff_part *base, size_t nbase,
 	if (!ret)
 		ret = ana_diff_render(d, pg.changes);
 	for (size_t i = 0; i < nbase && !ret; i++) {
-		const char *nm = base[i].name ? base[i].name : base[i].s->path;
+		char nm[1024];
+		ana_diff_part_label(&base[i], nm, sizeof(nm));
 		char *n = realloc(names, len + strlen(nm) + 3);
 		if (!n) {
 			ret = -ENOMEM;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +109,25 @@ static int append_name(char **names, const char *name)
 	return 0;
 }
 
+void ana_diff_part_label(const struct ana_diff_part *p, char *buf, size_t len)
+{
+	const struct ana_filter *f = p->filter;
+	const struct ana_trace *s = p->s;
+	const char *name = p->name ? p->name : s->path;
+	if (!f || !f->has_time) {
+		snprintf(buf, len, "%s", name);
+		return;
+	}
+	/* the resolved window, relative to the start (times are trace
+	 * bytes: a window before the start shows as negative) */
+	uint64_t end = s->end && s->end->end_time ? s->end->end_time : s->t_max;
+	double a = (double)(int64_t)(f->tmin - s->start) / 1e9;
+	double b = (double)(int64_t)((f->tmax == UINT64_MAX ? end : f->tmax) - s->start) / 1e9;
+	if (f->tmin < s->start)
+		a = -(double)(s->start - f->tmin) / 1e9;
+	snprintf(buf, len, "%s %.3f-%.3f s", name, a, b);
+}
+
 int ana_diff_add(struct ana_diff *d, enum ana_diff_side side, struct ana_trace *s,
 		 const struct ana_filter *f, const char *name)
 {
@@ -120,7 +140,10 @@ int ana_diff_add(struct ana_diff *d, enum ana_diff_side side, struct ana_trace *
 		return ret;
 	d->samples[a.side] += tot.samples;
 	d->period[a.side] += tot.period;
-	return append_name(&d->names[a.side], name ? name : s->path);
+	char label[1024];
+	struct ana_diff_part p = { s, f, name };
+	ana_diff_part_label(&p, label, sizeof(label));
+	return append_name(&d->names[a.side], label);
 }
 
 void ana_diff_totals(const struct ana_diff *d, enum ana_diff_side side,

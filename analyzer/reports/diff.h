@@ -59,6 +59,11 @@ struct ana_diff_opts {
 	size_t top;            /* rows shown; 0 = all */
 };
 
+/* What a part is called in summaries: its name, and its window when its
+ * filter has one ("t.prec 0.000-2.000 s", seconds from the trace's
+ * start). Writes at most len bytes (truncated, NUL-terminated). */
+void ana_diff_part_label(const struct ana_diff_part *p, char *buf, size_t len);
+
 /* NULL with errno set (ENOMEM). o is copied. */
 struct ana_diff *ana_diff_new(const struct ana_diff_opts *o);
 void ana_diff_free(struct ana_diff *d);   /* NULL is fine */

@@ -182,6 +182,9 @@ static void test_windows(void **state)
 	char *out = run("diff one.prec --base-time 0,0.02 --new-time 0.02,0.1 --csv", 0);
 	expect(out, "-100.00,100.00,0.00,20,0,ping\n");
 	expect(out, "+100.00,0.00,100.00,0,80,pong\n");
+	/* each side named with its window */
+	expect(out, "base,one.prec 0.000-0.020 s\n");
+	expect(out, "new,one.prec 0.020-0.100 s\n");
 	free(out);
 	/* windows on two files: the first 10 ms of base (all ping) against
 	 * the whole of new */
@@ -222,6 +225,7 @@ static void test_html(void **state)
 	pg = anatest_read(path, NULL);
 	assert_non_null(pg);
 	expect(pg, "\"weight\":80000000,\"count\":80,\"base\":20000000,\"baseCount\":20,");
+	expect(pg, "<dt>Compared with</dt><dd>one.prec 0.000-0.020 s</dd>");
 	free(pg);
 	char *err = NULL;
 	size_t len;
