@@ -93,11 +93,14 @@ struct page {
 
 /* ---- stacks */
 
-static struct flame *flame_get(struct page *pg, int kind, int event)
+/* The tree pair of (kind, event); a new one when create, else NULL. */
+static struct flame *flame_get(struct page *pg, int kind, int event, int create)
 {
 	for (size_t i = 0; i < pg->nflames; i++)
 		if (pg->flames[i].kind == kind && pg->flames[i].event == event)
 			return &pg->flames[i];
+	if (!create)
+		return NULL;
 	struct flame *f = realloc(pg->flames, (pg->nflames + 1) * sizeof(*f));
 	if (!f)
 		return NULL;
@@ -115,9 +118,9 @@ static struct flame *flame_get(struct page *pg, int kind, int event)
 static int flame_add_stack(struct page *pg, int kind, int event, const char *comm,
 			   const struct ana_loc *frames, int n, uint64_t weight)
 {
-	struct flame *f = flame_get(pg, kind, event);
-	if (!f)
-		return -ENOMEM;
+	struct flame *f = flame_get(pg, kind, event, !pg->side_base);
+	if (!f)   /* the base's own profiles: nothing of the new side to draw */
+		return pg->side_base ? 0 : -ENOMEM;
 	size_t len = (size_t)n + 1;
 	if (len > pg->path_cap) {
 		struct ana_stree_frame *p = realloc(pg->path, len * sizeof(*p));

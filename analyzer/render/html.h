@@ -68,7 +68,8 @@ int ana_html_run(struct ana_trace *s, const struct ana_html_opts *o, FILE *out);
  * event, weights from the new side, each node also carrying the base
  * side's weight through it ("b" beside "w" in the data block, the base
  * root's weight as the flame's "base"), so the page colors each frame by
- * the change of its share; and a table of the changes (diff -s sym,dso)
+ * the change of its share (a profile only the base has gets no tree:
+ * nothing of it would be drawn); and a table of the changes (diff -s sym,dso)
  * above the new side's own tables. Windows of the parts' filters are
  * set on their traces here. Same returns as ana_html_run(); -EINVAL for
  * an empty side. */

@@ -227,6 +227,23 @@ static void test_html(void **state)
 	expect(pg, "\"weight\":80000000,\"count\":80,\"base\":20000000,\"baseCount\":20,");
 	expect(pg, "<dt>Compared with</dt><dd>one.prec 0.000-0.020 s</dd>");
 	free(pg);
+	/* profiles only the base has (off-CPU time, page-faults samples) get
+	 * no tree: there is nothing of the new side to draw */
+	struct tracegen_opts to = TRACEGEN_OPTS_INIT;
+	to.offcpu = 1;
+	snprintf(path, sizeof(path), "%s/offcpu.prec", dir);
+	assert_int_equal(tracegen_write(path, &to), 0);
+	out = run("html --diff offcpu.prec new.prec -o o.html", 0);
+	free(out);
+	snprintf(path, sizeof(path), "%s/o.html", dir);
+	pg = anatest_read(path, NULL);
+	assert_non_null(pg);
+	expect(pg, "\"flames\":[\n{\"kind\":\"samples\",\"title\":\"cpu-clock\",\"unit\":"
+	       "\"period\",\"weight\":150000000,\"count\":300,\"base\":78000000,");
+	if (strstr(pg, "\"kind\":\"offcpu\"") || strstr(pg, "\"title\":\"page-faults\""))
+		fail_msg("a tree of the base's alone");
+	free(pg);
+
 	char *err = NULL;
 	size_t len;
 	int st = anatest_run(dir, "html --diff base.prec new.prec --json -o x.html", &out, &len,
