@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "analyzer/reports/counters.h"
+#include "analyzer/reports/diff.h"
 #include "analyzer/reports/dump.h"
 #include "analyzer/render/export.h"
 #include "analyzer/render/timed.h"
@@ -50,6 +51,7 @@ static const char usage_main[] =
 "  verify    integrity of frames, checksums, index; exit 0 only if whole\n"
 "  export    folded stacks, pprof, or a report as JSON/CSV\n"
 "  html      one self-contained page: flame graphs, CPU timeline, tables\n"
+"  diff      two recordings (or two windows of one) compared key by key\n"
 "\n"
 "Run `" PROG " COMMAND --help` for the options of a command, `" PROG " --version`\n"
 "for the version. `perfrec report|script|diff|html|info ...` runs the same\n"
@@ -636,11 +638,388 @@ out:
 	return status;
 }
 
+/* ---- diff and html --diff: two sides, each a list of traces */
+
+static const char diff_help[] =
+"usage: " PROG " diff BASE NEW [options]\n"
+"       " PROG " diff FILE --base-time A,B --new-time C,D [options]\n"
+"       " PROG " html --diff BASE NEW -o PAGE.html [options]\n\n"
+"Compares two profiles key by key, as `perf diff` does: for each key (default\n"
+"sym) the share of the sample period in BASE and in NEW, the change in points\n"
+"(Delta = New - Base), and the samples behind each share; rows sorted by the\n"
+"size of the change, largest first. Shares are of each side's own total\n"
+"period, so recordings of different lengths or rates compare. Keys are\n"
+"matched by name, so two recordings of the same program line up.\n"
+"BASE and NEW are .prec files; with one FILE, --base-time and --new-time cut\n"
+"it into two windows instead (the --time syntax). The filters apply to both\n"
+"sides; --base-time/--new-time with two files window each side.\n"
+"`html --diff` writes NEW's page with a differential flame graph: widths from\n"
+"NEW, red where a frame's share grew, blue where it shrank (the deeper the\n"
+"color, the more points), both shares on hover.\n\n"
+"  -s, --sort KEYS    comma-separated keys from comm, pid, tid, cpu, dso,\n"
+"                     sym, event (default: sym)\n"
+"  -n, --top N        only the first N rows\n"
+"  --base-time A,B    the base side's window (seconds from its start)\n"
+"  --new-time C,D     the new side's window\n"
+"  --symfs DIR        richer symbol files by build-id or path\n"
+"  --no-demangle      keep C++/Rust symbol names as recorded\n";
+
+enum { O_BASETIME = 1100, O_NEWTIME, O_DIFF };
+
+struct diff_side {
+	struct ana_filter time;       /* --base-time / --new-time, or none */
+	struct ana_trace **traces;    /* owned */
+	const char **names;
+	size_t n;
+};
+
+/* Opens what the command line names for one side into its list of
+ * traces: today one .prec file. 0, or 2 after printing why not. */
+static int diff_open_side(const char *cmd, const char *path,
+			  const struct ana_trace_opts *so, struct diff_side *side)
+{
+	struct ana_trace *s;
+	int ret = ana_trace_open(&s, path, so);
+	if (ret < 0) {
+		fprintf(stderr, "%s %s: cannot read %s: %s; %s\n", PROG, cmd, path,
+			prec_strerror(ret), open_hint(ret));
+		return 2;
+	}
+	struct ana_trace **t = realloc(side->traces, (side->n + 1) * sizeof(*t));
+	const char **nm = t ? realloc(side->names, (side->n + 1) * sizeof(*nm)) : NULL;
+	if (t)
+		side->traces = t;
+	if (nm)
+		side->names = nm;
+	if (!t || !nm) {
+		ana_trace_free(s);
+		fprintf(stderr, "%s %s: out of memory\n", PROG, cmd);
+		return 2;
+	}
+	side->traces[side->n] = s;
+	side->names[side->n++] = path;
+	for (size_t i = 0; i < s->ndamage; i++)
+		warn_damage(s, i);
+	if (s->torn)
+		fprintf(stderr, "%s: warning: %s: torn tail at offset %llu (recording was "
+			"cut short); analyzing the frames before it\n", PROG, path,
+			(unsigned long long)s->torn_offset);
+	return 0;
+}
+
+static void diff_side_release(struct diff_side *side)
+{
+	for (size_t i = 0; i < side->n; i++)
+		ana_trace_free(side->traces[i]);
+	free(side->traces);
+	free(side->names);
+	ana_filter_release(&side->time);
+}
+
+/* Each trace of a side with its filter: the common filters, with the
+ * side's window instead of --time when it has one, resolved against
+ * that trace (filters[] holds the copies; they borrow the common
+ * filter's lists). 0 or 2 after printing why not. */
+static int diff_parts(const char *cmd, const struct ana_filter *common,
+		      struct diff_side *side, struct ana_filter *filters,
+		      struct ana_diff_part *parts)
+{
+	char err[512];
+	for (size_t i = 0; i < side->n; i++) {
+		struct ana_filter *f = &filters[i];
+		*f = *common;
+		if (side->time.has_time) {
+			f->has_time = 1;
+			f->t0 = side->time.t0;
+			f->t1 = side->time.t1;
+			f->t0_abs = side->time.t0_abs;
+			f->t1_abs = side->time.t1_abs;
+			f->t0_open = side->time.t0_open;
+			f->t1_open = side->time.t1_open;
+			f->active = 1;
+		}
+		if (ana_filter_resolve(f, side->traces[i], err, sizeof(err)))
+			return fail_usage(cmd, "%s", err);
+		parts[i].s = side->traces[i];
+		parts[i].filter = f;
+		parts[i].name = side->names[i];
+	}
+	return 0;
+}
+
+/* The diff's command line, parsed. */
+struct diff_cli {
+	struct cli c;                 /* the options diff shares with report */
+	struct diff_side sides[2];    /* their windows; their traces once open */
+	struct ana_diff_opts dopt;
+	const char *inputs[2];
+	int ninputs, html;
+};
+
+/* -1 to go on, else the exit status (after printing why). */
+static int diff_parse(struct diff_cli *dc, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "csv", no_argument, NULL, O_CSV },
+		{ "output", required_argument, NULL, 'o' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "no-progress", no_argument, NULL, O_NOPROG },
+		{ "cpu", required_argument, NULL, O_CPU },
+		{ "pid", required_argument, NULL, O_PID },
+		{ "tid", required_argument, NULL, O_TID },
+		{ "comm", required_argument, NULL, O_COMM },
+		{ "event", required_argument, NULL, O_EVENT },
+		{ "time", required_argument, NULL, O_TIME },
+		{ "sort", required_argument, NULL, 's' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "symfs", required_argument, NULL, O_SYMFS },
+		{ "no-demangle", no_argument, NULL, O_NODEMANGLE },
+		{ "base-time", required_argument, NULL, O_BASETIME },
+		{ "new-time", required_argument, NULL, O_NEWTIME },
+		{ "diff", no_argument, NULL, O_DIFF },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli *c = &dc->c;
+	const char *cmd = c->cmd;
+	char err[512];
+	int opt;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "ho:j:s:n:", opts, NULL)) != -1) {
+		switch (opt) {
+		case '?': case ':':
+			if (optopt && strchr("ojsn", optopt))
+				return fail_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
+			return fail_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+		case 'h':
+			fputs(diff_help, stdout);
+			fputc('\n', stdout);
+			fputs(filter_opts, stdout);
+			fputc('\n', stdout);
+			fputs(common_opts, stdout);
+			return 0;
+		case O_JSON: c->fmt = ANA_FMT_JSON; break;
+		case O_CSV: c->fmt = ANA_FMT_CSV; break;
+		case 'o': c->output = optarg; break;
+		case 'j': {
+			size_t n;
+			if (parse_count(optarg, &n) || n < 1 || n > 256)
+				return fail_usage(cmd, "bad --jobs '%s': a number from 1 to 256",
+						  optarg);
+			c->jobs = (int)n;
+			break;
+		}
+		case O_NOPROG: c->progress = 0; break;
+		case O_CPU: case O_PID: case O_TID: case O_COMM: case O_EVENT: case O_TIME: {
+			static const char *const names[] = { "cpu", "pid", "tid", "comm", "event", "time" };
+			if (ana_filter_parse(&c->filter, names[opt - O_CPU], optarg, err, sizeof(err)))
+				return fail_usage(cmd, "%s", err);
+			break;
+		}
+		case O_BASETIME: case O_NEWTIME: {
+			struct ana_filter *t = &dc->sides[opt == O_NEWTIME].time;
+			ana_filter_release(t);
+			/* (the filter's message names --time: say which option) */
+			if (ana_filter_parse(t, "time", optarg, err, sizeof(err)))
+				return fail_usage(cmd, opt == O_NEWTIME ?
+						  "bad --new-time '%s': expected START,END as "
+						  "--time takes them" :
+						  "bad --base-time '%s': expected START,END as "
+						  "--time takes them", optarg);
+			break;
+		}
+		case 's': c->sort = optarg; break;
+		case 'n':
+			if (parse_count(optarg, &c->top))
+				return fail_usage(cmd, "bad --top '%s': a positive number", optarg);
+			break;
+		case O_SYMFS: c->symfs = optarg; break;
+		case O_NODEMANGLE: c->no_demangle = 1; break;
+		case O_DIFF:
+			if (!dc->html)
+				return fail_usage(cmd, "%s", "--diff belongs to html "
+						  "(html --diff BASE NEW -o PAGE.html)");
+			break;
+		}
+	}
+	dc->dopt.top = c->top;
+	if (c->sort) {
+		struct ana_report_opts ro = { 0 };
+		if (ana_report_parse_sort(&ro, c->sort, err, sizeof(err)))
+			return fail_usage(cmd, "%s", err);
+		memcpy(dc->dopt.keys, ro.keys, sizeof(dc->dopt.keys));
+		dc->dopt.nkeys = ro.nkeys;
+	}
+	dc->ninputs = argc - optind;
+	if (dc->ninputs < 1 || dc->ninputs > 2)
+		return fail_usage(cmd, "%s", dc->ninputs ? "too many inputs: give BASE and NEW, "
+				  "or one FILE with --base-time and --new-time" :
+				  "missing BASE and NEW (two .prec traces)");
+	for (int i = 0; i < dc->ninputs; i++)
+		dc->inputs[i] = argv[optind + i];
+	if (dc->ninputs == 1 && (!dc->sides[0].time.has_time || !dc->sides[1].time.has_time))
+		return fail_usage(cmd, "%s", "one input: give --base-time A,B and --new-time "
+				  "C,D to compare two windows of it, or two files");
+	if (dc->ninputs == 1 && c->filter.has_time)
+		return fail_usage(cmd, "%s", "--time does not apply to one input cut by "
+				  "--base-time and --new-time");
+	if (dc->html && c->fmt != ANA_FMT_TEXT)
+		return fail_usage(cmd, "%s", "html writes one HTML page: --json and --csv "
+				  "do not apply");
+	if (dc->html && !c->output && isatty(1))
+		return fail_usage(cmd, "%s", "the page is HTML for a browser: give -o "
+				  "FILE.html or redirect standard output");
+	return -1;
+}
+
+/* The passes and the output: 0, or the exit status after printing why. */
+static int diff_write(struct diff_cli *dc, struct ana_diff_part *parts, FILE *out)
+{
+	struct cli *c = &dc->c;
+	size_t nbase = dc->sides[0].n, nparts = nbase + dc->sides[1].n;
+	int ret = 0;
+	if (dc->html) {
+		struct ana_html_opts ho = { .sz = sizeof(ho), .jobs = c->jobs, .top = c->top };
+		ret = ana_html_diff_run(parts, nbase, parts + nbase, nparts - nbase, &ho, out);
+	} else {
+		struct ana_diff *d = ana_diff_new(&dc->dopt);
+		struct ana_doc *doc = ana_doc_new();
+		ret = d && doc ? 0 : -ENOMEM;
+		for (size_t i = 0; i < nparts && !ret; i++) {
+			struct ana_trace *s = parts[i].s;
+			const struct ana_filter *f = parts[i].filter;
+			/* a window reads only its frames (pass 1 read them all) */
+			if (f->has_time)
+				ana_trace_set_window(s, f->tmin, f->tmax);
+			ret = ana_diff_add(d, i < nbase ? ANA_DIFF_BASE : ANA_DIFF_NEW, s, f,
+					   parts[i].name);
+		}
+		if (!ret)
+			ret = ana_diff_render(d, doc);
+		if (!ret)
+			ret = ana_doc_render(doc, out, c->fmt);
+		ana_doc_free(doc);
+		ana_diff_free(d);
+	}
+	if (ret < 0) {
+		fprintf(stderr, "%s %s: %s\n", PROG, c->cmd, ret == -EIO ?
+			"write error (disk full or closed pipe?)" : prec_strerror(ret));
+		return 1;
+	}
+	return 0;
+}
+
+static int diff_run(struct diff_cli *dc)
+{
+	struct cli *c = &dc->c;
+	struct diff_side *sides = dc->sides;
+	int split = dc->ninputs == 1;
+	struct progress prog = { 0 };
+	prog.enabled = c->progress && isatty(2);
+	clock_gettime(CLOCK_MONOTONIC, &prog.start);
+	struct ana_trace_opts so = { .jobs = c->jobs, .symbols = 1, .symfs = c->symfs,
+				     .no_demangle = c->no_demangle,
+				     .progress = prog.enabled ? on_progress : NULL,
+				     .ctx = &prog };
+	/* As report: pass 1 skips what a sample pass never reads; the
+	 * samples are counted by the first full pass unless a window
+	 * means no pass is full. The page shows NEW's timeline and counts:
+	 * its pass 1 reads everything. */
+	so.pass1_kinds = PREC_KINDS_ALL &
+		~(PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
+		  PREC_KIND(PERFREC__PACKET__DATA_GROUP) | PREC_KIND(PERFREC__PACKET__DATA_RAW));
+	if (!c->filter.has_time && !sides[0].time.has_time && !sides[1].time.has_time)
+		so.deferred_kinds = PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
+	if (dc->html) {
+		so.pass1_kinds = 0;
+		so.deferred_kinds = 0;
+	}
+	for (int i = 0; i < dc->ninputs; i++) {
+		int st = diff_open_side(c->cmd, dc->inputs[i], &so, &sides[i]);
+		progress_end(&prog);
+		if (st)
+			return st;
+	}
+	if (split) {   /* the same traces, read through the other window */
+		sides[1].traces = sides[0].traces;
+		sides[1].names = sides[0].names;
+		sides[1].n = sides[0].n;
+	}
+	size_t nparts = sides[0].n + sides[1].n;
+	struct ana_filter *filters = calloc(nparts, sizeof(*filters));
+	struct ana_diff_part *parts = calloc(nparts, sizeof(*parts));
+	int status = 2;
+	FILE *out = stdout;
+	if (!filters || !parts)
+		fprintf(stderr, "%s %s: out of memory\n", PROG, c->cmd);
+	else if (!(status = diff_parts(c->cmd, &c->filter, &sides[0], filters, parts)) &&
+		 !(status = diff_parts(c->cmd, &c->filter, &sides[1], filters + sides[0].n,
+				       parts + sides[0].n))) {
+		if (c->output && !(out = fopen(c->output, "w"))) {
+			fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
+				strerror(errno));
+			status = 1;
+		} else {
+			status = diff_write(dc, parts, out);
+			progress_end(&prog);
+		}
+	}
+	if (out != stdout && fclose(out) && !status) {
+		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
+			strerror(errno));
+		status = 1;
+	}
+	free(filters);
+	free(parts);
+	return status;
+}
+
+/* diff BASE NEW, and html --diff BASE NEW (argv[0] is the command). */
+static int diff_main(int argc, char **argv)
+{
+	struct diff_cli dc;
+	memset(&dc, 0, sizeof(dc));
+	dc.c.cmd = argv[0];
+	dc.c.progress = 1;
+	dc.c.jobs = ana_cpu_count();
+	dc.html = !strcmp(argv[0], "html");
+	ana_filter_init(&dc.c.filter);
+	ana_filter_init(&dc.sides[0].time);
+	ana_filter_init(&dc.sides[1].time);
+	int ret = diff_parse(&dc, argc, argv);
+	if (ret < 0)
+		ret = diff_run(&dc);
+	if (dc.sides[1].traces == dc.sides[0].traces) {   /* one input, two windows */
+		dc.sides[1].traces = NULL;
+		dc.sides[1].names = NULL;
+		dc.sides[1].n = 0;
+	}
+	diff_side_release(&dc.sides[0]);
+	diff_side_release(&dc.sides[1]);
+	ana_filter_release(&dc.c.filter);
+	return ret;
+}
+
+/* html --diff is the diff's page: the same two sides. */
+static int is_diff(int argc, char **argv)
+{
+	if (!strcmp(argv[1], "diff"))
+		return 1;
+	for (int i = 2; !strcmp(argv[1], "html") && i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--diff"))
+			return 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help")) {
 		if (argc >= 3 && !strcmp(argv[1], "help")) {
+			if (!strcmp(argv[2], "diff"))
+				return diff_main(2, (char *[]){ "diff", "--help", NULL });
 			print_help(stdout, argv[2]);
 			return 0;
 		}
@@ -653,6 +1032,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	/* ---- end perf-shaped */
+	if (is_diff(argc, argv))
+		return diff_main(argc - 1, argv + 1);
 	struct cli c;
 	memset(&c, 0, sizeof(c));
 	c.cmd = argv[1];

@@ -19,12 +19,14 @@
 #include <time.h>
 
 #include "analyzer/reports/counters.h"
+#include "analyzer/reports/diff.h"
 #include "analyzer/render/html_assets.h"
 #include "analyzer/reports/info.h"
 #include "format/base/hashmap.h"
 #include "analyzer/reports/report.h"
 #include "analyzer/symbols/resolve.h"
 #include "analyzer/reports/sched.h"
+#include "analyzer/read/strpool.h"
 #include "analyzer/read/trace.h"
 #include "analyzer/render/stree.h"
 #include "analyzer/render/table.h"
@@ -71,6 +73,14 @@ struct task_val {
 struct page {
 	struct ana_trace *s;
 	struct ana_html_opts o;
+	/* html --diff: the trees are differential (ana_stree_add_base() for
+	 * the base side's stacks). Names come from several traces' pools,
+	 * so they are interned again in the page's own; event positions are
+	 * the page trace's (matched by name). */
+	int diff, side_base;
+	struct ana_trace *cur;       /* the trace being read */
+	struct ana_strpool pool;
+	const char *base_names;      /* "a.prec, b.prec" */
 	struct flame *flames;
 	size_t nflames;
 	struct ana_stree_frame *path;
@@ -78,16 +88,19 @@ struct page {
 	struct ana_timeline *tl;     /* NULL without switch records */
 	struct prec_hashmap tasks;        /* task_key -> task_val; position = task id */
 	struct prec_hashmap names;        /* const char * -> nothing; position = id */
-	struct ana_doc *report, *sched, *counters, *info, *offcpu;
+	struct ana_doc *report, *sched, *counters, *info, *offcpu, *changes;
 };
 
 /* ---- stacks */
 
-static struct flame *flame_get(struct page *pg, int kind, int event)
+/* The tree pair of (kind, event); a new one when create, else NULL. */
+static struct flame *flame_get(struct page *pg, int kind, int event, int create)
 {
 	for (size_t i = 0; i < pg->nflames; i++)
 		if (pg->flames[i].kind == kind && pg->flames[i].event == event)
 			return &pg->flames[i];
+	if (!create)
+		return NULL;
 	struct flame *f = realloc(pg->flames, (pg->nflames + 1) * sizeof(*f));
 	if (!f)
 		return NULL;
@@ -105,9 +118,9 @@ static struct flame *flame_get(struct page *pg, int kind, int event)
 static int flame_add_stack(struct page *pg, int kind, int event, const char *comm,
 			   const struct ana_loc *frames, int n, uint64_t weight)
 {
-	struct flame *f = flame_get(pg, kind, event);
-	if (!f)
-		return -ENOMEM;
+	struct flame *f = flame_get(pg, kind, event, !pg->side_base);
+	if (!f)   /* the base's own profiles: nothing of the new side to draw */
+		return pg->side_base ? 0 : -ENOMEM;
 	size_t len = (size_t)n + 1;
 	if (len > pg->path_cap) {
 		struct ana_stree_frame *p = realloc(pg->path, len * sizeof(*p));
@@ -116,26 +129,46 @@ static int flame_add_stack(struct page *pg, int kind, int event, const char *com
 		pg->path = p;
 		pg->path_cap = len;
 	}
-	pg->path[0].name = comm;
+	pg->path[0].name = pg->diff ? ana_strpool_intern(&pg->pool, comm) : comm;
 	pg->path[0].tag = TAG_TASK;
+	if (!pg->path[0].name)
+		return -ENOMEM;
 	for (int i = 0; i < n; i++) {
 		const struct ana_loc *fr = &frames[n - 1 - i];
-		const char *name = ana_frame_name(pg->s, fr);
+		const char *name = ana_frame_name(pg->cur, fr);
+		if (name && pg->diff)
+			name = ana_strpool_intern(&pg->pool, name);
 		if (!name)
 			return -ENOMEM;
 		pg->path[1 + i].name = name;
 		pg->path[1 + i].tag = fr->kernel ? TAG_KERNEL : TAG_USER;
 	}
-	int ret = ana_stree_add(&f->caller, pg->path, len, 0, weight);
+	int (*add)(struct ana_stree *, const struct ana_stree_frame *, size_t, int,
+		   uint64_t) = pg->side_base ? ana_stree_add_base : ana_stree_add;
+	int ret = add(&f->caller, pg->path, len, 0, weight);
 	if (!ret)
-		ret = ana_stree_add(&f->callee, pg->path, len, 1, weight);
+		ret = add(&f->callee, pg->path, len, 1, weight);
 	return ret;
+}
+
+/* The page trace's position of the event at position ev of the trace
+ * being read (another trace's under html --diff: matched by name). */
+static int page_event(const struct page *pg, int ev)
+{
+	if (pg->cur == pg->s || ev < 0)
+		return ev;
+	const char *name = ana_trace_event_name(pg->cur, ev);
+	for (size_t i = 0; name && i < pg->s->nevents; i++)
+		if (!strcmp(name, ana_trace_event_name(pg->s, (int)i)))
+			return (int)i;
+	return -1;
 }
 
 static int on_sample(void *ctx, const struct ana_report_sample *rs)
 {
-	return flame_add_stack(ctx, FLAME_SAMPLES, rs->event, rs->comm, rs->frames,
-			       rs->nframes, rs->weight);
+	struct page *pg = ctx;
+	return flame_add_stack(pg, FLAME_SAMPLES, page_event(pg, rs->event), rs->comm,
+			       rs->frames, rs->nframes, rs->weight);
 }
 
 /* report --off-cpu's hook: blocked ns under the stack where it blocked */
@@ -235,7 +268,7 @@ static void put_u64s(FILE *out, const char *key, const struct ana_stree_view *v,
 	for (size_t i = 0; i < v->n; i++) {
 		const struct ana_stree_vnode *n = &v->nodes[i];
 		uint64_t x = field == 0 ? n->weight : field == 1 ? n->self :
-			     field == 2 ? n->count : n->depth;
+			     field == 2 ? n->count : field == 3 ? n->depth : n->base;
 		fprintf(out, i ? ",%" PRIu64 : "%" PRIu64, x);
 	}
 	fputs("]", out);
@@ -269,6 +302,10 @@ static int write_tree(struct page *pg, FILE *out, const struct ana_stree *t)
 	put_u64s(out, "s", &v, 1);
 	fputs(",", out);
 	put_u64s(out, "c", &v, 2);
+	if (pg->diff) {
+		fputs(",", out);
+		put_u64s(out, "b", &v, 4);
+	}
 	fputs(",\"p\":[", out);
 	int first = 1;
 	for (size_t i = 0; i < v.n; i++) {
@@ -297,9 +334,13 @@ static int write_flames(struct page *pg, FILE *out)
 			ana_json_str_html(out, ana_trace_event_name(pg->s, f->event));
 		else
 			ana_json_str_html(out, "unknown event");
-		fprintf(out, ",\"unit\":\"%s\",\"weight\":%" PRIu64 ",\"count\":%" PRIu64
-			",\n\"caller\":", f->kind == FLAME_OFFCPU ? "ns" : "period",
-			f->caller.weight, f->caller.count);
+		fprintf(out, ",\"unit\":\"%s\",\"weight\":%" PRIu64 ",\"count\":%" PRIu64,
+			f->kind == FLAME_OFFCPU ? "ns" : "period", f->caller.weight,
+			f->caller.count);
+		if (pg->diff)   /* the base side's root: its shares' denominator */
+			fprintf(out, ",\"base\":%" PRIu64 ",\"baseCount\":%" PRIu64,
+				f->caller.base, f->caller.base_count);
+		fputs(",\n\"caller\":", out);
 		err = write_tree(pg, out, &f->caller);
 		fputs(",\n\"callee\":", out);
 		if (!err)
@@ -392,7 +433,7 @@ static int write_timeline(struct page *pg, FILE *out)
 
 static int write_data(struct page *pg, FILE *out)
 {
-	fputs("{\"version\":1,\n", out);
+	fputs(pg->diff ? "{\"version\":1,\"diff\":true,\n" : "{\"version\":1,\n", out);
 	int err = write_flames(pg, out);
 	fputs(",\n", out);
 	if (!err)
@@ -508,6 +549,8 @@ static void write_header(struct page *pg, FILE *out)
 		snprintf(buf, sizeof(buf), "%.3f s", dur);
 	}
 	fact(out, "Recorded", buf);
+	if (pg->diff)
+		fact(out, "Compared with", pg->base_names);
 	if (s->end && s->end->stop_reason && *s->end->stop_reason)
 		fact(out, "Stopped", s->end->stop_reason);
 	const struct ana_filter *f = pg->o.filter;
@@ -616,10 +659,19 @@ static int write_tables(struct page *pg, FILE *out)
 {
 	char note[256];
 	size_t top = pg->o.top ? pg->o.top : ANA_HTML_TOP;
+	int ret = 0;
+	if (pg->changes) {
+		snprintf(note, sizeof(note), "The first %zu rows of `perfrec-analyze diff -s "
+			 "sym,dso`: shares of each side's period and the change in points, "
+			 "largest first.", top);
+		heading(out, "changes", "Changes from the base", note);
+		ret = ana_doc_render(pg->changes, out, ANA_FMT_HTML);
+	}
 	snprintf(note, sizeof(note), "The first %zu rows of `perfrec-analyze report --children "
 		 "--sort sym,dso`; click a column to sort by it.", top);
 	heading(out, "functions", "Top functions", note);
-	int ret = ana_doc_render(pg->report, out, ANA_FMT_HTML);
+	if (!ret)
+		ret = ana_doc_render(pg->report, out, ANA_FMT_HTML);
 	if (!ret && pg->sched) {
 		snprintf(note, sizeof(note), "The first %zu rows of `perfrec-analyze sched`, "
 			 "from context-switch records.", top);
@@ -726,77 +778,179 @@ static void page_release(struct page *pg)
 	ana_doc_free(pg->counters);
 	ana_doc_free(pg->info);
 	ana_doc_free(pg->offcpu);
+	ana_doc_free(pg->changes);
+	ana_strpool_release(&pg->pool);
 }
 
-int ana_html_run(struct ana_trace *s, const struct ana_html_opts *o, FILE *out)
+static int page_init(struct page *pg, struct ana_trace *s, const struct ana_html_opts *o)
 {
-	struct page pg;
-	memset(&pg, 0, sizeof(pg));
-	int ret = opts_copy(&pg.o, o);
-	if (ret)
-		return ret;
-	pg.s = s;
-	prec_hashmap_init(&pg.tasks, sizeof(struct task_key), sizeof(struct task_val));
-	prec_hashmap_init(&pg.names, sizeof(const char *), 1);
-	size_t top = pg.o.top ? pg.o.top : ANA_HTML_TOP;
+	memset(pg, 0, sizeof(*pg));
+	int ret = opts_copy(&pg->o, o);
+	pg->s = pg->cur = s;
+	prec_hashmap_init(&pg->tasks, sizeof(struct task_key), sizeof(struct task_val));
+	prec_hashmap_init(&pg->names, sizeof(const char *), 1);
+	ana_strpool_init(&pg->pool);
+	return ret;
+}
 
-	ret = -ENOMEM;
-	if (!(pg.report = ana_doc_new()) || !(pg.info = ana_doc_new()))
-		goto out;
+/* The stacks of one trace into the flame trees, without tables: the
+ * other traces of an html --diff page. */
+static int page_stacks(struct page *pg, struct ana_trace *s, const struct ana_filter *f)
+{
+	struct ana_report_opts ro = { .filter = f, .on_sample = on_sample, .ctx = pg };
+	ro.keys[ro.nkeys++] = ANA_KEY_EVENT;   /* cheap: no frames of its own */
+	pg->cur = s;
+	int ret = ana_report_rows(s, &ro, NULL, NULL, NULL);
+	if (!ret && (s->offcpu_intervals || s->offcpu_sums)) {
+		ro.off_cpu = 1;
+		ro.on_sample = on_offcpu;
+		ret = ana_report_rows(s, &ro, NULL, NULL, NULL);
+	}
+	pg->cur = pg->s;
+	return ret;
+}
+
+/* The passes over the page's own trace: tables, trees, timeline. */
+static int page_build(struct page *pg)
+{
+	struct ana_trace *s = pg->s;
+	size_t top = pg->o.top ? pg->o.top : ANA_HTML_TOP;
+	int ret = -ENOMEM;
+	if (!(pg->report = ana_doc_new()) || !(pg->info = ana_doc_new()))
+		return ret;
 	/* Samples: the top-functions table and the flame trees. With several
 	 * sampling events, rows are per event (periods of different events
 	 * do not add up). */
 	int sampling = 0;
 	for (size_t i = 0; i < s->nevents; i++)
 		sampling += s->events[i]->sampling != 0;
-	struct ana_report_opts ro = { .top = top, .children = 1, .filter = pg.o.filter,
-				      .on_sample = on_sample, .ctx = &pg };
+	struct ana_report_opts ro = { .top = top, .children = 1, .filter = pg->o.filter,
+				      .on_sample = on_sample, .ctx = pg };
 	ro.keys[ro.nkeys++] = ANA_KEY_SYM;
 	ro.keys[ro.nkeys++] = ANA_KEY_DSO;
 	if (sampling > 1)
 		ro.keys[ro.nkeys++] = ANA_KEY_EVENT;
-	if ((ret = ana_report_run(s, &ro, pg.report)) < 0)
-		goto out;
+	if ((ret = ana_report_run(s, &ro, pg->report)) < 0)
+		return ret;
 	/* Off-CPU time: its own flame graph and table. */
 	if (s->offcpu_intervals || s->offcpu_sums) {
 		struct ana_report_opts oo = { .top = top, .children = 1, .off_cpu = 1,
-					      .filter = pg.o.filter, .on_sample = on_offcpu,
-					      .ctx = &pg };
+					      .filter = pg->o.filter, .on_sample = on_offcpu,
+					      .ctx = pg };
 		oo.keys[oo.nkeys++] = ANA_KEY_SYM;
 		oo.keys[oo.nkeys++] = ANA_KEY_DSO;
-		ret = -ENOMEM;
-		if (!(pg.offcpu = ana_doc_new()))
-			goto out;
-		if ((ret = ana_report_run(s, &oo, pg.offcpu)) < 0)
-			goto out;
+		if (!(pg->offcpu = ana_doc_new()))
+			return -ENOMEM;
+		if ((ret = ana_report_run(s, &oo, pg->offcpu)) < 0)
+			return ret;
 	}
 	/* Switches: the scheduler tables and the timeline. */
 	if (s->switches) {
-		ret = -ENOMEM;
-		if (!(pg.sched = ana_doc_new()))
-			goto out;
-		if ((ret = timeline_new(&pg)) < 0)
-			goto out;
+		if (!(pg->sched = ana_doc_new()))
+			return -ENOMEM;
+		if ((ret = timeline_new(pg)) < 0)
+			return ret;
 		struct ana_sched_opts so = { .sort = ANA_SS_ONCPU, .top = top,
-					     .jobs = pg.o.jobs, .filter = pg.o.filter,
-					     .on_interval = on_interval, .ctx = &pg };
-		if ((ret = ana_sched_run(s, &so, pg.sched)) < 0)
-			goto out;
+					     .jobs = pg->o.jobs, .filter = pg->o.filter,
+					     .on_interval = on_interval, .ctx = pg };
+		if ((ret = ana_sched_run(s, &so, pg->sched)) < 0)
+			return ret;
 	}
 	if (s->kind_count[PERFREC__PACKET__DATA_GROUP]) {
 		char err[256];
 		struct ana_counters_opts co = { 0 };
-		ret = -ENOMEM;
-		if (!(pg.counters = ana_doc_new()))
-			goto out;
-		if ((ret = ana_counters_run(s, &co, pg.counters, err, sizeof(err))) < 0)
-			goto out;
+		if (!(pg->counters = ana_doc_new()))
+			return -ENOMEM;
+		if ((ret = ana_counters_run(s, &co, pg->counters, err, sizeof(err))) < 0)
+			return ret;
 	}
 	/* the page has its own tables of processes: no top list here */
-	if ((ret = ana_info_run(s, 0, pg.info)) < 0)
+	return ana_info_run(s, 0, pg->info);
+}
+
+int ana_html_run(struct ana_trace *s, const struct ana_html_opts *o, FILE *out)
+{
+	struct page pg;
+	int ret = page_init(&pg, s, o);
+	if (!ret)
+		ret = page_build(&pg);
+	if (!ret)
+		ret = write_page(&pg, out);
+	page_release(&pg);
+	return ret;
+}
+
+/* A window reads only its frames (pass 1 read them all). */
+static void part_window(const struct ana_diff_part *p)
+{
+	if (p->filter && p->filter->has_time)
+		ana_trace_set_window(p->s, p->filter->tmin, p->filter->tmax);
+}
+
+int ana_html_diff_run(const struct ana_diff_part *base, size_t nbase,
+		      const struct ana_diff_part *new_, size_t nnew,
+		      const struct ana_html_opts *o, FILE *out)
+{
+	struct page pg;
+	struct ana_diff *d = NULL;
+	char *names = NULL;
+	size_t len = 0;
+	if (!nbase || !nnew)
+		return -EINVAL;
+	int ret = page_init(&pg, new_[0].s, o);
+	if (ret)
 		goto out;
-	ret = write_page(&pg, out);
+	pg.diff = 1;
+	pg.o.filter = new_[0].filter;
+	/* the new side: the page's own trace, then the others' stacks */
+	part_window(&new_[0]);
+	if ((ret = page_build(&pg)) < 0)
+		goto out;
+	for (size_t i = 1; i < nnew && !ret; i++) {
+		part_window(&new_[i]);
+		ret = page_stacks(&pg, new_[i].s, new_[i].filter);
+	}
+	pg.side_base = 1;
+	for (size_t i = 0; i < nbase && !ret; i++) {
+		part_window(&base[i]);
+		ret = page_stacks(&pg, base[i].s, base[i].filter);
+	}
+	pg.side_base = 0;
+	if (ret)
+		goto out;
+	/* the changes table: diff's own rows */
+	struct ana_diff_opts dopt = { .top = pg.o.top ? pg.o.top : ANA_HTML_TOP };
+	dopt.keys[dopt.nkeys++] = ANA_KEY_SYM;
+	dopt.keys[dopt.nkeys++] = ANA_KEY_DSO;
+	ret = -ENOMEM;
+	if (!(d = ana_diff_new(&dopt)) || !(pg.changes = ana_doc_new()))
+		goto out;
+	ret = 0;
+	for (size_t i = 0; i < nbase + nnew && !ret; i++) {
+		const struct ana_diff_part *p = i < nbase ? &base[i] : &new_[i - nbase];
+		part_window(p);
+		ret = ana_diff_add(d, i < nbase ? ANA_DIFF_BASE : ANA_DIFF_NEW, p->s, p->filter,
+				   p->name);
+	}
+	if (!ret)
+		ret = ana_diff_render(d, pg.changes);
+	for (size_t i = 0; i < nbase && !ret; i++) {
+		char nm[1024];
+		ana_diff_part_label(&base[i], nm, sizeof(nm));
+		char *n = realloc(names, len + strlen(nm) + 3);
+		if (!n) {
+			ret = -ENOMEM;
+			break;
+		}
+		names = n;
+		len += (size_t)sprintf(names + len, "%s%s", i ? ", " : "", nm);
+	}
+	pg.base_names = names;
+	if (!ret)
+		ret = write_page(&pg, out);
 out:
+	ana_diff_free(d);
+	free(names);
 	page_release(&pg);
 	return ret;
 }

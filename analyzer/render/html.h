@@ -37,6 +37,7 @@
 #include "analyzer/read/filter.h"
 
 struct ana_trace;
+struct ana_diff_part;
 
 struct ana_html_opts {
 	size_t sz;             /* sizeof(struct ana_html_opts) */
@@ -61,5 +62,19 @@ struct ana_html_opts {
  * non-zero bytes past it, is refused with -EINVAL. 0, a negative errno,
  * or -EIO on a write error. */
 int ana_html_run(struct ana_trace *s, const struct ana_html_opts *o, FILE *out);
+
+/* `html --diff`: the page of new_[0] (its filter; o->filter is not used)
+ * with differential flame graphs: every side's stacks on one tree per
+ * event, weights from the new side, each node also carrying the base
+ * side's weight through it ("b" beside "w" in the data block, the base
+ * root's weight as the flame's "base"), so the page colors each frame by
+ * the change of its share (a profile only the base has gets no tree:
+ * nothing of it would be drawn); and a table of the changes (diff -s sym,dso)
+ * above the new side's own tables. Windows of the parts' filters are
+ * set on their traces here. Same returns as ana_html_run(); -EINVAL for
+ * an empty side. */
+int ana_html_diff_run(const struct ana_diff_part *base, size_t nbase,
+		      const struct ana_diff_part *new_, size_t nnew,
+		      const struct ana_html_opts *o, FILE *out);
 
 #endif

@@ -19,6 +19,7 @@ struct skey {
 
 struct sval {
 	uint64_t weight, self, count;
+	uint64_t base;
 };
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -44,8 +45,9 @@ size_t ana_stree_nodes(const struct ana_stree *t)
 	return prec_hashmap_count(&t->nodes);
 }
 
-int ana_stree_add(struct ana_stree *t, const struct ana_stree_frame *path,
-		  size_t n, int leaf_first, uint64_t weight)
+/* One stack into the profile (base 0) or into the base (base 1). */
+static int add(struct ana_stree *t, const struct ana_stree_frame *path, size_t n,
+	       int leaf_first, uint64_t weight, int base)
 {
 	if (n > t->last_cap) {
 		struct ana_stree_step *l = realloc(t->last, n * sizeof(*l));
@@ -78,11 +80,20 @@ int ana_stree_add(struct ana_stree *t, const struct ana_stree_frame *path,
 			st->tag = f->tag;
 			st->node = (uint32_t)prec_hashmap_index(&t->nodes, v);
 		}
-		v->weight = sat_add(v->weight, weight);
-		v->count++;
+		if (base) {
+			v->base = sat_add(v->base, weight);
+		} else {
+			v->weight = sat_add(v->weight, weight);
+			v->count++;
+		}
 		parent = st->node;
 	}
 	t->nlast = n;
+	if (base) {
+		t->base = sat_add(t->base, weight);
+		t->base_count++;
+		return 0;
+	}
 	if (v)
 		v->self = sat_add(v->self, weight);
 	t->weight = sat_add(t->weight, weight);
@@ -94,6 +105,18 @@ fail:
 	 * gives up on the tree (ENOMEM). The path cache is void. */
 	t->nlast = 0;
 	return -ENOMEM;
+}
+
+int ana_stree_add(struct ana_stree *t, const struct ana_stree_frame *path,
+		  size_t n, int leaf_first, uint64_t weight)
+{
+	return add(t, path, n, leaf_first, weight, 0);
+}
+
+int ana_stree_add_base(struct ana_stree *t, const struct ana_stree_frame *path,
+		       size_t n, int leaf_first, uint64_t weight)
+{
+	return add(t, path, n, leaf_first, weight, 1);
 }
 
 /* Children of every node in one array (CSR); slot n is the root. */
@@ -208,6 +231,7 @@ struct walk {
 	uint32_t depth;     /* depth of node's children */
 	uint32_t next;      /* next child position in kids.list */
 	uint64_t pw, pc, pn;  /* pruned children: weight, count, nodes */
+	uint64_t pb;          /* ... and their base */
 };
 
 static int keep(const struct ana_stree *t, const struct sval *v, double fraction)
@@ -228,7 +252,7 @@ static size_t walk(const struct kids *k, double fraction, struct walk *stack,
 	const struct ana_stree *t = k->t;
 	size_t n = prec_hashmap_count(&t->nodes), out = 0, sp = 0;
 	uint64_t pruned = 0;
-	stack[sp++] = (struct walk){ ANA_STREE_ROOT, 0, k->first[n], 0, 0, 0 };
+	stack[sp++] = (struct walk){ ANA_STREE_ROOT, 0, k->first[n], 0, 0, 0, 0 };
 	while (sp) {
 		struct walk *w = &stack[sp - 1];
 		size_t slot = w->node == ANA_STREE_ROOT ? n : w->node;
@@ -239,6 +263,7 @@ static size_t walk(const struct kids *k, double fraction, struct walk *stack,
 				w->pw = sat_add(w->pw, cv->weight);
 				w->pc = sat_add(w->pc, cv->count);
 				w->pn += k->size[c];
+				w->pb = sat_add(w->pb, cv->base);
 				continue;
 			}
 			if (v) {
@@ -249,10 +274,11 @@ static size_t walk(const struct kids *k, double fraction, struct walk *stack,
 				o->weight = cv->weight;
 				o->self = cv->self;
 				o->count = cv->count;
+				o->base = cv->base;
 				o->pruned = 0;
 			}
 			out++;
-			stack[sp++] = (struct walk){ c, w->depth + 1, k->first[c], 0, 0, 0 };
+			stack[sp++] = (struct walk){ c, w->depth + 1, k->first[c], 0, 0, 0, 0 };
 			continue;
 		}
 		if (w->pn) {
@@ -263,6 +289,7 @@ static size_t walk(const struct kids *k, double fraction, struct walk *stack,
 				o->weight = w->pw;
 				o->self = w->pw;
 				o->count = w->pc;
+				o->base = w->pb;
 				o->pruned = w->pn;
 			}
 			out++;
@@ -281,6 +308,8 @@ int ana_stree_view(const struct ana_stree *t, double fraction, size_t max_nodes,
 	memset(v, 0, sizeof(*v));
 	v->weight = t->weight;
 	v->count = t->count;
+	v->base = t->base;
+	v->base_count = t->base_count;
 	size_t n = prec_hashmap_count(&t->nodes);
 	struct kids k;
 	int ret = kids_build(&k, t);

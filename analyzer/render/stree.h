@@ -46,6 +46,7 @@ struct ana_stree_frame {
 struct ana_stree {
 	struct prec_hashmap nodes;   /* {parent, tag, name} -> counts; node i = entry i */
 	uint64_t weight, count; /* the root: every stack added */
+	uint64_t base, base_count;   /* the root's of ana_stree_add_base() */
 	/* The previous stack's path, frame by frame: consecutive stacks
 	 * (same thread) share prefixes, found here without a lookup. */
 	struct ana_stree_step { const char *name; uint32_t tag, node; } *last;
@@ -62,6 +63,15 @@ void ana_stree_release(struct ana_stree *t);
 int ana_stree_add(struct ana_stree *t, const struct ana_stree_frame *path,
 		  size_t n, int leaf_first, uint64_t weight);
 
+/* A differential tree (html --diff) holds a second profile, the base,
+ * on the same nodes: its stacks add to each node's base weight only, so
+ * weight, self, count and the view's pruning stay those of the profile
+ * added with ana_stree_add(). A path only the base has makes nodes of
+ * weight 0 (pruned from views like any light node, their base summed
+ * into the placeholder). Same arguments and returns as ana_stree_add(). */
+int ana_stree_add_base(struct ana_stree *t, const struct ana_stree_frame *path,
+		       size_t n, int leaf_first, uint64_t weight);
+
 /* Distinct nodes so far, the root excluded. */
 size_t ana_stree_nodes(const struct ana_stree *t);
 
@@ -74,6 +84,7 @@ struct ana_stree_vnode {
 	uint32_t tag;
 	uint32_t depth;     /* 0 = the root's children */
 	uint64_t weight, self, count;
+	uint64_t base;      /* ana_stree_add_base() weight through the node */
 	uint64_t pruned;
 };
 
@@ -82,6 +93,7 @@ struct ana_stree_view {
 	size_t n;
 	double fraction;                 /* the fraction finally used */
 	uint64_t weight, count;          /* the root */
+	uint64_t base, base_count;       /* the root's base */
 	uint64_t pruned_nodes;           /* nodes left out in all */
 };
 

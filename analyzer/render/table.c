@@ -476,8 +476,8 @@ static void render_json(const struct ana_table *t, FILE *f)
 			fputs(": ", f);
 			if (v->null == 1)
 				fputs("null", f);
-			else if (t->cols[c].kind != ANA_STR)
-				fputs(v->s, f);
+			else if (t->cols[c].kind != ANA_STR)   /* JSON has no "+1" */
+				fputs(v->s + (v->s[0] == '+'), f);
 			else
 				ana_json_str(f, v->s);
 		}

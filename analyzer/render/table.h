@@ -40,7 +40,8 @@
 
 enum ana_fmt { ANA_FMT_TEXT = 0, ANA_FMT_JSON = 1, ANA_FMT_CSV = 2,
 	       ANA_FMT_HTML = 3 };
-/* ANA_PCT: a number shown with a '%' suffix in text, bare in JSON/CSV. */
+/* ANA_PCT: a number shown with a '%' suffix in text, bare in JSON/CSV.
+ * A number cell may start with '+' (a change): JSON writes it without. */
 enum ana_col_kind { ANA_STR = 0, ANA_NUM = 1, ANA_PCT = 2 };
 
 struct ana_doc;

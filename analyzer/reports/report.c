@@ -403,38 +403,135 @@ static void offcpu_summary(struct ana_trace *s, const struct rstate *st,
 		ana_kv_num(sum, "damaged_frames", "%zu", s->ndamage);
 }
 
+/* The default keys when none are given: comm,dso,sym. */
+static const struct ana_report_opts *with_keys(const struct ana_report_opts *o,
+					       struct ana_report_opts *def)
+{
+	if (o->nkeys)
+		return o;
+	*def = *o;
+	def->nkeys = 3;
+	def->keys[0] = ANA_KEY_COMM;
+	def->keys[1] = ANA_KEY_DSO;
+	def->keys[2] = ANA_KEY_SYM;
+	return def;
+}
+
+static void rstate_release(struct rstate *st)
+{
+	for (size_t i = 0; st->o && st->o->tree && i < prec_hashmap_count(&st->table); i++) {
+		struct rval *v = prec_hashmap_val(&st->table, i);
+		if (v->tree)
+			ana_stree_release(v->tree);
+		free(v->tree);
+	}
+	free(st->path);
+	free(st->frames);
+	prec_hashmap_release(&st->table);
+}
+
+/* Gather and aggregate: one pass over s into st->table. st is released
+ * by the caller, also on error. */
+static int aggregate(struct ana_trace *s, const struct ana_report_opts *o,
+		     struct rstate *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->s = s;
+	st->o = o;
+	for (size_t i = 0; i < o->nkeys; i++)
+		st->use[o->keys[i]] = 1;
+	st->need_frames = st->use[ANA_KEY_DSO] || st->use[ANA_KEY_SYM] || o->children ||
+			  o->tree || o->on_sample;
+	prec_hashmap_init(&st->table, sizeof(struct rkey), sizeof(struct rval));
+	st->frames = calloc(MAX_FRAMES, sizeof(*st->frames));
+	if (o->tree)
+		st->path = calloc(MAX_FRAMES, sizeof(*st->path));
+	if (!st->frames || (o->tree && !st->path))
+		return -ENOMEM;
+	ana_trace_set_kinds(s, PREC_KIND(o->off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
+					   PERFREC__PACKET__DATA_SAMPLE));
+	int ret = ana_trace_scan(s, "report", on_packet, st);
+	ana_trace_set_kinds(s, 0);
+	return ret;
+}
+
+static void row_of(const struct rstate *st, const struct rkey *k, const struct rval *v,
+		   struct ana_report_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->comm = k->comm;
+	r->dso = k->dso;
+	r->sym = k->sym;
+	r->pid = k->pid;
+	r->tid = k->tid;
+	r->cpu = k->cpu;
+	if (st->use[ANA_KEY_EVENT])
+		r->event = ana_trace_event_name(st->s, k->event);
+	r->samples = v->samples;
+	r->period = v->period;
+	r->child_samples = v->child_samples;
+	r->child_period = v->child_period;
+}
+
+int ana_report_rows(struct ana_trace *s, const struct ana_report_opts *o,
+		    int (*on_row)(void *ctx, const struct ana_report_row *r), void *ctx,
+		    struct ana_report_totals *tot)
+{
+	struct ana_report_opts def;
+	struct rstate st;
+	o = with_keys(o, &def);
+	int ret = aggregate(s, o, &st);
+	for (size_t i = 0; !ret && on_row && i < prec_hashmap_count(&st.table); i++) {
+		struct ana_report_row r;
+		row_of(&st, prec_hashmap_key(&st.table, i), prec_hashmap_val(&st.table, i), &r);
+		ret = on_row(ctx, &r);
+	}
+	if (!ret && tot) {
+		tot->samples = st.samples;
+		tot->period = st.period;
+		tot->filtered_out = st.filtered_out;
+	}
+	rstate_release(&st);
+	return ret;
+}
+
+const char *ana_report_key_name(int key)
+{
+	return key >= 0 && key < ANA_NKEYS ? key_names[key] : NULL;
+}
+
+void ana_report_key_cols(struct ana_table *t, const struct ana_report_opts *o)
+{
+	for (size_t i = 0; i < o->nkeys; i++)
+		ana_table_col(t, key_names[o->keys[i]], key_headers[o->keys[i]],
+			      o->keys[i] == ANA_KEY_PID || o->keys[i] == ANA_KEY_TID ||
+			      o->keys[i] == ANA_KEY_CPU ? ANA_NUM : ANA_STR);
+}
+
+void ana_report_key_cells(struct ana_table *t, const struct ana_report_opts *o,
+			  const struct ana_report_row *r)
+{
+	for (size_t i = 0; i < o->nkeys; i++) {
+		switch (o->keys[i]) {
+		case ANA_KEY_COMM: ana_cell_str(t, r->comm); break;
+		case ANA_KEY_PID: ana_cell_num(t, "%" PRIu32, r->pid); break;
+		case ANA_KEY_TID: ana_cell_num(t, "%" PRIu32, r->tid); break;
+		case ANA_KEY_CPU: ana_cell_num(t, "%" PRIu32, r->cpu); break;
+		case ANA_KEY_DSO: ana_cell_str(t, r->dso ? r->dso : "[unknown]"); break;
+		case ANA_KEY_SYM: ana_cell_str(t, r->sym); break;
+		case ANA_KEY_EVENT: ana_cell_str(t, r->event); break;
+		}
+	}
+}
+
 int ana_report_run(struct ana_trace *s, const struct ana_report_opts *o,
 		   struct ana_doc *doc)
 {
 	struct ana_report_opts def;
-	if (!o->nkeys) {
-		def = *o;
-		def.nkeys = 3;
-		def.keys[0] = ANA_KEY_COMM;
-		def.keys[1] = ANA_KEY_DSO;
-		def.keys[2] = ANA_KEY_SYM;
-		o = &def;
-	}
 	struct rstate st;
-	memset(&st, 0, sizeof(st));
-	st.s = s;
-	st.o = o;
-	for (size_t i = 0; i < o->nkeys; i++)
-		st.use[o->keys[i]] = 1;
-	st.need_frames = st.use[ANA_KEY_DSO] || st.use[ANA_KEY_SYM] || o->children || o->tree ||
-			 o->on_sample;
-	prec_hashmap_init(&st.table, sizeof(struct rkey), sizeof(struct rval));
-	st.frames = calloc(MAX_FRAMES, sizeof(*st.frames));
-	if (o->tree)
-		st.path = calloc(MAX_FRAMES, sizeof(*st.path));
 	struct row *order = NULL;
-	int ret = -ENOMEM;
-	if (!st.frames || (o->tree && !st.path))
-		goto out;
-	ana_trace_set_kinds(s, PREC_KIND(o->off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
-					   PERFREC__PACKET__DATA_SAMPLE));
-	ret = ana_trace_scan(s, "report", on_packet, &st);
-	ana_trace_set_kinds(s, 0);
+	o = with_keys(o, &def);
+	int ret = aggregate(s, o, &st);
 	if (ret < 0)
 		goto out;
 
@@ -516,10 +613,7 @@ rows:;
 		ana_table_col(t, "samples", "Samples", ANA_NUM);
 		ana_table_col(t, "period", "Period", ANA_NUM);
 	}
-	for (size_t i = 0; i < o->nkeys; i++)
-		ana_table_col(t, key_names[o->keys[i]], key_headers[o->keys[i]],
-			      o->keys[i] == ANA_KEY_PID || o->keys[i] == ANA_KEY_TID ||
-			      o->keys[i] == ANA_KEY_CPU ? ANA_NUM : ANA_STR);
+	ana_report_key_cols(t, o);
 	size_t rows = o->top && o->top < n ? o->top : n;
 	/* rows are sorted by the weight the limit is of */
 	while (o->percent_limit > 0 && rows &&
@@ -542,33 +636,15 @@ rows:;
 			ana_cell_num(t, "%" PRIu64, v->samples);
 			ana_cell_num(t, "%" PRIu64, v->period);
 		}
-		for (size_t i = 0; i < o->nkeys; i++) {
-			switch (o->keys[i]) {
-			case ANA_KEY_COMM: ana_cell_str(t, k->comm); break;
-			case ANA_KEY_PID: ana_cell_num(t, "%" PRIu32, k->pid); break;
-			case ANA_KEY_TID: ana_cell_num(t, "%" PRIu32, k->tid); break;
-			case ANA_KEY_CPU: ana_cell_num(t, "%" PRIu32, k->cpu); break;
-			case ANA_KEY_DSO: ana_cell_str(t, k->dso ? k->dso : "[unknown]"); break;
-			case ANA_KEY_SYM: ana_cell_str(t, k->sym); break;
-			case ANA_KEY_EVENT:
-				ana_cell_str(t, ana_trace_event_name(s, k->event));
-				break;
-			}
-		}
+		struct ana_report_row row;
+		row_of(&st, k, v, &row);
+		ana_report_key_cells(t, o, &row);
 		if (o->tree && v->tree)
 			ana_table_text_after(t, tree_text(v, &st));
 	}
 	ret = 0;
 out:
-	for (size_t i = 0; o->tree && i < prec_hashmap_count(&st.table); i++) {
-		struct rval *v = prec_hashmap_val(&st.table, i);
-		if (v->tree)
-			ana_stree_release(v->tree);
-		free(v->tree);
-	}
 	free(order);
-	free(st.path);
-	free(st.frames);
-	prec_hashmap_release(&st.table);
+	rstate_release(&st);
 	return ret;
 }

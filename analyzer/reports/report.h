@@ -82,4 +82,38 @@ int ana_report_parse_sort(struct ana_report_opts *o, const char *arg,
 int ana_report_run(struct ana_trace *s, const struct ana_report_opts *o,
 		   struct ana_doc *doc);
 
+/* ---- the aggregate alone, for reports that combine several (diff) */
+
+/* One row of the aggregate: its key (fields outside o's keys are 0 or
+ * NULL) and its sums. Strings are borrowed from the trace (interned in
+ * its pool, or its event names) and live as long as it. */
+struct ana_report_row {
+	const char *comm, *dso, *sym, *event;
+	uint32_t pid, tid, cpu;
+	uint64_t samples, period;              /* self */
+	uint64_t child_samples, child_period;  /* with --children */
+};
+
+/* What passed the filters in all (the denominators of the percentages). */
+struct ana_report_totals {
+	uint64_t samples, period, filtered_out;
+};
+
+/* Runs ana_report_run()'s pass over s and hands each row to on_row (may
+ * be NULL: a pass for o->on_sample alone), in the order rows were first
+ * met (not sorted), then fills tot (may be NULL). Keys default as in ana_report_run(). 0, a negative errno, or
+ * the first negative on_row return. */
+int ana_report_rows(struct ana_trace *s, const struct ana_report_opts *o,
+		    int (*on_row)(void *ctx, const struct ana_report_row *r), void *ctx,
+		    struct ana_report_totals *tot);
+
+/* "comm", "sym", ... for an enum ana_key; NULL when out of range. */
+const char *ana_report_key_name(int key);
+
+/* The key columns of o (in o's order) and a row's cells under them: how
+ * every table keyed like report shows its keys. o->nkeys must be set. */
+void ana_report_key_cols(struct ana_table *t, const struct ana_report_opts *o);
+void ana_report_key_cells(struct ana_table *t, const struct ana_report_opts *o,
+			  const struct ana_report_row *r);
+
 #endif

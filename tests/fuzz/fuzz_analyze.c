@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "analyzer/reports/counters.h"
+#include "analyzer/reports/diff.h"
 #include "analyzer/reports/dump.h"
 #include "analyzer/render/export.h"
 #include "analyzer/render/html.h"
@@ -38,6 +39,7 @@ enum cmd {
 	C_INFO, C_REPORT, C_REPORT_OFFCPU, C_FOLDED, C_FOLDED_OFFCPU, C_PPROF,
 	C_PPROF_OFFCPU, C_HTML, C_SCHED, C_COUNTERS, C_VERIFY, C_DUMP, C_DUMP_FILE,
 	C_PERFETTO, C_SPEEDSCOPE, C_OTLP, C_REPORT_TREE, C_SCRIPT,
+	C_DIFF, C_HTML_DIFF,   /* the trace against itself */
 	C_COUNT
 };
 
@@ -60,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		     c == C_SCRIPT;
 	int syms = report || c == C_FOLDED || c == C_FOLDED_OFFCPU || c == C_PPROF ||
 		   c == C_PPROF_OFFCPU || c == C_HTML || c == C_PERFETTO || c == C_SPEEDSCOPE ||
-		   c == C_OTLP;
+		   c == C_OTLP || c == C_DIFF || c == C_HTML_DIFF;
 	int single = c == C_SCHED || c == C_COUNTERS || c == C_VERIFY || c == C_DUMP ||
 		     c == C_DUMP_FILE;
 	struct ana_trace_opts so = { .jobs = jobs, .symbols = syms,
@@ -107,6 +109,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case C_PERFETTO: ana_export_timed(s, NULL, "perfetto", sink()); break;
 	case C_SPEEDSCOPE: ana_export_timed(s, NULL, "speedscope", sink()); break;
 	case C_OTLP: ana_export_timed(s, NULL, "otlp", sink()); break;
+	case C_DIFF: {
+		struct ana_diff_opts dfo = { .nkeys = 2, .keys = { ANA_KEY_COMM, ANA_KEY_SYM } };
+		struct ana_diff *df = ana_diff_new(&dfo);
+		if (df && !ana_diff_add(df, ANA_DIFF_BASE, s, NULL, "a") &&
+		    !ana_diff_add(df, ANA_DIFF_NEW, s, NULL, "b") && d)
+			ana_diff_render(df, d);
+		ana_diff_free(df);
+		break;
+	}
+	case C_HTML_DIFF: {
+		struct ana_diff_part part = { s, NULL, "fuzz" };
+		ana_html_diff_run(&part, 1, &part, 1, NULL, sink());
+		break;
+	}
 	case C_COUNT: break;
 	}
 	if (d)

@@ -561,6 +561,22 @@ static void timeline(struct gen *g)
 	}
 }
 
+/* opts.split: n samples, the first pct% in ping, the rest in pong. */
+static void split_timeline(struct gen *g, int pct, unsigned n, uint64_t period)
+{
+	uint64_t T = TRACEGEN_START_NS;
+	task(g, 1, T, PERFREC__TASK_EVENT__KIND__EXISTING, 100, 100, 0, 0, "pingpong");
+	mmap_(g, T, 100, 0x400000, 0x2000, bin_path(g));
+	unsigned nping = (unsigned)((uint64_t)n * (unsigned)pct / 100);
+	for (unsigned i = 0; i < n && !g->err; i++) {
+		uint64_t t = T + (uint64_t)i * MS + MS / 2;
+		uint64_t ping[] = { CTX_USER, A_PING + 0x10, A_MAIN + 0x20 };
+		uint64_t pong[] = { CTX_USER, A_PONG + 0x10, A_MAIN + 0x40 };
+		const uint64_t *c = i < nping ? ping : pong;
+		sample(g, t, 0, 100, 101, period, c[1], 0, c, 3);
+	}
+}
+
 int tracegen_write(const char *path, const struct tracegen_opts *o)
 {
 	struct tracegen_opts def = TRACEGEN_OPTS_INIT;
@@ -592,6 +608,11 @@ int tracegen_write(const char *path, const struct tracegen_opts *o)
 	metadata(&g);
 	symbols(&g);
 	int repeat = o->repeat > 0 ? o->repeat : 1;
+	if (o->split > 0 && o->split < 100) {
+		unsigned n = o->split_samples > 0 ? (unsigned)o->split_samples : 100;
+		split_timeline(&g, o->split, n, o->split_period ? o->split_period : MS);
+		repeat = 0;
+	}
 	for (int r = 0; r < repeat && !g.err; r++) {
 		g.shift = (uint32_t)r * 1000;
 		g.base = (uint64_t)r * 100 * MS;
@@ -602,7 +623,9 @@ int tracegen_write(const char *path, const struct tracegen_opts *o)
 	if (!g.err) {
 		Perfrec__Packet p = PERFREC__PACKET__INIT;
 		Perfrec__SessionEnd e = PERFREC__SESSION_END__INIT;
-		e.end_time = TRACEGEN_START_NS + (uint64_t)(repeat - 1) * 100 * MS + 70 * MS;
+		e.end_time = repeat ? TRACEGEN_START_NS + (uint64_t)(repeat - 1) * 100 * MS + 70 * MS
+				    : TRACEGEN_START_NS + (uint64_t)(o->split_samples > 0 ?
+								     o->split_samples : 100) * MS;
 		e.samples = 80ull * (uint64_t)repeat;
 		e.switches = 26ull * (uint64_t)repeat;
 		e.records = 106ull * (uint64_t)repeat;

@@ -32,6 +32,14 @@ struct tracegen_opts {
 	int offcpu;          /* add record --off-cpu and --filter data (the
 			      * list in tracegen.c): same timeline */
 	int by_kind;         /* streams by kind (above): same packets */
+	/* 1..99: instead of the timeline, a known split for diff tests:
+	 * split_samples cpu-clock samples (0 = 100) of pid 100 on CPU0,
+	 * one per ms, with period split_period (0 = 1000000); the first
+	 * split% at ping+0x10 <- main+0x20, the rest at pong+0x10 <-
+	 * main+0x40. Same header, events and symbols. */
+	int split;
+	int split_samples;
+	unsigned long long split_period;
 };
 
 #define TRACEGEN_OPTS_INIT { 0, 1, 1, 0, 0 }

@@ -9,7 +9,12 @@
  *   d  depth (0 = the root's children)
  *   w  weight through the node (period, or ns), s its own (self) weight
  *   c  stacks through the node (samples)
+ *   b  (html --diff only) the base profile's weight through the node
  *   p  [index, nodes it stands for] of each placeholder
+ * A differential tree (meta.base set: the base root's weight) keeps the
+ * new profile's widths and colors each frame by the change of its share,
+ * new share - base share: red grew, blue shrank, the deepest color for
+ * the largest change in the tree, white for none.
  * Frames are absolutely placed divs with the name as their text, so the
  * names of what is drawn are in the document (find in page, screen
  * readers); a frame narrower than half a pixel is left out with its
@@ -21,9 +26,9 @@ var PerfrecFlame = (function () {
 	var KINDS = ['task', 'function', 'kernel function', 'smaller frames'];
 
 	/* Builds node objects with absolute offsets x (in weight units). */
-	function decode(tree, names, weight, count) {
+	function decode(tree, names, weight, count, base) {
 		var root = { name: 'all', tag: -1, depth: -1, w: weight, s: 0, c: count,
-			     x: 0, parent: null, kids: [], next: 0, pruned: 0 };
+			     b: base || 0, x: 0, parent: null, kids: [], next: 0, pruned: 0 };
 		var stack = [root], nodes = [], maxDepth = 0, pruned = {};
 		var i;
 		for (i = 0; i < tree.p.length; i++)
@@ -34,7 +39,8 @@ var PerfrecFlame = (function () {
 				break;   /* malformed: a depth jump */
 			var id = tree.n[i];
 			var node = { name: id >= 0 ? String(names[id]) : '', tag: tree.k[i], depth: d,
-				     w: tree.w[i], s: tree.s[i], c: tree.c[i], x: parent.next,
+				     w: tree.w[i], s: tree.s[i], c: tree.c[i],
+				     b: tree.b ? tree.b[i] : 0, x: parent.next,
 				     parent: parent, kids: [], next: parent.next,
 				     pruned: pruned[i] || 0 };
 			parent.next += node.w;
@@ -49,7 +55,25 @@ var PerfrecFlame = (function () {
 		for (i = 0; i < root.kids.length; i++)
 			sum += root.kids[i].w;
 		root.s = Math.max(0, root.w - sum);
-		return { root: root, nodes: nodes, maxDepth: maxDepth };
+		/* the largest change of share, for the color scale */
+		var maxChange = 0;
+		for (i = 0; base && i < nodes.length; i++)
+			maxChange = Math.max(maxChange, Math.abs(change(nodes[i], root)));
+		return { root: root, nodes: nodes, maxDepth: maxDepth, maxChange: maxChange };
+	}
+
+	/* New share - base share of a node, as a fraction of each root. */
+	function change(n, root) {
+		return (root.w ? n.w / root.w : 0) - (root.b ? n.b / root.b : 0);
+	}
+
+	/* Red grew, blue shrank; lightness from 97% (no change) down to 55%
+	 * (the largest change in the tree). */
+	function diffColor(n, tree) {
+		if (n.tag === -1 || n.tag === 3)
+			return n.tag === -1 ? '#c5cad3' : '';
+		var d = change(n, tree.root), k = tree.maxChange ? Math.abs(d) / tree.maxChange : 0;
+		return 'hsl(' + (d >= 0 ? 0 : 220) + ',80%,' + Math.round(97 - 42 * k) + '%)';
 	}
 
 	function color(n) {
@@ -87,9 +111,10 @@ var PerfrecFlame = (function () {
 		});
 	}
 
-	/* meta: { unit: 'period' | 'ns', title } */
+	/* meta: { unit: 'period' | 'ns', title, base: the base root's weight
+	 * (a differential tree; undefined otherwise) } */
 	Flame.prototype.show = function (tree, names, meta, weight, count) {
-		this.tree = decode(tree, names, weight, count);
+		this.tree = decode(tree, names, weight, count, meta.base);
 		this.meta = meta;
 		this.zoom = this.tree.root;
 		this.render();
@@ -121,7 +146,7 @@ var PerfrecFlame = (function () {
 			div.style.left = left.toFixed(1) + 'px';
 			div.style.width = Math.max(width, 1).toFixed(1) + 'px';
 			div.style.top = ((n.depth + 1) * ROW) + 'px';
-			var c = color(n);
+			var c = self.meta.base !== undefined ? diffColor(n, self.tree) : color(n);
 			if (c)
 				div.style.background = c;
 			if (width > 24)
@@ -175,6 +200,13 @@ var PerfrecFlame = (function () {
 		lines.push(this.amount(n) + ', ' + U.pct(this.share(n), 1) + ' of all');
 		if (this.zoom !== this.tree.root && n !== this.zoom && this.zoom.w)
 			lines.push(U.pct(n.w / this.zoom.w, 1) + ' of the zoomed frame');
+		if (this.meta.base !== undefined && n.tag !== 3) {
+			var r = this.tree.root, d = 100 * change(n, r);
+			lines.push('new: ' + U.pct(r.w ? n.w / r.w : 0, 1) + ', base: ' +
+				   U.pct(r.b ? n.b / r.b : 0, 1) + ' of all');
+			lines.push('change: ' + (d >= 0 ? '+' : '\u2212') + Math.abs(d).toFixed(2) +
+				   ' points');
+		}
 		if (n.tag === 3)
 			lines.push('each under ' + U.pct(this.fraction || 0, 1) +
 				   ' of all: merged to keep the page small');

@@ -23,8 +23,12 @@
 	function legend() {
 		var span = document.createElement('span');
 		span.className = 'legend';
-		[['hsl(25,80%,62%)', 'function'], ['hsl(190,45%,66%)', 'kernel function'],
-		 ['#b9c8dc', 'task (process name)'], ['#ddd', 'pruned']].forEach(function (e) {
+		var items = data.diff ?
+			[['hsl(0,80%,55%)', 'grew'], ['hsl(220,80%,55%)', 'shrank'],
+			 ['hsl(0,80%,97%)', 'unchanged'], ['#ddd', 'pruned']] :
+			[['hsl(25,80%,62%)', 'function'], ['hsl(190,45%,66%)', 'kernel function'],
+			 ['#b9c8dc', 'task (process name)'], ['#ddd', 'pruned']];
+		items.forEach(function (e) {
 			var item = document.createElement('span');
 			var sw = document.createElement('i');
 			sw.style.background = e[0];
@@ -41,12 +45,17 @@
 			return;
 		var tree = invert.checked ? f.callee : f.caller;
 		fg.fraction = tree.fraction;
-		fg.show(tree, names, { unit: f.unit, title: f.title }, f.weight, f.count);
+		fg.show(tree, names, { unit: f.unit, title: f.title, base: data.diff ? f.base : undefined },
+			f.weight, f.count);
 		var what = f.unit === 'ns' ? U.duration(f.weight) + ' off-CPU' :
 			U.grouped(f.count) + ' samples';
 		U.clear(fgNote);
 		fgNote.appendChild(document.createTextNode(
-			f.title + ': ' + what + '. ' + (invert.checked ?
+			f.title + ': ' + what + '. ' + (data.diff ? 'Differential: widths from the new ' +
+				'profile; red frames hold a larger share than in the base, blue a ' +
+				'smaller one, the deepest ' +
+				'color for the largest change (' + (100 * fg.tree.maxChange).toFixed(2) +
+				' points); hover for both shares. ' : '') + (invert.checked ?
 				'Inverted: the functions that were running are on top, their callers below. ' :
 				'Callers on top, the functions they called below; width is the share of ' +
 				(f.unit === 'ns' ? 'the time' : 'the period') + '. ') +

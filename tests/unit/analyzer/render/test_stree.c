@@ -7,6 +7,8 @@
  * view leaves out are counted; max_nodes bounds the view whatever the
  * tree; the view does not depend on the order stacks were added in; and
  * untrusted weights (periods near 2^64) saturate instead of wrapping.
+ * A differential tree's base weights ride on the same nodes without
+ * changing the profile's weights, counts or pruning.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -170,6 +172,49 @@ static void test_pruning(void **state)
 	ana_stree_release(&t);
 }
 
+/* Base stacks (html --diff): their weight per node and at the root, the
+ * new profile's numbers untouched, base-only paths pruned with their
+ * base summed into the placeholder. */
+static void test_base_weights(void **state)
+{
+	(void)state;
+	struct ana_stree t;
+	ana_stree_init(&t);
+	add(&t, "main;ping", 70, 0);
+	add(&t, "main;pong", 30, 0);
+	struct ana_stree_frame f[3] = { { S("main"), 1 }, { S("ping"), 1 }, { NULL, 0 } };
+	assert_int_equal(ana_stree_add_base(&t, f, 2, 0, 20), 0);
+	f[1].name = S("pong");
+	assert_int_equal(ana_stree_add_base(&t, f, 2, 0, 75), 0);
+	f[1].name = S("gone");   /* only in the base */
+	assert_int_equal(ana_stree_add_base(&t, f, 2, 0, 5), 0);
+	assert_int_equal(t.weight, 100);
+	assert_int_equal(t.count, 2);
+	assert_int_equal(t.base, 100);
+	assert_int_equal(t.base_count, 3);
+	struct ana_stree_view v;
+	assert_int_equal(ana_stree_view(&t, 0.01, 0, &v), 0);
+	assert_int_equal(check_sums(&v), 1);
+	/* main ping pong [gone] */
+	assert_int_equal(v.n, 4);
+	assert_int_equal(v.base, 100);
+	assert_string_equal(v.nodes[0].name, "main");
+	assert_int_equal(v.nodes[0].weight, 100);
+	assert_int_equal(v.nodes[0].base, 100);
+	assert_int_equal(v.nodes[0].count, 2);
+	assert_string_equal(v.nodes[1].name, "ping");
+	assert_int_equal(v.nodes[1].weight, 70);
+	assert_int_equal(v.nodes[1].base, 20);
+	assert_int_equal(v.nodes[1].self, 70);
+	assert_string_equal(v.nodes[2].name, "pong");
+	assert_int_equal(v.nodes[2].base, 75);
+	assert_null(v.nodes[3].name);
+	assert_int_equal(v.nodes[3].weight, 0);
+	assert_int_equal(v.nodes[3].base, 5);
+	ana_stree_view_release(&v);
+	ana_stree_release(&t);
+}
+
 /* A wide tree: max_nodes holds whatever it takes; the sums stay. */
 static void test_max_nodes(void **state)
 {
@@ -291,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_tree_and_full_view),
 		cmocka_unit_test(test_inverted),
 		cmocka_unit_test(test_pruning),
+		cmocka_unit_test(test_base_weights),
 		cmocka_unit_test(test_max_nodes),
 		cmocka_unit_test(test_order_independent),
 		cmocka_unit_test(test_odd_weights),

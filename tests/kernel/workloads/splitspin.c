@@ -1,0 +1,97 @@
+/*
+ * splitspin.c - a workload whose CPU time splits between two functions in
+ * a given ratio, for the diff tests (tests/kernel/test_diff.sh).
+ *
+ *   splitspin PCT [SECS [GO]]
+ *
+ * Each round calls split_a for PCT units of work and split_b for 100 - PCT
+ * (the same loop in both, so a unit costs the same in either), until SECS
+ * CPU seconds (default 2) have gone. The work is counted, not timed, so
+ * the split is that of the program, whatever the load: PCT% of the CPU
+ * time in split_a. The clock is read once per round (a few ms), so
+ * nothing else shows. With GO (a fifo), it first waits for a byte from
+ * it, so that recorders can attach before the work starts. Prints the
+ * rounds done and the CPU time.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+/* one function, one frame: never inlined, never cloned (gcc) */
+#ifdef __clang__
+#define KEEP __attribute__((noinline, aligned(64)))
+#else
+#define KEEP __attribute__((noinline, noclone, aligned(64)))
+#endif
+
+#define UNIT 2000   /* loop iterations per unit: ~3 us */
+
+static volatile unsigned sink;
+
+#define SPIN(units)                                                        \
+	do {                                                               \
+		unsigned x = (units);                                      \
+		for (unsigned i = 0; i < (units) * UNIT; i++)              \
+			x = x * 1103515245u + 12345u + (x >> 7);           \
+		sink += x;                                                 \
+	} while (0)
+
+KEEP void split_a(unsigned units)
+{
+	SPIN(units);
+}
+
+KEEP void split_b(unsigned units)
+{
+	SPIN(units);
+}
+
+static double cpu_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Blocks until a byte comes through the fifo at path. */
+static void wait_go(const char *path)
+{
+	char c;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || read(fd, &c, 1) != 1) {
+		perror(path);
+		exit(2);
+	}
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	int pct = argc > 1 ? atoi(argv[1]) : -1;
+	double secs = argc > 2 ? atof(argv[2]) : 2.0, t0;
+	long rounds = 0;
+
+	if (pct < 0 || pct > 100) {
+		fprintf(stderr, "usage: splitspin PCT [SECS [GO]]\n");
+		return 2;
+	}
+	if (argc > 3)
+		wait_go(argv[3]);
+	t0 = cpu_s();
+	do {
+		/* 10 rounds between clock reads: ~3 ms of work */
+		for (int r = 0; r < 10; r++) {
+			split_a((unsigned)pct);
+			split_b((unsigned)(100 - pct));
+		}
+		rounds += 10;
+	} while (cpu_s() - t0 < secs);
+	printf("splitspin: %d%% in split_a, %ld rounds, cpu_s %.3f\n", pct, rounds,
+	       cpu_s() - t0);
+	return 0;
+}
