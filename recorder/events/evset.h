@@ -34,8 +34,8 @@
 #include <sys/types.h>
 
 #include "format/writer.h"
-#include "recorder/encode/decode.h"
 #include "recorder/events/evparse.h"
+#include "recorder/events/samplefmt.h"
 #include "recorder/ring/ring.h"
 
 struct rec_evset_cfg {

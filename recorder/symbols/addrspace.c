@@ -1,6 +1,6 @@
 /*
  * addrspace.c - the symbol collector's model at the bottom of symbols/
- * (see addrspace.h): processes and their mappings, objects, the hits
+ * (see addrspace_int.h): processes and their mappings, objects, the hits
  * recorded against them, and the kernel symbols.
  *
  * State:
@@ -31,7 +31,7 @@
 #include "format/base/clock.h"
 #include "recorder/symbols/elfcfi.h"
 #include "recorder/symbols/kallsyms.h"
-#include "recorder/symbols/addrspace.h"
+#include "recorder/symbols/addrspace_int.h"
 
 static uint64_t hash_str(const char *s, const uint8_t *b, size_t bl)
 {

@@ -3,7 +3,7 @@
  * through the process's view or its path, checked against the mapping's
  * build-id; or, for the [vdso], this process's own image. Used by
  * symwrite.c (symbols) and symunwind.c (unwind sections); calls only
- * addrspace.h's state and format/base/elf.h.
+ * addrspace_int.h's state and format/base/elf.h.
  */
 #ifndef REC_OBJFILE_H
 #define REC_OBJFILE_H
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "recorder/symbols/addrspace.h"
+#include "recorder/symbols/addrspace_int.h"
 
 /* Opens the file of o for reading: through the process's own view first
  * (map_files survives deletion, /proc/PID/root sees its mount

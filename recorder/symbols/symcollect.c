@@ -20,7 +20,7 @@
 
 #include "recorder/encode/decode.h"
 #include "format/base/clock.h"
-#include "recorder/symbols/addrspace.h"
+#include "recorder/symbols/addrspace_int.h"
 #include "recorder/symbols/kallsyms.h"
 
 #define CPUMODE_MASK 7

@@ -73,84 +73,11 @@
 
 #include "format/unwind/unwind.h"
 #include "format/writer.h"
-
-struct rec_symcollect;
-
-struct rec_symcollect_opts {
-	size_t sz;                  /* sizeof(struct rec_symcollect_opts) */
-	int kernel;                 /* read kallsyms, write kernel tables */
-	const char *kallsyms_path;  /* NULL = /proc/kallsyms */
-	int perf_maps;              /* read perf-PID.map files */
-	const char *perfmap_dir;    /* NULL = /tmp */
-	int full_tables;            /* every function, not only those hit */
-	int proc_root;              /* open files as /proc/PID/root/PATH
-				     * first (containers, deleted files) */
-	size_t chunk;               /* symbols per SymbolTable packet */
-	size_t max_pending;         /* unmatched hits kept for later */
-	/* A pid first met through a sample or mmap (not a fork/exec the
-	 * collector saw) existed before: read its executable mappings from
-	 * PROC/PID/maps then, once. NULL = "/proc"; "" = never. */
-	const char *proc_maps;
-	/* Debug files of stripped objects (-dbg packages), looked up as
-	 * DIR/.build-id/xx/rest.debug: their .symtab names local functions
-	 * the .dynsym lacks. NULL = "/usr/lib/debug"; "" = never. */
-	const char *debug_dir;
-	/* The machine whose user stacks rec_symcollect_unwind() unwinds
-	 * (uname -m, format/unwind's register sets). NULL = this host. */
-	const char *machine;
-	/* A kernel address no symbol holds (a module loaded after the
-	 * start) makes the collector read kallsyms again, at most this often
-	 * (doubling while a read names nothing new, up to 64 times). 0 =
-	 * never. */
-	uint32_t kallsyms_reload_ms;
-};
-
-#define REC_SYMCOLLECT_OPTS_INIT { sizeof(struct rec_symcollect_opts), \
-	1, NULL, 1, NULL, 0, 1, 4096, 1u << 20, NULL, NULL, NULL, 1000 }
-
-/* One mapping. Strings and bytes are copied. */
-struct rec_symcollect_map {
-	uint32_t pid;
-	uint64_t start, len, pgoff;
-	const char *path;           /* as the kernel names it */
-	const uint8_t *build_id;    /* NULL / 0 when unknown */
-	size_t build_id_len;
-};
-
-struct rec_symcollect_stats {
-	uint64_t time_ns;           /* spent in new() and write() */
-	uint64_t bytes;             /* SymbolTable + Note packet bytes,
-				     * interned names included (before
-				     * compression) */
-	uint64_t tables;            /* SymbolTable packets written */
-	uint64_t objects;           /* ELF objects written with symbols */
-	uint64_t unavailable;       /* objects written as UNAVAILABLE */
-	uint64_t symbols;           /* symbols written */
-	uint64_t pending_dropped;   /* hits lost: pending list was full */
-	uint64_t procs_scanned;     /* PROC/PID/maps files read */
-	uint64_t feed_errors;       /* rec_symcollect_observe() failures */
-	int kernel_status;          /* 0, REC_KALLSYMS_HIDDEN or -errno */
-	uint64_t kallsyms_reads;    /* kallsyms re-read for unknown addresses */
-	uint64_t kernel_unknown;    /* kernel addresses no symbol held */
-	/* unwinding (rec_symcollect_unwind) */
-	uint64_t unwind_objects;    /* objects whose unwind sections were read */
-	uint64_t unwind_unavailable;/* objects without readable ones */
-	uint64_t unwind_held;       /* bytes of unwind sections in memory */
-	uint64_t unwind_load_ns;    /* spent reading them */
-	uint64_t unwind_tables;     /* UnwindTable packets written */
-	uint64_t unwind_bytes;      /* their bytes (before compression) */
-};
+#include "recorder/symbols/addrspace.h"
 
 /* NULL opts = REC_SYMCOLLECT_OPTS_INIT. NULL + errno on failure; a kallsyms
  * that cannot be read is not a failure (see stats.kernel_status). */
 struct rec_symcollect *rec_symcollect_new(const struct rec_symcollect_opts *o);
-void rec_symcollect_free(struct rec_symcollect *sc);   /* NULL is fine */
-
-int rec_symcollect_add_mmap(struct rec_symcollect *sc,
-			    const struct rec_symcollect_map *m);
-int rec_symcollect_fork(struct rec_symcollect *sc, uint32_t pid, uint32_t ppid);
-int rec_symcollect_exec(struct rec_symcollect *sc, uint32_t pid);
-int rec_symcollect_exit(struct rec_symcollect *sc, uint32_t pid);
 
 struct rec_record;
 
@@ -162,14 +89,6 @@ int rec_symcollect_feed(struct rec_symcollect *sc, const struct rec_record *r);
 /* The same as an observer callback: ctx is the collector; errors only
  * leave symbols out (counted in stats.feed_errors). */
 void rec_symcollect_observe(void *ctx, const struct rec_record *r);
-
-/* kernel: the ip is a kernel address (sample cpumode). */
-int rec_symcollect_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
-		       int kernel);
-/* ips as the kernel gave them, PERF_CONTEXT_* markers included; entries
- * before the first marker count as kernel when `kernel` is set. */
-int rec_symcollect_hit_callchain(struct rec_symcollect *sc, uint32_t pid,
-				 const uint64_t *ips, size_t n, int kernel);
 
 /* ---- user stacks (--call-graph dwarf)
  *
@@ -203,12 +122,6 @@ int rec_symcollect_unwind_sample(void *ctx, const struct rec_record *r, int raw,
  * (each packet gets time_ns). Returns the number of packets written or < 0. */
 int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 			 uint32_t stream, uint64_t time_ns);
-
-/* A new output begins (rotation): forget which symbols were written and
- * hit, so the next rec_symcollect_write() gives the new output the tables
- * of what its own samples hit. Address spaces are kept. Write the old
- * output's tables first. */
-void rec_symcollect_restart(struct rec_symcollect *sc);
 
 void rec_symcollect_stats(const struct rec_symcollect *sc,
 			  struct rec_symcollect_stats *st);

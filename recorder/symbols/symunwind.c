@@ -2,7 +2,7 @@
  * symunwind.c - the symbol collector's unwinding part: user stacks
  * (--call-graph dwarf) unwound at record time through the collector's
  * address spaces (addrspace.c) and the CFI of the objects they hit. See
- * rec_symcollect_unwind() in symcollect.h; the state is addrspace.h.
+ * rec_symcollect_unwind() in symcollect.h; the state is addrspace_int.h.
  *
  * Per frame: the mapping holding the pc (binary search over the pid's
  * sorted mappings, the previous frame's mapping tried first), its object's
@@ -20,6 +20,7 @@
 #include "format/base/clock.h"
 #include "recorder/symbols/elfcfi.h"
 #include "recorder/symbols/objfile.h"
+#include "recorder/symbols/symcollect.h"
 
 /* Rows cached: a profile's hot return addresses number in the hundreds
  * to thousands; 4096 slots take 2.8 MiB. Measured on test_unwind's real

@@ -2,7 +2,7 @@
  * symwrite.c - the symbol collector's writing part: the symbols of what
  * was hit, read from ELF files (format/base/elf.h), kallsyms and perf maps,
  * written as SymbolTable packets. See symcollect.h for when; the state is
- * addrspace.h.
+ * addrspace_int.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +19,7 @@
 #include "recorder/symbols/kallsyms.h"
 #include "recorder/symbols/perfmap.h"
 #include "recorder/symbols/objfile.h"
+#include "recorder/symbols/symcollect.h"
 
 struct esym {
 	uint64_t start, size;
