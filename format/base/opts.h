@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The rule itself: opts (first member: size_t sz) is acceptable to a
@@ -42,6 +43,26 @@ static inline int prec_opts_copy(void *dst, size_t known, const void *src)
 	memcpy(dst, src, sz < known ? sz : known);
 	memcpy(dst, &known, sizeof(known));
 	return 0;
+}
+
+/* A constructor's copy of an options string: NULL stays NULL; a copy that
+ * fails sets *err = -ENOMEM (and returns NULL), so every string is copied
+ * first and the error checked once. Free the copy with free(). */
+static inline char *prec_opts_strdup(const char *s, int *err)
+{
+	size_t n;
+	char *d;
+
+	if (!s)
+		return NULL;
+	n = strlen(s) + 1;
+	d = malloc(n);
+	if (!d) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	memcpy(d, s, n);
+	return d;
 }
 
 #endif

@@ -22,7 +22,7 @@
 #include "format/base/clock.h"
 #include "recorder/log.h"
 #include "recorder/net/sender.h"
-#include "recorder/net/sendloss.h"
+#include "recorder/net/sendout.h"
 #include "recorder/recording/outputs.h"
 #include "recorder/recording/recording.h"
 #include "recorder/recording/status.h"
@@ -533,8 +533,10 @@ static void print_summary(const struct rec_recording_stats *st, const char *outp
 }
 
 /* Where the recording goes: -o FILE (or named files STEM.<time>.<n>.prec
- * with rotation, keep or a flight recorder), a collector, or both. */
-static int open_outputs(struct rec_cli_record_args *a, struct rec_outputs **out)
+ * with rotation, keep or a flight recorder), a collector (*send, freed by
+ * the caller after the outputs), or both. */
+static int open_outputs(struct rec_cli_record_args *a, struct rec_sendout **send,
+			struct rec_outputs **out)
 {
 	struct rec_outputs_opts oo = REC_OUTPUTS_OPTS_INIT;
 	struct rec_sender_opts so = REC_SENDER_OPTS_INIT;
@@ -571,7 +573,10 @@ static int open_outputs(struct rec_cli_record_args *a, struct rec_outputs **out)
 		so.tls = a->net.tls;
 		so.spool_bytes = a->send_spool_bytes;
 		so.frame_bytes = a->ro.frame_size;
-		oo.to = &so;
+		ret = rec_sendout_new(&so, send);
+		if (ret < 0)
+			goto out;
+		oo.to = rec_sendout_stream(*send);
 	}
 	ret = rec_outputs_new(&oo, out);
 out:
@@ -671,6 +676,7 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 	struct rec_outputs_status os;
 	struct rec_recording *r = NULL;
 	struct rec_outputs *out = NULL;
+	struct rec_sendout *send = NULL;
 	uint64_t next_status, prev_t, prev_rec = 0;
 	bool status = !a->quiet && isatty(STDERR_FILENO);
 	const char *reason = "signal";
@@ -681,7 +687,7 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 
 	catch_signals();
 	signal(SIGPIPE, SIG_IGN);
-	ret = open_outputs(a, &out);
+	ret = open_outputs(a, &send, &out);
 	if (ret < 0)
 		goto out;
 	ret = rec_recording_new(&o, rec_outputs_sink(out), rec_outputs_name(out), &r);
@@ -722,7 +728,7 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 	if (ret >= 0)
 		ret = rec_outputs_stop_snapshot(out, r, reason, snap, sizeof(snap));
 	rec_outputs_status(out, &os);
-	if (os.sender) {
+	if (os.stream) {
 		/* the index went out with the stop: wait for the acks */
 		int fret;
 
@@ -732,7 +738,7 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 				a->to);
 		fret = rec_outputs_finish(out);
 		if (!a->quiet)
-			print_stream_summary(a, os.sender);
+			print_stream_summary(a, os.stream);
 		if (fret < 0 && ret >= 0)
 			ret = fret;
 	} else {
@@ -757,6 +763,7 @@ out:
 	}
 	rec_recording_free(r);
 	rec_outputs_free(out);
+	rec_sendout_free(send);
 	return code;
 }
 

@@ -19,6 +19,7 @@
 #include "recorder/daemon/manifest.h"
 #include "recorder/encode/meta.h"
 #include "recorder/log.h"
+#include "recorder/net/sendout.h"
 #include "recorder/recording/outputs.h"
 #include "format/base/opts.h"
 
@@ -33,6 +34,7 @@ struct rec_session {
 	char *to;
 	struct rec_recording *r;
 	struct rec_outputs *out;
+	struct rec_sendout *send;        /* the outputs' stream, or NULL */
 	bool started, stopped;
 	char target[256];
 	struct rec_manifest man;         /* the files it made (and may delete) */
@@ -194,14 +196,20 @@ static int open_manifest(struct rec_session *s, const char *dir)
 static int open_outputs(struct rec_session *s, const struct rec_sender_opts *to)
 {
 	struct rec_outputs_opts oo = REC_OUTPUTS_OPTS_INIT;
+	int ret;
 
+	if (to) {
+		ret = rec_sendout_new(to, &s->send);
+		if (ret < 0)
+			return ret;
+		oo.to = rec_sendout_stream(s->send);
+	}
 	oo.name = s->name;
 	oo.stem = s->stem;
 	oo.rotate_bytes = s->o.rotate_bytes;
 	oo.rotate_ns = s->o.rotate_ns;
 	oo.keep = s->o.keep;
 	oo.flight_bytes = s->o.flight_bytes;
-	oo.to = to;
 	oo.finish_timeout_ms = s->o.finish_timeout_ms;
 	oo.hooks.ctx = s;
 	oo.hooks.created = track_file;
@@ -377,6 +385,7 @@ void rec_session_free(struct rec_session *s)
 		return;
 	rec_recording_free(s->r);
 	rec_outputs_free(s->out);
+	rec_sendout_free(s->send);
 	rec_manifest_release(&s->man);
 	if (s->mdir >= 0)
 		close(s->mdir);

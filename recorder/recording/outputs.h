@@ -14,10 +14,12 @@
  *            such files, older ones this object made are deleted (the
  *            current one never), each only while its path still holds the
  *            file that was made.
- *   stream   to a collector (net/sender.h); with named files each output
- *            is a stream of its own, session id <STEM's file name or
+ *   stream   to a collector, through the stream the driver gives
+ *            (struct rec_outputs_stream: net/sendout.h's sender, so the
+ *            outputs know no network); each output is a stream of its
+ *            own, with named files or a NAME named <STEM's file name or
  *            NAME>.<time>.<NNNN>; with a file too, both carry the same
- *            bytes (a tee). Frames the sender drops become Loss packets
+ *            bytes (a tee). Frames the stream drops become Loss packets
  *            in the trace (rec_outputs_step()).
  *   flight   memory only (format/flight.h): the output's first packets
  *            and its newest frames within flight_bytes. A snapshot ends
@@ -51,8 +53,8 @@
  *   rec_recording_free(r); rec_outputs_free(out);
  *
  * Errors are logged (recorder/log.h) and returned as negative errno.
- * Ownership: strings and the sender options are copied by new() (the
- * token too), except to->tls, which must outlive the object.
+ * Ownership: strings are copied by new(); the stream (to) is borrowed and
+ * must outlive the object.
  */
 #ifndef REC_OUTPUTS_H
 #define REC_OUTPUTS_H
@@ -63,8 +65,34 @@
 
 #include "format/flight.h"
 #include "format/sink.h"
-#include "recorder/net/sender.h"
 #include "recorder/recording/recording.h"
+
+/* A stream, made by the driver: every output of a recording with a
+ * stream opens one of its own, and the outputs free it once it has
+ * finished (its acknowledgements waited for in a thread of its own when
+ * a rotation ended it). */
+struct rec_outputs_stream {
+	void *ctx;
+	/* where it goes ("HOST:PORT"): the output's name when a stream
+	 * alone has no name of its own */
+	const char *where;
+	/* A stream for one output, named id (NULL: the stream's own name).
+	 * 0 and *stream, or -errno (logged). */
+	int (*open)(void *ctx, const char *id, void **stream);
+	/* What the recording writes into (owned by the stream). */
+	struct prec_sink *(*sink)(void *stream);
+	/* The name it streams under. */
+	const char *(*id)(void *stream);
+	/* Writes what it dropped since the last call into r as a Loss: 1
+	 * (and why, for a warning), 0 when nothing was dropped, or the
+	 * recording's error. */
+	int (*record_drops)(void *stream, struct rec_recording *r, char *why,
+			    size_t len);
+	/* Sends the rest, waits at most timeout_ms for the acknowledgements
+	 * (one thread per stream). 0 or -errno (logged). */
+	int (*finish)(void *stream, uint32_t timeout_ms);
+	void (*free)(void *stream);
+};
 
 struct rec_outputs_hooks {
 	void *ctx;
@@ -84,9 +112,7 @@ struct rec_outputs_opts {
 	unsigned keep;                      /* 0: keep every file */
 	uint64_t flight_bytes;              /* > 0: flight recorder (no file,
 					     * no stream; stem names snapshots) */
-	const struct rec_sender_opts *to;   /* NULL: no stream; with named files
-					     * or none its session_id is chosen
-					     * per output */
+	const struct rec_outputs_stream *to; /* NULL: no stream (borrowed) */
 	uint32_t finish_timeout_ms;         /* acks wait; 0 = 10 s */
 	bool warn_drops_once;               /* sender drops: one warning */
 	struct rec_outputs_hooks hooks;
@@ -109,12 +135,12 @@ const char *rec_outputs_name(const struct rec_outputs *o);
  * created now, a flight buffer keeps what it holds as the preamble, keep
  * is applied. 0 or -errno (logged). */
 int rec_outputs_started(struct rec_outputs *o);
-/* After each rec_recording_step(): sender drops into the trace, rotation
+/* After each rec_recording_step(): stream drops into the trace, rotation
  * when the size or age is reached (a next file that cannot be created is
  * tried again after the same size or age). 0 or -errno (the recording
  * failed). */
 int rec_outputs_step(struct rec_outputs *o, struct rec_recording *r);
-/* The sender drops part of step(), alone (before the stop). 0 or -errno. */
+/* The stream drops part of step(), alone (before the stop). 0 or -errno. */
 int rec_outputs_note_drops(struct rec_outputs *o, struct rec_recording *r);
 /* Ends the current output and goes on in a new one; *done gets the
  * finished file's path (or stream's id). 0 or -errno (-EINVAL: a flight
@@ -140,7 +166,8 @@ struct rec_outputs_status {
 	bool flight;
 	struct prec_flight_stats fl;        /* the current buffer */
 	uint32_t snapshots;
-	struct rec_sender *sender;          /* the current stream, or NULL */
+	void *stream;                       /* the current stream (as the
+					     * stream's open() made it), or NULL */
 	bool have_file;
 };
 
