@@ -534,7 +534,7 @@ static uint64_t chain_of(struct rec_bpf *b, struct rec_emit *e, uint32_t stream,
 		return 0;
 	}
 	if (e->observe) {
-		/* the symbol collector takes it as a kernel-mode sample */
+		/* the symbol gatherer takes it as a kernel-mode sample */
 		struct rec_record r;
 
 		memset(&r, 0, sizeof(r));

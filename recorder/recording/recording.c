@@ -30,7 +30,7 @@
 #include "recorder/log.h"
 #include "recorder/recording/workload.h"
 #include "recorder/ring/drain.h"
-#include "recorder/symbols/symcollect.h"
+#include "recorder/symbols/symgather.h"
 #include "recorder/recording/recording_int.h"
 
 /* Longest wait in one step: the drain thread wakes us for batches, this
@@ -223,7 +223,7 @@ static int open_source(struct rec_recording *r)
 		cfg.period = o->period;
 		cfg.callchain = o->callchain;
 		if (o->dwarf) {
-			const struct prec_unwind_arch *a = rec_symcollect_arch(NULL);
+			const struct prec_unwind_arch *a = rec_symgather_arch(NULL);
 
 			if (!a) {
 				rec_log(REC_LOG_ERROR, "--call-graph dwarf: perfrec cannot "
@@ -351,16 +351,16 @@ int rec_recording_new(const struct rec_recording_opts *opts,
 	if (!r->o.no_symbols || r->o.dwarf) {
 		/* kallsyms now, the tables of hit objects as they are hit.
 		 * Without symbols, dwarf call graphs still need the address
-		 * spaces: the collector then writes nothing. */
-		struct rec_symcollect_opts so = REC_SYMCOLLECT_OPTS_INIT;
+		 * spaces: the gatherer then writes nothing. */
+		struct rec_symgather_opts so = REC_SYMGATHER_OPTS_INIT;
 
 		if (r->o.no_symbols) {
 			so.kernel = 0;
 			so.perf_maps = 0;
 		}
-		r->syms = rec_symcollect_new(&so);
+		r->syms = rec_symgather_new(&so);
 		if (r->syms) {
-			r->e.observe = rec_symcollect_observe;
+			r->e.observe = rec_symgather_observe;
 			r->e.observe_ctx = r->syms;
 			r->syms_write = !r->o.no_symbols;
 		} else {
@@ -374,7 +374,7 @@ int rec_recording_new(const struct rec_recording_opts *opts,
 		 * with the unwind tables they need) */
 		r->e.raw_stacks = r->o.raw_stacks;
 		if (r->syms) {
-			r->e.unwind = rec_symcollect_unwind_sample;
+			r->e.unwind = rec_symgather_unwind_sample;
 			r->e.unwind_ctx = r->syms;
 		}
 	}
@@ -562,7 +562,7 @@ int rec_recording_step(struct rec_recording *r, int timeout_ms)
 	if (!ret)
 		ret = prec_writer_flush_due(r->w, now);
 	if (!ret && r->syms_write && now >= r->next_syms) {
-		int sret = rec_symcollect_write(r->syms, r->w, 0, now);
+		int sret = rec_symgather_write(r->syms, r->w, 0, now);
 
 		if (sret < 0)
 			ret = sret;
@@ -720,7 +720,7 @@ void rec_recording_free(struct rec_recording *r)
 	rec_drain_free(r->drain);
 	if (r->emit_ok)
 		rec_emit_release(&r->e);
-	rec_symcollect_free(r->syms);
+	rec_symgather_free(r->syms);
 	prec_writer_free(r->w);
 	rec_counters_free(r->ctr);
 	if (r->own_src)

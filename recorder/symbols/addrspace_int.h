@@ -1,14 +1,14 @@
 /*
- * addrspace_int.h - the symbol collector's state and its address-space
+ * addrspace_int.h - the symbol gatherer's state and its address-space
  * model, at the bottom of symbols/: processes and their mappings, the
  * objects they map, the hits recorded against both, the kernel symbols.
  * addrspace.c owns it; the files above read the state and call down,
- * never across or back up (symcollect.c lists the chain):
+ * never across or back up (symgather.c lists the chain):
  *
- *   symcollect.c -> symunwind.c, symwrite.c -> objfile.c -> addrspace.c
+ *   symgather.c -> symunwind.c, symwrite.c -> objfile.c -> addrspace.c
  *
  * Only the files of symbols/ include it; the rest of the recorder sees
- * the collector as the opaque object of symcollect.h. The calls of
+ * the gatherer as the opaque object of symgather.h. The calls of
  * addrspace.h are defined in addrspace.c too.
  */
 #ifndef REC_ADDRSPACE_INT_H
@@ -73,7 +73,7 @@ struct sc_proc {
 	uint32_t pid;
 	int known;                /* maps came from /proc, a fork or an exec */
 	uint32_t gen;             /* stamp of its last mapping change (see
-				   * rec_symcollect.hcache) */
+				   * rec_symgather.hcache) */
 	struct sc_map *maps;      /* sorted by start, non-overlapping */
 	size_t n, cap;
 	/* The space before the last exec: rings are drained CPU by CPU, so
@@ -106,8 +106,8 @@ struct hit_slot {
 	uint32_t tag;
 };
 
-struct rec_symcollect {
-	struct rec_symcollect_opts o;
+struct rec_symgather {
+	struct rec_symgather_opts o;
 
 	struct sc_obj **objs;
 	size_t nobjs, cobjs;
@@ -148,34 +148,34 @@ struct rec_symcollect {
 
 	const struct prec_unwind_arch *arch;  /* NULL: no unwinding here */
 	/* CFI rows of recent frames (symunwind.c): made at the first
-	 * unwind; tables live as long as the collector, so it is never
+	 * unwind; tables live as long as the gatherer, so it is never
 	 * stale */
 	struct prec_unwind_cache *ucache;
 
-	struct rec_symcollect_stats st;
+	struct rec_symgather_stats st;
 };
 
 /* The address space of pid, read from /proc when the pid is new (as a
  * hit does); NULL on allocation failure. */
-struct sc_proc *rec_symcollect_proc(struct rec_symcollect *sc, uint32_t pid);
+struct sc_proc *rec_symgather_proc(struct rec_symgather *sc, uint32_t pid);
 /* The mapping of p holding ip (the space before the last exec too), or
  * NULL. */
-const struct sc_map *rec_symcollect_map_at(const struct sc_proc *p, uint64_t ip);
+const struct sc_map *rec_symgather_map_at(const struct sc_proc *p, uint64_t ip);
 /* Frees an object's CFI (made by symunwind.c); NULL is fine. */
-void rec_symcollect_cfi_free(struct sc_cfi *c);
+void rec_symgather_cfi_free(struct sc_cfi *c);
 
 /* Reads kallsyms again when unknown kernel addresses wait and the wait
  * is over (or now when force); they then count as hits if named. 1 =
  * read, 0 = not due, < 0 = error. */
-int rec_symcollect_kernel_reload(struct rec_symcollect *sc, int force);
+int rec_symgather_kernel_reload(struct rec_symgather *sc, int force);
 
 /* Records a user-space hit of pid at ip: 2 = in an ELF
  * object, 1 = handled otherwise (JIT), 0 = not matched yet; < 0 error. */
-int rec_symcollect_user_hit(struct rec_symcollect *sc, uint32_t pid,
-			    uint64_t ip, int ret_addr, int last_chance);
+int rec_symgather_user_hit(struct rec_symgather *sc, uint32_t pid,
+			   uint64_t ip, int ret_addr, int last_chance);
 
 /* A write is done: pending and JIT hits cached before it stop matching
  * (see struct hit_slot). */
-void rec_symcollect_new_epoch(struct rec_symcollect *sc);
+void rec_symgather_new_epoch(struct rec_symgather *sc);
 
 #endif
