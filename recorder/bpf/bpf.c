@@ -34,7 +34,7 @@
 #include "recorder/bpf/bpf_abi.h"
 #include "recorder/bpf/sfilter.h"
 #include "recorder/encode/emit.h"
-#include "recorder/events/evset.h"
+#include "recorder/events/evlist.h"
 #include "recorder/log.h"
 
 #include "offcpu.skel.h"
@@ -245,14 +245,14 @@ static int fill_targets(struct rec_bpf *b)
 	return 0;
 }
 
-static int attach_offcpu(struct rec_bpf *b, struct rec_evset *s)
+static int attach_offcpu(struct rec_bpf *b, struct rec_evlist *s)
 {
 	struct offcpu_bpf *oc = b->oc;
 	struct rec_evsel *e = NULL;
 	int fd = bpf_map__fd(oc->maps.events), ret;
 
 	for (size_t i = 0; i < s->nsel; i++)
-		if (rec_evset_is_bpf_output(s, &s->sel[i]))
+		if (rec_evlist_is_bpf_output(s, &s->sel[i]))
 			e = &s->sel[i];
 	if (!e)
 		return -EINVAL;
@@ -335,14 +335,14 @@ static int add_link(struct rec_bpf *b, int fd)
  * event's number among them. A BPF link of its own, not libbpf's
  * bpf_program__attach_perf_event(): that one enables the event, and the
  * recording enables its events itself (a command's at its exec). */
-static int attach_filter(struct rec_bpf *b, struct rec_evset *s)
+static int attach_filter(struct rec_bpf *b, struct rec_evlist *s)
 {
 	int prog = bpf_program__fd(b->sf->progs.sample_filter);
 
 	for (size_t i = 0; i < s->nsel; i++) {
 		struct rec_evsel *e = &s->sel[i];
 
-		if (!rec_evset_filterable(s, e))
+		if (!rec_evlist_filterable(s, e))
 			continue;
 		if (b->nfiltered >= REC_SF_MAX_EVENTS) {
 			rec_log(REC_LOG_ERROR, "--filter: at most %d sampling events",
@@ -432,7 +432,7 @@ err:
 	return ret;
 }
 
-int rec_bpf_attach(struct rec_bpf *b, struct rec_evset *s)
+int rec_bpf_attach(struct rec_bpf *b, struct rec_evlist *s)
 {
 	int ret = 0;
 

@@ -5,7 +5,7 @@
  *
  * Their output joins the recording's one timeline: off-CPU intervals are
  * written by the program through bpf-output perf events that belong to the
- * recording's event set (events/evset.h: one per CPU, redirected into that
+ * recording's event set (events/evlist.h: one per CPU, redirected into that
  * CPU's ring), so they carry CLOCK_MONOTONIC times and the kernel's LOST
  * records like every other record. What the programs keep in maps (sums of
  * short blocks, filter counts, their own losses) is read by tick() and
@@ -15,7 +15,7 @@
  *
  *   struct rec_bpf *b;
  *   rec_bpf_new(&opts, &b);         // checks privileges, loads programs
- *   rec_evset_open(&set, ...);      // the set has its bpf-output event
+ *   rec_evlist_open(&set, ...);      // the set has its bpf-output event
  *   rec_bpf_attach(b, &set);        // output fds into the program's map,
  *                                   // programs attached, filter on each
  *                                   // sampling fd
@@ -43,7 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct rec_evset;
+struct rec_evlist;
 struct rec_emit;
 struct rec_record;
 struct rec_bpf;
@@ -83,7 +83,7 @@ int rec_bpf_new(const struct rec_bpf_opts *o, struct rec_bpf **out);
 
 /* Attaches to the opened event set: its bpf-output fds (off-CPU) and its
  * sampling events' fds (filter). 0 or a negative errno (logged). */
-int rec_bpf_attach(struct rec_bpf *b, struct rec_evset *s);
+int rec_bpf_attach(struct rec_bpf *b, struct rec_evlist *s);
 
 /* rec_emit's bpf_output hook (ctx: the rec_bpf): one sample of a
  * bpf-output event into an OffCpu packet on stream. 0 or the writer's

@@ -24,7 +24,7 @@ int rec_bpf_new(const struct rec_bpf_opts *o, struct rec_bpf **out)
 	return -EOPNOTSUPP;
 }
 
-int rec_bpf_attach(struct rec_bpf *b, struct rec_evset *s)
+int rec_bpf_attach(struct rec_bpf *b, struct rec_evlist *s)
 {
 	(void)b;
 	(void)s;

@@ -601,13 +601,13 @@ static void print_stream_summary(struct rec_cli_record_args *a, struct rec_sende
 }
 
 void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
-				   const struct rec_evlist *evl,
+				   const struct rec_evspecs *evl,
 				   struct rec_recording_opts *o)
 {
 	/* what record parsed into a->ro, with what the common options and
 	 * the program add */
 	*o = a->ro;
-	o->evlist = evl;
+	o->evspecs = evl;
 	o->counters = a->c.counters;
 	o->ncounters = a->c.ncounters;
 	o->interval_ns = a->c.interval_ns;
@@ -624,17 +624,17 @@ void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
 	o->off_cpu_raw_tp = getenv("PERFREC_OFFCPU_RAW_TP") != NULL;
 }
 
-int rec_cli_record_events(const struct rec_cli_record_args *a, struct rec_evlist *evl)
+int rec_cli_record_events(const struct rec_cli_record_args *a, struct rec_evspecs *evl)
 {
 	int ret;
 
 	for (size_t i = 0; i < a->c.nevents; i++) {
-		ret = rec_evlist_parse(evl, a->c.events[i]);
+		ret = rec_evspecs_parse(evl, a->c.events[i]);
 		if (ret < 0)
 			return ret;
 	}
 	if (!evl->n && !a->c.ncounters)
-		return rec_evlist_parse(evl, DEFAULT_EVENT);
+		return rec_evspecs_parse(evl, DEFAULT_EVENT);
 	return 0;
 }
 
@@ -669,7 +669,7 @@ static bool max_size_reached(const struct rec_cli_record_args *a,
 }
 
 /* Runs the recording a parsed command line describes. */
-static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
+static int run(struct rec_cli_record_args *a, struct rec_evspecs *evl)
 {
 	struct rec_recording_opts o = REC_RECORDING_OPTS_INIT;
 	struct rec_recording_stats st = { 0 };   /* read at the end even when no recording was made */
@@ -770,7 +770,7 @@ out:
 int rec_cli_record(int argc, char **argv)
 {
 	struct rec_cli_record_args a;
-	struct rec_evlist evl = REC_EVLIST_INIT;
+	struct rec_evspecs evl = REC_EVSPECS_INIT;
 	int ret, code = 2;
 
 	/* PERFREC_DEBUG: debug messages too (libbpf's, the verifier's log) */
@@ -791,7 +791,7 @@ int rec_cli_record(int argc, char **argv)
 		goto out;
 	code = run(&a, &evl);
 out:
-	rec_evlist_release(&evl);
+	rec_evspecs_release(&evl);
 	rec_cli_common_release(&a.c);
 	rec_cli_net_release(&a.net);
 	return code;

@@ -278,7 +278,7 @@ int rec_session_new(const struct rec_session_opts *opts, struct rec_session **ou
 		goto err;
 	}
 	/* the recording copied what it keeps: nothing below points into
-	 * the caller's option storage but evlist and source */
+	 * the caller's option storage but evspecs and source */
 	s->ro.cpus = NULL;
 	s->ro.pids = NULL;
 	s->ro.counters = NULL;

@@ -34,7 +34,7 @@
  *
  * Errors are logged (recorder/log.h) and returned as negative errno.
  * Ownership: opts and what it points to are read during new() (strings
- * and the token are copied), except rec->evlist, rec->source and
+ * and the token are copied), except rec->evspecs, rec->source and
  * to->tls, which must outlive the session.
  */
 #ifndef REC_SESSION_H

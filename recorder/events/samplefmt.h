@@ -2,7 +2,7 @@
  * samplefmt.h - the record layout of opened events: what a decoder of
  * their kernel records (recorder/encode/decode.h) needs to know of them.
  *
- * The event set (evset.h) fills these when it builds its attrs and hands
+ * The event set (evlist.h) fills these when it builds its attrs and hands
  * the decoder a rec_decode_ctx whose lookup maps a kernel id to its event's
  * format; the decoder reads them. They live here, below both, so the event
  * set never includes the decoder.

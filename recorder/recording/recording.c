@@ -25,7 +25,7 @@
 #include "recorder/encode/synth.h"
 #include "recorder/events/counters.h"
 #include "recorder/events/cpumap.h"
-#include "recorder/events/evset.h"
+#include "recorder/events/evlist.h"
 #include "recorder/events/threadmap.h"
 #include "recorder/log.h"
 #include "recorder/recording/workload.h"
@@ -195,8 +195,8 @@ static int open_source(struct rec_recording *r)
 	if (o->source) {
 		r->src = o->source;
 	} else {
-		const struct rec_evlist *l = o->evlist;
-		struct rec_evset_cfg cfg;
+		const struct rec_evspecs *l = o->evspecs;
+		struct rec_evlist_cfg cfg;
 		struct rec_bpf_opts bo = REC_BPF_OPTS_INIT;
 
 		if (!o->period) {
@@ -213,7 +213,7 @@ static int open_source(struct rec_recording *r)
 		if (!l || !l->n) {
 			/* Counting only: a dummy event still carries comm,
 			 * fork and mmap records. */
-			ret = rec_evlist_parse(&r->dummy, "dummy");
+			ret = rec_evspecs_parse(&r->dummy, "dummy");
 			if (ret < 0)
 				return ret;
 			l = &r->dummy;
@@ -728,7 +728,7 @@ void rec_recording_free(struct rec_recording *r)
 	free(r->ring_reported);
 	free(r->cpu_base);
 	free(r->cpu_out);
-	rec_evlist_release(&r->dummy);
+	rec_evspecs_release(&r->dummy);
 	rec_threadmap_release(&r->tids);
 	rec_cpumap_release(&r->cpus);
 	free(r);

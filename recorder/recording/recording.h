@@ -16,7 +16,7 @@
  * How to use:
  *
  *   struct rec_recording_opts o = REC_RECORDING_OPTS_INIT;
- *   o.evlist = &evl; o.target = REC_TARGET_SYSTEM; ...
+ *   o.evspecs = &evl; o.target = REC_TARGET_SYSTEM; ...
  *   rec_recording_new(&o, sink, "out.prec", &r);  // opens everything, writes
  *                                          // the output's first packets
  *   rec_recording_start(r);                // drain thread, enable / exec
@@ -42,7 +42,7 @@
  * write error the recording is FAILED: stop() only releases what it holds.
  *
  * Ownership: opts and everything it points to are read during new() only,
- * except opts->evlist and opts->source, which must outlive the recording.
+ * except opts->evspecs and opts->source, which must outlive the recording.
  * Sinks are borrowed: the one given to new() until rotate() returns or
  * free(); the caller frees them.
  */
@@ -63,9 +63,9 @@
 struct rec_recording_opts {
 	size_t sz;                         /* sizeof(struct rec_recording_opts) */
 	/* what */
-	const struct rec_evlist *evlist;   /* sampling events; may be empty
+	const struct rec_evspecs *evspecs;   /* sampling events; may be empty
 					    * when counters are given */
-	struct rec_source *source;         /* NULL: perf events of evlist with
+	struct rec_source *source;         /* NULL: perf events of evspecs with
 					    * the sampling settings below */
 	uint64_t freq, period;             /* period 0: sample at freq Hz */
 	bool callchain, switch_events;

@@ -34,7 +34,7 @@ struct rec_recording {
 	bool have_wl, wl_started;
 
 	/* events */
-	struct rec_evlist dummy;     /* only counters were asked for */
+	struct rec_evspecs dummy;     /* only counters were asked for */
 	struct rec_source *src;
 	bool own_src;
 	struct rec_counters *ctr;
