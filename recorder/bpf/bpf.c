@@ -159,7 +159,7 @@ static int open_offcpu(struct rec_bpf *b, bool raw_tp)
 
 	if (!oc)
 		return -errno;
-	oc->rodata->threshold_ns = b->o.off_cpu_threshold;
+	oc->rodata->threshold_ns = b->o.events->off_cpu_threshold;
 	oc->rodata->target_mode = b->o.target == REC_BPF_TARGET_PIDS ? REC_OFFCPU_BY_PID :
 				  b->o.target == REC_BPF_TARGET_TIDS ? REC_OFFCPU_BY_TID :
 				  REC_OFFCPU_ALL;
@@ -398,11 +398,16 @@ int rec_bpf_new(const struct rec_bpf_opts *o, struct rec_bpf **out)
 	b->o.targets = NULL;   /* read during new() only */
 	b->o.cpus = NULL;
 	libbpf_set_print(libbpf_print);
-	ret = check_privileges(o->off_cpu ? "--off-cpu" : "--filter");
+	if (!o->events) {
+		rec_log(REC_LOG_ERROR, "BPF options: no event settings");
+		ret = -EINVAL;
+		goto err;
+	}
+	ret = check_privileges(o->events->off_cpu ? "--off-cpu" : "--filter");
 	if (ret < 0)
 		goto err;
-	if (o->filter) {
-		b->filter = strdup(o->filter);
+	if (o->events->filter) {
+		b->filter = strdup(o->events->filter);
 		if (!b->filter) {
 			ret = -ENOMEM;
 			goto err;
@@ -411,7 +416,7 @@ int rec_bpf_new(const struct rec_bpf_opts *o, struct rec_bpf **out)
 		if (ret < 0)
 			goto err;
 	}
-	if (o->off_cpu) {
+	if (o->events->off_cpu) {
 		b->o.targets = o->targets;   /* for attach, within new()'s caller */
 		b->o.cpus = o->cpus;
 		b->stacks = calloc(NSTACKS, sizeof(*b->stacks));
@@ -424,6 +429,7 @@ int rec_bpf_new(const struct rec_bpf_opts *o, struct rec_bpf **out)
 		if (ret < 0)
 			goto err;
 	}
+	b->o.events = NULL;   /* read during new() only */
 	b->st.raw_tp = b->raw_tp;
 	*out = b;
 	return 0;

@@ -33,8 +33,9 @@
  * build without BPF (nobpf.c) - and returns a negative errno. libbpf's own
  * messages go to the same channel (libbpf_set_print) at debug level.
  *
- * Ownership: the options' strings and arrays are read during new() only;
- * the event set is borrowed during attach().
+ * Ownership: the options' strings, arrays and events are read during
+ * new() only (targets and cpus until attach()); the event set is borrowed
+ * during attach().
  */
 #ifndef REC_BPF_H
 #define REC_BPF_H
@@ -44,6 +45,7 @@
 #include <stdint.h>
 
 struct rec_evlist;
+struct rec_evlist_cfg;
 struct rec_emit;
 struct rec_record;
 struct rec_bpf;
@@ -57,9 +59,10 @@ enum rec_bpf_targets {
 
 struct rec_bpf_opts {
 	size_t sz;                    /* sizeof(struct rec_bpf_opts) */
-	bool off_cpu;                 /* measure off-CPU time */
-	uint64_t off_cpu_threshold;   /* ns: longer blocks are intervals */
-	const char *filter;           /* sample filter expression, or NULL */
+	/* the event list's settings (events/evlist.h): off_cpu (measure
+	 * off-CPU time), off_cpu_threshold (ns: longer blocks are
+	 * intervals), filter (sample filter expression, or NULL) */
+	const struct rec_evlist_cfg *events;
 	enum rec_bpf_targets target;
 	const int *targets;           /* pids or tids */
 	size_t ntargets;
@@ -71,8 +74,7 @@ struct rec_bpf_opts {
 				       * without BTF */
 };
 
-#define REC_BPF_OPTS_INIT { .sz = sizeof(struct rec_bpf_opts), \
-	.off_cpu_threshold = 1000000 }
+#define REC_BPF_OPTS_INIT { .sz = sizeof(struct rec_bpf_opts) }
 
 /* True when perfrec was built with BPF (PERFREC_BPF). */
 bool rec_bpf_built(void);

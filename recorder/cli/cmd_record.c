@@ -192,13 +192,13 @@ static void record_defaults(struct rec_cli_record_args *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->ro = (struct rec_recording_opts)REC_RECORDING_OPTS_INIT;
-	a->ro.freq = DEFAULT_FREQ;
+	a->ro.events.freq = DEFAULT_FREQ;
 	a->ro.flush_ms = PREC_DEFAULT_FLUSH_MS;
 	a->ro.zstd_level = DEFAULT_ZSTD_LEVEL;
 	a->ro.frame_size = DEFAULT_FRAME_SIZE;
 	a->c.interval_ns = 1000000000ull;
 	a->finish_timeout_ns = 30000000000ull;
-	a->ro.off_cpu_threshold_ns = 1000000;
+	a->ro.events.off_cpu_threshold = 1000000;
 }
 
 /* What is sampled and how (events themselves are common options): 1 taken, 0 not one of them, < 0 a bad value
@@ -210,17 +210,17 @@ static int sampling_option(const struct rec_cli_parser *p, struct rec_cli_record
 
 	switch (key) {
 	case 'F':
-		if (rec_parse_freq(arg, &a->ro.freq) < 0)
+		if (rec_parse_freq(arg, &a->ro.events.freq) < 0)
 			ret = rec_cli_bad_value(p, arg, "a frequency in Hz (e.g. 4000, 10k)");
 		seen->F = true;
 		break;
 	case 'c':
-		if (rec_parse_uint(arg, UINT64_MAX, &a->ro.period) < 0 || !a->ro.period)
+		if (rec_parse_uint(arg, UINT64_MAX, &a->ro.events.period) < 0 || !a->ro.events.period)
 			ret = rec_cli_bad_value(p, arg, "a positive count");
 		seen->c = true;
 		break;
 	case 'g':
-		a->ro.callchain = true;
+		a->ro.events.callchain = true;
 		a->ro.dwarf = a->ro.raw_stacks = false;
 		break;
 	case REC_OPT_CALL_GRAPH: {
@@ -231,18 +231,18 @@ static int sampling_option(const struct rec_cli_parser *p, struct rec_cli_record
 						"65528 bytes) or dwarf[,SIZE],raw");
 			break;
 		}
-		a->ro.callchain = !cg.dwarf;
+		a->ro.events.callchain = !cg.dwarf;
 		a->ro.dwarf = cg.dwarf;
-		a->ro.stack_user = cg.stack_user;
+		a->ro.events.stack_user = cg.stack_user;
 		a->ro.raw_stacks = cg.raw;
 		break;
 	}
 	case REC_OPT_SWITCH:
-		a->ro.switch_events = true;
+		a->ro.events.switch_events = true;
 		break;
 	case REC_OPT_OFF_CPU:
-		a->ro.off_cpu = true;
-		if (arg && (rec_parse_duration(arg, 1000000, &a->ro.off_cpu_threshold_ns) < 0))
+		a->ro.events.off_cpu = true;
+		if (arg && (rec_parse_duration(arg, 1000000, &a->ro.events.off_cpu_threshold) < 0))
 			ret = rec_cli_bad_value(p, arg, "a duration (e.g. 1ms, 500us, 0 "
 						"for every block as an interval; a "
 						"bare number is ms)");
@@ -252,7 +252,7 @@ static int sampling_option(const struct rec_cli_parser *p, struct rec_cli_record
 		struct rec_sfilter_error err;
 		char msg[REC_LOG_MAX];
 
-		a->ro.filter = arg;
+		a->ro.events.filter = arg;
 		if (rec_sfilter_parse(arg, &f, &err) < 0) {
 			rec_log(REC_LOG_ERROR, "bad --filter: %s",
 				rec_sfilter_describe_error(arg, &err, msg, sizeof(msg)));
@@ -280,7 +280,7 @@ static int output_option(const struct rec_cli_parser *p, struct rec_cli_record_a
 		if (rec_parse_uint(arg, 1u << 20, &v) < 0 || !v || (v & (v - 1)))
 			ret = rec_cli_bad_value(p, arg, "a power of two of pages per "
 						"ring (e.g. 128)");
-		a->ro.mmap_pages = (size_t)v;
+		a->ro.events.mmap_pages = (size_t)v;
 		break;
 	case REC_OPT_FRAME_SIZE:
 		if (rec_parse_size(arg, &v) < 0 || v < 1024 || v > (64ull << 20))
@@ -387,7 +387,7 @@ static int record_check(struct rec_cli_record_args *a, const struct seen *seen)
 		return -EINVAL;
 	}
 	if (seen->c)
-		a->ro.freq = 0;
+		a->ro.events.freq = 0;
 	a->output_given = a->c.output != NULL;
 	if (!a->c.output && !a->to)
 		a->c.output = DEFAULT_OUTPUT;
@@ -621,7 +621,7 @@ void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
 	o->argc = self_argc;
 	o->argv_self = self_argv;
 	/* tests: the off-CPU program kernels without BTF get */
-	o->off_cpu_raw_tp = getenv("PERFREC_OFFCPU_RAW_TP") != NULL;
+	o->bpf.force_raw_tp = getenv("PERFREC_OFFCPU_RAW_TP") != NULL;
 }
 
 int rec_cli_record_events(const struct rec_cli_record_args *a, struct rec_evspecs *evl)

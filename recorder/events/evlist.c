@@ -32,7 +32,7 @@ static bool leader_sampled_group(const struct rec_evspecs *l,
 
 bool rec_evlist_is_bpf_output(const struct rec_evlist *s, const struct rec_evsel *e)
 {
-	return s->cfg.bpf_output && e->ev == &s->bpf_ev;
+	return s->cfg.off_cpu && e->ev == &s->bpf_ev;
 }
 
 bool rec_evlist_filterable(const struct rec_evlist *s, const struct rec_evsel *e)
@@ -173,7 +173,7 @@ int rec_evlist_init(struct rec_evlist *s, const struct rec_evspecs *l,
 		s->sel[i].ev = &l->ev[i];
 		build_attr(s, i);
 	}
-	if (s->cfg.bpf_output) {
+	if (s->cfg.off_cpu) {
 		s->bpf_ev.name = "bpf-output";
 		s->bpf_ev.group = -1;
 		s->sel[s->nsel].ev = &s->bpf_ev;
@@ -433,7 +433,7 @@ static int evlist_open(struct rec_evlist *s, const int *cpus, size_t ncpus,
 			ret = -ESRCH;
 			goto out;
 		}
-		if (s->cfg.bpf_output) {
+		if (s->cfg.off_cpu) {
 			ret = open_bpf_output(s, ci, cpu, &ring_fd, err, errlen);
 			if (ret < 0)
 				goto out;

@@ -38,6 +38,11 @@
 #include "recorder/events/samplefmt.h"
 #include "recorder/ring/ring.h"
 
+/* How the events are opened: the command line parses straight into this
+ * (rec_recording_opts.events), and the BPF programs read their settings
+ * from it too (rec_bpf_opts.events), so each option lives here once. The
+ * recording sets inherit, enable_on_exec and regs_user from its target
+ * and architecture, and the defaults (mmap_pages, stack_user) when 0. */
 struct rec_evlist_cfg {
 	uint64_t freq;          /* sample_freq when period == 0 */
 	uint64_t period;        /* fixed sample_period, 0 = use freq */
@@ -47,14 +52,14 @@ struct rec_evlist_cfg {
 	bool enable_on_exec;    /* command target */
 	size_t mmap_pages;      /* data pages per ring, power of two */
 	/* What the BPF programs (recorder/bpf/bpf.h, loaded by the perf
-	 * event source) need of the event set. bpf_output adds a bpf-output
-	 * event after the parsed ones: opened once per CPU for every task (pid
-	 * -1), into that CPU's ring, enabled from the start; its samples are
-	 * the off-CPU program's records, blocks of at least
-	 * off_cpu_threshold ns as intervals. filter: the sample filter
-	 * attached to the sampling events (borrowed; written into their
-	 * descriptions), or NULL. */
-	bool bpf_output;
+	 * event source) need of the event set. off_cpu (--off-cpu) runs the
+	 * off-CPU program and adds a bpf-output event after the parsed ones:
+	 * opened once per CPU for every task (pid -1), into that CPU's ring,
+	 * enabled from the start; its samples are the program's records,
+	 * blocks of at least off_cpu_threshold ns as intervals. filter: the
+	 * sample filter attached to the sampling events (borrowed; written
+	 * into their descriptions), or NULL. */
+	bool off_cpu;
 	uint64_t off_cpu_threshold;
 	const char *filter;
 	/* --call-graph dwarf: samples also carry the user registers of
@@ -90,7 +95,7 @@ struct rec_evlist {
 	const struct rec_evspecs *evspecs;
 	struct rec_evlist_cfg cfg;
 	struct rec_evsel *sel;          /* [nsel]: the parsed events', then the
-					 * bpf-output event (cfg.bpf_output) */
+					 * bpf-output event (cfg.off_cpu) */
 	size_t nsel;
 	struct rec_event bpf_ev;        /* sel[nsel - 1].ev with off_cpu */
 	struct rec_ring *rings;         /* [nrings], rings[i] is cpus[i]'s */
@@ -126,7 +131,7 @@ void rec_evlist_release(struct rec_evlist *s);
 int rec_evlist_write_lost(struct rec_evlist *s, struct prec_writer *w,
 			   uint64_t now_ns, uint64_t *total);
 
-/* Whether e is the bpf-output event of cfg.bpf_output. */
+/* Whether e is the bpf-output event of cfg.off_cpu. */
 bool rec_evlist_is_bpf_output(const struct rec_evlist *s, const struct rec_evsel *e);
 /* Whether a sample filter (cfg.filter) applies to e: a sampling
  * event other than a tracepoint or probe (their BPF programs are of

@@ -196,17 +196,17 @@ static int open_source(struct rec_recording *r)
 		r->src = o->source;
 	} else {
 		const struct rec_evspecs *l = o->evspecs;
-		struct rec_evlist_cfg cfg;
-		struct rec_bpf_opts bo = REC_BPF_OPTS_INIT;
+		struct rec_evlist_cfg cfg = o->events;
+		struct rec_bpf_opts bo = o->bpf;
 
-		if (!o->period) {
+		if (!cfg.period) {
 			int max = rec_read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 0);
 
-			if (max > 0 && o->freq > (uint64_t)max) {
+			if (max > 0 && cfg.freq > (uint64_t)max) {
 				rec_log(REC_LOG_ERROR, "-F %llu is above this kernel's limit "
 					"of %d Hz (/proc/sys/kernel/perf_event_max_sample_rate): "
 					"use -F %d or lower, or raise the limit",
-					(unsigned long long)o->freq, max, max);
+					(unsigned long long)cfg.freq, max, max);
 				return -EINVAL;
 			}
 		}
@@ -218,10 +218,6 @@ static int open_source(struct rec_recording *r)
 				return ret;
 			l = &r->dummy;
 		}
-		memset(&cfg, 0, sizeof(cfg));
-		cfg.freq = o->freq;
-		cfg.period = o->period;
-		cfg.callchain = o->callchain;
 		if (o->dwarf) {
 			const struct prec_unwind_arch *a = rec_symgather_arch(NULL);
 
@@ -231,27 +227,27 @@ static int open_source(struct rec_recording *r)
 					"use --call-graph fp (frame pointers)");
 				return -EOPNOTSUPP;
 			}
-			if (o->stack_user % 8 || o->stack_user > REC_STACK_USER_MAX) {
+			if (cfg.stack_user % 8 || cfg.stack_user > REC_STACK_USER_MAX) {
 				rec_log(REC_LOG_ERROR, "--call-graph dwarf: a user stack size "
 					"of %u bytes is not a multiple of 8 from 8 to %u",
-					o->stack_user, REC_STACK_USER_MAX);
+					cfg.stack_user, REC_STACK_USER_MAX);
 				return -EINVAL;
 			}
-			cfg.stack_user = o->stack_user ? o->stack_user : REC_STACK_USER_DEFAULT;
+			if (!cfg.stack_user)
+				cfg.stack_user = REC_STACK_USER_DEFAULT;
 			cfg.regs_user = a->perf_mask_min;
+		} else {
+			cfg.stack_user = 0;
+			cfg.regs_user = 0;
 		}
-		cfg.switch_events = o->switch_events;
 		cfg.inherit = o->target == REC_TARGET_PIDS || o->target == REC_TARGET_COMMAND;
 		cfg.enable_on_exec = o->target == REC_TARGET_COMMAND;
-		cfg.mmap_pages = o->mmap_pages ? o->mmap_pages : auto_ring_pages(r->cpus.n);
-		bo.off_cpu = o->off_cpu;
-		bo.off_cpu_threshold = o->off_cpu_threshold_ns;
-		bo.filter = o->filter && o->filter[0] ? o->filter : NULL;
-		bo.force_raw_tp = o->off_cpu_raw_tp;
+		if (!cfg.mmap_pages)
+			cfg.mmap_pages = auto_ring_pages(r->cpus.n);
+		if (cfg.filter && !cfg.filter[0])
+			cfg.filter = NULL;
+		bo.sz = sizeof(bo);
 		bpf_targets(r, &bo);
-		cfg.bpf_output = bo.off_cpu;
-		cfg.off_cpu_threshold = bo.off_cpu_threshold;
-		cfg.filter = bo.filter;
 		r->src = rec_source_perf_new(l, &cfg, &bo);
 		if (!r->src) {
 			ret = -errno;
@@ -678,7 +674,7 @@ void rec_recording_stats(const struct rec_recording *r,
 	}
 	st->event_lost = r->event_lost;
 	st->bpf_records = r->emit_ok ? r->e.st.bpf : 0;
-	st->switch_events = r->o.switch_events;
+	st->switch_events = r->o.events.switch_events;
 	st->have_workload = r->have_wl;
 	st->workload_pid = r->have_wl ? r->wl.pid : -1;
 	st->workload_exit = r->have_wl ? rec_workload_exit_code(&r->wl) : -1;

@@ -13,8 +13,9 @@
 struct perf_source {
 	struct rec_source pub;   /* first: the recording sees only this */
 	struct rec_evlist set;
-	struct rec_bpf_opts bo;  /* the BPF programs asked for */
-	struct rec_bpf *bpf;     /* bo asked for off-CPU or a filter */
+	struct rec_bpf_opts bo;  /* the BPF programs' settings; their
+				  * events are set's cfg */
+	struct rec_bpf *bpf;     /* set.cfg asked for off-CPU or a filter */
 };
 
 static struct perf_source *perf_of(struct rec_source *src)
@@ -31,7 +32,7 @@ static int perf_open(struct rec_source *src, const int *cpus, size_t ncpus,
 
 	/* BPF first: a missing privilege or kernel feature is said before
 	 * any event is opened */
-	if (bo->off_cpu || bo->filter) {
+	if (p->set.cfg.off_cpu || p->set.cfg.filter) {
 		ret = rec_bpf_new(bo, &p->bpf);
 		if (ret < 0)
 			return ret;
@@ -124,6 +125,7 @@ struct rec_source *rec_source_perf_new(const struct rec_evspecs *evspecs,
 		errno = -ret;
 		return NULL;
 	}
+	p->bo.events = &p->set.cfg;
 	p->pub.ops = &perf_ops;
 	p->pub.nevents = (uint32_t)p->set.nsel;
 	p->pub.ngroups = (uint32_t)evspecs->ngroups;
