@@ -43,8 +43,7 @@ struct finisher {
 
 struct made {                         /* a named output file, for keep */
 	char *path;
-	dev_t dev;
-	ino_t ino;
+	uint64_t dev, ino;
 };
 
 struct rec_outputs {
@@ -276,60 +275,89 @@ static int create_named(struct rec_outputs *o, const char *suffix, char *path,
 	return e;
 }
 
-/* An output file made, listed for keep (without a keep hook). */
-static void list_made(struct rec_outputs *o, int fd, const char *path)
+/* A file at the end of keep's list. 0 or -ENOMEM. */
+static int list_file(struct rec_outputs *o, const char *path, uint64_t dev,
+		     uint64_t ino)
 {
-	struct made *v;
-	struct stat st;
+	struct made *v = realloc(o->made, (o->nmade + 1) * sizeof(*v));
 
-	if (o->o.hooks.keep || !o->o.keep || fstat(fd, &st) < 0)
-		return;
-	v = realloc(o->made, (o->nmade + 1) * sizeof(*v));
 	if (!v)
-		return;
+		return -ENOMEM;
 	o->made = v;
 	v[o->nmade].path = strdup(path);
-	v[o->nmade].dev = st.st_dev;
-	v[o->nmade].ino = st.st_ino;
-	if (v[o->nmade].path)
-		o->nmade++;
+	v[o->nmade].dev = dev;
+	v[o->nmade].ino = ino;
+	if (!v[o->nmade].path)
+		return -ENOMEM;
+	o->nmade++;
+	return 0;
 }
 
-/* The newest `keep` files this object made stay; older ones are deleted
- * while their path still holds the file made (no symlink, no other file
- * put in its place); the current one never. */
+/* An output file made, listed for keep. */
+static void list_made(struct rec_outputs *o, int fd, const char *path)
+{
+	struct stat st;
+
+	if (o->o.keep && fstat(fd, &st) == 0 &&
+	    list_file(o, path, (uint64_t)st.st_dev, (uint64_t)st.st_ino) < 0)
+		rec_log(REC_LOG_WARN, "out of memory: --keep will not delete %s", path);
+}
+
+/* Does m's path still hold the file made (a regular file, the same
+ * device and inode, not a symlink)? */
+static bool made_live(const struct made *m)
+{
+	struct stat st;
+
+	return lstat(m->path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       (uint64_t)st.st_dev == m->dev && (uint64_t)st.st_ino == m->ino;
+}
+
+static void forget_made(struct rec_outputs *o, size_t i)
+{
+	struct made *m = &o->made[i];
+
+	if (o->o.hooks.forgotten)
+		o->o.hooks.forgotten(o->o.hooks.ctx, m->path);
+	free(m->path);
+	memmove(m, m + 1, (o->nmade - i - 1) * sizeof(*m));
+	o->nmade--;
+}
+
+/* Files whose path no longer holds them leave the list (a name reused
+ * for another file, or a symlink put in its place, is not ours); of the
+ * rest the newest `keep` stay and older ones are deleted; the current
+ * one never. */
 static void apply_keep(struct rec_outputs *o)
 {
-	size_t i = 0;
+	size_t i = 0, drop;
 
 	if (!o->o.keep)
 		return;
-	if (o->o.hooks.keep) {
-		o->o.hooks.keep(o->o.hooks.ctx, o->cur.file ? o->cur.path : "");
-		return;
+	while (i < o->nmade) {
+		if (made_live(&o->made[i]))
+			i++;
+		else
+			forget_made(o, i);
 	}
-	while (o->nmade > o->o.keep && i < o->nmade - o->o.keep) {
+	drop = o->nmade > o->o.keep ? o->nmade - o->o.keep : 0;
+	i = 0;
+	for (size_t k = 0; k < drop; k++) {
 		struct made *m = &o->made[i];
-		struct stat st;
 
 		if (!strcmp(m->path, o->cur.path)) {
 			i++;
 			continue;
 		}
-		if (lstat(m->path, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == m->dev &&
-		    st.st_ino == m->ino) {
-			if (unlink(m->path) < 0 && errno != ENOENT) {
-				rec_log(REC_LOG_WARN, "cannot delete %s (keeping %u files): %s",
-					m->path, o->o.keep, strerror(errno));
-				i++;
-				continue;
-			}
-			rec_log(REC_LOG_INFO, "deleted %s (keeping the newest %u)", m->path,
-				o->o.keep);
+		if (unlink(m->path) < 0 && errno != ENOENT) {
+			rec_log(REC_LOG_WARN, "cannot delete %s (keeping %u files): %s",
+				m->path, o->o.keep, strerror(errno));
+			i++;
+			continue;
 		}
-		free(m->path);
-		memmove(m, m + 1, (o->nmade - i - 1) * sizeof(*m));
-		o->nmade--;
+		rec_log(REC_LOG_INFO, "deleted %s (keeping the newest %u)", m->path,
+			o->o.keep);
+		forget_made(o, i);
 	}
 }
 
@@ -493,6 +521,11 @@ int rec_outputs_new(const struct rec_outputs_opts *opts, struct rec_outputs **ou
 	o->name = prec_opts_strdup(o->o.name, &ret);
 	o->path = prec_opts_strdup(o->o.path, &ret);
 	o->stem = prec_opts_strdup(o->o.stem, &ret);
+	for (size_t i = 0; !ret && o->o.keep && i < o->o.nearlier; i++) {
+		const struct rec_outputs_file *f = &o->o.earlier[i];
+
+		ret = list_file(o, f->path, f->dev, f->ino);
+	}
 	if (ret < 0)
 		goto err;
 	if (o->o.flight_bytes && (o->o.to || o->o.rotate_bytes || o->o.rotate_ns)) {
@@ -504,6 +537,8 @@ int rec_outputs_new(const struct rec_outputs_opts *opts, struct rec_outputs **ou
 	o->o.name = o->name;
 	o->o.path = o->path;
 	o->o.stem = o->stem;
+	o->o.earlier = NULL;
+	o->o.nearlier = 0;
 	ret = output_open(o, &o->cur);
 	if (ret < 0)
 		goto err;

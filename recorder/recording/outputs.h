@@ -11,9 +11,10 @@
  *            created with O_EXCL (never overwriting, never following a
  *            symlink), a new one at each rotation: by size (rotate_bytes),
  *            by age (rotate_ns) or on request; beyond the newest `keep`
- *            such files, older ones this object made are deleted (the
- *            current one never), each only while its path still holds the
- *            file that was made.
+ *            such files (earlier runs' the driver lists, then those this
+ *            object made), older ones are deleted (the current one
+ *            never), each only while its path still holds the file that
+ *            was made.
  *   stream   to a collector, through the stream the driver gives
  *            (struct rec_outputs_stream: net/sendout.h's sender, so the
  *            outputs know no network); each output is a stream of its
@@ -34,10 +35,13 @@
  *
  * Files made: hooks.created(ctx, fd, path) is called for every named file
  * (outputs and snapshots) just after it is created, before anything is
- * written into it (the daemon lists it in its manifest there). keep is
- * applied by hooks.keep(ctx, current) when given (the daemon deletes from
- * its manifest, which also lists earlier runs' files), otherwise over the
- * files this object made.
+ * written into it (the daemon lists it in its manifest there). keep runs
+ * over one list, oldest first: the files of earlier runs the driver gives
+ * (opts.earlier: the daemon's manifest; `perfrec record` has none), then
+ * the outputs this object made. A file whose path no longer holds it
+ * leaves the list (it does not count); then the oldest beyond `keep` are
+ * deleted. hooks.forgotten(ctx, path) is told of each file that left the
+ * list either way (the daemon drops it from its manifest).
  *
  * How to use (one thread):
  *
@@ -98,8 +102,14 @@ struct rec_outputs_hooks {
 	void *ctx;
 	/* a named file was created (fd open, nothing written yet) */
 	void (*created)(void *ctx, int fd, const char *path);
-	/* apply keep; current: the file being written ("" for none) */
-	void (*keep)(void *ctx, const char *current);
+	/* a file left keep's list: deleted, or its path no longer holds it */
+	void (*forgotten)(void *ctx, const char *path);
+};
+
+/* A named output file an earlier run made, for keep. */
+struct rec_outputs_file {
+	const char *path;
+	uint64_t dev, ino;                  /* its fstat() when made */
 };
 
 struct rec_outputs_opts {
@@ -110,6 +120,9 @@ struct rec_outputs_opts {
 	uint64_t rotate_bytes;              /* 0: not by size (named files) */
 	uint64_t rotate_ns;                 /* 0: not by age (named files) */
 	unsigned keep;                      /* 0: keep every file */
+	const struct rec_outputs_file *earlier; /* [nearlier], oldest first: */
+	size_t nearlier;                    /* earlier runs' outputs of this
+					     * stem, counted by keep (copied) */
 	uint64_t flight_bytes;              /* > 0: flight recorder (no file,
 					     * no stream; stem names snapshots) */
 	const struct rec_outputs_stream *to; /* NULL: no stream (borrowed) */
