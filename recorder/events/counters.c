@@ -341,13 +341,14 @@ static int counters_open(struct rec_counters *c, const int *cpus,
 	for (size_t i = 0; i < c->nm; i++) {
 		c->m[i].fd = malloc(nt * sizeof(int));
 		c->m[i].id = calloc(nt, sizeof(uint64_t));
+		/* before the check: close_all() closes every fd[] >= 0 */
+		for (size_t t = 0; c->m[i].fd && t < nt; t++)
+			c->m[i].fd[t] = -1;
 		if (!c->m[i].fd || !c->m[i].id) {
 			ret = -ENOMEM;
 			snprintf(err, errlen, "counters: out of memory");
 			goto err_close;
 		}
-		for (size_t t = 0; t < nt; t++)
-			c->m[i].fd[t] = -1;
 	}
 	for (size_t t = 0; t < nt; t++)
 		for (size_t g = 0; g < c->ng; g++) {

@@ -599,9 +599,9 @@ int rec_recording_stop(struct rec_recording *r, const char *reason)
 	}
 	if (r->state == REC_RECORDING_RUNNING || !r->stop_reason[0])
 		r->stop_reason = reason ? reason : "stopped";
-	/* nothing new after disable, then take what is left */
-	if (r->src)
-		r->src->ops->disable(r->src);
+	/* nothing new after disable, then take what is left (new() returns
+	 * no recording without its source) */
+	r->src->ops->disable(r->src);
 	if (r->have_wl && r->wl_started && !r->wl.exited) {
 		/* stopped while the command runs */
 		kill(r->wl.pid, SIGTERM);
