@@ -686,8 +686,8 @@ out:
 	return ret;
 }
 
-static int evlist_parse(struct rec_evspecs *l, const char *str, char *err,
-			size_t errlen)
+static int evspecs_parse(struct rec_evspecs *l, const char *str, char *err,
+			 size_t errlen)
 {
 	size_t n0 = l->n, g0 = l->ngroups;
 	const char *p = str;
@@ -749,7 +749,7 @@ static int evlist_parse(struct rec_evspecs *l, const char *str, char *err,
 int rec_evspecs_parse(struct rec_evspecs *l, const char *str)
 {
 	char err[REC_LOG_MAX] = "";
-	int ret = evlist_parse(l, str, err, sizeof(err));
+	int ret = evspecs_parse(l, str, err, sizeof(err));
 
 	if (ret < 0 && !err[0])
 		snprintf(err, sizeof(err), "events '%s': %s", str ? str : "",
