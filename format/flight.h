@@ -20,7 +20,7 @@
  * then an index rebuilt for the saved file's offsets. Frames keep their
  * seq, so a reader sees where frames were dropped.
  *
- * How to use (a recording's output, recorder/daemon/session.c):
+ * How to use (a recording's output, recorder/daemon/session_run.c):
  *
  *   s = prec_flight_new(64 << 20);
  *   w = prec_writer_new(s, ...);   ... first packets ...; prec_writer_flush(w);

@@ -1,6 +1,6 @@
 /*
  * cmd_archive.c - `perfrec archive`: JetStream into session files
- * (net/archiver.h) until SIGTERM/SIGINT; `--list` as `collect --list`.
+ * (net/js_archiver.h) until SIGTERM/SIGINT; `--list` as `collect --list`.
  */
 #include <errno.h>
 #include <signal.h>
@@ -12,7 +12,7 @@
 #include "recorder/cli/parse.h"
 #include "recorder/cli/print.h"
 #include "recorder/log.h"
-#include "recorder/net/archiver.h"
+#include "recorder/net/js_archiver.h"
 
 static const struct rec_cli_opt archive_opts[] = {
 	REC_CLI_SECTION("archiving"),
@@ -41,20 +41,20 @@ static const char archive_about[] =
 	"and a record delivered twice is written once. Run several on one stream\n"
 	"to share the work. SIGTERM or Ctrl-C stops it with every file synced.\n";
 
-static struct rec_archiver *running;
+static struct rec_js_archiver *running;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	if (running)
-		rec_archiver_stop(running);
+		rec_js_archiver_stop(running);
 }
 
 int rec_cli_archive(int argc, char **argv)
 {
-	struct rec_archiver_opts o = REC_ARCHIVER_OPTS_INIT;
+	struct rec_js_archiver_opts o = REC_JS_ARCHIVER_OPTS_INIT;
 	struct rec_cli_parser p;
-	struct rec_archiver *a = NULL;
+	struct rec_js_archiver *a = NULL;
 	struct sigaction sa;
 	const char *arg;
 	bool do_list = false;
@@ -128,7 +128,7 @@ int rec_cli_archive(int argc, char **argv)
 		rec_log(REC_LOG_ERROR, "cannot create %s: %s", o.dir, strerror(errno));
 		goto out;
 	}
-	if (rec_archiver_new(&o, &a) < 0)
+	if (rec_js_archiver_new(&o, &a) < 0)
 		goto out;
 	running = a;
 	memset(&sa, 0, sizeof(sa));
@@ -138,12 +138,12 @@ int rec_cli_archive(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	rec_log(REC_LOG_INFO, "archive: consuming %s from %s into %s",
 		o.stream ? o.stream : "PERFREC", o.urls, o.dir);
-	ret = rec_archiver_run(a);
+	ret = rec_js_archiver_run(a);
 	running = NULL;
 	{
-		struct rec_archiver_stats st;
+		struct rec_js_archiver_stats st;
 
-		rec_archiver_stats(a, &st);
+		rec_js_archiver_stats(a, &st);
 		rec_log(REC_LOG_INFO, "archive: stopped: %llu messages, %llu records "
 			"(%llu bytes) written, %llu duplicates, %llu retried, %llu dropped, "
 			"%llu sessions completed", (unsigned long long)st.messages,
@@ -157,7 +157,7 @@ usage:
 	fprintf(stderr, "perfrec: see 'perfrec archive --help'\n");
 	code = 2;
 out:
-	rec_archiver_free(a);
+	rec_js_archiver_free(a);
 	rec_cli_parser_release(&p);
 	return code;
 }

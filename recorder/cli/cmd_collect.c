@@ -1,7 +1,7 @@
 /*
  * cmd_collect.c - `perfrec collect`: the archive collector
  * (net/collector.h) until SIGTERM/SIGINT, and `--list`, what an archive
- * directory holds (net/archive.h).
+ * directory holds (net/archive_file.h).
  */
 #include <errno.h>
 #include <signal.h>
@@ -16,7 +16,7 @@
 #include "recorder/cli/parse.h"
 #include "recorder/cli/print.h"
 #include "recorder/log.h"
-#include "recorder/net/archive.h"
+#include "recorder/net/archive_file.h"
 #include "recorder/net/collector.h"
 #include "recorder/net/jetstream.h"
 #include "recorder/net/wire.h"
@@ -92,7 +92,7 @@ static int print_entry(const struct rec_archive_entry *e, void *ctx)
 	if (!(*n)++)
 		printf("%-24s %-32s %-20s %10s %12s  %s\n", "HOST", "SESSION", "START (UTC)",
 		       "DURATION", "BYTES", "STATUS");
-	printf("%-24s %-32s %-20s %10s %12s  %s", e->host, e->session, start, dur, bytes,
+	printf("%-24s %-32s %-20s %10s %12s  %s", e->host, e->id, start, dur, bytes,
 	       rec_archive_status_name(e->status));
 	if (e->status == REC_ARCHIVE_DAMAGED)
 		printf(" (%llu damaged stretch%s, the first at offset %llu; %s%s)",
@@ -165,7 +165,7 @@ int rec_cli_collect(int argc, char **argv)
 		case REC_OPT_MAX_SESSIONS:
 			if (rec_parse_uint(arg, 1000000, &v) < 0 || !v)
 				ret = rec_cli_bad_value(&p, arg, "a positive count");
-			o.max_sessions = (unsigned)v;
+			o.max_streams = (unsigned)v;
 			break;
 		case REC_OPT_HELLO_TIMEOUT:
 		case REC_OPT_IDLE_TIMEOUT:
@@ -245,7 +245,7 @@ int rec_cli_collect(int argc, char **argv)
 			 o.listen, rec_collector_port(c));
 		rec_log(REC_LOG_INFO, "collect: listening on %s, archiving into %s%s%s%s%s",
 			where, dir ? dir : "", dir && js ? " and " : "",
-			js ? "JetStream stream " : "", js ? rec_js_stream(js) : "",
+			js ? "JetStream stream " : "", js ? rec_js_stream_name(js) : "",
 			net.tls ? ", TLS" : "");
 	}
 	ret = rec_collector_run(c);
@@ -257,7 +257,7 @@ int rec_cli_collect(int argc, char **argv)
 		rec_log(REC_LOG_INFO, "collect: stopped: %llu connections (%llu refused), "
 			"%llu sessions, %llu frames (%llu bytes) archived, %llu duplicates "
 			"dropped", (unsigned long long)st.accepted, (unsigned long long)st.refused,
-			(unsigned long long)st.sessions, (unsigned long long)st.frames,
+			(unsigned long long)st.streams, (unsigned long long)st.frames,
 			(unsigned long long)st.bytes, (unsigned long long)st.duplicates);
 	}
 	code = ret < 0 ? 1 : 0;

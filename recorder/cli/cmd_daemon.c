@@ -1,7 +1,7 @@
 /*
  * cmd_daemon.c - `perfrec daemon` (daemon/daemon.h: the control socket
  * and the session supervisor) and `perfrec session`, the process the
- * daemon starts for each session (daemon/child.h); not for people to run.
+ * daemon starts for each session (daemon/session_proc.h); not for people to run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,11 +20,11 @@
 #include "recorder/cli/cmd.h"
 #include "recorder/cli/parse.h"
 #include "recorder/cli/sessargs.h"
-#include "recorder/daemon/child.h"
+#include "recorder/daemon/session_proc.h"
 #include "recorder/daemon/config.h"
 #include "recorder/daemon/daemon.h"
 #include "recorder/daemon/manifest.h"
-#include "recorder/daemon/session.h"
+#include "recorder/daemon/session_run.h"
 #include "recorder/log.h"
 
 #define DEFAULT_SOCKET "/run/perfrec/ctl.sock"
@@ -385,11 +385,11 @@ static const struct rec_cli_opt session_cmd_opts[] = {
 
 int rec_cli_session(int argc, char **argv)
 {
-	struct rec_session_opts so = REC_SESSION_OPTS_INIT;
+	struct rec_session_run_opts so = REC_SESSION_RUN_OPTS_INIT;
 	struct rec_recording_opts ro = REC_RECORDING_OPTS_INIT;
 	struct rec_sender_opts to = REC_SENDER_OPTS_INIT;
-	struct rec_child_opts co = REC_CHILD_OPTS_INIT;
-	struct rec_child *child = NULL;
+	struct rec_session_proc_opts co = REC_SESSION_PROC_OPTS_INIT;
+	struct rec_session_proc *child = NULL;
 	struct rec_cli_session_args a;
 	struct rec_evspecs evl = REC_EVSPECS_INIT;
 	struct rec_cli_parser p;
@@ -432,7 +432,7 @@ int rec_cli_session(int argc, char **argv)
 	snprintf(prefix, sizeof(prefix), use_syslog ? "perfrec-session-%s" :
 		 "perfrec session %s", name);
 	print_named_install(prefix, use_syslog);
-	child = rec_child_new(CHAN_FD);   /* our errors reach the daemon from here on */
+	child = rec_session_proc_new(CHAN_FD);   /* our errors reach the daemon from here on */
 	if (!child)
 		goto out;
 	memset(&sa, 0, sizeof(sa));
@@ -482,7 +482,7 @@ int rec_cli_session(int argc, char **argv)
 	so.manifest_dir = statedir;
 	so.owner_uid = (uint32_t)owner;
 	so.finish_timeout_ms = (uint32_t)(a.rec.finish_timeout_ns / 1000000);
-	co.session = &so;
+	co.run = &so;
 	/* what it samples and counts, as opened (cpu-clock when none given) */
 	names = calloc(evl.n + a.rec.c.ncounters + 1, sizeof(*names));
 	if (!names)
@@ -493,9 +493,9 @@ int rec_cli_session(int argc, char **argv)
 		names[co.nevents++] = a.rec.c.counters[i];
 	co.events = names;
 	co.stop = &session_stop;
-	code = rec_child_run(child, &co);
+	code = rec_session_proc_run(child, &co);
 out:
-	rec_child_free(child);
+	rec_session_proc_free(child);
 	free(names);
 	free(stem);
 	rec_evspecs_release(&evl);

@@ -120,16 +120,16 @@ static void deliver(struct rec_daemon *d)
 /* Replies to c now. */
 static void daemon_reply(struct rec_daemon *d, struct client *c, Reply *rp)
 {
-	if (dsess_answer(d, c->id, rp) < 0)
+	if (session_answer(d, c->id, rp) < 0)
 		answered(d, c, false);
 	deliver(d);
 }
 
 /* ok, with the status of one session (or none). */
-static void daemon_reply_session(struct rec_daemon *d, struct client *c, struct dsess *s,
+static void daemon_reply_session(struct rec_daemon *d, struct client *c, struct session *s,
 				 const char *file)
 {
-	if (dsess_answer_session(d, c->id, s, file) < 0)
+	if (session_answer_status(d, c->id, s, file) < 0)
 		answered(d, c, false);
 	deliver(d);
 }
@@ -160,7 +160,7 @@ static void daemon_reply_error(struct rec_daemon *d, struct client *c, const cha
 static void do_start(struct rec_daemon *d, struct client *c,
 		     Perfrec__Control__StartRequest *sr)
 {
-	struct dsess *s;
+	struct session *s;
 	char why[REC_LOG_MAX * 2], stem[PATH_MAX];
 	char **args;
 
@@ -173,10 +173,10 @@ static void do_start(struct rec_daemon *d, struct client *c,
 		daemon_reply_error(d, c, "the daemon is stopping");
 		return;
 	}
-	s = dsess_find(d, sr->name);
+	s = session_find(d, sr->name);
 	if (s && (s->pid > 0 || strcmp(s->origin, "ctl") || s->state == ST(BACKOFF))) {
 		daemon_reply_error(d, c, "session %s exists (%s, from %s): stop it first", s->name,
-			    dsess_state_name(s->state), s->origin);
+			    session_state_name(s->state), s->origin);
 		return;
 	}
 	if (!s && d->nsessions >= MAX_SESSIONS) {
@@ -187,9 +187,9 @@ static void do_start(struct rec_daemon *d, struct client *c,
 		daemon_reply_error(d, c, "too many arguments (%zu)", sr->n_args);
 		return;
 	}
-	if (dsess_check_args(d, sr->name, sr->args, (int)sr->n_args, c->trusted, stem, why,
+	if (session_check_args(d, sr->name, sr->args, (int)sr->n_args, c->trusted, stem, why,
 			     sizeof(why)) < 0 ||
-	    dsess_check_stem(d, sr->name, stem, c->uid, c->trusted, why, sizeof(why)) < 0) {
+	    session_check_stem(d, sr->name, stem, c->uid, c->trusted, why, sizeof(why)) < 0) {
 		daemon_reply_error(d, c, "%s", why);
 		return;
 	}
@@ -206,16 +206,16 @@ static void do_start(struct rec_daemon *d, struct client *c,
 		return;
 	}
 	if (s)
-		dsess_free(d, s);   /* a finished or stopped one of the same name */
-	s = dsess_new(d, sr->name, "ctl", args, (int)sr->n_args, c->trusted, c->uid, stem);
+		session_free(d, s);   /* a finished or stopped one of the same name */
+	s = session_new(d, sr->name, "ctl", args, (int)sr->n_args, c->trusted, c->uid, stem);
 	if (!s) {
 		rec_words_free(args);
 		daemon_reply_error(d, c, "out of memory");
 		return;
 	}
-	if (dsess_spawn(d, s) < 0) {
+	if (session_spawn(d, s) < 0) {
 		daemon_reply_error(d, c, "cannot start the process of session %s", s->name);
-		dsess_free(d, s);
+		session_free(d, s);
 		return;
 	}
 	s->start_client = c->id;
@@ -230,7 +230,7 @@ static void do_status(struct rec_daemon *d, struct client *c, const char *name, 
 	Status *st = NULL, **ptrs = NULL, **cached = NULL;
 	size_t n = 0;
 
-	if (name && name[0] && !dsess_find(d, name)) {
+	if (name && name[0] && !session_find(d, name)) {
 		daemon_reply_error(d, c, "no session named %.64s", name);
 		return;
 	}
@@ -246,11 +246,11 @@ static void do_status(struct rec_daemon *d, struct client *c, const char *name, 
 			return;
 		}
 	}
-	for (struct dsess *s = d->sessions; s; s = s->next) {
+	for (struct session *s = d->sessions; s; s = s->next) {
 		if (name && name[0] && strcmp(name, s->name))
 			continue;
-		cached[n] = list ? NULL : dsess_cached_status(s);
-		dsess_status(d, s, cached[n], &st[n]);
+		cached[n] = list ? NULL : session_cached_status(s);
+		session_status(d, s, cached[n], &st[n]);
 		if (list) {
 			Status keep = st[n];
 
@@ -284,7 +284,7 @@ static void do_session_request(struct rec_daemon *d, struct client *c,
 	const char *name = rq->body_case == PERFREC__CONTROL__REQUEST__BODY_STOP ? rq->stop->name :
 			   rq->body_case == PERFREC__CONTROL__REQUEST__BODY_ROTATE ? rq->rotate->name :
 			   rq->snapshot->name;
-	struct dsess *s = dsess_find(d, name ? name : "");
+	struct session *s = session_find(d, name ? name : "");
 
 	if (!s) {
 		daemon_reply_error(d, c, "no session named %.64s", name ? name : "");
@@ -294,7 +294,7 @@ static void do_session_request(struct rec_daemon *d, struct client *c,
 		if (s->pid > 0) {
 			if (strcmp(s->origin, "ctl") == 0)
 				s->remove_after = false;   /* keep it listed as STOPPED */
-			dsess_stop(d, s, c);
+			session_stop(d, s, c);
 			return;
 		}
 		/* not running: it just leaves the table (a file session stays
@@ -302,7 +302,7 @@ static void do_session_request(struct rec_daemon *d, struct client *c,
 		if (!strcmp(s->origin, "ctl")) {
 			s->state = ST(STOPPED);
 			daemon_reply_session(d, c, s, NULL);
-			dsess_free(d, s);
+			session_free(d, s);
 		} else {
 			s->state = ST(STOPPED);
 			snprintf(s->stop_reason, sizeof(s->stop_reason), "stopped by request");
@@ -312,7 +312,7 @@ static void do_session_request(struct rec_daemon *d, struct client *c,
 	}
 	if (s->state != ST(RUNNING)) {
 		daemon_reply_error(d, c, "session %s is not running (%s)%s%s", s->name,
-			    dsess_state_name(s->state), s->last_error[0] ? ": " : "", s->last_error);
+			    session_state_name(s->state), s->last_error[0] ? ": " : "", s->last_error);
 		return;
 	}
 	if (rq->body_case == PERFREC__CONTROL__REQUEST__BODY_SNAPSHOT) {
@@ -324,11 +324,11 @@ static void do_session_request(struct rec_daemon *d, struct client *c,
 				    "directory)", out);
 			return;
 		}
-		if (dsess_forward(d, s, c, rq, P_SNAPSHOT) < 0)
+		if (session_forward(d, s, c, rq, P_SNAPSHOT) < 0)
 			daemon_reply_error(d, c, "session %s cannot be reached", s->name);
 		return;
 	}
-	if (dsess_forward(d, s, c, rq, P_ROTATE) < 0)
+	if (session_forward(d, s, c, rq, P_ROTATE) < 0)
 		daemon_reply_error(d, c, "session %s cannot be reached", s->name);
 }
 
@@ -372,7 +372,7 @@ static void client_close(struct rec_daemon *d, struct client *c)
 		*pp = c->next;
 	d->nclients--;
 	/* the replies sessions owe it go nowhere (ids are never reused) */
-	for (struct dsess *s = d->sessions; s; s = s->next)
+	for (struct session *s = d->sessions; s; s = s->next)
 		for (struct pend *p = s->pend; p; p = p->next)
 			if (p->client == c->id)
 				p->client = 0;
@@ -568,7 +568,7 @@ static void timers(struct rec_daemon *d)
 			c->closing = true;
 		}
 	}
-	for (struct dsess *s = d->sessions, *next; s; s = next) {
+	for (struct session *s = d->sessions, *next; s; s = next) {
 		next = s->next;
 		for (struct pend *p = s->pend; p; p = p->next) {
 			struct client *c;
@@ -595,16 +595,16 @@ static void timers(struct rec_daemon *d)
 		if (s->state == ST(BACKOFF) && s->pid < 0 && now >= s->restart_at && !d->stopping) {
 			s->restarts++;
 			rec_log(REC_LOG_INFO, "session %s: restart %u", s->name, s->restarts);
-			dsess_launch(d, s);
+			session_launch(d, s);
 		}
 	}
 	if (d->rescan_at && now >= d->rescan_at) {
 		d->rescan_at = 0;
-		dsess_scan_config(d);
+		session_scan_config(d);
 	}
 	if (d->stopping && !d->killed && now >= d->stop_deadline) {
 		d->killed = true;
-		for (struct dsess *s = d->sessions; s; s = s->next) {
+		for (struct session *s = d->sessions; s; s = s->next) {
 			if (s->pid > 0) {
 				rec_log(REC_LOG_WARN, "session %s did not stop within %u ms: "
 					"killed (its file reads to its last frame)", s->name,
@@ -631,14 +631,14 @@ static void begin_stop(struct rec_daemon *d, int sig)
 		d->lfd = -1;
 		unlink(d->sock_path);
 	}
-	for (struct dsess *s = d->sessions, *next; s; s = next) {
+	for (struct session *s = d->sessions, *next; s; s = next) {
 		next = s->next;
 		if (s->pid > 0) {
 			s->stop_wanted = true;
 			s->state = ST(STOPPING);
 			kill(s->pid, SIGTERM);
 		} else {
-			dsess_free(d, s);
+			session_free(d, s);
 		}
 	}
 }
@@ -650,19 +650,19 @@ static void read_signals(struct rec_daemon *d)
 	while (read(d->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		switch (si.ssi_signo) {
 		case SIGCHLD:
-			dsess_reap(d);
+			session_reap(d);
 			break;
 		case SIGHUP:
 			rec_log(REC_LOG_INFO, "SIGHUP: reading %s again",
 				d->config_dir ? d->config_dir : "(no config directory)");
-			dsess_scan_config(d);
+			session_scan_config(d);
 			break;
 		default:
 			begin_stop(d, (int)si.ssi_signo);
 			break;
 		}
 	}
-	dsess_reap(d);   /* SIGCHLDs merge */
+	session_reap(d);   /* SIGCHLDs merge */
 }
 
 /* ---- setup */
@@ -851,7 +851,7 @@ static int setup_loop(struct rec_daemon *d)
 /* What a pollfd of the loop belongs to. */
 struct slot {
 	uint64_t client;                 /* a client's id, or 0 */
-	struct dsess *s;                 /* a session's channel, or NULL */
+	struct session *s;                 /* a session's channel, or NULL */
 };
 
 int rec_daemon_run(struct rec_daemon *d)
@@ -866,7 +866,7 @@ int rec_daemon_run(struct rec_daemon *d)
 		rec_log(REC_LOG_ERROR, "cannot set up signals: %s", strerror(-ret));
 		return ret;
 	}
-	dsess_scan_config(d);
+	session_scan_config(d);
 	rec_log(REC_LOG_INFO, "serving on %s (%s), %u sessions from %s",
 		d->sock_path, d->have_gid ? "0660" : "0600", d->nsessions,
 		d->config_dir ? d->config_dir : "no config directory");
@@ -906,7 +906,7 @@ int rec_daemon_run(struct rec_daemon *d)
 			if (c->deadline && c->deadline - now < (uint64_t)timeout)
 				timeout = c->deadline > now ? (int)(c->deadline - now) : 0;
 		}
-		for (struct dsess *s = d->sessions; s; s = s->next) {
+		for (struct session *s = d->sessions; s; s = s->next) {
 			short ev = POLLIN;
 
 			if (prec_outq_pending(&s->out))
@@ -926,13 +926,13 @@ int rec_daemon_run(struct rec_daemon *d)
 		/* channels first (nothing is freed before): a process's last
 		 * words come before its exit is handled */
 		for (size_t i = 3; i < n; i++) {
-			struct dsess *s = slot[i].s;
+			struct session *s = slot[i].s;
 
 			if (!s || s->chan < 0)
 				continue;
 			if (pfd[i].revents & POLLOUT)
 				rec_ctl_flush(&s->out, s->chan);
-			if ((pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) && !dsess_read_chan(d, s)) {
+			if ((pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) && !session_read_chan(d, s)) {
 				close(s->chan);
 				s->chan = -1;   /* its exit follows (SIGCHLD) */
 			}
@@ -989,13 +989,13 @@ void rec_daemon_free(struct rec_daemon *d)
 	if (!d)
 		return;
 	while (d->sessions) {
-		struct dsess *s = d->sessions;
+		struct session *s = d->sessions;
 
 		if (s->pid > 0) {
 			kill(s->pid, SIGKILL);
 			waitpid(s->pid, NULL, 0);
 		}
-		dsess_free(d, s);
+		session_free(d, s);
 	}
 	while (d->clients)
 		client_close(d, d->clients);

@@ -1,7 +1,7 @@
 /*
  * daemon.h - `perfrec daemon`: serves control requests (proto/control.proto)
  * on a Unix socket and supervises sessions, each in a process of its own
- * (daemon/child.h), so one that crashes or cannot open its events takes
+ * (daemon/session_proc.h), so one that crashes or cannot open its events takes
  * neither the daemon nor the other sessions down.
  *
  * The socket: one daemon per path, held by a lock file PATH.lock (flock)
@@ -20,7 +20,7 @@
  * (opts.state_dir) lists files of that stem still on disk, or, for a
  * client that is not trusted, when an earlier run of the same name by
  * another uid left files its manifest lists. So a session's --keep
- * (daemon/session.h) only ever meets files it made itself.
+ * (daemon/session_run.h) only ever meets files it made itself.
  *
  * Clients: at most MAX_CLIENTS at once, and MAX_CLIENTS_PER_UID of one
  * uid. A connection beyond a limit evicts the oldest idle client (one no

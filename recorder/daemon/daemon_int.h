@@ -47,7 +47,7 @@ struct pend {
 	struct pend *next;
 };
 
-struct dsess {
+struct session {
 	char name[65];
 	char origin[PATH_MAX];           /* "ctl" or the session file */
 	char **args;                     /* NULL-ended, owned */
@@ -74,7 +74,7 @@ struct dsess {
 	bool stop_wanted, remove_after;
 	uint64_t start_client, start_deadline;
 	struct pend *pend;
-	struct dsess *next;
+	struct session *next;
 };
 
 struct client {
@@ -112,7 +112,7 @@ struct rec_daemon {
 	struct client *clients;
 	unsigned nclients;
 	uint64_t next_client_id;
-	struct dsess *sessions;
+	struct session *sessions;
 	unsigned nsessions;
 	struct answer *answers, *answers_last;   /* not yet delivered, in order */
 	uint64_t rescan_at;
@@ -136,53 +136,53 @@ static inline void daemon_set_str(char *dst, size_t len, const char *src)
 
 /* ---- supervise.c (daemon.c calls it; it never calls daemon.c) */
 
-struct dsess *dsess_find(struct rec_daemon *d, const char *name);   /* NULL: none */
-const char *dsess_state_name(Perfrec__Control__SessionStatus__State st);
+struct session *session_find(struct rec_daemon *d, const char *name);   /* NULL: none */
+const char *session_state_name(Perfrec__Control__SessionStatus__State st);
 /* Answers for clients are handed back, not sent: each is packed and
  * queued on d->answers for client id (0: nobody, dropped), and the
  * daemon's loop gives them to the clients still there, in order, before
  * it reads any client again. 0 or -ENOMEM (the reply is lost). */
-int dsess_answer(struct rec_daemon *d, uint64_t client, Reply *rp);
-int dsess_answer_error(struct rec_daemon *d, uint64_t client, const char *fmt, ...)
+int session_answer(struct rec_daemon *d, uint64_t client, Reply *rp);
+int session_answer_error(struct rec_daemon *d, uint64_t client, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* ok, with the status of s (NULL: none) and file. */
-int dsess_answer_session(struct rec_daemon *d, uint64_t client, struct dsess *s,
+int session_answer_status(struct rec_daemon *d, uint64_t client, struct session *s,
 			 const char *file);
 
 /* The status of s to send out: what its process said last (from, may be
  * NULL) with the daemon's own fields. A shallow copy into *st: pointers
  * stay owned by s and from. */
-void dsess_status(struct rec_daemon *d, struct dsess *s, Status *from, Status *st);
+void session_status(struct rec_daemon *d, struct session *s, Status *from, Status *st);
 /* The last status s's process sent, decoded (free_unpacked), or NULL. */
-Status *dsess_cached_status(struct dsess *s);
+Status *session_cached_status(struct session *s);
 /* A session in the table (args owned from now on); NULL: no memory. */
-struct dsess *dsess_new(struct rec_daemon *d, const char *name, const char *origin,
+struct session *session_new(struct rec_daemon *d, const char *name, const char *origin,
 			char **args, int nargs, bool trusted, uid_t owner, const char *stem);
-void dsess_free(struct rec_daemon *d, struct dsess *s);
+void session_free(struct rec_daemon *d, struct session *s);
 /* Starts s's process. 0 or -errno (logged). */
-int dsess_spawn(struct rec_daemon *d, struct dsess *s);
-/* dsess_spawn(), or the backoff when even that fails. */
-void dsess_launch(struct rec_daemon *d, struct dsess *s);
+int session_spawn(struct rec_daemon *d, struct session *s);
+/* session_spawn(), or the backoff when even that fails. */
+void session_launch(struct rec_daemon *d, struct session *s);
 /* Sends rq to s's process; c (may be NULL) waits for its answer. */
-int dsess_forward(struct rec_daemon *d, struct dsess *s, struct client *c,
+int session_forward(struct rec_daemon *d, struct session *s, struct client *c,
 		  Perfrec__Control__Request *rq, enum pend_kind kind);
 /* Asks s's process to stop (it finishes its files); c waits for it. */
-void dsess_stop(struct rec_daemon *d, struct dsess *s, struct client *c);
+void session_stop(struct rec_daemon *d, struct session *s, struct client *c);
 /* Takes what s's channel holds; false when it closed. */
-bool dsess_read_chan(struct rec_daemon *d, struct dsess *s);
+bool session_read_chan(struct rec_daemon *d, struct session *s);
 /* Every session process that ended: answers, then restart or not. */
-void dsess_reap(struct rec_daemon *d);
+void session_reap(struct rec_daemon *d);
 /* opts.check() on args, its messages into why, the output stem into
  * stem (PATH_MAX bytes). 0 or < 0. */
-int dsess_check_args(struct rec_daemon *d, const char *name, char **args, int nargs,
+int session_check_args(struct rec_daemon *d, const char *name, char **args, int nargs,
 		     bool trusted, char *stem, char *why, size_t len);
 /* May session name (started by uid, trusted or not) write files named
  * from stem? 0, or -EEXIST with the reason (naming the session that
  * holds them) in why. See daemon.h, "Files". */
-int dsess_check_stem(struct rec_daemon *d, const char *name, const char *stem,
+int session_check_stem(struct rec_daemon *d, const char *name, const char *stem,
 		     uid_t uid, bool trusted, char *why, size_t len);
 /* Reads CONFIG/NAME.session files: starts new ones, restarts changed
  * ones, stops the sessions of removed ones. */
-void dsess_scan_config(struct rec_daemon *d);
+void session_scan_config(struct rec_daemon *d);
 
 #endif

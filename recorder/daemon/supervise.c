@@ -1,12 +1,12 @@
 /*
  * supervise.c - the daemon's sessions: one process each (`perfrec session`,
- * daemon/child.h), its channel (requests forwarded in order, status,
+ * daemon/session_proc.h), its channel (requests forwarded in order, status,
  * errors), its end (answers owed, then stopped, finished, or restarted
  * after a backoff) and the session files that declare them. See daemon.h
  * for the rules, daemon_int.h for the state.
  *
  * daemon.c calls this file, never the reverse: a reply a session owes a
- * client is packed here (dsess_answer*) and handed back on d->answers;
+ * client is packed here (session_answer*) and handed back on d->answers;
  * the daemon's loop delivers it to the client if it is still there.
  */
 #include <dirent.h>
@@ -58,7 +58,7 @@ static void capture_end(struct capture *c)
 	rec_log_set_print(c->prev, c->prev_ctx, NULL);
 }
 
-void dsess_status(struct rec_daemon *d, struct dsess *s, Status *from, Status *st)
+void session_status(struct rec_daemon *d, struct session *s, Status *from, Status *st)
 {
 	uint64_t now = prec_now_ms();
 
@@ -82,13 +82,13 @@ void dsess_status(struct rec_daemon *d, struct dsess *s, Status *from, Status *s
 	(void)d;
 }
 
-Status *dsess_cached_status(struct dsess *s)
+Status *session_cached_status(struct session *s)
 {
 	return s->status ? perfrec__control__session_status__unpack(NULL, s->status_len,
 								   s->status) : NULL;
 }
 
-int dsess_spawn(struct rec_daemon *d, struct dsess *s)
+int session_spawn(struct rec_daemon *d, struct session *s)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -153,9 +153,9 @@ int dsess_spawn(struct rec_daemon *d, struct dsess *s)
 }
 
 /* Spawns, or arms the backoff when even that fails. */
-void dsess_launch(struct rec_daemon *d, struct dsess *s)
+void session_launch(struct rec_daemon *d, struct session *s)
 {
-	int ret = dsess_spawn(d, s);
+	int ret = session_spawn(d, s);
 
 	if (ret < 0) {
 		snprintf(s->last_error, sizeof(s->last_error), "cannot start its process: %s",
@@ -166,10 +166,10 @@ void dsess_launch(struct rec_daemon *d, struct dsess *s)
 	}
 }
 
-struct dsess *dsess_new(struct rec_daemon *d, const char *name, const char *origin,
+struct session *session_new(struct rec_daemon *d, const char *name, const char *origin,
 			char **args, int nargs, bool trusted, uid_t owner, const char *stem)
 {
-	struct dsess *s = calloc(1, sizeof(*s));
+	struct session *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
@@ -188,9 +188,9 @@ struct dsess *dsess_new(struct rec_daemon *d, const char *name, const char *orig
 	return s;
 }
 
-void dsess_free(struct rec_daemon *d, struct dsess *s)
+void session_free(struct rec_daemon *d, struct session *s)
 {
-	struct dsess **pp = &d->sessions;
+	struct session **pp = &d->sessions;
 
 	while (*pp && *pp != s)
 		pp = &(*pp)->next;
@@ -216,15 +216,15 @@ void dsess_free(struct rec_daemon *d, struct dsess *s)
 
 /* ---- lookups */
 
-struct dsess *dsess_find(struct rec_daemon *d, const char *name)
+struct session *session_find(struct rec_daemon *d, const char *name)
 {
-	for (struct dsess *s = d->sessions; s; s = s->next)
+	for (struct session *s = d->sessions; s; s = s->next)
 		if (!strcmp(s->name, name))
 			return s;
 	return NULL;
 }
 
-const char *dsess_state_name(Perfrec__Control__SessionStatus__State st)
+const char *session_state_name(Perfrec__Control__SessionStatus__State st)
 {
 	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
 		&perfrec__control__session_status__state__descriptor, (int)st);
@@ -234,7 +234,7 @@ const char *dsess_state_name(Perfrec__Control__SessionStatus__State st)
 
 /* ---- answers, handed back to the daemon's loop (daemon_int.h) */
 
-int dsess_answer(struct rec_daemon *d, uint64_t client, Reply *rp)
+int session_answer(struct rec_daemon *d, uint64_t client, Reply *rp)
 {
 	struct answer *a;
 
@@ -255,7 +255,7 @@ int dsess_answer(struct rec_daemon *d, uint64_t client, Reply *rp)
 	return 0;
 }
 
-int dsess_answer_error(struct rec_daemon *d, uint64_t client, const char *fmt, ...)
+int session_answer_error(struct rec_daemon *d, uint64_t client, const char *fmt, ...)
 {
 	Reply rp = PERFREC__CONTROL__REPLY__INIT;
 	char msg[REC_LOG_MAX + 256];
@@ -267,10 +267,10 @@ int dsess_answer_error(struct rec_daemon *d, uint64_t client, const char *fmt, .
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	rp.error = msg;
-	return dsess_answer(d, client, &rp);
+	return session_answer(d, client, &rp);
 }
 
-int dsess_answer_session(struct rec_daemon *d, uint64_t client, struct dsess *s,
+int session_answer_status(struct rec_daemon *d, uint64_t client, struct session *s,
 			 const char *file)
 {
 	Reply rp = PERFREC__CONTROL__REPLY__INIT;
@@ -279,28 +279,28 @@ int dsess_answer_session(struct rec_daemon *d, uint64_t client, struct dsess *s,
 
 	if (!client)
 		return 0;
-	cached = s ? dsess_cached_status(s) : NULL;
+	cached = s ? session_cached_status(s) : NULL;
 	rp.ok = true;
 	rp.file = (char *)(file ? file : "");
 	if (s) {
-		dsess_status(d, s, cached, &st);
+		session_status(d, s, cached, &st);
 		one[0] = &st;
 		rp.sessions = one;
 		rp.n_sessions = 1;
 	}
-	ret = dsess_answer(d, client, &rp);
+	ret = session_answer(d, client, &rp);
 	if (cached)
 		perfrec__control__session_status__free_unpacked(cached, NULL);
 	return ret;
 }
 
-static int send_request(struct dsess *s, Perfrec__Control__Request *rq)
+static int send_request(struct session *s, Perfrec__Control__Request *rq)
 {
 	rq->version = REC_CTL_VERSION;
 	return rec_ctl_queue(&s->out, s->chan, &rq->base, REC_CTL_MAX_EVENT);
 }
 
-int dsess_forward(struct rec_daemon *d, struct dsess *s, struct client *c,
+int session_forward(struct rec_daemon *d, struct session *s, struct client *c,
 		   Perfrec__Control__Request *rq, enum pend_kind kind)
 {
 	struct pend *p = calloc(1, sizeof(*p)), **pp = &s->pend;
@@ -328,7 +328,7 @@ int dsess_forward(struct rec_daemon *d, struct dsess *s, struct client *c,
 }
 
 /* Asks the session's process to stop (it finishes its files). */
-void dsess_stop(struct rec_daemon *d, struct dsess *s, struct client *c)
+void session_stop(struct rec_daemon *d, struct session *s, struct client *c)
 {
 	Perfrec__Control__Request rq = PERFREC__CONTROL__REQUEST__INIT;
 	Perfrec__Control__StopRequest sr = PERFREC__CONTROL__STOP_REQUEST__INIT;
@@ -339,11 +339,11 @@ void dsess_stop(struct rec_daemon *d, struct dsess *s, struct client *c)
 	rq.body_case = PERFREC__CONTROL__REQUEST__BODY_STOP;
 	rq.stop = &sr;
 	sr.name = s->name;
-	if (dsess_forward(d, s, c, &rq, P_STOP) < 0 && s->pid > 0)
+	if (session_forward(d, s, c, &rq, P_STOP) < 0 && s->pid > 0)
 		kill(s->pid, SIGTERM);   /* the channel failed: the signal also stops it cleanly */
 }
 
-static void take_status(struct rec_daemon *d, struct dsess *s, const Status *st,
+static void take_status(struct rec_daemon *d, struct session *s, const Status *st,
 			const unsigned char *raw, size_t len)
 {
 	unsigned char *copy = malloc(len ? len : 1);
@@ -361,13 +361,13 @@ static void take_status(struct rec_daemon *d, struct dsess *s, const Status *st,
 		if (s->state == ST(STARTING))
 			s->state = ST(RUNNING);
 		s->start_client = 0;
-		dsess_answer_session(d, client, s, NULL);
+		session_answer_status(d, client, s, NULL);
 	}
 }
 
 /* A Reply from the session's process answers its oldest forwarded
  * request. */
-static void take_reply(struct rec_daemon *d, struct dsess *s, Reply *from)
+static void take_reply(struct rec_daemon *d, struct session *s, Reply *from)
 {
 	struct pend *p = s->pend;
 	Reply rp = PERFREC__CONTROL__REPLY__INIT;
@@ -380,18 +380,18 @@ static void take_reply(struct rec_daemon *d, struct dsess *s, Reply *from)
 		rp.ok = from->ok;
 		rp.error = from->error;
 		rp.file = from->file;
-		dsess_status(d, s, from->n_sessions ? from->sessions[0] : NULL, &st);
+		session_status(d, s, from->n_sessions ? from->sessions[0] : NULL, &st);
 		if (p->kind == P_STOP && from->n_sessions)
 			st.state = from->sessions[0]->state;   /* stopped: files finished */
 		one[0] = &st;
 		rp.sessions = one;
 		rp.n_sessions = 1;
-		dsess_answer(d, p->client, &rp);
+		session_answer(d, p->client, &rp);
 	}
 	free(p);
 }
 
-static void take_event(struct rec_daemon *d, struct dsess *s, const unsigned char *m,
+static void take_event(struct rec_daemon *d, struct session *s, const unsigned char *m,
 		       size_t n)
 {
 	Perfrec__Control__SessionEvent *ev =
@@ -435,7 +435,7 @@ static void take_event(struct rec_daemon *d, struct dsess *s, const unsigned cha
 }
 
 /* Reads what the channel holds; false when it closed. */
-bool dsess_read_chan(struct rec_daemon *d, struct dsess *s)
+bool session_read_chan(struct rec_daemon *d, struct session *s)
 {
 	for (;;) {
 		const unsigned char *m;
@@ -476,7 +476,7 @@ static void exit_words(int status, char *buf, size_t len)
 }
 
 /* The session's process ended: answer who waits, then decide what next. */
-static void sess_exited(struct rec_daemon *d, struct dsess *s, int status)
+static void sess_exited(struct rec_daemon *d, struct session *s, int status)
 {
 	bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	uint64_t now = prec_now_ms();
@@ -484,13 +484,13 @@ static void sess_exited(struct rec_daemon *d, struct dsess *s, int status)
 	Status *cached;
 
 	if (s->chan >= 0) {
-		dsess_read_chan(d, s);   /* its last words: final status, stop reply */
+		session_read_chan(d, s);   /* its last words: final status, stop reply */
 		close(s->chan);
 		s->chan = -1;
 	}
 	s->pid = -1;
 	exit_words(status, how, sizeof(how));
-	cached = dsess_cached_status(s);
+	cached = session_cached_status(s);
 	if (cached && cached->stop_reason && cached->stop_reason[0] && !s->stop_reason[0])
 		snprintf(s->stop_reason, sizeof(s->stop_reason), "%s", cached->stop_reason);
 	/* requests it did not answer */
@@ -501,9 +501,9 @@ static void sess_exited(struct rec_daemon *d, struct dsess *s, int status)
 		if (p->client && p->kind == P_STOP && s->stop_wanted) {
 			s->state = ST(STOPPED);
 			/* the file it last said it was writing */
-			dsess_answer_session(d, p->client, s, cached ? cached->current_file : NULL);
+			session_answer_status(d, p->client, s, cached ? cached->current_file : NULL);
 		} else {
-			dsess_answer_error(d, p->client, "session %s ended before answering (%s)%s%s", s->name,
+			session_answer_error(d, p->client, "session %s ended before answering (%s)%s%s", s->name,
 				    how, s->last_error[0] ? ": " : "", s->last_error);
 		}
 		free(p);
@@ -514,17 +514,17 @@ static void sess_exited(struct rec_daemon *d, struct dsess *s, int status)
 		uint64_t client = s->start_client;
 
 		s->start_client = 0;
-		dsess_answer_error(d, client, "%s", s->errors[0] ? s->errors :
+		session_answer_error(d, client, "%s", s->errors[0] ? s->errors :
 				    clean ? "the session ended before it started recording" : how);
 		if (!strcmp(s->origin, "ctl") && !s->running_seen) {
 			rec_log(REC_LOG_INFO, "session %s: could not start (%s)", s->name, how);
-			dsess_free(d, s);
+			session_free(d, s);
 			return;
 		}
 	}
 	if (d->stopping || s->remove_after) {
 		rec_log(REC_LOG_INFO, "session %s: ended (%s)", s->name, how);
-		dsess_free(d, s);
+		session_free(d, s);
 		return;
 	}
 	if (s->next_args) {
@@ -538,7 +538,7 @@ static void sess_exited(struct rec_daemon *d, struct dsess *s, int status)
 		s->backoff = 0;
 		rec_log(REC_LOG_INFO, "session %s: restarting with the changed %s", s->name,
 			s->origin);
-		dsess_launch(d, s);
+		session_launch(d, s);
 		return;
 	}
 	if (s->stop_wanted) {
@@ -570,13 +570,13 @@ static void sess_exited(struct rec_daemon *d, struct dsess *s, int status)
 		(double)s->backoff / 1000.0);
 }
 
-void dsess_reap(struct rec_daemon *d)
+void session_reap(struct rec_daemon *d)
 {
 	int status;
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		for (struct dsess *s = d->sessions; s; s = s->next) {
+		for (struct session *s = d->sessions; s; s = s->next) {
 			if (s->pid == pid) {
 				sess_exited(d, s, status);
 				break;
@@ -597,7 +597,7 @@ static bool same_args(char **a, int na, char **b, int nb)
 }
 
 /* Checks args with the caller's check(); the messages into why. */
-int dsess_check_args(struct rec_daemon *d, const char *name, char **args, int nargs,
+int session_check_args(struct rec_daemon *d, const char *name, char **args, int nargs,
 		     bool trusted, char *stem, char *why, size_t len)
 {
 	struct capture cap;
@@ -613,9 +613,9 @@ int dsess_check_args(struct rec_daemon *d, const char *name, char **args, int na
 }
 
 /* Does a session in the table hold stem: it runs, or will run again? */
-static struct dsess *stem_holder(struct rec_daemon *d, const char *name, const char *stem)
+static struct session *stem_holder(struct rec_daemon *d, const char *name, const char *stem)
 {
-	for (struct dsess *s = d->sessions; s; s = s->next) {
+	for (struct session *s = d->sessions; s; s = s->next) {
 		bool live = s->pid > 0 || s->state == ST(BACKOFF) || s->state == ST(STARTING);
 
 		if (strcmp(s->name, name) && live &&
@@ -636,11 +636,11 @@ static const struct rec_manifest_file *live_file(const struct rec_manifest *m,
 	return NULL;
 }
 
-int dsess_check_stem(struct rec_daemon *d, const char *name, const char *stem,
+int session_check_stem(struct rec_daemon *d, const char *name, const char *stem,
 		     uid_t uid, bool trusted, char *why, size_t len)
 {
 	struct rec_manifest m;
-	struct dsess *o;
+	struct session *o;
 	struct dirent *de;
 	DIR *dir;
 	int fd, ret = 0;
@@ -651,7 +651,7 @@ int dsess_check_stem(struct rec_daemon *d, const char *name, const char *stem,
 	if (o) {
 		snprintf(why, len, "the output %s.* is session %s's (%s, from %s): two "
 			 "sessions never share files; give -o another name", stem, o->name,
-			 dsess_state_name(o->state), o->origin);
+			 session_state_name(o->state), o->origin);
 		return -EEXIST;
 	}
 	if (d->mfd < 0)
@@ -708,7 +708,7 @@ int dsess_check_stem(struct rec_daemon *d, const char *name, const char *stem,
 /* One session file: new, changed or the same. */
 static void scan_file(struct rec_daemon *d, const char *path, const char *name)
 {
-	struct dsess *s = dsess_find(d, name);
+	struct session *s = session_find(d, name);
 	char why[REC_LOG_MAX * 2], stem[PATH_MAX];
 	char **args;
 	int nargs, ret;
@@ -726,7 +726,7 @@ static void scan_file(struct rec_daemon *d, const char *path, const char *name)
 		if (!s && d->nsessions < MAX_SESSIONS) {
 			/* listed, so status shows why it does not run */
 			args = calloc(1, sizeof(*args));
-			s = args ? dsess_new(d, name, path, args, 0, true, 0, "") : NULL;
+			s = args ? session_new(d, name, path, args, 0, true, 0, "") : NULL;
 			if (!s) {
 				free(args);
 				return;
@@ -749,16 +749,16 @@ static void scan_file(struct rec_daemon *d, const char *path, const char *name)
 		rec_words_free(args);
 		return;
 	}
-	ret = dsess_check_args(d, name, args, nargs, true, stem, why, sizeof(why));
+	ret = session_check_args(d, name, args, nargs, true, stem, why, sizeof(why));
 	if (!ret)
-		ret = dsess_check_stem(d, name, stem, 0, true, why, sizeof(why));
+		ret = session_check_stem(d, name, stem, 0, true, why, sizeof(why));
 	if (!s) {
 		if (d->nsessions >= MAX_SESSIONS) {
 			rec_log(REC_LOG_ERROR, "%s: too many sessions (%d)", path, MAX_SESSIONS);
 			rec_words_free(args);
 			return;
 		}
-		s = dsess_new(d, name, path, args, nargs, true, 0, ret < 0 ? "" : stem);
+		s = session_new(d, name, path, args, nargs, true, 0, ret < 0 ? "" : stem);
 		if (!s) {
 			rec_words_free(args);
 			return;
@@ -779,7 +779,7 @@ static void scan_file(struct rec_daemon *d, const char *path, const char *name)
 				"previous file)", path, why);
 			return;
 		}
-		dsess_stop(d, s, NULL);
+		session_stop(d, s, NULL);
 		return;
 	} else {
 		rec_words_free(s->args);
@@ -795,10 +795,10 @@ static void scan_file(struct rec_daemon *d, const char *path, const char *name)
 		return;
 	}
 	s->last_error[0] = '\0';
-	dsess_launch(d, s);
+	session_launch(d, s);
 }
 
-void dsess_scan_config(struct rec_daemon *d)
+void session_scan_config(struct rec_daemon *d)
 {
 	char path[PATH_MAX], name[65];
 	struct dirent *de;
@@ -821,16 +821,16 @@ void dsess_scan_config(struct rec_daemon *d)
 		closedir(dir);
 	}
 	/* files that went: their sessions stop */
-	for (struct dsess *s = d->sessions, *next; s; s = next) {
+	for (struct session *s = d->sessions, *next; s; s = next) {
 		next = s->next;
 		if (!strcmp(s->origin, "ctl") || access(s->origin, F_OK) == 0)
 			continue;
 		rec_log(REC_LOG_INFO, "session %s: %s removed", s->name, s->origin);
 		if (s->pid > 0) {
 			s->remove_after = true;
-			dsess_stop(d, s, NULL);
+			session_stop(d, s, NULL);
 		} else {
-			dsess_free(d, s);
+			session_free(d, s);
 		}
 	}
 }

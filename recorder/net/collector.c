@@ -33,7 +33,7 @@
 #include "format/base/opts.h"
 #include "format/base/outq.h"
 #include "recorder/log.h"
-#include "recorder/net/archive.h"
+#include "recorder/net/archive_file.h"
 #include "recorder/net/conn.h"
 #include "recorder/net/jetstream.h"
 #include "format/record.h"
@@ -55,7 +55,7 @@
 
 enum cstate { C_HELLO, C_STREAM, C_CLOSING };
 
-struct session;
+struct stream;
 
 struct cconn {
 	struct rec_conn io;
@@ -65,7 +65,7 @@ struct cconn {
 	uint64_t hello_deadline;
 	uint64_t partial_since;      /* a message has been incomplete since */
 	uint64_t last_msg;
-	struct session *sess;
+	struct stream *stream;
 	bool fake;                   /* rec_collector_feed(): no socket */
 	uint32_t events;             /* registered with epoll */
 	char peer[64];
@@ -74,13 +74,13 @@ struct cconn {
 
 /* A session's records go to its archive file (--dir), to JetStream
  * (--nats), or both; a record is durable once every store has it. */
-struct session {
+struct stream {
 	char host[65], id[65];
 	char origin[2 * REC_WIRE_MAX_STREAM_ID + 1];   /* Hello.stream_id in hex,
 							 * "" = not said */
 	bool has_file;
-	struct rec_archive a;
-	struct rec_js_session *js;
+	struct rec_archive_file a;
+	struct rec_js_stream *js;
 	uint64_t next_seq;           /* the record the recorder sends next */
 	bool complete;               /* the index is in */
 	uint64_t acked;              /* the last Ack sent */
@@ -90,7 +90,7 @@ struct session {
 	uint64_t end_seq;            /* > 0: the stream holds this session
 				      * whole up to its index, below end_seq;
 				      * only holes below it are taken again */
-	struct session *next;
+	struct stream *next;
 };
 
 struct rec_collector {
@@ -101,8 +101,8 @@ struct rec_collector {
 	int port;
 	struct cconn *conns;
 	unsigned nconns;
-	struct session *sessions;
-	unsigned nsessions;
+	struct stream *streams;
+	unsigned nstreams;
 	struct prec_msgbuf_budget budget;   /* every connection's input */
 	struct rec_collector_stats st;
 };
@@ -164,7 +164,7 @@ static void refuse(struct rec_collector *c, struct cconn *k, const char *fmt, ..
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
 	rec_log(REC_LOG_WARN, "collect: %s%s%s: %s", k->peer,
-		k->sess ? " " : "", k->sess ? k->sess->id : "", reason);
+		k->stream ? " " : "", k->stream ? k->stream->id : "", reason);
 	r.reason = reason;
 	r.version = REC_WIRE_VERSION;
 	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_REFUSAL;
@@ -176,33 +176,33 @@ static void refuse(struct rec_collector *c, struct cconn *k, const char *fmt, ..
 
 /* ---- sessions */
 
-static struct session *find_session(struct rec_collector *c, const char *host,
+static struct stream *find_stream(struct rec_collector *c, const char *host,
 				    const char *id)
 {
-	for (struct session *s = c->sessions; s; s = s->next)
+	for (struct stream *s = c->streams; s; s = s->next)
 		if (!strcmp(s->host, host) && !strcmp(s->id, id))
 			return s;
 	return NULL;
 }
 
-static void drop_session(struct rec_collector *c, struct session *s)
+static void drop_stream(struct rec_collector *c, struct stream *s)
 {
-	struct session **pp = &c->sessions;
+	struct stream **pp = &c->streams;
 
 	if (s->has_file) {
-		int ret = rec_archive_sync(&s->a);
+		int ret = rec_archive_file_sync(&s->a);
 
 		if (ret < 0)
 			rec_log(REC_LOG_ERROR, "collect: syncing %s failed: %s", s->a.path,
 				strerror(-ret));
-		rec_archive_close(&s->a);
+		rec_archive_file_close(&s->a);
 	}
-	rec_js_session_close(s->js);
+	rec_js_stream_close(s->js);
 	while (*pp && *pp != s)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = s->next;
-	c->nsessions--;
+	c->nstreams--;
 	free(s);
 }
 
@@ -212,12 +212,12 @@ static void close_conn(struct rec_collector *c, struct cconn *k)
 {
 	struct cconn **pp = &c->conns;
 
-	if (k->sess) {
+	if (k->stream) {
 		/* the session's file is released: a reconnect (here or at
 		 * another collector) resumes it from disk */
-		k->sess->owner = NULL;
-		drop_session(c, k->sess);
-		k->sess = NULL;
+		k->stream->owner = NULL;
+		drop_stream(c, k->stream);
+		k->stream = NULL;
 	}
 	if (!k->fake)
 		epoll_ctl(c->ep, EPOLL_CTL_DEL, k->io.fd, NULL);
@@ -258,7 +258,7 @@ static const char *origin_name(const char *origin, char *buf, size_t len)
  * origin of its records, DIR/<host>/.<session>.origin: a hidden name that
  * no session can have (names do not start with '.'), which `collect
  * --list` does not show. */
-static void archive_path(const struct rec_collector *c, const struct session *s,
+static void archive_path(const struct rec_collector *c, const struct stream *s,
 			 bool origin, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%s/%s%s%s", c->o.dir, s->host, origin ? "." : "", s->id,
@@ -268,7 +268,7 @@ static void archive_path(const struct rec_collector *c, const struct session *s,
 /* The origin recorded beside s's archive into out ("" when none is: a
  * file written before origins were, or by a recorder that does not say
  * its own). 0 or -errno. */
-static int origin_read(const struct rec_collector *c, const struct session *s,
+static int origin_read(const struct rec_collector *c, const struct stream *s,
 		       char *out, size_t len)
 {
 	char path[4200];
@@ -292,7 +292,7 @@ static int origin_read(const struct rec_collector *c, const struct session *s,
 /* Records s's origin beside its archive, which holds no record yet and
  * is locked by s: synced, and its name too, before the first record goes
  * in, so a file with records always has its origin. 0 or -errno. */
-static int origin_write(const struct rec_collector *c, const struct session *s)
+static int origin_write(const struct rec_collector *c, const struct stream *s)
 {
 	char path[4200], line[sizeof(s->origin) + 1];
 	size_t n = (size_t)snprintf(line, sizeof(line), "%s\n", s->origin);
@@ -318,9 +318,9 @@ static int origin_write(const struct rec_collector *c, const struct session *s)
 
 /* Opens s's archive, or creates it. 0, or < 0 after the peer was
  * refused. */
-static int archive_open(struct rec_collector *c, struct session *s, struct cconn *k)
+static int archive_open(struct rec_collector *c, struct stream *s, struct cconn *k)
 {
-	int ret = rec_archive_open(c->o.dir, s->host, s->id, &s->a);
+	int ret = rec_archive_file_open(c->o.dir, s->host, s->id, &s->a);
 
 	if (ret < 0) {
 		refuse(c, k, "cannot open the archive of %s/%s: %s", s->host, s->id,
@@ -331,16 +331,16 @@ static int archive_open(struct rec_collector *c, struct session *s, struct cconn
 	return 0;
 }
 
-static void archive_close(struct session *s)
+static void archive_close(struct stream *s)
 {
 	if (s->has_file)
-		rec_archive_close(&s->a);
+		rec_archive_file_close(&s->a);
 	s->has_file = false;
 }
 
 /* Refuses the peer when a store holding records of s (resume point next
  * > 1) got them from another recording (stored origin). */
-static int check_origin(struct rec_collector *c, struct session *s, struct cconn *k,
+static int check_origin(struct rec_collector *c, struct stream *s, struct cconn *k,
 			const char *what, uint64_t next, const char *stored)
 {
 	char a[20], b[20];
@@ -359,7 +359,7 @@ static int check_origin(struct rec_collector *c, struct session *s, struct cconn
  * exist yet is created with the session's first record (on_frame): a
  * hello alone leaves nothing behind. 0, or < 0 after the peer was
  * refused. */
-static int open_stores(struct rec_collector *c, struct session *s,
+static int open_stores(struct rec_collector *c, struct stream *s,
 		       const Perfrec__Control__Hello *h, struct cconn *k)
 {
 	uint64_t next = UINT64_MAX;
@@ -402,26 +402,26 @@ static int open_stores(struct rec_collector *c, struct session *s,
 		uint64_t jn;
 		bool jc;
 
-		ret = rec_js_session_open(c->o.js, s->host, s->id, &s->js, &jn, &jc);
+		ret = rec_js_stream_open(c->o.js, s->host, s->id, &s->js, &jn, &jc);
 		if (ret < 0) {
 			archive_close(s);
 			refuse(c, k, "JetStream is not available now; try again later");
 			return ret;
 		}
 		snprintf(what, sizeof(what), "JetStream stream %s for %s/%s",
-			 rec_js_stream(c->o.js), s->host, s->id);
-		ret = check_origin(c, s, k, what, jn, rec_js_session_origin(s->js));
+			 rec_js_stream_name(c->o.js), s->host, s->id);
+		ret = check_origin(c, s, k, what, jn, rec_js_stream_origin(s->js));
 		if (ret < 0) {
-			rec_js_session_close(s->js);
+			rec_js_stream_close(s->js);
 			s->js = NULL;
 			archive_close(s);
 			return ret;
 		}
-		rec_js_session_set_origin(s->js, s->origin);
+		rec_js_stream_set_origin(s->js, s->origin);
 		/* the recorder's own account wins where it is lower: the
 		 * stream may hold a hole below its last record */
 		if (h->resend_from && h->resend_from < jn) {
-			rec_js_session_rewind(s->js, h->resend_from);
+			rec_js_stream_rewind(s->js, h->resend_from);
 			if (jc)
 				s->end_seq = jn;
 			jn = h->resend_from;
@@ -440,7 +440,7 @@ static int open_stores(struct rec_collector *c, struct session *s,
 /* Before the archive's first record: the file is created (when the hello
  * found none) and the session's origin recorded beside it. 0, or < 0
  * after the peer was refused. */
-static int archive_begin(struct rec_collector *c, struct session *s, struct cconn *k)
+static int archive_begin(struct rec_collector *c, struct stream *s, struct cconn *k)
 {
 	int ret;
 
@@ -479,11 +479,11 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 	static const char *const text_names[] = { [2] = "host name", [3] = "boot id",
 						  [4] = "session id",
 						  [5] = "recorder version" };
-	char origin[sizeof(((struct session *)0)->origin)];
+	char origin[sizeof(((struct stream *)0)->origin)];
 	unsigned nul;
 	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
 	Perfrec__Control__Welcome w = PERFREC__CONTROL__WELCOME__INIT;
-	struct session *s;
+	struct stream *s;
 	int ret;
 
 	if (h->version != REC_WIRE_VERSION) {
@@ -532,7 +532,7 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 		       "not starting with '.' or '-'", h->session_id);
 		return;
 	}
-	s = find_session(c, h->host, h->session_id);
+	s = find_stream(c, h->host, h->session_id);
 	if (s && s->owner && strcmp(s->origin, origin)) {
 		char a[20], b[20];
 
@@ -551,15 +551,15 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 		struct cconn *old = s->owner;
 
 		s->owner = NULL;
-		old->sess = NULL;
+		old->stream = NULL;
 		refuse(c, old, "replaced by a newer connection of the same session");
-		drop_session(c, s);
+		drop_stream(c, s);
 		s = NULL;
 	}
 	if (!s) {
-		unsigned max = c->o.max_sessions ? c->o.max_sessions : 256;
+		unsigned max = c->o.max_streams ? c->o.max_streams : 256;
 
-		if (c->nsessions >= max) {
+		if (c->nstreams >= max) {
 			refuse(c, k, "too many sessions at once (%u, see --max-sessions)", max);
 			return;
 		}
@@ -576,13 +576,13 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 			free(s);
 			return;
 		}
-		s->next = c->sessions;
-		c->sessions = s;
-		c->nsessions++;
-		c->st.sessions++;
+		s->next = c->streams;
+		c->streams = s;
+		c->nstreams++;
+		c->st.streams++;
 	}
 	s->owner = k;
-	k->sess = s;
+	k->stream = s;
 	k->state = C_STREAM;
 	k->in.max = REC_WIRE_MAX_MSG;   /* frames from now on */
 	w.version = REC_WIRE_VERSION;
@@ -600,7 +600,7 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 static void on_frame(struct rec_collector *c, struct cconn *k, uint64_t seq,
 		     const unsigned char *data, size_t len)
 {
-	struct session *s = k->sess;
+	struct stream *s = k->stream;
 	struct prec_record rec;
 	bool past_end;
 	int ret;
@@ -628,7 +628,7 @@ static void on_frame(struct rec_collector *c, struct cconn *k, uint64_t seq,
 	    archive_begin(c, s, k) < 0)
 		return;
 	if (s->has_file && seq == s->a.next_seq) {
-		ret = rec_archive_append(&s->a, data, len);
+		ret = rec_archive_file_append(&s->a, data, len);
 		if (ret < 0) {
 			refuse(c, k, "cannot write %s: %s", s->a.path, strerror(-ret));
 			return;
@@ -637,8 +637,8 @@ static void on_frame(struct rec_collector *c, struct cconn *k, uint64_t seq,
 	if (s->js) {
 		ret = rec_js_publish(s->js, seq, rec.kind, data, len);
 		if (ret < 0) {
-			refuse(c, k, "%s", rec_js_session_error(s->js) ?
-			       rec_js_session_error(s->js) : "JetStream publish failed");
+			refuse(c, k, "%s", rec_js_stream_error(s->js) ?
+			       rec_js_stream_error(s->js) : "JetStream publish failed");
 			return;
 		}
 	}
@@ -689,14 +689,14 @@ static void on_message(struct rec_collector *c, struct cconn *k,
 	} else {
 		switch (m->body_case) {
 		case PERFREC__CONTROL__STREAM_MESSAGE__BODY_FINISH:
-			if (m->finish->last_seq + 1 != k->sess->next_seq) {
+			if (m->finish->last_seq + 1 != k->stream->next_seq) {
 				refuse(c, k, "finish at %llu but the session has %llu records",
 				       (unsigned long long)m->finish->last_seq,
-				       (unsigned long long)(k->sess->next_seq - 1));
+				       (unsigned long long)(k->stream->next_seq - 1));
 				break;
 			}
-			k->sess->finish_seq = m->finish->last_seq;
-			k->sess->need_ack = true;
+			k->stream->finish_seq = m->finish->last_seq;
+			k->stream->need_ack = true;
 			break;
 		case PERFREC__CONTROL__STREAM_MESSAGE__BODY_PING:
 			break;
@@ -865,7 +865,7 @@ static void accept_conns(struct rec_collector *c, int lfd)
  * store holds durably. */
 static void sync_and_ack(struct rec_collector *c)
 {
-	for (struct session *s = c->sessions; s; s = s->next) {
+	for (struct stream *s = c->streams; s; s = s->next) {
 		Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
 		Perfrec__Control__Ack a = PERFREC__CONTROL__ACK__INIT;
 		uint64_t durable = s->next_seq - 1;
@@ -873,15 +873,15 @@ static void sync_and_ack(struct rec_collector *c)
 
 		if (!s->owner)
 			continue;
-		if (s->js && rec_js_session_error(s->js)) {
+		if (s->js && rec_js_stream_error(s->js)) {
 			/* stop acking: the recorder keeps its spool and resends */
-			refuse(c, s->owner, "%s", rec_js_session_error(s->js));
+			refuse(c, s->owner, "%s", rec_js_stream_error(s->js));
 			continue;
 		}
 		if (s->has_file) {
 			if (s->a.synced_seq + 1 != s->a.next_seq)
 				c->st.syncs++;
-			ret = rec_archive_sync(&s->a);
+			ret = rec_archive_file_sync(&s->a);
 			if (ret < 0) {
 				refuse(c, s->owner, "cannot sync %s: %s", s->a.path,
 				       strerror(-ret));
@@ -890,8 +890,8 @@ static void sync_and_ack(struct rec_collector *c)
 			if (s->a.synced_seq < durable)
 				durable = s->a.synced_seq;
 		}
-		if (s->js && rec_js_session_stored(s->js) < durable)
-			durable = rec_js_session_stored(s->js);
+		if (s->js && rec_js_stream_stored(s->js) < durable)
+			durable = rec_js_stream_stored(s->js);
 		if (!s->need_ack && durable <= s->acked)
 			continue;
 		s->need_ack = false;
@@ -1119,7 +1119,7 @@ void rec_collector_stop(struct rec_collector *c)
 void rec_collector_stats(const struct rec_collector *c, struct rec_collector_stats *st)
 {
 	*st = c->st;
-	st->open_sessions = c->nsessions;
+	st->open_streams = c->nstreams;
 	st->buffered = c->budget.used;
 	st->buffered_peak = c->budget.peak;
 }
@@ -1167,8 +1167,8 @@ void rec_collector_free(struct rec_collector *c)
 		return;
 	while (c->conns)
 		close_conn(c, c->conns);
-	while (c->sessions)
-		drop_session(c, c->sessions);
+	while (c->streams)
+		drop_stream(c, c->streams);
 	for (int i = 0; i < c->nlisten; i++)
 		close(c->lfd[i]);
 	if (c->ep >= 0)

@@ -1,7 +1,7 @@
 /*
  * collector.h - `perfrec collect`: the server recorders stream to. One
  * thread, non-blocking sockets, epoll; every session's frames are appended
- * to its archive file (net/archive.h) and/or published to a JetStream
+ * to its archive file (net/archive_file.h) and/or published to a JetStream
  * stream (net/jetstream.h), and acknowledged only once every store holds
  * them durably (fdatasync, JetStream's publish ack), so an acknowledged
  * frame survives a kill -9.
@@ -48,7 +48,7 @@ struct rec_collector_opts {
 	const void *token;          /* required from every hello, or NULL */
 	size_t token_len;
 	struct rec_tls *tls;        /* server TLS, or NULL (plain TCP) */
-	unsigned max_sessions;      /* at once; 0 = 256 */
+	unsigned max_streams;      /* at once; 0 = 256 */
 	unsigned max_conns;         /* at once; 0 = 1024 */
 	uint32_t hello_timeout_ms;  /* 0 = 5000 */
 	uint32_t idle_timeout_ms;   /* a message must complete within; 0 = 60000 */
@@ -72,7 +72,7 @@ int rec_collector_run(struct rec_collector *c);
 void rec_collector_stop(struct rec_collector *c);
 
 struct rec_collector_stats {
-	uint64_t accepted, refused, sessions, open_sessions;
+	uint64_t accepted, refused, streams, open_streams;
 	uint64_t frames, bytes, duplicates, acks, syncs;
 	uint64_t buffered, buffered_peak;   /* bytes of connections' input
 					     * buffers: now, and the most */

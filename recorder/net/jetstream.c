@@ -41,7 +41,7 @@ struct result {
 	char err[160];               /* "" = stored */
 };
 
-struct rec_js_session {
+struct rec_js_stream {
 	struct rec_js *js;
 	uint64_t key;
 	char host[65], id[65];
@@ -55,7 +55,7 @@ struct rec_js_session {
 	bool fenced;
 	uint64_t reconnects;         /* the connection's count at the last check */
 	char err[200];
-	struct rec_js_session *next;
+	struct rec_js_stream *next;
 };
 
 struct rec_js {
@@ -69,7 +69,7 @@ struct rec_js {
 	struct result *q;            /* results waiting for rec_js_poll() */
 	size_t nq, cq;
 	uint64_t next_key;
-	struct rec_js_session *sessions;
+	struct rec_js_stream *sessions;
 };
 
 /* ---- names */
@@ -352,7 +352,7 @@ int64_t rec_js_max_payload(const struct rec_js *js)
 	return natsConnection_GetMaxPayload(js->nc);
 }
 
-const char *rec_js_stream(const struct rec_js *js)
+const char *rec_js_stream_name(const struct rec_js *js)
 {
 	return js->stream;
 }
@@ -362,16 +362,16 @@ int rec_js_pollfd(const struct rec_js *js)
 	return js->efd;
 }
 
-static struct rec_js_session *find_key(struct rec_js *js, uint64_t key)
+static struct rec_js_stream *find_key(struct rec_js *js, uint64_t key)
 {
-	for (struct rec_js_session *s = js->sessions; s; s = s->next)
+	for (struct rec_js_stream *s = js->sessions; s; s = s->next)
 		if (s->key == key)
 			return s;
 	return NULL;
 }
 
 /* seq is stored: advance `stored` over every contiguous seq. */
-static void mark_stored(struct rec_js_session *s, uint64_t seq)
+static void mark_stored(struct rec_js_stream *s, uint64_t seq)
 {
 	size_t i;
 
@@ -421,7 +421,7 @@ void rec_js_poll(struct rec_js *js)
 	js->nq = js->cq = 0;
 	pthread_mutex_unlock(&js->lock);
 	for (size_t i = 0; i < n; i++) {
-		struct rec_js_session *s = find_key(js, q[i].key);
+		struct rec_js_stream *s = find_key(js, q[i].key);
 
 		if (!s)
 			continue;   /* closed meanwhile */
@@ -445,7 +445,7 @@ static uint64_t reconnects(struct rec_js *js)
 }
 
 /* A session's records must reach the stream as a prefix: its resume point
- * after a failure is the last record stored (rec_js_session_open), so a
+ * after a failure is the last record stored (rec_js_stream_open), so a
  * record stored after one that was lost would leave a hole the archiver
  * waits at for ever. Publishes are pipelined on one connection, where the
  * server stores in order: a hole needs publishes lost with one connection
@@ -459,7 +459,7 @@ static uint64_t reconnects(struct rec_js *js)
  * complete between this check and the publish. What makes every hole
  * filled is the publish deadline (the session fails) and the recorder's
  * Hello.resend_from (the resend starts at the hole). */
-static int no_gap(struct rec_js_session *s)
+static int no_gap(struct rec_js_stream *s)
 {
 	uint64_t n = reconnects(s->js);
 
@@ -476,10 +476,10 @@ static int no_gap(struct rec_js_session *s)
 	return 0;
 }
 
-int rec_js_session_open(struct rec_js *js, const char *host, const char *session,
-			struct rec_js_session **out, uint64_t *next_seq, bool *complete)
+int rec_js_stream_open(struct rec_js *js, const char *host, const char *session,
+			struct rec_js_stream **out, uint64_t *next_seq, bool *complete)
 {
-	struct rec_js_session *s = calloc(1, sizeof(*s));
+	struct rec_js_stream *s = calloc(1, sizeof(*s));
 	natsMsg *last = NULL;
 	jsErrCode je = 0;
 	natsStatus st;
@@ -527,7 +527,7 @@ int rec_js_session_open(struct rec_js *js, const char *host, const char *session
 	return 0;
 }
 
-int rec_js_publish(struct rec_js_session *s, uint64_t seq, enum prec_record_kind kind,
+int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind kind,
 		   const void *data, size_t len)
 {
 	struct rec_js *js = s->js;
@@ -584,17 +584,17 @@ int rec_js_publish(struct rec_js_session *s, uint64_t seq, enum prec_record_kind
 	return 0;
 }
 
-const char *rec_js_session_origin(const struct rec_js_session *s)
+const char *rec_js_stream_origin(const struct rec_js_stream *s)
 {
 	return s->origin;
 }
 
-void rec_js_session_set_origin(struct rec_js_session *s, const char *origin)
+void rec_js_stream_set_origin(struct rec_js_stream *s, const char *origin)
 {
 	snprintf(s->origin, sizeof(s->origin), "%s", origin);
 }
 
-void rec_js_session_rewind(struct rec_js_session *s, uint64_t seq)
+void rec_js_stream_rewind(struct rec_js_stream *s, uint64_t seq)
 {
 	if (!seq || seq >= s->next_pub)
 		return;
@@ -604,19 +604,19 @@ void rec_js_session_rewind(struct rec_js_session *s, uint64_t seq)
 	s->ndone = 0;
 }
 
-uint64_t rec_js_session_stored(const struct rec_js_session *s)
+uint64_t rec_js_stream_stored(const struct rec_js_stream *s)
 {
 	return s->stored;
 }
 
-const char *rec_js_session_error(const struct rec_js_session *s)
+const char *rec_js_stream_error(const struct rec_js_stream *s)
 {
 	return s->err[0] ? s->err : NULL;
 }
 
-void rec_js_session_close(struct rec_js_session *s)
+void rec_js_stream_close(struct rec_js_stream *s)
 {
-	struct rec_js_session **pp;
+	struct rec_js_stream **pp;
 
 	if (!s)
 		return;
@@ -633,7 +633,7 @@ void rec_js_free(struct rec_js *js)
 	if (!js)
 		return;
 	while (js->sessions)
-		rec_js_session_close(js->sessions);
+		rec_js_stream_close(js->sessions);
 	if (js->ctx) {
 		jsPubOptions po;
 
@@ -731,7 +731,7 @@ int rec_js_fetch(struct rec_js_consumer *c, struct rec_js_msg *msgs, int max,
 
 		c->list.Msgs[i] = NULL;   /* ours now: freed by rec_js_msg_done */
 		msgs[n].host = header(m, "Perfrec-Host");
-		msgs[n].session = header(m, "Perfrec-Session");
+		msgs[n].id = header(m, "Perfrec-Session");
 		msgs[n].kind = header(m, "Perfrec-Kind");
 		msgs[n].seq = seq ? strtoull(seq, NULL, 10) : 0;
 		msgs[n].data = natsMsg_GetData(m);

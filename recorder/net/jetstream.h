@@ -30,12 +30,12 @@
  *
  * How to use (collector):
  *   rec_js_connect(&o, &js);                   // URLs, stream (created)
- *   rec_js_session_open(js, host, id, &s, &next, &complete);
+ *   rec_js_stream_open(js, host, id, &s, &next, &complete);
  *   rec_js_publish(s, seq, kind, bytes, len);   // per frame
  *   on rec_js_pollfd(js) readable: rec_js_poll(js);
- *       rec_js_session_stored(s): ack the recorder up to it
- *       rec_js_session_error(s): non-NULL: stop acking, send it away
- *   rec_js_session_close(s);   rec_js_free(js);
+ *       rec_js_stream_stored(s): ack the recorder up to it
+ *       rec_js_stream_error(s): non-NULL: stop acking, send it away
+ *   rec_js_stream_close(s);   rec_js_free(js);
  */
 #ifndef REC_JETSTREAM_H
 #define REC_JETSTREAM_H
@@ -65,14 +65,14 @@ struct rec_js_opts {
 #define REC_JS_OPTS_INIT { .sz = sizeof(struct rec_js_opts), .create = true }
 
 struct rec_js;
-struct rec_js_session;
+struct rec_js_stream;
 
 /* Connects (trying every URL) and makes sure the stream exists. 0, or a
  * negative errno after logging what failed and the URLs tried. */
 int rec_js_connect(const struct rec_js_opts *o, struct rec_js **out);
 /* The largest message the servers take (their max_payload). */
 int64_t rec_js_max_payload(const struct rec_js *js);
-const char *rec_js_stream(const struct rec_js *js);
+const char *rec_js_stream_name(const struct rec_js *js);
 int rec_js_pollfd(const struct rec_js *js);
 /* Applies the publish results that came in. */
 void rec_js_poll(struct rec_js *js);
@@ -80,27 +80,27 @@ void rec_js_free(struct rec_js *js);   /* NULL is fine */
 
 /* A session's resume point from the stream (its last message). 0, or a
  * negative errno (logged). */
-int rec_js_session_open(struct rec_js *js, const char *host, const char *session,
-			struct rec_js_session **out, uint64_t *next_seq, bool *complete);
+int rec_js_stream_open(struct rec_js *js, const char *host, const char *session,
+			struct rec_js_stream **out, uint64_t *next_seq, bool *complete);
 /* The origin (Perfrec-Origin) of the session's last stored message, ""
  * when it has none or the session holds nothing. */
-const char *rec_js_session_origin(const struct rec_js_session *s);
+const char *rec_js_stream_origin(const struct rec_js_stream *s);
 /* The origin the session's publishes carry from now on (copied; "" =
  * none). */
-void rec_js_session_set_origin(struct rec_js_session *s, const char *origin);
+void rec_js_stream_set_origin(struct rec_js_stream *s, const char *origin);
 /* Takes records again from seq (below the resume point the session was
  * opened at): a hole the stream may hold below its last record is filled;
  * records already stored come back as duplicates and are dropped (message
  * ids), or skipped by the archiver past the duplicate window. */
-void rec_js_session_rewind(struct rec_js_session *s, uint64_t seq);
+void rec_js_stream_rewind(struct rec_js_stream *s, uint64_t seq);
 /* Publishes record seq (asynchronously). 0 or a negative errno. */
-int rec_js_publish(struct rec_js_session *s, uint64_t seq, enum prec_record_kind kind,
+int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind kind,
 		   const void *data, size_t len);
 /* Every record <= this seq is stored in the stream. */
-uint64_t rec_js_session_stored(const struct rec_js_session *s);
+uint64_t rec_js_stream_stored(const struct rec_js_stream *s);
 /* Why publishing failed, or NULL: acks must stop, the recorder reconnect. */
-const char *rec_js_session_error(const struct rec_js_session *s);
-void rec_js_session_close(struct rec_js_session *s);
+const char *rec_js_stream_error(const struct rec_js_stream *s);
+void rec_js_stream_close(struct rec_js_stream *s);
 
 /* ---- the archiver's side: a durable pull consumer shared by every
  * archiver (a work queue over the stream), acks explicit. */
@@ -108,7 +108,7 @@ void rec_js_session_close(struct rec_js_session *s);
 struct rec_js_consumer;
 
 struct rec_js_msg {
-	const char *host, *session;     /* from the headers (untrusted) */
+	const char *host, *id;           /* from the headers (untrusted) */
 	uint64_t seq;
 	const char *kind;
 	const void *data;

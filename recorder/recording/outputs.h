@@ -1,7 +1,7 @@
 /*
  * outputs.h - where a recording (recording.h) goes, one output at a time:
  * the one object `perfrec record` and the daemon's sessions
- * (daemon/session.h) both write through.
+ * (daemon/session_run.h) both write through.
  *
  *   file     either one file, path (or "-": standard output), touched
  *            only once the recording has started (until then its bytes

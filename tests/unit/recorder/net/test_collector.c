@@ -1,6 +1,6 @@
 /*
  * test_collector.c - the collector's input path (recorder/net/collector.c
- * through rec_collector_feed, and net/archive.c): sessions archived record
+ * through rec_collector_feed, and net/archive_file.c): sessions archived record
  * by record, reconnects resumed without duplicates, and every kind of bad
  * peer refused without touching anything outside its session; a session's
  * file holds one recording, and exists only once it has a record.
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "recorder/net/archive.h"
+#include "recorder/net/archive_file.h"
 #include "recorder/net/collector.h"
 #include "lib/logcap.h"
 #include "unit/recorder/net/streamtest.h"
@@ -362,9 +362,9 @@ static int count_entry(const struct rec_archive_entry *e, void *ctx)
 {
 	struct rec_archive_entry *out = ctx;
 
-	if (!strcmp(e->session, "full"))
+	if (!strcmp(e->id, "full"))
 		out[0] = *e;
-	if (!strcmp(e->session, "part"))
+	if (!strcmp(e->id, "part"))
 		out[1] = *e;
 	return 0;
 }
@@ -401,15 +401,15 @@ static void test_list(void **state)
 static void test_lock(void **state)
 {
 	struct fixture *f = *state;
-	struct rec_archive a, b;
+	struct rec_archive_file a, b;
 	struct rec_archive_entry e[2];
 
 	memset(e, 0, sizeof(e));
-	assert_int_equal(rec_archive_open(f->dir, "lk", "full", &a), 0);
-	assert_int_equal(rec_archive_open(f->dir, "lk", "full", &b), -EBUSY);
+	assert_int_equal(rec_archive_file_open(f->dir, "lk", "full", &a), 0);
+	assert_int_equal(rec_archive_file_open(f->dir, "lk", "full", &b), -EBUSY);
 	assert_int_equal(rec_archive_list(f->dir, count_entry, e), 0);
 	assert_int_equal(e[0].status, REC_ARCHIVE_OPEN);
-	rec_archive_close(&a);
+	rec_archive_file_close(&a);
 }
 
 /* A session's archive holds one recording: a hello of another one (its

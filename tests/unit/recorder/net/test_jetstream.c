@@ -2,7 +2,7 @@
  * test_jetstream.c - what the fleet path decides without a NATS server:
  * subject and message-id naming (recorder/net/jetstream.c: one session,
  * one subject token each, never two sessions on one subject), and the
- * archiver's batch step (recorder/net/archiver.c): redeliveries and
+ * archiver's batch step (recorder/net/js_archiver.c): redeliveries and
  * duplicates written once, early records retried, bad messages dropped,
  * files hit by disk damage resumed without cutting acknowledged records.
  */
@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "recorder/net/archiver.h"
+#include "recorder/net/js_archiver.h"
 #include "recorder/net/jetstream.h"
 #include "lib/logcap.h"
 #include "unit/recorder/net/streamtest.h"
@@ -60,7 +60,7 @@ static struct rec_js_msg msg(const unsigned char *buf, const size_t *off, size_t
 
 	memset(&m, 0, sizeof(m));
 	m.host = host;
-	m.session = session;
+	m.id = session;
 	m.seq = i + 1;
 	m.kind = "frame";
 	m.data = buf + off[i];
@@ -74,11 +74,11 @@ static void test_archiver_batches(void **state)
 	struct prec_sink *t = st_trace(3000, 2048);
 	size_t len, off[MAXREC], n;
 	const unsigned char *buf = prec_sink_mem_data(t, &len);
-	struct rec_archiver *a;
+	struct rec_js_archiver *a;
 	struct rec_js_msg m[16];
 	enum rec_js_verdict v[16];
 	uint32_t delay[16];
-	struct rec_archiver_stats st;
+	struct rec_js_archiver_stats st;
 	char path[512];
 	unsigned char *got;
 	size_t glen;
@@ -86,12 +86,12 @@ static void test_archiver_batches(void **state)
 	(void)state;
 	n = st_records(buf, len, off, MAXREC);
 	assert_true(n > 10);
-	assert_int_equal(rec_archiver_new_local(dir, &a), 0);
+	assert_int_equal(rec_js_archiver_new_local(dir, &a), 0);
 
 	/* records 1..3 */
 	for (int i = 0; i < 3; i++)
 		m[i] = msg(buf, off, (size_t)i, "h", "s");
-	rec_archiver_take(a, m, 3, v, delay);
+	rec_js_archiver_take(a, m, 3, v, delay);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(v[i], REC_JS_ACK);
 
@@ -100,7 +100,7 @@ static void test_archiver_batches(void **state)
 	m[1] = msg(buf, off, 2, "h", "s");
 	m[2] = msg(buf, off, 3, "h", "s");
 	m[3] = msg(buf, off, 5, "h", "s");
-	rec_archiver_take(a, m, 4, v, delay);
+	rec_js_archiver_take(a, m, 4, v, delay);
 	assert_int_equal(v[0], REC_JS_ACK);
 	assert_int_equal(v[1], REC_JS_ACK);
 	assert_int_equal(v[2], REC_JS_ACK);
@@ -113,7 +113,7 @@ static void test_archiver_batches(void **state)
 	m[1].data = "nope";
 	m[1].len = 4;
 	m[2] = msg(buf, off, 4, "../etc", "s");
-	rec_archiver_take(a, m, 3, v, delay);
+	rec_js_archiver_take(a, m, 3, v, delay);
 	assert_int_equal(v[0], REC_JS_DROP);
 	assert_int_equal(v[1], REC_JS_DROP);
 	assert_int_equal(v[2], REC_JS_DROP);
@@ -129,11 +129,11 @@ static void test_archiver_batches(void **state)
 			m[k++] = msg(buf, off, i, "h", "s");
 			twice++;
 		}
-		rec_archiver_take(a, m, k, v, delay);
+		rec_js_archiver_take(a, m, k, v, delay);
 		for (int j = 0; j < k; j++)
 			assert_int_equal(v[j], REC_JS_ACK);
 	}
-	rec_archiver_stats(a, &st);
+	rec_js_archiver_stats(a, &st);
 	assert_int_equal(st.written, n);
 	assert_int_equal(st.duplicates, 2 + twice);
 	assert_int_equal(st.completed, 1);   /* the index closed the file */
@@ -147,10 +147,10 @@ static void test_archiver_batches(void **state)
 	/* after its index, a session takes nothing more */
 	m[0] = msg(buf, off, n - 1, "h", "s");
 	m[0].seq = n + 1;
-	rec_archiver_take(a, m, 1, v, delay);
+	rec_js_archiver_take(a, m, 1, v, delay);
 	assert_int_not_equal(v[0], REC_JS_ACK);
 
-	rec_archiver_free(a);
+	rec_js_archiver_free(a);
 	prec_sink_free(t);
 	st_rmdir(dir);
 }
@@ -185,11 +185,11 @@ static void test_archiver_resumes_damaged(void **state)
 	size_t len, off[MAXREC], n, k, mid, glen;
 	const unsigned char *buf = prec_sink_mem_data(t, &len);
 	unsigned char zeros[80] = { 0 }, *got, b;
-	struct rec_archiver *a;
+	struct rec_js_archiver *a;
 	struct rec_js_msg m[4];
 	enum rec_js_verdict v[4];
 	uint32_t delay[4];
-	struct rec_archiver_stats st;
+	struct rec_js_archiver_stats st;
 	char path[512];
 
 	(void)state;
@@ -198,30 +198,30 @@ static void test_archiver_resumes_damaged(void **state)
 	k = n / 2;
 	mid = k / 2;
 	assert_true(n > 10);
-	assert_int_equal(rec_archiver_new_local(dir, &a), 0);
+	assert_int_equal(rec_js_archiver_new_local(dir, &a), 0);
 	for (size_t i = 0; i < k; i++) {
 		m[0] = msg(buf, off, i, "h", "d");
 		m[1] = msg(buf, off, i, "h", "u");
-		rec_archiver_take(a, m, 2, v, delay);
+		rec_js_archiver_take(a, m, 2, v, delay);
 		assert_int_equal(v[0], REC_JS_ACK);
 		assert_int_equal(v[1], REC_JS_ACK);
 	}
-	rec_archiver_free(a);
+	rec_js_archiver_free(a);
 
 	/* one flipped byte in an acknowledged frame info of "d" */
 	snprintf(path, sizeof(path), "%s/h/d.prec", dir);
 	b = buf[off[mid] + 20] ^ 0x20;
 	poke(path, off[mid] + 20, &b, 1);
-	assert_int_equal(rec_archiver_new_local(dir, &a), 0);
+	assert_int_equal(rec_js_archiver_new_local(dir, &a), 0);
 	m[0] = msg(buf, off, k - 1, "h", "d");   /* a redelivery */
-	rec_archiver_take(a, m, 1, v, delay);
+	rec_js_archiver_take(a, m, 1, v, delay);
 	assert_int_equal(v[0], REC_JS_ACK);
 	for (size_t i = k; i < n; i++) {
 		m[0] = msg(buf, off, i, "h", "d");
-		rec_archiver_take(a, m, 1, v, delay);
+		rec_js_archiver_take(a, m, 1, v, delay);
 		assert_int_equal(v[0], REC_JS_ACK);
 	}
-	rec_archiver_stats(a, &st);
+	rec_js_archiver_stats(a, &st);
 	assert_int_equal(st.written, n - k);
 	assert_int_equal(st.duplicates, 1);
 	assert_int_equal(st.completed, 1);
@@ -240,7 +240,7 @@ static void test_archiver_resumes_damaged(void **state)
 	for (int round = 0; round < 2; round++) {
 		for (int i = 0; i < 3; i++)
 			m[i] = msg(buf, off, k + (size_t)i, "h", "u");
-		rec_archiver_take(a, m, 3, v, delay);
+		rec_js_archiver_take(a, m, 3, v, delay);
 		for (int i = 0; i < 3; i++) {
 			assert_int_equal(v[i], REC_JS_RETRY);
 			assert_true(delay[i] >= 30000);
@@ -251,7 +251,7 @@ static void test_archiver_resumes_damaged(void **state)
 	got = st_slurp(path, &glen);
 	assert_int_equal(glen, off[k]);
 	free(got);
-	rec_archiver_free(a);
+	rec_js_archiver_free(a);
 	prec_sink_free(t);
 	st_rmdir(dir);
 }

@@ -1,7 +1,7 @@
 /*
  * session.h - a daemon session: a named recording (recording/recording.h)
  * with the outputs a service needs. It runs in a process of its own (the
- * daemon starts one per session, daemon/child.h), so a session that
+ * daemon starts one per session, daemon/session_proc.h), so a session that
  * crashes takes nothing else down.
  *
  * Its outputs are recording/outputs.h's (one at a time; every output a
@@ -21,24 +21,24 @@
  *
  * How to use (one thread):
  *
- *   struct rec_session_opts o = REC_SESSION_OPTS_INIT; o.name = ...; o.rec = &ro;
- *   rec_session_new(&o, &s);              // opens events and the first output
- *   rec_session_start(s);
- *   while ((ret = rec_session_step(s, 100)) > 0) {   // rotates when due
- *       ... rec_session_rotate(s, done, sizeof(done)) ...
- *       ... rec_session_snapshot(s, NULL, path, sizeof(path)) ...
- *       ... rec_session_status(s, &st) ...
+ *   struct rec_session_run_opts o = REC_SESSION_RUN_OPTS_INIT; o.name = ...; o.rec = &ro;
+ *   rec_session_run_new(&o, &s);              // opens events and the first output
+ *   rec_session_run_start(s);
+ *   while ((ret = rec_session_run_step(s, 100)) > 0) {   // rotates when due
+ *       ... rec_session_run_rotate(s, done, sizeof(done)) ...
+ *       ... rec_session_run_snapshot(s, NULL, path, sizeof(path)) ...
+ *       ... rec_session_run_status(s, &st) ...
  *   }
- *   rec_session_stop(s, "stopped");       // ends the output, waits for acks
- *   rec_session_free(s);
+ *   rec_session_run_stop(s, "stopped");       // ends the output, waits for acks
+ *   rec_session_run_free(s);
  *
  * Errors are logged (recorder/log.h) and returned as negative errno.
  * Ownership: opts and what it points to are read during new() (strings
  * and the token are copied), except rec->evspecs, rec->source and
  * to->tls, which must outlive the session.
  */
-#ifndef REC_SESSION_H
-#define REC_SESSION_H
+#ifndef REC_SESSION_RUN_H
+#define REC_SESSION_RUN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -48,8 +48,8 @@
 #include "recorder/net/sender.h"
 #include "recorder/recording/recording.h"
 
-struct rec_session_opts {
-	size_t sz;                          /* sizeof(struct rec_session_opts) */
+struct rec_session_run_opts {
+	size_t sz;                          /* sizeof(struct rec_session_run_opts) */
 	const char *name;                   /* [A-Za-z0-9._-] */
 	const struct rec_recording_opts *rec;
 	const char *stem;                   /* files: STEM.<time>.<NNNN>.prec;
@@ -69,11 +69,11 @@ struct rec_session_opts {
 	uint32_t owner_uid;                 /* who started this run (manifest) */
 };
 
-#define REC_SESSION_OPTS_INIT { .sz = sizeof(struct rec_session_opts) }
+#define REC_SESSION_RUN_OPTS_INIT { .sz = sizeof(struct rec_session_run_opts) }
 
-struct rec_session;
+struct rec_session_run;
 
-struct rec_session_status {
+struct rec_session_run_status {
 	struct rec_recording_stats rs;      /* pointers borrowed */
 	const char *target;
 	const char *current_file;           /* "" when none */
@@ -85,31 +85,31 @@ struct rec_session_status {
 
 /* 0 and *out, or -errno (logged: the recorder's own message, e.g. an
  * event this host does not support). */
-int rec_session_new(const struct rec_session_opts *o, struct rec_session **out);
-int rec_session_start(struct rec_session *s);
-int rec_session_pollfd(const struct rec_session *s);
+int rec_session_run_new(const struct rec_session_run_opts *o, struct rec_session_run **out);
+int rec_session_run_start(struct rec_session_run *s);
+int rec_session_run_pollfd(const struct rec_session_run *s);
 /* rec_recording_step(), then writes sender drops as losses and rotates
  * when the size or age is reached. > 0 running, 0 the recording ended by
  * itself (stop() next), < 0 failed. */
-int rec_session_step(struct rec_session *s, int timeout_ms);
+int rec_session_run_step(struct rec_session_run *s, int timeout_ms);
 /* Ends the current file and continues into a new one; *done gets the
  * finished file's path (or the finished stream's id). 0 or -errno
  * (-EINVAL: a flight session, or one without outputs to rotate). */
-int rec_session_rotate(struct rec_session *s, char *done, size_t len);
+int rec_session_run_rotate(struct rec_session_run *s, char *done, size_t len);
 /* Flight sessions: writes the buffer to path (NULL: STEM.<time>.<NNNN>
  * .snapshot.prec; never overwrites a file) and goes on in a fresh
  * buffer; *written gets the path. 0 or -errno (-EINVAL: not a flight
  * session). */
-int rec_session_snapshot(struct rec_session *s, const char *path,
+int rec_session_run_snapshot(struct rec_session_run *s, const char *path,
 			 char *written, size_t len);
 /* The current output's name: its file, or its stream's id when there is
  * no file; "" for a flight buffer. Borrowed until the next call on s. */
-const char *rec_session_output_name(const struct rec_session *s);
+const char *rec_session_run_output_name(const struct rec_session_run *s);
 /* Finishes the output (index, sync) and streams (acks, finish timeout).
  * Idempotent. 0 or -errno. */
-int rec_session_stop(struct rec_session *s, const char *reason);
+int rec_session_run_stop(struct rec_session_run *s, const char *reason);
 /* Pointers are borrowed until the next call on s. */
-void rec_session_status(const struct rec_session *s, struct rec_session_status *st);
-void rec_session_free(struct rec_session *s);   /* NULL is fine */
+void rec_session_run_status(const struct rec_session_run *s, struct rec_session_run_status *st);
+void rec_session_run_free(struct rec_session_run *s);   /* NULL is fine */
 
 #endif

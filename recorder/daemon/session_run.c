@@ -9,7 +9,7 @@
  * which names need not follow when a restart within the same second
  * reuses a deleted name's number).
  */
-#include "recorder/daemon/session.h"
+#include "recorder/daemon/session_run.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -30,8 +30,8 @@
  * a periodic table could sit in a frame the buffer drops. */
 #define FLIGHT_SYMBOLS_NS (100ull * 365 * 86400 * 1000000000ull)
 
-struct rec_session {
-	struct rec_session_opts o;
+struct rec_session_run {
+	struct rec_session_run_opts o;
 	char *name, *stem;
 	struct rec_recording_opts ro;
 	char *to;
@@ -51,7 +51,7 @@ struct rec_session {
  * leaves a listed file, never an unlisted one that keep would miss. */
 static void track_file(void *ctx, int fd, const char *path)
 {
-	struct rec_session *s = ctx;
+	struct rec_session_run *s = ctx;
 	struct stat st;
 	int ret;
 
@@ -77,7 +77,7 @@ static bool is_snapshot(const char *path)
  * its path holds another file now. It leaves the manifest too. */
 static void forget_file(void *ctx, const char *path)
 {
-	struct rec_session *s = ctx;
+	struct rec_session_run *s = ctx;
 	int ret;
 
 	for (size_t i = 0; i < s->man.n; i++) {
@@ -124,7 +124,7 @@ static char *absolute_stem(const char *stem, int *err)
 
 /* The manifest of earlier runs (a garbled one counts as none: the files
  * it may list are left alone). */
-static int open_manifest(struct rec_session *s, const char *dir)
+static int open_manifest(struct rec_session_run *s, const char *dir)
 {
 	int ret;
 
@@ -156,7 +156,7 @@ static int open_manifest(struct rec_session *s, const char *dir)
 /* The session's outputs: its files (listed in its manifest, keep counting
  * its earlier runs' outputs of this stem first), stream, or flight
  * buffer. */
-static int open_outputs(struct rec_session *s, const struct rec_sender_opts *to)
+static int open_outputs(struct rec_session_run *s, const struct rec_sender_opts *to)
 {
 	struct rec_outputs_opts oo = REC_OUTPUTS_OPTS_INIT;
 	struct rec_outputs_file *earlier = NULL;
@@ -196,9 +196,9 @@ static int open_outputs(struct rec_session *s, const struct rec_sender_opts *to)
 	return ret;
 }
 
-int rec_session_new(const struct rec_session_opts *opts, struct rec_session **out)
+int rec_session_run_new(const struct rec_session_run_opts *opts, struct rec_session_run **out)
 {
-	struct rec_session *s = calloc(1, sizeof(*s));
+	struct rec_session_run *s = calloc(1, sizeof(*s));
 	const struct rec_sender_opts *to;
 	int ret = 0;
 
@@ -266,11 +266,11 @@ int rec_session_new(const struct rec_session_opts *opts, struct rec_session **ou
 	*out = s;
 	return 0;
 err:
-	rec_session_free(s);
+	rec_session_run_free(s);
 	return ret;
 }
 
-int rec_session_start(struct rec_session *s)
+int rec_session_run_start(struct rec_session_run *s)
 {
 	int ret = rec_recording_start(s->r);
 
@@ -280,12 +280,12 @@ int rec_session_start(struct rec_session *s)
 	return rec_outputs_started(s->out);
 }
 
-int rec_session_pollfd(const struct rec_session *s)
+int rec_session_run_pollfd(const struct rec_session_run *s)
 {
 	return rec_recording_pollfd(s->r);
 }
 
-int rec_session_rotate(struct rec_session *s, char *done, size_t len)
+int rec_session_run_rotate(struct rec_session_run *s, char *done, size_t len)
 {
 	if (s->o.flight_bytes) {
 		rec_log(REC_LOG_ERROR, "session %s is a flight recorder: take a "
@@ -299,7 +299,7 @@ int rec_session_rotate(struct rec_session *s, char *done, size_t len)
 	return rec_outputs_rotate(s->out, s->r, done, len);
 }
 
-int rec_session_snapshot(struct rec_session *s, const char *path,
+int rec_session_run_snapshot(struct rec_session_run *s, const char *path,
 			 char *written, size_t len)
 {
 	if (!s->o.flight_bytes) {
@@ -314,7 +314,7 @@ int rec_session_snapshot(struct rec_session *s, const char *path,
 	return rec_outputs_snapshot(s->out, s->r, path, written, len);
 }
 
-int rec_session_step(struct rec_session *s, int timeout_ms)
+int rec_session_run_step(struct rec_session_run *s, int timeout_ms)
 {
 	int ret = rec_recording_step(s->r, timeout_ms);
 
@@ -324,7 +324,7 @@ int rec_session_step(struct rec_session *s, int timeout_ms)
 	return ret < 0 ? ret : 1;
 }
 
-int rec_session_stop(struct rec_session *s, const char *reason)
+int rec_session_run_stop(struct rec_session_run *s, const char *reason)
 {
 	int ret, fret;
 
@@ -336,7 +336,7 @@ int rec_session_stop(struct rec_session *s, const char *reason)
 	return ret ? ret : fret;
 }
 
-void rec_session_status(const struct rec_session *s, struct rec_session_status *st)
+void rec_session_run_status(const struct rec_session_run *s, struct rec_session_run_status *st)
 {
 	struct rec_outputs_status os;
 
@@ -351,14 +351,14 @@ void rec_session_status(const struct rec_session *s, struct rec_session_status *
 	st->snapshots = os.snapshots;
 }
 
-const char *rec_session_output_name(const struct rec_session *s)
+const char *rec_session_run_output_name(const struct rec_session_run *s)
 {
 	if (s->o.flight_bytes)
 		return "";
 	return rec_outputs_name(s->out);
 }
 
-void rec_session_free(struct rec_session *s)
+void rec_session_run_free(struct rec_session_run *s)
 {
 	if (!s)
 		return;

@@ -6,7 +6,7 @@
  * between the sync and the acks costs redeliveries, which the files'
  * record counts turn into duplicates: nothing is written twice.
  */
-#include "recorder/net/archiver.h"
+#include "recorder/net/js_archiver.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -19,14 +19,14 @@
 #include "format/base/opts.h"
 #include "format/record.h"
 #include "recorder/log.h"
-#include "recorder/net/archive.h"
+#include "recorder/net/archive_file.h"
 #include "recorder/net/jetstream.h"
 #include "recorder/net/wire.h"
 
 #define FETCH_WAIT_MS 500
 #define MAX_BATCH 1024
 
-/* A file whose damage hides its record count (rec_archive_open() says
+/* A file whose damage hides its record count (rec_archive_file_open() says
  * -EUCLEAN) is not scanned again for every message: its messages are
  * handed back for this long, then the open is tried again (an operator
  * may have moved the file aside meanwhile). */
@@ -34,29 +34,29 @@
 
 struct afile {
 	char host[65], id[65];
-	struct rec_archive a;
+	struct rec_archive_file a;
 	uint64_t last_use;
 	uint64_t refused_until;   /* not open (a.fd < 0) until then */
 	bool touched;
 	struct afile *next;
 };
 
-struct rec_archiver {
-	struct rec_archiver_opts o;
+struct rec_js_archiver {
+	struct rec_js_archiver_opts o;
 	struct rec_js *js;
 	struct rec_js_consumer *cons;
 	struct afile *files;
 	volatile sig_atomic_t stop;
-	struct rec_archiver_stats st;
+	struct rec_js_archiver_stats st;
 	struct rec_js_msg msgs[MAX_BATCH];
 	enum rec_js_verdict verdict[MAX_BATCH];
 	uint32_t delay[MAX_BATCH];
 };
 
 
-int rec_archiver_new(const struct rec_archiver_opts *o, struct rec_archiver **out)
+int rec_js_archiver_new(const struct rec_js_archiver_opts *o, struct rec_js_archiver **out)
 {
-	struct rec_archiver *a = calloc(1, sizeof(*a));
+	struct rec_js_archiver *a = calloc(1, sizeof(*a));
 	struct rec_js_opts jo = REC_JS_OPTS_INIT;
 	int ret;
 
@@ -82,17 +82,17 @@ int rec_archiver_new(const struct rec_archiver_opts *o, struct rec_archiver **ou
 	*out = a;
 	return 0;
 err:
-	rec_archiver_free(a);
+	rec_js_archiver_free(a);
 	return ret;
 }
 
-static void close_file(struct rec_archiver *a, struct afile *f)
+static void close_file(struct rec_js_archiver *a, struct afile *f)
 {
 	struct afile **pp = &a->files;
 
 	if (f->a.fd >= 0) {
-		rec_archive_sync(&f->a);
-		rec_archive_close(&f->a);
+		rec_archive_file_sync(&f->a);
+		rec_archive_file_close(&f->a);
 	}
 	while (*pp && *pp != f)
 		pp = &(*pp)->next;
@@ -104,7 +104,7 @@ static void close_file(struct rec_archiver *a, struct afile *f)
 /* The open file of host/session, opened (or resumed) when needed; NULL
  * and *delay (when to hand its message back) while another archiver
  * holds it or it cannot be resumed. */
-static struct afile *file_of(struct rec_archiver *a, const char *host, const char *id,
+static struct afile *file_of(struct rec_js_archiver *a, const char *host, const char *id,
 			     uint32_t *delay)
 {
 	struct afile *f;
@@ -127,7 +127,7 @@ static struct afile *file_of(struct rec_archiver *a, const char *host, const cha
 		return NULL;
 	snprintf(f->host, sizeof(f->host), "%s", host);
 	snprintf(f->id, sizeof(f->id), "%s", id);
-	ret = rec_archive_open(a->o.dir, host, id, &f->a);
+	ret = rec_archive_file_open(a->o.dir, host, id, &f->a);
 	if (ret == -EBUSY)
 		*delay = 1000;   /* another archiver has it: later, maybe to it */
 	if (ret < 0 && ret != -EUCLEAN) {
@@ -141,12 +141,12 @@ static struct afile *file_of(struct rec_archiver *a, const char *host, const cha
 		*delay = REFUSED_RETRY_MS;
 		return NULL;
 	}
-	a->st.sessions++;
+	a->st.streams++;
 	return f;
 }
 
 /* What to answer for one message. */
-static enum rec_js_verdict take(struct rec_archiver *a, struct rec_js_msg *m,
+static enum rec_js_verdict take(struct rec_js_archiver *a, struct rec_js_msg *m,
 				uint32_t *delay)
 {
 	struct afile *f;
@@ -154,14 +154,14 @@ static enum rec_js_verdict take(struct rec_archiver *a, struct rec_js_msg *m,
 
 	*delay = 0;
 	a->st.messages++;
-	if (!m->host || !m->session || !rec_wire_name_ok(m->host) ||
-	    !rec_wire_name_ok(m->session) || !m->seq) {
+	if (!m->host || !m->id || !rec_wire_name_ok(m->host) ||
+	    !rec_wire_name_ok(m->id) || !m->seq) {
 		rec_log(REC_LOG_WARN, "archive: a message without valid Perfrec headers "
 			"(host, session, seq): dropped");
 		a->st.dropped++;
 		return REC_JS_DROP;
 	}
-	f = file_of(a, m->host, m->session, delay);
+	f = file_of(a, m->host, m->id, delay);
 	if (!f) {
 		a->st.retried++;
 		return REC_JS_RETRY;
@@ -177,10 +177,10 @@ static enum rec_js_verdict take(struct rec_archiver *a, struct rec_js_msg *m,
 		a->st.retried++;
 		return REC_JS_RETRY;
 	}
-	ret = rec_archive_append(&f->a, m->data, m->len);
+	ret = rec_archive_file_append(&f->a, m->data, m->len);
 	if (ret == -EBADMSG) {
 		rec_log(REC_LOG_WARN, "archive: %s/%s record %llu is not a file record: "
-			"dropped (the file stops before it)", m->host, m->session,
+			"dropped (the file stops before it)", m->host, m->id,
 			(unsigned long long)m->seq);
 		a->st.dropped++;
 		return REC_JS_DROP;
@@ -199,7 +199,7 @@ static enum rec_js_verdict take(struct rec_archiver *a, struct rec_js_msg *m,
 
 /* Syncs every file the batch wrote; false when one failed (then nothing
  * of the batch is acknowledged: it comes again). */
-static bool sync_touched(struct rec_archiver *a)
+static bool sync_touched(struct rec_js_archiver *a)
 {
 	bool ok = true;
 
@@ -209,7 +209,7 @@ static bool sync_touched(struct rec_archiver *a)
 		if (!f->touched)
 			continue;
 		f->touched = false;
-		ret = rec_archive_sync(&f->a);
+		ret = rec_archive_file_sync(&f->a);
 		if (ret < 0) {
 			rec_log(REC_LOG_ERROR, "archive: syncing %s: %s", f->a.path,
 				strerror(-ret));
@@ -220,7 +220,7 @@ static bool sync_touched(struct rec_archiver *a)
 }
 
 /* Complete files are done; idle ones are released for other archivers. */
-static void close_done(struct rec_archiver *a)
+static void close_done(struct rec_js_archiver *a)
 {
 	uint64_t idle = a->o.idle_close_ms ? a->o.idle_close_ms : 10000, now = prec_now_ms();
 	struct afile *f = a->files, *next;
@@ -240,9 +240,9 @@ static void close_done(struct rec_archiver *a)
 	}
 }
 
-int rec_archiver_new_local(const char *dir, struct rec_archiver **out)
+int rec_js_archiver_new_local(const char *dir, struct rec_js_archiver **out)
 {
-	struct rec_archiver *a = calloc(1, sizeof(*a));
+	struct rec_js_archiver *a = calloc(1, sizeof(*a));
 
 	*out = NULL;
 	if (!a)
@@ -254,7 +254,7 @@ int rec_archiver_new_local(const char *dir, struct rec_archiver **out)
 	return 0;
 }
 
-void rec_archiver_take(struct rec_archiver *a, struct rec_js_msg *msgs, int n,
+void rec_js_archiver_take(struct rec_js_archiver *a, struct rec_js_msg *msgs, int n,
 		       enum rec_js_verdict *verdicts, uint32_t *delays)
 {
 	bool synced;
@@ -270,7 +270,7 @@ void rec_archiver_take(struct rec_archiver *a, struct rec_js_msg *msgs, int n,
 	close_done(a);
 }
 
-int rec_archiver_run(struct rec_archiver *a)
+int rec_js_archiver_run(struct rec_js_archiver *a)
 {
 	int failures = 0;
 
@@ -287,7 +287,7 @@ int rec_archiver_run(struct rec_archiver *a)
 			continue;
 		}
 		failures = 0;
-		rec_archiver_take(a, a->msgs, n, a->verdict, a->delay);
+		rec_js_archiver_take(a, a->msgs, n, a->verdict, a->delay);
 		for (int i = 0; i < n; i++)
 			rec_js_msg_done(&a->msgs[i], a->verdict[i],
 					a->delay[i] ? a->delay[i] : 1000);
@@ -295,17 +295,17 @@ int rec_archiver_run(struct rec_archiver *a)
 	return 0;
 }
 
-void rec_archiver_stop(struct rec_archiver *a)
+void rec_js_archiver_stop(struct rec_js_archiver *a)
 {
 	a->stop = 1;
 }
 
-void rec_archiver_stats(const struct rec_archiver *a, struct rec_archiver_stats *st)
+void rec_js_archiver_stats(const struct rec_js_archiver *a, struct rec_js_archiver_stats *st)
 {
 	*st = a->st;
 }
 
-void rec_archiver_free(struct rec_archiver *a)
+void rec_js_archiver_free(struct rec_js_archiver *a)
 {
 	if (!a)
 		return;

@@ -1,5 +1,5 @@
 /*
- * test_archive.c - resuming a session file (recorder/net/archive.c) after
+ * test_archive_file.c - resuming a session file (recorder/net/archive_file.c) after
  * disk damage: every record already in the file was acknowledged, so a
  * damaged byte anywhere in one (frame info, its size field, its magic, the
  * data frame) costs that frame alone: the file keeps its size, the next
@@ -20,7 +20,7 @@
 
 #include "format/layout.h"
 #include "format/reader.h"
-#include "recorder/net/archive.h"
+#include "recorder/net/archive_file.h"
 #include "lib/logcap.h"
 #include "unit/recorder/net/streamtest.h"
 
@@ -68,23 +68,23 @@ static size_t rec_len(const struct fixture *f, size_t i)   /* record i + 1 */
 }
 
 /* Records [from, to) of the trace appended to host/session; synced. */
-static void append(struct fixture *f, struct rec_archive *a, size_t from, size_t to)
+static void append(struct fixture *f, struct rec_archive_file *a, size_t from, size_t to)
 {
 	for (size_t i = from; i < to; i++) {
 		assert_int_equal(a->next_seq, i + 1);
-		assert_int_equal(rec_archive_append(a, f->buf + f->off[i], rec_len(f, i)), 0);
+		assert_int_equal(rec_archive_file_append(a, f->buf + f->off[i], rec_len(f, i)), 0);
 	}
-	assert_int_equal(rec_archive_sync(a), 0);
+	assert_int_equal(rec_archive_file_sync(a), 0);
 }
 
 /* A session file holding the first k records (all acknowledged). */
 static void write_first(struct fixture *f, const char *session, size_t k)
 {
-	struct rec_archive a;
+	struct rec_archive_file a;
 
-	assert_int_equal(rec_archive_open(f->dir, "h", session, &a), 0);
+	assert_int_equal(rec_archive_file_open(f->dir, "h", session, &a), 0);
 	append(f, &a, 0, k);
-	rec_archive_close(&a);
+	rec_archive_file_close(&a);
 	snprintf(f->path, sizeof(f->path), "%s/h/%s.prec", f->dir, session);
 }
 
@@ -154,7 +154,7 @@ struct flip_case {
 static void resume_after_flip(struct fixture *f, const char *session, size_t m,
 			      const struct flip_case *c)
 {
-	struct rec_archive a;
+	struct rec_archive_file a;
 	struct prec_record rec;
 	uint64_t before, total, got, dmg;
 	size_t at = f->off[m] + c->at, glen;
@@ -165,7 +165,7 @@ static void resume_after_flip(struct fixture *f, const char *session, size_t m,
 	flip(f->path, f->buf, at, c->mask);
 	before = file_size(f->path);
 	logcap_clear();
-	assert_int_equal(rec_archive_open(f->dir, "h", session, &a), 0);
+	assert_int_equal(rec_archive_file_open(f->dir, "h", session, &a), 0);
 	if (a.next_seq != f->k + 1 || a.size != before || a.cut)
 		fail_msg("%s: resumed at record %llu (want %zu), %llu bytes of %llu, %llu cut",
 			 c->what, (unsigned long long)a.next_seq, f->k + 1,
@@ -184,7 +184,7 @@ static void resume_after_flip(struct fixture *f, const char *session, size_t m,
 	assert_null(strstr(logcap_all(), "cut"));
 	append(f, &a, f->k, f->nrec);
 	assert_true(a.complete);
-	rec_archive_close(&a);
+	rec_archive_file_close(&a);
 
 	g = st_slurp(f->path, &glen);
 	assert_int_equal(glen, f->len);
@@ -233,7 +233,7 @@ static void test_flips_resume_whole(void **state)
 static void test_last_record_not_torn(void **state)
 {
 	struct fixture *f = *state;
-	struct rec_archive a;
+	struct rec_archive_file a;
 	uint64_t before;
 	size_t k = 0;
 
@@ -246,14 +246,14 @@ static void test_last_record_not_torn(void **state)
 	flip(f->path, f->buf, f->off[k - 1] + 5, 0x03);   /* size 52 -> 820 */
 	before = file_size(f->path);
 	logcap_clear();
-	assert_int_equal(rec_archive_open(f->dir, "h", "lastsize", &a), 0);
+	assert_int_equal(rec_archive_file_open(f->dir, "h", "lastsize", &a), 0);
 	assert_int_equal(a.next_seq, k + 1);
 	assert_int_equal(a.cut, 0);
 	assert_int_equal(a.size, before);
 	assert_int_equal(file_size(f->path), before);
 	assert_non_null(strstr(logcap_all(), "damaged bytes at offset"));
 	append(f, &a, k, f->nrec);
-	rec_archive_close(&a);
+	rec_archive_file_close(&a);
 	assert_int_equal(file_size(f->path), f->len);
 }
 
@@ -262,27 +262,27 @@ static void test_last_record_not_torn(void **state)
 static void test_torn_tail_cut(void **state)
 {
 	struct fixture *f = *state;
-	struct rec_archive a;
+	struct rec_archive_file a;
 	unsigned char zeros[4096] = { 0 };
 	size_t half = rec_len(f, f->k) / 2;
 
 	write_first(f, "torn", f->k);
 	poke(f->path, f->off[f->k], f->buf + f->off[f->k], half);
 	logcap_clear();
-	assert_int_equal(rec_archive_open(f->dir, "h", "torn", &a), 0);
+	assert_int_equal(rec_archive_file_open(f->dir, "h", "torn", &a), 0);
 	assert_int_equal(a.next_seq, f->k + 1);
 	assert_int_equal(a.cut, half);
 	assert_int_equal(a.damaged, 0);
 	assert_int_equal(file_size(f->path), f->off[f->k]);
 	assert_non_null(strstr(logcap_all(), "cut"));
-	rec_archive_close(&a);
+	rec_archive_file_close(&a);
 
 	poke(f->path, f->off[f->k], zeros, sizeof(zeros));
-	assert_int_equal(rec_archive_open(f->dir, "h", "torn", &a), 0);
+	assert_int_equal(rec_archive_file_open(f->dir, "h", "torn", &a), 0);
 	assert_int_equal(a.next_seq, f->k + 1);
 	assert_int_equal(a.cut, sizeof(zeros));
 	append(f, &a, f->k, f->nrec);
-	rec_archive_close(&a);
+	rec_archive_file_close(&a);
 	assert_int_equal(file_size(f->path), f->len);
 }
 
@@ -290,7 +290,7 @@ static void test_torn_tail_cut(void **state)
 static int list_entry(const struct rec_archive_entry *e, void *ctx)
 {
 	struct rec_archive_entry *out = ctx;
-	size_t i = !strcmp(e->session, "two");
+	size_t i = !strcmp(e->id, "two");
 
 	out[i] = *e;
 	out[i].path = NULL;
@@ -304,7 +304,7 @@ static int list_entry(const struct rec_archive_entry *e, void *ctx)
 static void test_unknown_count_refused(void **state)
 {
 	struct fixture *f = *state;
-	struct rec_archive a;
+	struct rec_archive_file a;
 	struct rec_archive_entry e[2];
 	unsigned char zeros[INFO_LEN + 4] = { 0 }, *g;
 	size_t m = f->k / 2, glen;
@@ -313,17 +313,17 @@ static void test_unknown_count_refused(void **state)
 	write_first(f, "one", f->k);
 	poke(f->path, f->off[m], zeros, sizeof(zeros));
 	logcap_clear();
-	assert_int_equal(rec_archive_open(f->dir, "h", "one", &a), 0);
+	assert_int_equal(rec_archive_file_open(f->dir, "h", "one", &a), 0);
 	assert_int_equal(a.next_seq, f->k + 1);
 	assert_int_equal(a.damaged, 1);
-	rec_archive_close(&a);
+	rec_archive_file_close(&a);
 
 	write_first(f, "two", f->k);
 	poke(f->path, f->off[m], zeros, sizeof(zeros));
 	poke(f->path, f->off[m + 1], zeros, sizeof(zeros));
 	before = file_size(f->path);
 	logcap_clear();
-	assert_int_equal(rec_archive_open(f->dir, "h", "two", &a), -EUCLEAN);
+	assert_int_equal(rec_archive_file_open(f->dir, "h", "two", &a), -EUCLEAN);
 	assert_non_null(strstr(logcap_err(), f->path));
 	assert_non_null(strstr(logcap_err(), "move it aside"));
 	assert_int_equal(file_size(f->path), before);

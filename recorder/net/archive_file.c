@@ -1,7 +1,7 @@
 /*
  * archive.c - the collector's session files; see archive.h.
  */
-#include "recorder/net/archive.h"
+#include "recorder/net/archive_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -75,8 +75,8 @@ static int scan_fd(int fd, uint64_t size, const char *path,
 	return 0;
 }
 
-int rec_archive_open(const char *dir, const char *host, const char *session,
-		     struct rec_archive *a)
+int rec_archive_file_open(const char *dir, const char *host, const char *session,
+		     struct rec_archive_file *a)
 {
 	char hostdir[4096];
 	struct prec_record_recovery s;
@@ -162,7 +162,7 @@ err:
 	return ret;
 }
 
-int rec_archive_append(struct rec_archive *a, const void *buf, size_t len)
+int rec_archive_file_append(struct rec_archive_file *a, const void *buf, size_t len)
 {
 	struct prec_record rec;
 	size_t done = 0;
@@ -198,7 +198,7 @@ int rec_archive_append(struct rec_archive *a, const void *buf, size_t len)
 	return 0;
 }
 
-int rec_archive_sync(struct rec_archive *a)
+int rec_archive_file_sync(struct rec_archive_file *a)
 {
 	if (a->synced_seq + 1 == a->next_seq)
 		return 0;
@@ -208,7 +208,7 @@ int rec_archive_sync(struct rec_archive *a)
 	return 0;
 }
 
-void rec_archive_close(struct rec_archive *a)
+void rec_archive_file_close(struct rec_archive_file *a)
 {
 	if (a->fd >= 0)
 		close(a->fd);   /* releases the lock */
@@ -268,7 +268,7 @@ static int list_file(const char *path, const char *host, const char *name,
 	}
 	memset(&e, 0, sizeof(e));
 	snprintf(e.host, sizeof(e.host), "%.64s", host);
-	snprintf(e.session, sizeof(e.session), "%.*s",
+	snprintf(e.id, sizeof(e.id), "%.*s",
 		 (int)(strlen(name) - 5 < 64 ? strlen(name) - 5 : 64), name);
 	e.path = path;
 	e.bytes = (uint64_t)st.st_size;

@@ -1,5 +1,5 @@
 /*
- * test_session.c - a daemon session (recorder/daemon/session.c) over
+ * test_session_run.c - a daemon session (recorder/daemon/session_run.c) over
  * synthetic rings (memsource.h), writing into a temp directory: files
  * rotated by size and on request each read alone and together hold every
  * record once; --keep deletes the oldest, only of the files its session
@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 
 #include "format/reader.h"
-#include "recorder/daemon/session.h"
+#include "recorder/daemon/session_run.h"
 #include "recorder/net/collector.h"
 #include "unit/recorder/recording/memsource.h"
 #include "lib/logcap.h"
@@ -107,14 +107,14 @@ struct fixture {
 	char dir[64], stem[128];
 	struct memsource m;
 	struct rec_recording_opts ro;
-	struct rec_session_opts so;
+	struct rec_session_run_opts so;
 };
 
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct rec_recording_opts ro = REC_RECORDING_OPTS_INIT;
-	struct rec_session_opts so = REC_SESSION_OPTS_INIT;
+	struct rec_session_run_opts so = REC_SESSION_RUN_OPTS_INIT;
 
 	snprintf(f->dir, sizeof(f->dir), "/tmp/perfrec-session-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
@@ -155,7 +155,7 @@ static int teardown(void **state)
 
 /* n switches on every cpu from time t0 (irregular times and tasks, so
  * they do not compress to nothing); steps whenever a ring is full. */
-static void put(struct fixture *f, struct rec_session *s, uint64_t t0, size_t n)
+static void put(struct fixture *f, struct rec_session_run *s, uint64_t t0, size_t n)
 {
 	for (size_t k = 0; k < n; k++) {
 		uint32_t task = 100 + (uint32_t)(k * 7919 % 4099);
@@ -163,20 +163,20 @@ static void put(struct fixture *f, struct rec_session *s, uint64_t t0, size_t n)
 
 		for (size_t i = 0; i < NCPU; i++)
 			while (memsource_switch(&f->m, i, t, task, task + (uint32_t)i, k & 1) < 0)
-				assert_true(rec_session_step(s, 5) > 0);
+				assert_true(rec_session_run_step(s, 5) > 0);
 	}
 }
 
 /* Steps until the session has taken `records` records. */
-static void drain(struct rec_session *s, uint64_t records)
+static void drain(struct rec_session_run *s, uint64_t records)
 {
-	struct rec_session_status st;
+	struct rec_session_run_status st;
 
 	for (int i = 0; i < 2000; i++) {
-		rec_session_status(s, &st);
+		rec_session_run_status(s, &st);
 		if (st.rs.st.records >= records)
 			return;
-		assert_true(rec_session_step(s, 5) > 0);
+		assert_true(rec_session_run_step(s, 5) > 0);
 	}
 	fail_msg("only %llu of %llu records taken", (unsigned long long)st.rs.st.records,
 		 (unsigned long long)records);
@@ -185,31 +185,31 @@ static void drain(struct rec_session *s, uint64_t records)
 static void test_rotation(void **state)
 {
 	struct fixture *f = *state;
-	struct rec_session *s;
-	struct rec_session_status st;
+	struct rec_session_run *s;
+	struct rec_session_run_status st;
 	struct fileinfo fi;
 	char done[PATH_MAX], first[PATH_MAX];
 	size_t n, total = 0;
 	char **files;
 
 	f->so.rotate_bytes = 6000;   /* a few frames each */
-	assert_int_equal(rec_session_new(&f->so, &s), 0);
-	assert_int_equal(rec_session_start(s), 0);
-	rec_session_status(s, &st);
+	assert_int_equal(rec_session_run_new(&f->so, &s), 0);
+	assert_int_equal(rec_session_run_start(s), 0);
+	rec_session_run_status(s, &st);
 	snprintf(first, sizeof(first), "%s", st.current_file);
 	assert_non_null(strstr(first, "/s."));
 	put(f, s, 1000, 3000);
 	drain(s, 2 * 3000);
 	/* and one on request */
-	assert_int_equal(rec_session_rotate(s, done, sizeof(done)), 0);
-	rec_session_status(s, &st);
+	assert_int_equal(rec_session_run_rotate(s, done, sizeof(done)), 0);
+	rec_session_run_status(s, &st);
 	assert_string_not_equal(done, st.current_file);
 	put(f, s, 100000, 500);
 	drain(s, 2 * 3500);
-	assert_int_equal(rec_session_stop(s, "test"), 0);
-	rec_session_status(s, &st);
+	assert_int_equal(rec_session_run_stop(s, "test"), 0);
+	rec_session_run_status(s, &st);
 	assert_true(st.rs.outputs >= 3);
-	rec_session_free(s);
+	rec_session_run_free(s);
 
 	files = list(f->dir, "s.", &n);
 	assert_int_equal(n, st.rs.outputs);
@@ -228,32 +228,32 @@ static void test_rotation(void **state)
 static void test_keep(void **state)
 {
 	struct fixture *f = *state;
-	struct rec_session *s;
+	struct rec_session_run *s;
 	char done[PATH_MAX];
 	size_t n;
 	char **files;
 
 	f->so.keep = 2;
-	assert_int_equal(rec_session_new(&f->so, &s), 0);
-	assert_int_equal(rec_session_start(s), 0);
+	assert_int_equal(rec_session_run_new(&f->so, &s), 0);
+	assert_int_equal(rec_session_run_start(s), 0);
 	for (int i = 0; i < 5; i++) {
 		put(f, s, 1000 + (uint64_t)i * 100, 50);
 		drain(s, 2 * 50 * ((uint64_t)i + 1));
-		assert_int_equal(rec_session_rotate(s, done, sizeof(done)), 0);
+		assert_int_equal(rec_session_run_rotate(s, done, sizeof(done)), 0);
 	}
 	files = list(f->dir, "s.", &n);
 	assert_int_equal(n, 2);
 	list_free(files, n);
 	assert_non_null(strstr(logcap_all(), "keeping the newest 2"));
-	assert_int_equal(rec_session_stop(s, "test"), 0);
-	rec_session_free(s);
+	assert_int_equal(rec_session_run_stop(s, "test"), 0);
+	rec_session_run_free(s);
 }
 
 /* One run of session name on f's stem: started, rotated `rotations`
  * times, stopped. */
 static void keep_run(struct fixture *f, const char *name, unsigned keep, int rotations)
 {
-	struct rec_session *s;
+	struct rec_session_run *s;
 	char done[PATH_MAX];
 
 	/* a fresh source per run (one open each) */
@@ -261,12 +261,12 @@ static void keep_run(struct fixture *f, const char *name, unsigned keep, int rot
 	memsource_init(&f->m);
 	f->so.name = name;
 	f->so.keep = keep;
-	assert_int_equal(rec_session_new(&f->so, &s), 0);
-	assert_int_equal(rec_session_start(s), 0);
+	assert_int_equal(rec_session_run_new(&f->so, &s), 0);
+	assert_int_equal(rec_session_run_start(s), 0);
 	for (int i = 0; i < rotations; i++)
-		assert_int_equal(rec_session_rotate(s, done, sizeof(done)), 0);
-	assert_int_equal(rec_session_stop(s, "test"), 0);
-	rec_session_free(s);
+		assert_int_equal(rec_session_run_rotate(s, done, sizeof(done)), 0);
+	assert_int_equal(rec_session_run_stop(s, "test"), 0);
+	rec_session_run_free(s);
 }
 
 static void test_keep_own_files(void **state)
@@ -321,24 +321,24 @@ static void test_keep_own_files(void **state)
 static void test_flight(void **state)
 {
 	struct fixture *f = *state;
-	struct rec_session *s;
-	struct rec_session_status st;
+	struct rec_session_run *s;
+	struct rec_session_run_status st;
 	struct fileinfo fi;
 	char path[PATH_MAX], written[PATH_MAX], done[PATH_MAX];
 
 	f->so.flight_bytes = 16384;
-	assert_int_equal(rec_session_new(&f->so, &s), 0);
-	assert_int_equal(rec_session_start(s), 0);
+	assert_int_equal(rec_session_run_new(&f->so, &s), 0);
+	assert_int_equal(rec_session_run_start(s), 0);
 	put(f, s, 1000, 5000);
 	drain(s, 2 * 5000);
-	rec_session_status(s, &st);
+	rec_session_run_status(s, &st);
 	assert_true(st.flight);
 	assert_true(st.fl.dropped_frames > 0);
 	assert_string_equal(st.current_file, "");
-	assert_int_equal(rec_session_rotate(s, done, sizeof(done)), -EINVAL);
+	assert_int_equal(rec_session_run_rotate(s, done, sizeof(done)), -EINVAL);
 
 	snprintf(path, sizeof(path), "%s/snap.prec", f->dir);
-	assert_int_equal(rec_session_snapshot(s, path, written, sizeof(written)), 0);
+	assert_int_equal(rec_session_run_snapshot(s, path, written, sizeof(written)), 0);
 	assert_string_equal(written, path);
 	read_file(path, &fi);
 	assert_int_equal(fi.headers, 1);
@@ -347,46 +347,46 @@ static void test_flight(void **state)
 	assert_int_equal(fi.flight_losses, 1);
 	assert_true(fi.switches > 0 && fi.switches < 2 * 5000);
 	/* never over a file */
-	assert_int_equal(rec_session_snapshot(s, path, written, sizeof(written)), -EEXIST);
+	assert_int_equal(rec_session_run_snapshot(s, path, written, sizeof(written)), -EEXIST);
 
 	/* the session goes on, into a fresh buffer */
 	put(f, s, 50000, 100);
 	drain(s, 2 * 5100);
-	assert_int_equal(rec_session_snapshot(s, NULL, written, sizeof(written)), 0);
+	assert_int_equal(rec_session_run_snapshot(s, NULL, written, sizeof(written)), 0);
 	assert_non_null(strstr(written, ".snapshot.prec"));
 	read_file(written, &fi);
 	assert_int_equal(fi.headers, 1);
 	assert_int_equal(fi.switches, 2 * 100);   /* nothing dropped: all of it */
 	assert_int_equal(fi.flight_losses, 0);
-	rec_session_status(s, &st);
+	rec_session_run_status(s, &st);
 	assert_int_equal(st.snapshots, 2);
-	assert_int_equal(rec_session_stop(s, "test"), 0);
-	rec_session_free(s);
+	assert_int_equal(rec_session_run_stop(s, "test"), 0);
+	rec_session_run_free(s);
 }
 
 static void test_refused(void **state)
 {
 	struct fixture *f = *state;
-	struct rec_session *s;
+	struct rec_session_run *s;
 	char done[PATH_MAX];
 
 	f->so.stem = NULL;   /* no file, no stream, no flight */
-	assert_int_equal(rec_session_new(&f->so, &s), -EINVAL);
+	assert_int_equal(rec_session_run_new(&f->so, &s), -EINVAL);
 	assert_non_null(strstr(logcap_err(), "has no output"));
 	f->so.stem = f->stem;
 	f->so.flight_bytes = 65536;
 	f->so.rotate_ns = 1000000000ull;
-	assert_int_equal(rec_session_new(&f->so, &s), -EINVAL);
+	assert_int_equal(rec_session_run_new(&f->so, &s), -EINVAL);
 	f->so.rotate_ns = 0;
 	f->so.flight_bytes = 0;
 	/* a snapshot of a file session */
-	assert_int_equal(rec_session_new(&f->so, &s), 0);
-	assert_int_equal(rec_session_start(s), 0);
-	assert_int_equal(rec_session_snapshot(s, NULL, done, sizeof(done)), -EINVAL);
-	assert_int_equal(rec_session_stop(s, "test"), 0);
-	assert_int_equal(rec_session_stop(s, "again"), 0);   /* idempotent */
-	assert_int_equal(rec_session_rotate(s, done, sizeof(done)), -EINVAL);
-	rec_session_free(s);
+	assert_int_equal(rec_session_run_new(&f->so, &s), 0);
+	assert_int_equal(rec_session_run_start(s), 0);
+	assert_int_equal(rec_session_run_snapshot(s, NULL, done, sizeof(done)), -EINVAL);
+	assert_int_equal(rec_session_run_stop(s, "test"), 0);
+	assert_int_equal(rec_session_run_stop(s, "again"), 0);   /* idempotent */
+	assert_int_equal(rec_session_run_rotate(s, done, sizeof(done)), -EINVAL);
+	rec_session_run_free(s);
 }
 
 static void *serve(void *arg)
@@ -420,7 +420,7 @@ static void test_streams(void **state)
 	struct rec_collector_opts co = REC_COLLECTOR_OPTS_INIT;
 	struct rec_sender_opts to = REC_SENDER_OPTS_INIT;
 	struct rec_collector *c;
-	struct rec_session *s;
+	struct rec_session_run *s;
 	char arch[128], listen[64], done[PATH_MAX], path[PATH_MAX];
 	pthread_t th;
 	size_t n;
@@ -436,17 +436,17 @@ static void test_streams(void **state)
 	to.to = listen;
 	to.host = "testhost";
 	f->so.to = &to;
-	assert_int_equal(rec_session_new(&f->so, &s), 0);
-	assert_int_equal(rec_session_start(s), 0);
+	assert_int_equal(rec_session_run_new(&f->so, &s), 0);
+	assert_int_equal(rec_session_run_start(s), 0);
 	for (int i = 0; i < 2; i++) {
 		put(f, s, 1000 + (uint64_t)i * 100000, 300);
 		drain(s, 2 * 300 * ((uint64_t)i + 1));
-		assert_int_equal(rec_session_rotate(s, done, sizeof(done)), 0);
+		assert_int_equal(rec_session_run_rotate(s, done, sizeof(done)), 0);
 	}
 	put(f, s, 500000, 300);
 	drain(s, 2 * 900);
-	assert_int_equal(rec_session_stop(s, "test"), 0);   /* waits for the acks */
-	rec_session_free(s);
+	assert_int_equal(rec_session_run_stop(s, "test"), 0);   /* waits for the acks */
+	rec_session_run_free(s);
 	rec_collector_stop(c);
 	pthread_join(th, NULL);
 	rec_collector_free(c);

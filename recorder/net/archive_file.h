@@ -6,12 +6,12 @@
  *
  * How to use (one session):
  *
- *   rec_archive_open(dir, host, session, &a);   // create or resume
+ *   rec_archive_file_open(dir, host, session, &a);   // create or resume
  *   a.next_seq: the record the file needs next (1 = its header)
  *   for each frame seq == a.next_seq:
- *       rec_archive_append(&a, bytes, len);      // one whole record
- *   rec_archive_sync(&a);                        // fdatasync: now ack
- *   rec_archive_close(&a);
+ *       rec_archive_file_append(&a, bytes, len);      // one whole record
+ *   rec_archive_file_sync(&a);                        // fdatasync: now ack
+ *   rec_archive_file_close(&a);
  *
  * An open archive holds an exclusive flock on its file: a second collector
  * cannot write it (-EBUSY), and `collect --list` reports it as open.
@@ -27,14 +27,14 @@
  * number the next record wrongly: the open fails (-EUCLEAN, logged with
  * the file, the offset and the fix) and the file is left unchanged.
  */
-#ifndef REC_ARCHIVE_H
-#define REC_ARCHIVE_H
+#ifndef REC_ARCHIVE_FILE_H
+#define REC_ARCHIVE_FILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct rec_archive {
+struct rec_archive_file {
 	int fd;
 	char path[4096];
 	uint64_t next_seq;     /* seq of the record the file needs next */
@@ -49,16 +49,16 @@ struct rec_archive {
  * Names must have passed rec_wire_name_ok(). 0, -EBUSY (another process
  * has it open), -EUCLEAN (damage hides the file's record count; nothing
  * changed), or -errno (logged with the path). */
-int rec_archive_open(const char *dir, const char *host, const char *session,
-		     struct rec_archive *a);
+int rec_archive_file_open(const char *dir, const char *host, const char *session,
+		     struct rec_archive_file *a);
 /* Appends rec, which must be exactly one whole record fit for position
  * next_seq (the header first, nothing after the index): 0, -EBADMSG (not
  * such a record; the file is unchanged), or the disk's -errno (the file is
  * cut back to its last whole record). */
-int rec_archive_append(struct rec_archive *a, const void *rec, size_t len);
+int rec_archive_file_append(struct rec_archive_file *a, const void *rec, size_t len);
 /* fdatasync when records were appended since the last sync. 0 or -errno. */
-int rec_archive_sync(struct rec_archive *a);
-void rec_archive_close(struct rec_archive *a);
+int rec_archive_file_sync(struct rec_archive_file *a);
+void rec_archive_file_close(struct rec_archive_file *a);
 
 enum rec_archive_status {
 	REC_ARCHIVE_COMPLETE,  /* ends with its index */
@@ -74,7 +74,7 @@ enum rec_archive_status {
 
 struct rec_archive_entry {
 	char host[80];
-	char session[80];
+	char id[80];
 	const char *path;
 	uint64_t bytes;
 	uint64_t records;

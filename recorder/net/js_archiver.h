@@ -2,30 +2,30 @@
  * archiver.h - `perfrec archive`: JetStream to files. A durable pull
  * consumer shared by every archiver (so several share the work) takes the
  * records collectors published and appends each to
- * DIR/<host>/<session>.prec (net/archive.h), acknowledging a message only
+ * DIR/<host>/<session>.prec (net/archive_file.h), acknowledging a message only
  * after its bytes are fdatasync'ed. A record delivered twice (a redelivery
  * after a crash, a duplicate in the stream) is written once: the file's
  * own record count is the truth. A record that comes before its
  * predecessors (parallel archivers) is handed back to be delivered again
  * a little later. A file is closed once its index is in, or after it has
  * been idle, so another archiver can take the session. A file resumes as
- * net/archive.h says (disk damage inside it kept and logged, never cut);
+ * net/archive_file.h says (disk damage inside it kept and logged, never cut);
  * one whose damage hides its record count is not written: its messages
  * are handed back every 30 s until it is moved aside.
  *
  * How to use:
- *   rec_archiver_new(&opts, &a);    // connects, binds the consumer
- *   rec_archiver_run(a);            // until rec_archiver_stop()
- *   rec_archiver_free(a);           // files synced and closed
+ *   rec_js_archiver_new(&opts, &a);    // connects, binds the consumer
+ *   rec_js_archiver_run(a);            // until rec_js_archiver_stop()
+ *   rec_js_archiver_free(a);           // files synced and closed
  */
-#ifndef REC_ARCHIVER_H
-#define REC_ARCHIVER_H
+#ifndef REC_JS_ARCHIVER_H
+#define REC_JS_ARCHIVER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-struct rec_archiver_opts {
-	size_t sz;                  /* sizeof(struct rec_archiver_opts) */
+struct rec_js_archiver_opts {
+	size_t sz;                  /* sizeof(struct rec_js_archiver_opts) */
 	const char *urls;           /* NATS servers, comma-separated */
 	const char *stream;         /* NULL = "PERFREC" */
 	const char *dir;            /* archive root */
@@ -36,21 +36,21 @@ struct rec_archiver_opts {
 	int batch;                  /* messages per fetch; 0 = 256 */
 };
 
-#define REC_ARCHIVER_OPTS_INIT { .sz = sizeof(struct rec_archiver_opts) }
+#define REC_JS_ARCHIVER_OPTS_INIT { .sz = sizeof(struct rec_js_archiver_opts) }
 
-struct rec_archiver;
+struct rec_js_archiver;
 
-int rec_archiver_new(const struct rec_archiver_opts *o, struct rec_archiver **out);
+int rec_js_archiver_new(const struct rec_js_archiver_opts *o, struct rec_js_archiver **out);
 /* Serves until stopped: 0, or -errno when the consumer fails for good. */
-int rec_archiver_run(struct rec_archiver *a);
-void rec_archiver_stop(struct rec_archiver *a);   /* async-signal-safe */
+int rec_js_archiver_run(struct rec_js_archiver *a);
+void rec_js_archiver_stop(struct rec_js_archiver *a);   /* async-signal-safe */
 
-struct rec_archiver_stats {
+struct rec_js_archiver_stats {
 	uint64_t messages, written, bytes, duplicates, retried, dropped;
-	uint64_t sessions, completed;
+	uint64_t streams, completed;
 };
-void rec_archiver_stats(const struct rec_archiver *a, struct rec_archiver_stats *st);
-void rec_archiver_free(struct rec_archiver *a);   /* NULL is fine */
+void rec_js_archiver_stats(const struct rec_js_archiver *a, struct rec_js_archiver_stats *st);
+void rec_js_archiver_free(struct rec_js_archiver *a);   /* NULL is fine */
 
 /* ---- the batch step, without NATS (what run() does per fetch; tests) */
 
@@ -58,13 +58,13 @@ struct rec_js_msg;
 enum rec_js_verdict;
 
 /* An archiver with no connection, writing under dir. */
-int rec_archiver_new_local(const char *dir, struct rec_archiver **out);
+int rec_js_archiver_new_local(const char *dir, struct rec_js_archiver **out);
 /* Takes a batch: appends what is next for each file, syncs the files
  * written, and says per message what to answer (verdicts[i], delays[i]):
  * acknowledge (written now or before), retry later (out of order, file
  * busy, disk error: nothing of a batch whose sync failed is acknowledged)
  * or drop (not a valid record message). */
-void rec_archiver_take(struct rec_archiver *a, struct rec_js_msg *msgs, int n,
+void rec_js_archiver_take(struct rec_js_archiver *a, struct rec_js_msg *msgs, int n,
 		       enum rec_js_verdict *verdicts, uint32_t *delays);
 
 #endif

@@ -6,7 +6,7 @@
  * lock. The channel is blocking: messages are small and the daemon reads
  * them at once.
  */
-#include "recorder/daemon/child.h"
+#include "recorder/daemon/session_proc.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -26,10 +26,10 @@
 #define STATUS_EVERY_NS 500000000ull
 #define LOOP_MS 100
 
-struct rec_child {
+struct rec_session_proc {
 	int chan;
-	struct rec_child_opts o;
-	struct rec_session *s;
+	struct rec_session_proc_opts o;
+	struct rec_session_run *s;
 	pthread_mutex_t lock;            /* channel writes */
 	rec_print_fn prev;
 	void *prev_ctx;
@@ -37,7 +37,7 @@ struct rec_child {
 	bool chan_broken;
 };
 
-static void send_event(struct rec_child *c, Perfrec__Control__SessionEvent *ev)
+static void send_event(struct rec_session_proc *c, Perfrec__Control__SessionEvent *ev)
 {
 	pthread_mutex_lock(&c->lock);
 	if (!c->chan_broken && rec_ctl_send(c->chan, &ev->base, REC_CTL_MAX_EVENT) < 0)
@@ -47,7 +47,7 @@ static void send_event(struct rec_child *c, Perfrec__Control__SessionEvent *ev)
 
 static void forward(enum rec_log_level level, const char *msg, void *ctx)
 {
-	struct rec_child *c = ctx;
+	struct rec_session_proc *c = ctx;
 
 	if (level <= REC_LOG_WARN) {
 		Perfrec__Control__SessionEvent ev = PERFREC__CONTROL__SESSION_EVENT__INIT;
@@ -77,10 +77,10 @@ struct status_buf {
 	Perfrec__Control__CpuCounts **cpup;
 };
 
-static int status_fill(struct rec_child *c, Perfrec__Control__SessionStatus__State state,
+static int status_fill(struct rec_session_proc *c, Perfrec__Control__SessionStatus__State state,
 		       struct status_buf *b)
 {
-	struct rec_session_status ss;
+	struct rec_session_run_status ss;
 	Perfrec__Control__SessionStatus *st = &b->st;
 
 	perfrec__control__session_status__init(st);
@@ -93,7 +93,7 @@ static int status_fill(struct rec_child *c, Perfrec__Control__SessionStatus__Sta
 	st->pid = (int32_t)getpid();
 	if (!c->s)
 		return 0;
-	rec_session_status(c->s, &ss);
+	rec_session_run_status(c->s, &ss);
 	st->target = (char *)ss.target;
 	st->uptime_ns = ss.rs.elapsed_ns;
 	st->records = ss.rs.st.records;
@@ -142,7 +142,7 @@ static void status_release(struct status_buf *b)
 	free(b->cpup);
 }
 
-static void send_status(struct rec_child *c, Perfrec__Control__SessionStatus__State state)
+static void send_status(struct rec_session_proc *c, Perfrec__Control__SessionStatus__State state)
 {
 	Perfrec__Control__SessionEvent ev = PERFREC__CONTROL__SESSION_EVENT__INIT;
 	struct status_buf b;
@@ -156,7 +156,7 @@ static void send_status(struct rec_child *c, Perfrec__Control__SessionStatus__St
 }
 
 /* One Reply: ok, or the last error logged; with the status when asked. */
-static void send_reply(struct rec_child *c, int ret, const char *file,
+static void send_reply(struct rec_session_proc *c, int ret, const char *file,
 		       const Perfrec__Control__SessionStatus__State *state)
 {
 	Perfrec__Control__SessionEvent ev = PERFREC__CONTROL__SESSION_EVENT__INIT;
@@ -191,7 +191,7 @@ static void send_reply(struct rec_child *c, int ret, const char *file,
 
 enum { GO_ON, STOP_ASKED };
 
-static int handle(struct rec_child *c, const unsigned char *msg, size_t len)
+static int handle(struct rec_session_proc *c, const unsigned char *msg, size_t len)
 {
 	static const Perfrec__Control__SessionStatus__State running =
 		PERFREC__CONTROL__SESSION_STATUS__STATE__RUNNING;
@@ -214,12 +214,12 @@ static int handle(struct rec_child *c, const unsigned char *msg, size_t len)
 		send_reply(c, 0, NULL, &running);
 		break;
 	case PERFREC__CONTROL__REQUEST__BODY_ROTATE:
-		ret = rec_session_rotate(c->s, file, sizeof(file));
+		ret = rec_session_run_rotate(c->s, file, sizeof(file));
 		send_reply(c, ret, file, &running);
 		send_status(c, running);
 		break;
 	case PERFREC__CONTROL__REQUEST__BODY_SNAPSHOT:
-		ret = rec_session_snapshot(c->s, rq->snapshot->output && rq->snapshot->output[0] ?
+		ret = rec_session_run_snapshot(c->s, rq->snapshot->output && rq->snapshot->output[0] ?
 					   rq->snapshot->output : NULL, file, sizeof(file));
 		send_reply(c, ret, file, &running);
 		send_status(c, running);
@@ -236,7 +236,7 @@ static int handle(struct rec_child *c, const unsigned char *msg, size_t len)
 
 /* Reads what the channel holds: GO_ON, STOP_ASKED, or -ECONNRESET when
  * the daemon's end closed. */
-static int read_channel(struct rec_child *c, struct prec_msgbuf *in)
+static int read_channel(struct rec_session_proc *c, struct prec_msgbuf *in)
 {
 	const unsigned char *m;
 	size_t room, n;
@@ -258,9 +258,9 @@ static int read_channel(struct rec_child *c, struct prec_msgbuf *in)
 	return ret < 0 ? ret : what;
 }
 
-struct rec_child *rec_child_new(int chan)
+struct rec_session_proc *rec_session_proc_new(int chan)
 {
-	struct rec_child *c = calloc(1, sizeof(*c));
+	struct rec_session_proc *c = calloc(1, sizeof(*c));
 
 	if (!c) {
 		close(chan);
@@ -273,7 +273,7 @@ struct rec_child *rec_child_new(int chan)
 	return c;
 }
 
-void rec_child_free(struct rec_child *c)
+void rec_session_proc_free(struct rec_session_proc *c)
 {
 	if (!c)
 		return;
@@ -283,7 +283,7 @@ void rec_child_free(struct rec_child *c)
 	free(c);
 }
 
-int rec_child_run(struct rec_child *c, const struct rec_child_opts *opts)
+int rec_session_proc_run(struct rec_session_proc *c, const struct rec_session_proc_opts *opts)
 {
 	struct prec_msgbuf in;
 	uint64_t next_status = 0;
@@ -291,21 +291,21 @@ int rec_child_run(struct rec_child *c, const struct rec_child_opts *opts)
 	bool stop_asked = false, finished = false;
 	int ret, code = 1;
 
-	if (prec_opts_copy(&c->o, sizeof(c->o), opts) < 0 || !c->o.session) {
+	if (prec_opts_copy(&c->o, sizeof(c->o), opts) < 0 || !c->o.run) {
 		rec_log(REC_LOG_ERROR, "session process: bad options");
 		return 1;
 	}
 	prec_msgbuf_init(&in, REC_CTL_MAX_MSG);
-	ret = rec_session_new(c->o.session, &c->s);
+	ret = rec_session_run_new(c->o.run, &c->s);
 	if (ret < 0)
 		goto out;
-	ret = rec_session_start(c->s);
+	ret = rec_session_run_start(c->s);
 	if (ret < 0)
 		goto out;
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{ c->chan, POLLIN, 0 },
-			{ rec_session_pollfd(c->s), POLLIN, 0 },
+			{ rec_session_run_pollfd(c->s), POLLIN, 0 },
 		};
 		uint64_t now = prec_now_ns();
 
@@ -329,7 +329,7 @@ int rec_child_run(struct rec_child *c, const struct rec_child_opts *opts)
 				break;
 			}
 		}
-		ret = rec_session_step(c->s, 0);
+		ret = rec_session_run_step(c->s, 0);
 		if (ret == 0) {
 			finished = true;   /* -d elapsed, targets exited */
 			break;
@@ -338,7 +338,7 @@ int rec_child_run(struct rec_child *c, const struct rec_child_opts *opts)
 			goto out;
 	}
 	send_status(c, PERFREC__CONTROL__SESSION_STATUS__STATE__STOPPING);
-	ret = rec_session_stop(c->s, reason);
+	ret = rec_session_run_stop(c->s, reason);
 	{
 		Perfrec__Control__SessionStatus__State end = finished ?
 			PERFREC__CONTROL__SESSION_STATUS__STATE__FINISHED :
@@ -346,11 +346,11 @@ int rec_child_run(struct rec_child *c, const struct rec_child_opts *opts)
 
 		send_status(c, end);
 		if (stop_asked)   /* with the file (or stream) it finished */
-			send_reply(c, ret, rec_session_output_name(c->s), &end);
+			send_reply(c, ret, rec_session_run_output_name(c->s), &end);
 	}
 	code = ret < 0 ? 1 : 0;
 out:
-	rec_session_free(c->s);
+	rec_session_run_free(c->s);
 	c->s = NULL;
 	prec_msgbuf_release(&in);
 	return code;
