@@ -4,9 +4,11 @@
  * Entries live in one array; a node's parent is an index into it, fixed
  * when the node is defined (a later redefinition of the parent's iid does
  * not move it), so walking a chain is pointer chasing in one array and
- * ends after `depth` steps. File iids map to entries through an open
- * addressing table; sample leaves are deduplicated by (callers entry, ip,
- * marker) in a second one, so samples at one spot share one expansion.
+ * ends after `depth` steps. File iids map to entries through an array
+ * (the small iids writers give) or the hash map (format/base/hashmap.h);
+ * sample leaves are deduplicated by (callers entry, ip, marker) through a
+ * slot table over the list of leaves, so samples at one spot share one
+ * expansion.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,9 +17,11 @@
 #include "format/cctab.h"
 #include "format/varint.h"
 
-struct prec_cc_slot {
-	uint64_t iid;
-	uint32_t ent;     /* entry index + 1, 0 = empty slot */
+/* A sample leaf: its key, and its entry. */
+struct prec_cc_leaf {
+	uint64_t ip, marker;
+	uint32_t callers;    /* entry index + 1, 0 = none */
+	uint32_t ent;        /* entry index */
 };
 
 #define LEAF 0x80000000u     /* depth bit: a sample leaf */
@@ -34,14 +38,16 @@ static const uint64_t none[1];
 void prec_cctab_init(struct prec_cctab *t)
 {
 	memset(t, 0, sizeof(*t));
+	prec_hashmap_init(&t->sparse, sizeof(uint64_t), sizeof(uint32_t));
 }
 
 void prec_cctab_release(struct prec_cctab *t)
 {
 	free(t->ents);
 	free(t->dense);
-	free(t->slots);
-	free(t->lslots);
+	prec_hashmap_release(&t->sparse);
+	free(t->leaves);
+	prec_hashidx_release(&t->lidx);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -51,37 +57,31 @@ void prec_cctab_clear(struct prec_cctab *t, struct prec_arena *a, size_t dense_m
 	if (t->ndense)
 		memset(t->dense, 0, t->ndense * sizeof(*t->dense));
 	t->dense_max = dense_max;
-	if (t->count)
-		memset(t->slots, 0, t->nslots * sizeof(*t->slots));
-	t->count = 0;
+	if (prec_hashmap_count(&t->sparse))
+		prec_hashmap_clear(&t->sparse);
 	if (t->nleaves)
-		memset(t->lslots, 0, t->nlslots * sizeof(*t->lslots));
+		prec_hashidx_rebuild(&t->lidx, 0, NULL, NULL);
 	t->nleaves = 0;
 	t->max_iid = 0;
 	t->arena = a;
 }
 
-static inline size_t iid_slot(uint64_t iid, size_t nslots)
-{
-	return (size_t)((iid * 0x9E3779B97F4A7C15ull) >> 17) & (nslots - 1);
-}
-
 /* entry index + 1 of iid, 0 = undefined */
 static inline uint32_t lookup(const struct prec_cctab *t, uint64_t iid)
 {
+	const uint32_t *v;
+
 	if (iid < t->dense_max)
 		return iid < t->ndense ? t->dense[iid] : 0;
-	if (!t->count)
+	if (!prec_hashmap_count(&t->sparse))
 		return 0;
-	for (size_t s = iid_slot(iid, t->nslots); t->slots[s].ent; s = (s + 1) & (t->nslots - 1))
-		if (t->slots[s].iid == iid)
-			return t->slots[s].ent;
-	return 0;
+	v = prec_hashmap_find(&t->sparse, &iid);
+	return v ? *v : 0;
 }
 
 static int put(struct prec_cctab *t, uint64_t iid, uint32_t ent)
 {
-	size_t s;
+	uint32_t *v;
 
 	if (iid < t->dense_max) {
 		if (iid >= t->ndense) {
@@ -100,30 +100,10 @@ static int put(struct prec_cctab *t, uint64_t iid, uint32_t ent)
 		t->dense[iid] = ent;   /* a redefinition: the later one wins */
 		return 0;
 	}
-	if ((t->count + 1) * 2 > t->nslots) {
-		size_t nn = t->nslots ? t->nslots * 2 : 256;
-		struct prec_cc_slot *ns = calloc(nn, sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		for (size_t i = 0; i < t->nslots; i++) {
-			if (!t->slots[i].ent)
-				continue;
-			size_t k = iid_slot(t->slots[i].iid, nn);
-			while (ns[k].ent)
-				k = (k + 1) & (nn - 1);
-			ns[k] = t->slots[i];
-		}
-		free(t->slots);
-		t->slots = ns;
-		t->nslots = nn;
-	}
-	for (s = iid_slot(iid, t->nslots); t->slots[s].ent; s = (s + 1) & (t->nslots - 1))
-		if (t->slots[s].iid == iid)
-			break;   /* redefinition: the later one wins */
-	if (!t->slots[s].ent)
-		t->count++;
-	t->slots[s].iid = iid;
-	t->slots[s].ent = ent;
+	v = prec_hashmap_get(&t->sparse, &iid, NULL);
+	if (!v)
+		return -ENOMEM;
+	*v = ent;   /* a redefinition: the later one wins */
 	return 0;
 }
 
@@ -206,22 +186,6 @@ int prec_cctab_add_run(struct prec_cctab *t, uint64_t iid, uint64_t parent,
 	return 0;
 }
 
-/* The key of leaf entry e: its callers entry, ip and marker. */
-static void leaf_key(const struct prec_cctab *t, const struct prec_cc_ent *e,
-		     uint32_t *callers, uint64_t *ip, uint64_t *marker)
-{
-	if (e->depth & MARKED) {
-		const struct prec_cc_ent *e1 = &t->ents[e->parent - 1];
-		*marker = e->addr;
-		*ip = e1->addr;
-		*callers = e1->parent;
-	} else {
-		*marker = 0;
-		*ip = e->addr;
-		*callers = e->parent;
-	}
-}
-
 static uint64_t leaf_hash(uint32_t callers, uint64_t ip, uint64_t marker)
 {
 	uint64_t h = (ip * 0x9E3779B97F4A7C15ull + callers) ^ marker;
@@ -231,28 +195,30 @@ static uint64_t leaf_hash(uint32_t callers, uint64_t ip, uint64_t marker)
 	return h;
 }
 
-static int leaves_grow(struct prec_cctab *t)
+/* The hash of leaf i (prec_hashidx_reserve rehashes through it). */
+static uint64_t leaf_hash_of(const void *ctx, size_t i)
 {
-	size_t nn = t->nlslots ? t->nlslots * 2 : 256;
-	uint32_t *ns = calloc(nn, sizeof(*ns));
+	const struct prec_cc_leaf *l = &((const struct prec_cctab *)ctx)->leaves[i];
 
-	if (!ns)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++) {
-		uint32_t c;
-		uint64_t ip, m;
-		if (!(t->ents[i].depth & LEAF))
-			continue;
-		leaf_key(t, &t->ents[i], &c, &ip, &m);
-		size_t k = (size_t)leaf_hash(c, ip, m) & (nn - 1);
-		while (ns[k])
-			k = (k + 1) & (nn - 1);
-		ns[k] = (uint32_t)(i + 1);
+	return leaf_hash(l->callers, l->ip, l->marker);
+}
+
+/* Room for one more leaf: in the list and in its slot table. */
+static int leaves_reserve(struct prec_cctab *t)
+{
+	if (t->nleaves == t->cleaves) {
+		size_t cap = t->cleaves ? t->cleaves * 2 : 256;
+		struct prec_cc_leaf *v = realloc(t->leaves, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->leaves = v;
+		t->cleaves = cap;
 	}
-	free(t->lslots);
-	t->lslots = ns;
-	t->nlslots = nn;
-	return 0;
+	/* the load check inline: most leaves need no growth (no call) */
+	if ((t->nleaves + 1) * 2 <= t->lidx.nslots)
+		return 0;
+	return prec_hashidx_reserve(&t->lidx, t->nleaves, 256, leaf_hash_of, t);
 }
 
 uint64_t prec_cctab_leaf(struct prec_cctab *t, uint64_t callers, uint64_t ip,
@@ -272,15 +238,15 @@ uint64_t prec_cctab_leaf(struct prec_cctab *t, uint64_t callers, uint64_t ip,
 	}
 	h = leaf_hash(cent, ip, marker);
 	if (t->nleaves) {
-		for (k = (size_t)h & (t->nlslots - 1); t->lslots[k]; k = (k + 1) & (t->nlslots - 1)) {
-			uint32_t c;
-			uint64_t i2, m;
-			leaf_key(t, &t->ents[t->lslots[k] - 1], &c, &i2, &m);
-			if (c == cent && i2 == ip && m == marker)
-				return PREC_CC_SYNTH | (t->lslots[k] - 1);
+		for (k = prec_hashidx_start(&t->lidx, h); t->lidx.slots[k];
+		     k = prec_hashidx_next(&t->lidx, k)) {
+			const struct prec_cc_leaf *l = &t->leaves[t->lidx.slots[k] - 1];
+
+			if (l->ip == ip && l->callers == cent && l->marker == marker)
+				return PREC_CC_SYNTH | l->ent;
 		}
 	}
-	if ((t->nleaves + 1) * 2 > t->nlslots && leaves_grow(t) < 0)
+	if (leaves_reserve(t) < 0)
 		goto nomem;
 	e = ent_new(t, ip, cent, cdepth + 1, NULL);
 	if (e && marker)
@@ -288,10 +254,11 @@ uint64_t prec_cctab_leaf(struct prec_cctab *t, uint64_t callers, uint64_t ip,
 	if (!e)
 		goto nomem;
 	t->ents[e - 1].depth |= LEAF | (marker ? MARKED : 0);
-	for (k = (size_t)h & (t->nlslots - 1); t->lslots[k]; k = (k + 1) & (t->nlslots - 1))
+	for (k = prec_hashidx_start(&t->lidx, h); t->lidx.slots[k];
+	     k = prec_hashidx_next(&t->lidx, k))
 		;
-	t->lslots[k] = e;
-	t->nleaves++;
+	t->leaves[t->nleaves] = (struct prec_cc_leaf){ ip, marker, cent, e - 1 };
+	t->lidx.slots[k] = (uint32_t)++t->nleaves;
 	return PREC_CC_SYNTH | (e - 1);
 nomem:
 	*err = -ENOMEM;

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "format/arena.h"
+#include "format/base/hashmap.h"
 
 /* Longest callchain built from nodes: what a writer accepts (one ip per
  * 16 bytes of the 16 MiB packet limit). */
@@ -60,10 +61,10 @@ struct prec_cctab {
 	size_t n, cap;
 	uint32_t *dense;              /* file iid -> entry + 1, iids < dense_max */
 	size_t ndense, dense_max;
-	struct prec_cc_slot *slots;   /* the other file iids -> entry */
-	size_t nslots, count;
-	uint32_t *lslots;             /* (parent, ip, cpumode) -> leaf entry + 1 */
-	size_t nlslots, nleaves;
+	struct prec_hashmap sparse;   /* the other file iids -> entry + 1 */
+	struct prec_cc_leaf *leaves;  /* sample leaves, their keys */
+	size_t nleaves, cleaves;
+	struct prec_hashidx lidx;     /* (callers, ip, marker) -> leaves[] */
 	uint64_t max_iid;             /* largest callchain iid named so far */
 	struct prec_arena *arena;     /* the frame's, for expansions */
 };

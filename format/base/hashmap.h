@@ -6,7 +6,8 @@
  * (index + 1, 0 = empty) into an array the caller owns, so growing the
  * entries never rehashes and growing the slots never moves entries. The
  * caller probes and compares keys itself; this is what format/intern.c
- * (variable-size keys in its own key arena) is built on.
+ * (variable-size keys in its own key arena) and format/cctab.c's sample
+ * leaves are built on.
  *
  * struct prec_hashmap is the slot table with the entries: fixed-size keys
  * (zero them with memset before filling, so padding bytes compare equal)

@@ -34,7 +34,7 @@
 #include "recorder/bpf/bpf_abi.h"
 #include "recorder/bpf/sfilter.h"
 #include "recorder/encode/emit.h"
-#include "recorder/events/evset.h"
+#include "recorder/events/evlist.h"
 #include "recorder/log.h"
 
 #include "offcpu.skel.h"
@@ -159,7 +159,7 @@ static int open_offcpu(struct rec_bpf *b, bool raw_tp)
 
 	if (!oc)
 		return -errno;
-	oc->rodata->threshold_ns = b->o.off_cpu_threshold;
+	oc->rodata->threshold_ns = b->o.events->off_cpu_threshold;
 	oc->rodata->target_mode = b->o.target == REC_BPF_TARGET_PIDS ? REC_OFFCPU_BY_PID :
 				  b->o.target == REC_BPF_TARGET_TIDS ? REC_OFFCPU_BY_TID :
 				  REC_OFFCPU_ALL;
@@ -245,14 +245,14 @@ static int fill_targets(struct rec_bpf *b)
 	return 0;
 }
 
-static int attach_offcpu(struct rec_bpf *b, struct rec_evset *s)
+static int attach_offcpu(struct rec_bpf *b, struct rec_evlist *s)
 {
 	struct offcpu_bpf *oc = b->oc;
 	struct rec_evsel *e = NULL;
 	int fd = bpf_map__fd(oc->maps.events), ret;
 
 	for (size_t i = 0; i < s->nsel; i++)
-		if (rec_evset_is_bpf_output(s, &s->sel[i]))
+		if (rec_evlist_is_bpf_output(s, &s->sel[i]))
 			e = &s->sel[i];
 	if (!e)
 		return -EINVAL;
@@ -335,14 +335,14 @@ static int add_link(struct rec_bpf *b, int fd)
  * event's number among them. A BPF link of its own, not libbpf's
  * bpf_program__attach_perf_event(): that one enables the event, and the
  * recording enables its events itself (a command's at its exec). */
-static int attach_filter(struct rec_bpf *b, struct rec_evset *s)
+static int attach_filter(struct rec_bpf *b, struct rec_evlist *s)
 {
 	int prog = bpf_program__fd(b->sf->progs.sample_filter);
 
 	for (size_t i = 0; i < s->nsel; i++) {
 		struct rec_evsel *e = &s->sel[i];
 
-		if (!rec_evset_filterable(s, e))
+		if (!rec_evlist_filterable(s, e))
 			continue;
 		if (b->nfiltered >= REC_SF_MAX_EVENTS) {
 			rec_log(REC_LOG_ERROR, "--filter: at most %d sampling events",
@@ -398,11 +398,16 @@ int rec_bpf_new(const struct rec_bpf_opts *o, struct rec_bpf **out)
 	b->o.targets = NULL;   /* read during new() only */
 	b->o.cpus = NULL;
 	libbpf_set_print(libbpf_print);
-	ret = check_privileges(o->off_cpu ? "--off-cpu" : "--filter");
+	if (!o->events) {
+		rec_log(REC_LOG_ERROR, "BPF options: no event settings");
+		ret = -EINVAL;
+		goto err;
+	}
+	ret = check_privileges(o->events->off_cpu ? "--off-cpu" : "--filter");
 	if (ret < 0)
 		goto err;
-	if (o->filter) {
-		b->filter = strdup(o->filter);
+	if (o->events->filter) {
+		b->filter = strdup(o->events->filter);
 		if (!b->filter) {
 			ret = -ENOMEM;
 			goto err;
@@ -411,7 +416,7 @@ int rec_bpf_new(const struct rec_bpf_opts *o, struct rec_bpf **out)
 		if (ret < 0)
 			goto err;
 	}
-	if (o->off_cpu) {
+	if (o->events->off_cpu) {
 		b->o.targets = o->targets;   /* for attach, within new()'s caller */
 		b->o.cpus = o->cpus;
 		b->stacks = calloc(NSTACKS, sizeof(*b->stacks));
@@ -424,6 +429,7 @@ int rec_bpf_new(const struct rec_bpf_opts *o, struct rec_bpf **out)
 		if (ret < 0)
 			goto err;
 	}
+	b->o.events = NULL;   /* read during new() only */
 	b->st.raw_tp = b->raw_tp;
 	*out = b;
 	return 0;
@@ -432,7 +438,7 @@ err:
 	return ret;
 }
 
-int rec_bpf_attach(struct rec_bpf *b, struct rec_evset *s)
+int rec_bpf_attach(struct rec_bpf *b, struct rec_evlist *s)
 {
 	int ret = 0;
 
@@ -534,7 +540,7 @@ static uint64_t chain_of(struct rec_bpf *b, struct rec_emit *e, uint32_t stream,
 		return 0;
 	}
 	if (e->observe) {
-		/* the symbol collector takes it as a kernel-mode sample */
+		/* the symbol gatherer takes it as a kernel-mode sample */
 		struct rec_record r;
 
 		memset(&r, 0, sizeof(r));

@@ -5,7 +5,7 @@
  *
  * Their output joins the recording's one timeline: off-CPU intervals are
  * written by the program through bpf-output perf events that belong to the
- * recording's event set (events/evset.h: one per CPU, redirected into that
+ * recording's event set (events/evlist.h: one per CPU, redirected into that
  * CPU's ring), so they carry CLOCK_MONOTONIC times and the kernel's LOST
  * records like every other record. What the programs keep in maps (sums of
  * short blocks, filter counts, their own losses) is read by tick() and
@@ -15,7 +15,7 @@
  *
  *   struct rec_bpf *b;
  *   rec_bpf_new(&opts, &b);         // checks privileges, loads programs
- *   rec_evset_open(&set, ...);      // the set has its bpf-output event
+ *   rec_evlist_open(&set, ...);      // the set has its bpf-output event
  *   rec_bpf_attach(b, &set);        // output fds into the program's map,
  *                                   // programs attached, filter on each
  *                                   // sampling fd
@@ -33,8 +33,9 @@
  * build without BPF (nobpf.c) - and returns a negative errno. libbpf's own
  * messages go to the same channel (libbpf_set_print) at debug level.
  *
- * Ownership: the options' strings and arrays are read during new() only;
- * the event set is borrowed during attach().
+ * Ownership: the options' strings, arrays and events are read during
+ * new() only (targets and cpus until attach()); the event set is borrowed
+ * during attach().
  */
 #ifndef REC_BPF_H
 #define REC_BPF_H
@@ -43,7 +44,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct rec_evset;
+struct rec_evlist;
+struct rec_evlist_cfg;
 struct rec_emit;
 struct rec_record;
 struct rec_bpf;
@@ -57,9 +59,10 @@ enum rec_bpf_targets {
 
 struct rec_bpf_opts {
 	size_t sz;                    /* sizeof(struct rec_bpf_opts) */
-	bool off_cpu;                 /* measure off-CPU time */
-	uint64_t off_cpu_threshold;   /* ns: longer blocks are intervals */
-	const char *filter;           /* sample filter expression, or NULL */
+	/* the event list's settings (events/evlist.h): off_cpu (measure
+	 * off-CPU time), off_cpu_threshold (ns: longer blocks are
+	 * intervals), filter (sample filter expression, or NULL) */
+	const struct rec_evlist_cfg *events;
 	enum rec_bpf_targets target;
 	const int *targets;           /* pids or tids */
 	size_t ntargets;
@@ -71,8 +74,7 @@ struct rec_bpf_opts {
 				       * without BTF */
 };
 
-#define REC_BPF_OPTS_INIT { .sz = sizeof(struct rec_bpf_opts), \
-	.off_cpu_threshold = 1000000 }
+#define REC_BPF_OPTS_INIT { .sz = sizeof(struct rec_bpf_opts) }
 
 /* True when perfrec was built with BPF (PERFREC_BPF). */
 bool rec_bpf_built(void);
@@ -83,7 +85,7 @@ int rec_bpf_new(const struct rec_bpf_opts *o, struct rec_bpf **out);
 
 /* Attaches to the opened event set: its bpf-output fds (off-CPU) and its
  * sampling events' fds (filter). 0 or a negative errno (logged). */
-int rec_bpf_attach(struct rec_bpf *b, struct rec_evset *s);
+int rec_bpf_attach(struct rec_bpf *b, struct rec_evlist *s);
 
 /* rec_emit's bpf_output hook (ctx: the rec_bpf): one sample of a
  * bpf-output event into an OffCpu packet on stream. 0 or the writer's

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "recorder/events/evlist.h"
 #include "recorder/log.h"
 
 bool rec_bpf_built(void)
@@ -20,11 +21,11 @@ int rec_bpf_new(const struct rec_bpf_opts *o, struct rec_bpf **out)
 	*out = NULL;
 	rec_log(REC_LOG_ERROR, "%s: this perfrec was built without BPF; rebuild it "
 		"with libbpf-dev, clang and bpftool installed (cmake -DPERFREC_BPF=ON)",
-		o && o->off_cpu ? "--off-cpu" : "--filter");
+		o && o->events && o->events->off_cpu ? "--off-cpu" : "--filter");
 	return -EOPNOTSUPP;
 }
 
-int rec_bpf_attach(struct rec_bpf *b, struct rec_evset *s)
+int rec_bpf_attach(struct rec_bpf *b, struct rec_evlist *s)
 {
 	(void)b;
 	(void)s;

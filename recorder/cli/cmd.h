@@ -73,13 +73,13 @@ int rec_cli_stat_parse(int argc, char **argv, struct rec_cli_stat_args *a);
  * it too). */
 extern const struct rec_cli_opt rec_cli_record_opts[];
 
-struct rec_evlist;
+struct rec_evspecs;
 /* The events of a (cpu-clock when none and no counters) into evl.
  * 0 or -errno (logged). */
-int rec_cli_record_events(const struct rec_cli_record_args *a, struct rec_evlist *evl);
+int rec_cli_record_events(const struct rec_cli_record_args *a, struct rec_evspecs *evl);
 /* The recording options a describes, sampling evl (borrowed). */
 void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
-				   const struct rec_evlist *evl,
+				   const struct rec_evspecs *evl,
 				   struct rec_recording_opts *o);
 
 #endif

@@ -147,7 +147,7 @@ static int check_session(void *ctx, const char *name, int argc, char **argv, boo
 {
 	struct daemon_ctx *dc = ctx;
 	struct rec_cli_session_args a;
-	struct rec_evlist evl = REC_EVLIST_INIT;
+	struct rec_evspecs evl = REC_EVSPECS_INIT;
 	char **full = calloc((size_t)argc + 2, sizeof(*full));
 	int ret;
 
@@ -170,7 +170,7 @@ static int check_session(void *ctx, const char *name, int argc, char **argv, boo
 		}
 		free(st);
 	}
-	rec_evlist_release(&evl);
+	rec_evspecs_release(&evl);
 	rec_cli_session_args_release(&a);
 	free(full);
 	return ret;
@@ -391,7 +391,7 @@ int rec_cli_session(int argc, char **argv)
 	struct rec_session_proc_opts co = REC_SESSION_PROC_OPTS_INIT;
 	struct rec_session_proc *child = NULL;
 	struct rec_cli_session_args a;
-	struct rec_evlist evl = REC_EVLIST_INIT;
+	struct rec_evspecs evl = REC_EVSPECS_INIT;
 	struct rec_cli_parser p;
 	struct sigaction sa;
 	const char *arg, *outdir = NULL, *statedir = NULL, *name;
@@ -498,7 +498,7 @@ out:
 	rec_session_proc_free(child);
 	free(names);
 	free(stem);
-	rec_evlist_release(&evl);
+	rec_evspecs_release(&evl);
 	if (parsed)
 		rec_cli_session_args_release(&a);
 	rec_cli_parser_release(&p);

@@ -22,7 +22,7 @@
 #include "format/base/clock.h"
 #include "recorder/log.h"
 #include "recorder/net/sender.h"
-#include "recorder/net/sendloss.h"
+#include "recorder/net/sendout.h"
 #include "recorder/recording/outputs.h"
 #include "recorder/recording/recording.h"
 #include "recorder/recording/status.h"
@@ -192,13 +192,13 @@ static void record_defaults(struct rec_cli_record_args *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->ro = (struct rec_recording_opts)REC_RECORDING_OPTS_INIT;
-	a->ro.freq = DEFAULT_FREQ;
+	a->ro.events.freq = DEFAULT_FREQ;
 	a->ro.flush_ms = PREC_DEFAULT_FLUSH_MS;
 	a->ro.zstd_level = DEFAULT_ZSTD_LEVEL;
 	a->ro.frame_size = DEFAULT_FRAME_SIZE;
 	a->c.interval_ns = 1000000000ull;
 	a->finish_timeout_ns = 30000000000ull;
-	a->ro.off_cpu_threshold_ns = 1000000;
+	a->ro.events.off_cpu_threshold = 1000000;
 }
 
 /* What is sampled and how (events themselves are common options): 1 taken, 0 not one of them, < 0 a bad value
@@ -210,17 +210,17 @@ static int sampling_option(const struct rec_cli_parser *p, struct rec_cli_record
 
 	switch (key) {
 	case 'F':
-		if (rec_parse_freq(arg, &a->ro.freq) < 0)
+		if (rec_parse_freq(arg, &a->ro.events.freq) < 0)
 			ret = rec_cli_bad_value(p, arg, "a frequency in Hz (e.g. 4000, 10k)");
 		seen->F = true;
 		break;
 	case 'c':
-		if (rec_parse_uint(arg, UINT64_MAX, &a->ro.period) < 0 || !a->ro.period)
+		if (rec_parse_uint(arg, UINT64_MAX, &a->ro.events.period) < 0 || !a->ro.events.period)
 			ret = rec_cli_bad_value(p, arg, "a positive count");
 		seen->c = true;
 		break;
 	case 'g':
-		a->ro.callchain = true;
+		a->ro.events.callchain = true;
 		a->ro.dwarf = a->ro.raw_stacks = false;
 		break;
 	case REC_OPT_CALL_GRAPH: {
@@ -231,18 +231,18 @@ static int sampling_option(const struct rec_cli_parser *p, struct rec_cli_record
 						"65528 bytes) or dwarf[,SIZE],raw");
 			break;
 		}
-		a->ro.callchain = !cg.dwarf;
+		a->ro.events.callchain = !cg.dwarf;
 		a->ro.dwarf = cg.dwarf;
-		a->ro.stack_user = cg.stack_user;
+		a->ro.events.stack_user = cg.stack_user;
 		a->ro.raw_stacks = cg.raw;
 		break;
 	}
 	case REC_OPT_SWITCH:
-		a->ro.switch_events = true;
+		a->ro.events.switch_events = true;
 		break;
 	case REC_OPT_OFF_CPU:
-		a->ro.off_cpu = true;
-		if (arg && (rec_parse_duration(arg, 1000000, &a->ro.off_cpu_threshold_ns) < 0))
+		a->ro.events.off_cpu = true;
+		if (arg && (rec_parse_duration(arg, 1000000, &a->ro.events.off_cpu_threshold) < 0))
 			ret = rec_cli_bad_value(p, arg, "a duration (e.g. 1ms, 500us, 0 "
 						"for every block as an interval; a "
 						"bare number is ms)");
@@ -252,7 +252,7 @@ static int sampling_option(const struct rec_cli_parser *p, struct rec_cli_record
 		struct rec_sfilter_error err;
 		char msg[REC_LOG_MAX];
 
-		a->ro.filter = arg;
+		a->ro.events.filter = arg;
 		if (rec_sfilter_parse(arg, &f, &err) < 0) {
 			rec_log(REC_LOG_ERROR, "bad --filter: %s",
 				rec_sfilter_describe_error(arg, &err, msg, sizeof(msg)));
@@ -280,7 +280,7 @@ static int output_option(const struct rec_cli_parser *p, struct rec_cli_record_a
 		if (rec_parse_uint(arg, 1u << 20, &v) < 0 || !v || (v & (v - 1)))
 			ret = rec_cli_bad_value(p, arg, "a power of two of pages per "
 						"ring (e.g. 128)");
-		a->ro.mmap_pages = (size_t)v;
+		a->ro.events.mmap_pages = (size_t)v;
 		break;
 	case REC_OPT_FRAME_SIZE:
 		if (rec_parse_size(arg, &v) < 0 || v < 1024 || v > (64ull << 20))
@@ -387,7 +387,7 @@ static int record_check(struct rec_cli_record_args *a, const struct seen *seen)
 		return -EINVAL;
 	}
 	if (seen->c)
-		a->ro.freq = 0;
+		a->ro.events.freq = 0;
 	a->output_given = a->c.output != NULL;
 	if (!a->c.output && !a->to)
 		a->c.output = DEFAULT_OUTPUT;
@@ -533,8 +533,10 @@ static void print_summary(const struct rec_recording_stats *st, const char *outp
 }
 
 /* Where the recording goes: -o FILE (or named files STEM.<time>.<n>.prec
- * with rotation, keep or a flight recorder), a collector, or both. */
-static int open_outputs(struct rec_cli_record_args *a, struct rec_outputs **out)
+ * with rotation, keep or a flight recorder), a collector (*send, freed by
+ * the caller after the outputs), or both. */
+static int open_outputs(struct rec_cli_record_args *a, struct rec_sendout **send,
+			struct rec_outputs **out)
 {
 	struct rec_outputs_opts oo = REC_OUTPUTS_OPTS_INIT;
 	struct rec_sender_opts so = REC_SENDER_OPTS_INIT;
@@ -571,7 +573,10 @@ static int open_outputs(struct rec_cli_record_args *a, struct rec_outputs **out)
 		so.tls = a->net.tls;
 		so.spool_bytes = a->send_spool_bytes;
 		so.frame_bytes = a->ro.frame_size;
-		oo.to = &so;
+		ret = rec_sendout_new(&so, send);
+		if (ret < 0)
+			goto out;
+		oo.to = rec_sendout_stream(*send);
 	}
 	ret = rec_outputs_new(&oo, out);
 out:
@@ -596,13 +601,13 @@ static void print_stream_summary(struct rec_cli_record_args *a, struct rec_sende
 }
 
 void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
-				   const struct rec_evlist *evl,
+				   const struct rec_evspecs *evl,
 				   struct rec_recording_opts *o)
 {
 	/* what record parsed into a->ro, with what the common options and
 	 * the program add */
 	*o = a->ro;
-	o->evlist = evl;
+	o->evspecs = evl;
 	o->counters = a->c.counters;
 	o->ncounters = a->c.ncounters;
 	o->interval_ns = a->c.interval_ns;
@@ -616,20 +621,20 @@ void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
 	o->argc = self_argc;
 	o->argv_self = self_argv;
 	/* tests: the off-CPU program kernels without BTF get */
-	o->off_cpu_raw_tp = getenv("PERFREC_OFFCPU_RAW_TP") != NULL;
+	o->bpf.force_raw_tp = getenv("PERFREC_OFFCPU_RAW_TP") != NULL;
 }
 
-int rec_cli_record_events(const struct rec_cli_record_args *a, struct rec_evlist *evl)
+int rec_cli_record_events(const struct rec_cli_record_args *a, struct rec_evspecs *evl)
 {
 	int ret;
 
 	for (size_t i = 0; i < a->c.nevents; i++) {
-		ret = rec_evlist_parse(evl, a->c.events[i]);
+		ret = rec_evspecs_parse(evl, a->c.events[i]);
 		if (ret < 0)
 			return ret;
 	}
 	if (!evl->n && !a->c.ncounters)
-		return rec_evlist_parse(evl, DEFAULT_EVENT);
+		return rec_evspecs_parse(evl, DEFAULT_EVENT);
 	return 0;
 }
 
@@ -664,13 +669,14 @@ static bool max_size_reached(const struct rec_cli_record_args *a,
 }
 
 /* Runs the recording a parsed command line describes. */
-static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
+static int run(struct rec_cli_record_args *a, struct rec_evspecs *evl)
 {
 	struct rec_recording_opts o = REC_RECORDING_OPTS_INIT;
 	struct rec_recording_stats st = { 0 };   /* read at the end even when no recording was made */
 	struct rec_outputs_status os;
 	struct rec_recording *r = NULL;
 	struct rec_outputs *out = NULL;
+	struct rec_sendout *send = NULL;
 	uint64_t next_status, prev_t, prev_rec = 0;
 	bool status = !a->quiet && isatty(STDERR_FILENO);
 	const char *reason = "signal";
@@ -681,7 +687,7 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 
 	catch_signals();
 	signal(SIGPIPE, SIG_IGN);
-	ret = open_outputs(a, &out);
+	ret = open_outputs(a, &send, &out);
 	if (ret < 0)
 		goto out;
 	ret = rec_recording_new(&o, rec_outputs_sink(out), rec_outputs_name(out), &r);
@@ -722,7 +728,7 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 	if (ret >= 0)
 		ret = rec_outputs_stop_snapshot(out, r, reason, snap, sizeof(snap));
 	rec_outputs_status(out, &os);
-	if (os.sender) {
+	if (os.stream) {
 		/* the index went out with the stop: wait for the acks */
 		int fret;
 
@@ -732,7 +738,7 @@ static int run(struct rec_cli_record_args *a, struct rec_evlist *evl)
 				a->to);
 		fret = rec_outputs_finish(out);
 		if (!a->quiet)
-			print_stream_summary(a, os.sender);
+			print_stream_summary(a, os.stream);
 		if (fret < 0 && ret >= 0)
 			ret = fret;
 	} else {
@@ -757,13 +763,14 @@ out:
 	}
 	rec_recording_free(r);
 	rec_outputs_free(out);
+	rec_sendout_free(send);
 	return code;
 }
 
 int rec_cli_record(int argc, char **argv)
 {
 	struct rec_cli_record_args a;
-	struct rec_evlist evl = REC_EVLIST_INIT;
+	struct rec_evspecs evl = REC_EVSPECS_INIT;
 	int ret, code = 2;
 
 	/* PERFREC_DEBUG: debug messages too (libbpf's, the verifier's log) */
@@ -784,7 +791,7 @@ int rec_cli_record(int argc, char **argv)
 		goto out;
 	code = run(&a, &evl);
 out:
-	rec_evlist_release(&evl);
+	rec_evspecs_release(&evl);
 	rec_cli_common_release(&a.c);
 	rec_cli_net_release(&a.net);
 	return code;

@@ -4,7 +4,10 @@
  *
  * The outputs are recording/outputs.h's; the session adds its name, its
  * state, and the manifest: every file the outputs create is listed there,
- * and keep deletes from that list (this run's files and earlier runs').
+ * and its earlier runs' files of the same stem are what the outputs' keep
+ * counts before this run's (oldest first: the order they were made in,
+ * which names need not follow when a restart within the same second
+ * reuses a deleted name's number).
  */
 #include "recorder/daemon/session_run.h"
 
@@ -19,6 +22,7 @@
 #include "recorder/daemon/manifest.h"
 #include "recorder/encode/meta.h"
 #include "recorder/log.h"
+#include "recorder/net/sendout.h"
 #include "recorder/recording/outputs.h"
 #include "format/base/opts.h"
 
@@ -33,6 +37,7 @@ struct rec_session_run {
 	char *to;
 	struct rec_recording *r;
 	struct rec_outputs *out;
+	struct rec_sendout *send;        /* the outputs' stream, or NULL */
 	bool started, stopped;
 	char target[256];
 	struct rec_manifest man;         /* the files it made (and may delete) */
@@ -68,69 +73,21 @@ static bool is_snapshot(const char *path)
 	return n > k && !strcmp(path + n - k, ".snapshot.prec");
 }
 
-/* Files of this session beyond the newest `keep` are deleted: only files
- * its manifest lists (this run's and its earlier runs', oldest first: the
- * order they were made in, which names need not follow when a restart
- * within the same second reuses a deleted name's number), of its current
- * stem, and each only while its path still holds the file it made (a
- * name reused for another file, or a symlink put in its place, is not
- * ours). Entries whose file is gone leave the manifest. */
-static void apply_keep(void *ctx, const char *current)
+/* keep (recording/outputs.h) dropped a file from its list: deleted, or
+ * its path holds another file now. It leaves the manifest too. */
+static void forget_file(void *ctx, const char *path)
 {
 	struct rec_session_run *s = ctx;
-	struct rec_manifest_file **v = NULL;
-	size_t n = 0, before = s->man.n;
-	char **gone = NULL;
-	size_t ngone = 0;
+	int ret;
 
-	for (size_t i = 0; i < s->man.n;) {
-		if (rec_manifest_live(&s->man.files[i]))
-			i++;
-		else
-			rec_manifest_remove(&s->man, i);
-	}
-	if (s->o.keep && s->stem && s->man.n) {
-		v = calloc(s->man.n, sizeof(*v));
-		gone = calloc(s->man.n, sizeof(*gone));
-	}
-	for (size_t i = 0; v && gone && i < s->man.n; i++) {
-		struct rec_manifest_file *f = &s->man.files[i];
-
-		if (!strcmp(f->stem, s->stem) && !is_snapshot(f->path))
-			v[n++] = f;
-	}
-	if (n > s->o.keep) {
-		for (size_t i = 0; i < n - s->o.keep; i++) {
-			if (!strcmp(v[i]->path, current))
-				continue;
-			if (!rec_manifest_live(v[i]))
-				continue;   /* replaced since: not ours to delete */
-			if (unlink(v[i]->path) < 0 && errno != ENOENT) {
-				rec_log(REC_LOG_WARN, "cannot delete %s (keeping %u files): %s",
-					v[i]->path, s->o.keep, strerror(errno));
-				continue;
-			}
-			rec_log(REC_LOG_INFO, "deleted %s (keeping the newest %u)", v[i]->path,
-				s->o.keep);
-			gone[ngone++] = v[i]->path;
-		}
-	}
-	for (size_t g = 0; g < ngone; g++) {
-		for (size_t i = 0; i < s->man.n; i++) {
-			if (s->man.files[i].path == gone[g]) {
-				rec_manifest_remove(&s->man, i);
-				break;
-			}
-		}
-	}
-	free(v);
-	free(gone);
-	if (s->mdir >= 0 && s->man.n != before) {
-		int ret = rec_manifest_save(s->mdir, &s->man);
-
-		if (ret < 0)
+	for (size_t i = 0; i < s->man.n; i++) {
+		if (strcmp(s->man.files[i].path, path))
+			continue;
+		rec_manifest_remove(&s->man, i);
+		if (s->mdir >= 0 && (ret = rec_manifest_save(s->mdir, &s->man)) < 0)
 			rec_log(REC_LOG_WARN, "cannot save the manifest of session %s in %s: %s",
 				s->name, s->o.manifest_dir, strerror(-ret));
+		return;
 	}
 }
 
@@ -174,27 +131,57 @@ static int open_manifest(struct rec_session_run *s, const char *dir)
 		rec_log(REC_LOG_WARN, "cannot read %s/%s" REC_MANIFEST_SUFFIX ": %s (the "
 			"files of earlier runs are left alone)", dir, s->name, strerror(-ret));
 	s->man.owner_uid = s->o.owner_uid;
+	/* files gone since (or replaced: not ours) leave it */
+	for (size_t i = 0; i < s->man.n;) {
+		if (rec_manifest_live(&s->man.files[i]))
+			i++;
+		else
+			rec_manifest_remove(&s->man, i);
+	}
 	return 0;
 }
 
-/* The session's outputs: its files (listed in its manifest, keep applied
- * over that list), stream, or flight buffer. */
+/* The session's outputs: its files (listed in its manifest, keep counting
+ * its earlier runs' outputs of this stem first), stream, or flight
+ * buffer. */
 static int open_outputs(struct rec_session_run *s, const struct rec_sender_opts *to)
 {
 	struct rec_outputs_opts oo = REC_OUTPUTS_OPTS_INIT;
+	struct rec_outputs_file *earlier = NULL;
+	int ret;
 
+	if (to) {
+		ret = rec_sendout_new(to, &s->send);
+		if (ret < 0)
+			return ret;
+		oo.to = rec_sendout_stream(s->send);
+	}
 	oo.name = s->name;
 	oo.stem = s->stem;
 	oo.rotate_bytes = s->o.rotate_bytes;
 	oo.rotate_ns = s->o.rotate_ns;
 	oo.keep = s->o.keep;
 	oo.flight_bytes = s->o.flight_bytes;
-	oo.to = to;
 	oo.finish_timeout_ms = s->o.finish_timeout_ms;
 	oo.hooks.ctx = s;
 	oo.hooks.created = track_file;
-	oo.hooks.keep = apply_keep;
-	return rec_outputs_new(&oo, &s->out);
+	oo.hooks.forgotten = forget_file;
+	if (s->o.keep && s->stem && s->man.n) {
+		earlier = calloc(s->man.n, sizeof(*earlier));
+		if (!earlier)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->man.n; i++) {
+			const struct rec_manifest_file *f = &s->man.files[i];
+
+			if (!strcmp(f->stem, s->stem) && !is_snapshot(f->path))
+				earlier[oo.nearlier++] = (struct rec_outputs_file){
+					f->path, f->dev, f->ino };
+		}
+		oo.earlier = earlier;
+	}
+	ret = rec_outputs_new(&oo, &s->out);
+	free(earlier);
+	return ret;
 }
 
 int rec_session_run_new(const struct rec_session_run_opts *opts, struct rec_session_run **out)
@@ -258,7 +245,7 @@ int rec_session_run_new(const struct rec_session_run_opts *opts, struct rec_sess
 		goto err;
 	}
 	/* the recording copied what it keeps: nothing below points into
-	 * the caller's option storage but evlist and source */
+	 * the caller's option storage but evspecs and source */
 	s->ro.cpus = NULL;
 	s->ro.pids = NULL;
 	s->ro.counters = NULL;
@@ -365,6 +352,7 @@ void rec_session_run_free(struct rec_session_run *s)
 		return;
 	rec_recording_free(s->r);
 	rec_outputs_free(s->out);
+	rec_sendout_free(s->send);
 	rec_manifest_release(&s->man);
 	if (s->mdir >= 0)
 		close(s->mdir);

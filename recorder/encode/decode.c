@@ -75,7 +75,7 @@ size_t rec_sample_id_size(uint64_t st)
 	return 8 * (size_t)__builtin_popcountll(st & SID_BITS);
 }
 
-/* The sample_id every recording uses (events/evset.h REC_SID_TYPE):
+/* The sample_id every recording uses (events/evlist.h REC_SID_TYPE):
  * TID, TIME, CPU, IDENTIFIER - 32 bytes. */
 #define SID_COMMON (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | \
 	PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)

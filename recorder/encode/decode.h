@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "recorder/events/samplefmt.h"
+
 /* Record types newer than some installed headers. */
 #ifndef PERF_RECORD_LOST_SAMPLES
 #define PERF_RECORD_LOST_SAMPLES 13
@@ -31,23 +33,6 @@
 #define PERF_RECORD_SWITCH 14
 #define PERF_RECORD_SWITCH_CPU_WIDE 15
 #endif
-
-/* What the decoder needs to know about one event. */
-struct rec_sample_fmt {
-	uint64_t sample_type;
-	uint64_t read_format;
-	bool bpf_output;       /* a bpf-output event: its raw data is a BPF
-				* program's record (recorder/bpf) */
-	uint64_t regs_user;    /* attr.sample_regs_user (PERF_SAMPLE_REGS_USER) */
-};
-
-struct rec_decode_ctx {
-	/* sample_type bits shared by every event (they shape sample_id). */
-	uint64_t sid_type;
-	/* Format of the event with kernel id `id`, or NULL if unknown. */
-	const struct rec_sample_fmt *(*lookup)(void *arg, uint64_t id);
-	void *arg;
-};
 
 /* sample_id fields (or the same fields of a sample). has_* say which were
  * present. */

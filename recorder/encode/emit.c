@@ -374,7 +374,7 @@ int rec_emit_record(struct rec_emit *e, uint32_t stream, int ring_cpu,
 		e->st.raw++;
 		return emit_raw(e, side, ring_cpu, &r);
 	}
-	/* the symbol collector sees it too (the trace's symbol tables).
+	/* the symbol gatherer sees it too (the trace's symbol tables).
 	 * Not context switches: they carry no address and change no
 	 * address space, and they are most records of a --switch-events
 	 * trace. */

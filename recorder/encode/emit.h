@@ -94,7 +94,7 @@ struct rec_emit {
 	size_t ips_cap;
 	/* symbol tables in the trace: optional observer of every decoded
 	 * record but context switches (no addresses in them), e.g.
-	 * rec_symcollect_observe (recorder/symbols/symcollect.h). */
+	 * rec_symgather_observe (recorder/symbols/symgather.h). */
 	void (*observe)(void *ctx, const struct rec_record *r);
 	void *observe_ctx;
 	/* BPF (recorder/bpf/bpf.h): samples of bpf-output events are a BPF
@@ -105,7 +105,7 @@ struct rec_emit {
 			  const struct rec_record *r);
 	void *bpf_ctx;
 	/* --call-graph dwarf: the unwinder of user stacks, e.g.
-	 * rec_symcollect_unwind_sample (symbols/symcollect.h). Writes up to
+	 * rec_symgather_unwind_sample (symbols/symgather.h). Writes up to
 	 * max user addresses of sample r to ips (its user pc first) and
 	 * returns how many (0: none), or < 0 on error (the sample keeps its
 	 * stack then). raw: the stack is written with the sample; *keep is

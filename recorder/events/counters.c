@@ -48,7 +48,7 @@ struct ctr_group {
 };
 
 struct rec_counters {
-	struct rec_evlist evl;
+	struct rec_evspecs evl;
 	struct ctr_member *m;
 	size_t nm;
 	struct ctr_group *g;
@@ -107,7 +107,7 @@ void rec_counters_free(struct rec_counters *c)
 	if (!c)
 		return;
 	close_all(c);
-	rec_evlist_release(&c->evl);
+	rec_evspecs_release(&c->evl);
 	free(c);
 }
 
@@ -122,7 +122,7 @@ static int counters_add(struct rec_counters *c, const char *spec,
 			 spec);
 		return -EBUSY;
 	}
-	ret = rec_evlist_parse(&c->evl, spec);   /* logs its own error */
+	ret = rec_evspecs_parse(&c->evl, spec);   /* logs its own error */
 	if (ret < 0)
 		return ret;
 	for (size_t i = before; i < c->evl.n; i++) {
@@ -161,7 +161,7 @@ void rec_counters_set_allow_unsupported(struct rec_counters *c, bool allow)
  * outside braces becomes a group of one. Members keep the written order. */
 static int build_groups(struct rec_counters *c)
 {
-	const struct rec_evlist *l = &c->evl;
+	const struct rec_evspecs *l = &c->evl;
 
 	c->m = calloc(l->n ? l->n : 1, sizeof(*c->m));
 	c->g = calloc(l->n ? l->n : 1, sizeof(*c->g));
@@ -341,13 +341,14 @@ static int counters_open(struct rec_counters *c, const int *cpus,
 	for (size_t i = 0; i < c->nm; i++) {
 		c->m[i].fd = malloc(nt * sizeof(int));
 		c->m[i].id = calloc(nt, sizeof(uint64_t));
+		/* before the check: close_all() closes every fd[] >= 0 */
+		for (size_t t = 0; c->m[i].fd && t < nt; t++)
+			c->m[i].fd[t] = -1;
 		if (!c->m[i].fd || !c->m[i].id) {
 			ret = -ENOMEM;
 			snprintf(err, errlen, "counters: out of memory");
 			goto err_close;
 		}
-		for (size_t t = 0; t < nt; t++)
-			c->m[i].fd[t] = -1;
 	}
 	for (size_t t = 0; t < nt; t++)
 		for (size_t g = 0; g < c->ng; g++) {

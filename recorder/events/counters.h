@@ -54,7 +54,7 @@ int rec_counters_snapshot(struct rec_counters *c, struct prec_writer *w,
 /*
  * Additions (counters engineer). Semantics of the calls above:
  *
- * rec_counters_add() parses spec with rec_evlist_parse(). An event outside
+ * rec_counters_add() parses spec with rec_evspecs_parse(). An event outside
  * braces is a group of its own. ":S" (leader sampling) is refused here: it
  * belongs to -e. Events are counting: sampling fields are cleared.
  *

@@ -530,7 +530,7 @@ static void event_release(struct rec_event *ev)
 	memset(ev, 0, sizeof(*ev));
 }
 
-void rec_evlist_release(struct rec_evlist *l)
+void rec_evspecs_release(struct rec_evspecs *l)
 {
 	if (!l)
 		return;
@@ -545,7 +545,7 @@ void rec_evlist_release(struct rec_evlist *l)
 	l->n = l->ngroups = 0;
 }
 
-static int push_event(struct rec_evlist *l, struct rec_event *ev)
+static int push_event(struct rec_evspecs *l, struct rec_event *ev)
 {
 	struct rec_event *nv = realloc(l->ev, (l->n + 1) * sizeof(*nv));
 
@@ -601,7 +601,7 @@ static size_t item_len(const char *s, bool in_group, const char **bad,
 	return i;
 }
 
-static int parse_group(struct rec_evlist *l, const char *s, size_t n,
+static int parse_group(struct rec_evspecs *l, const char *s, size_t n,
 		       char *err, size_t errlen)
 {
 	/* s = "{a,b,...}[:mods]" */
@@ -686,8 +686,8 @@ out:
 	return ret;
 }
 
-static int evlist_parse(struct rec_evlist *l, const char *str, char *err,
-			size_t errlen)
+static int evspecs_parse(struct rec_evspecs *l, const char *str, char *err,
+			 size_t errlen)
 {
 	size_t n0 = l->n, g0 = l->ngroups;
 	const char *p = str;
@@ -746,10 +746,10 @@ static int evlist_parse(struct rec_evlist *l, const char *str, char *err,
 	return ret;
 }
 
-int rec_evlist_parse(struct rec_evlist *l, const char *str)
+int rec_evspecs_parse(struct rec_evspecs *l, const char *str)
 {
 	char err[REC_LOG_MAX] = "";
-	int ret = evlist_parse(l, str, err, sizeof(err));
+	int ret = evspecs_parse(l, str, err, sizeof(err));
 
 	if (ret < 0 && !err[0])
 		snprintf(err, sizeof(err), "events '%s': %s", str ? str : "",

@@ -18,8 +18,12 @@
  *
  * A list is comma separated at the top level: "cpu-clock,{a,b}:S".
  *
- * Ownership: rec_evlist owns its events and their strings;
- * rec_evlist_release() frees them. Parsing never prints: an error is
+ * Words as libperf's: the parsed strings are the event specs (rec_evspecs,
+ * each a rec_event); opened, each becomes an evsel of the evlist
+ * (evlist.h).
+ *
+ * Ownership: rec_evspecs owns its events and their strings;
+ * rec_evspecs_release() frees them. Parsing never prints: an error is
  * logged (recorder/log.h) with the bad part of the string quoted.
  */
 #ifndef REC_EVPARSE_H
@@ -45,26 +49,26 @@ struct rec_event {
 
 struct rec_group {
 	char *name;        /* "{a,b}" as written, modifiers included */
-	size_t first;      /* index of the leader in rec_evlist.ev */
+	size_t first;      /* index of the leader in rec_evspecs.ev */
 	size_t n;          /* members, leader included */
 	bool leader_sample;
 };
 
-struct rec_evlist {
+struct rec_evspecs {
 	struct rec_event *ev;
 	size_t n;
 	struct rec_group *groups;
 	size_t ngroups;
 };
 
-#define REC_EVLIST_INIT { NULL, 0, NULL, 0 }
+#define REC_EVSPECS_INIT { NULL, 0, NULL, 0 }
 
 /* Appends the events of str to l (call repeatedly for several -e).
  * Returns 0, or a negative errno after logging a message such as
  *   "unknown event 'cpu-clok' (at 'cpu-clok,...'): see 'perfrec list'".
  * On failure l is left as it was. */
-int rec_evlist_parse(struct rec_evlist *l, const char *str);
-void rec_evlist_release(struct rec_evlist *l);
+int rec_evspecs_parse(struct rec_evspecs *l, const char *str);
+void rec_evspecs_release(struct rec_evspecs *l);
 
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "format/base/hashmap.h"
 #include "recorder/events/cpumap.h"
 #include "recorder/log.h"
 
@@ -94,7 +95,8 @@ int rec_threadmap_expand(struct rec_threadmap *out, const int *ids, size_t n,
 		rec_threadmap_release(out);
 		return ret;
 	}
-	qsort(out->tid, out->n, sizeof(*out->tid), cmp_int);
+	/* no thread at all leaves tid NULL (qsort's base must not be) */
+	prec_sort(out->tid, out->n, sizeof(*out->tid), cmp_int);
 	{
 		size_t u = 0;
 

@@ -163,7 +163,7 @@ int recording_end_output(struct rec_recording *r, uint64_t now, const char *reas
 	if (r->ctr)
 		ret = rec_counters_snapshot(r->ctr, r->w, now, final_counters);
 	if (!ret && r->syms_write) {
-		int sret = rec_symcollect_write(r->syms, r->w, 0, now);
+		int sret = rec_symgather_write(r->syms, r->w, 0, now);
 
 		if (sret < 0)
 			ret = sret;
@@ -189,9 +189,9 @@ int recording_end_output(struct rec_recording *r, uint64_t now, const char *reas
 	end.cpus = r->src->ring_cpu;
 	end.ncpus = r->src->nrings;
 	if (r->syms) {
-		struct rec_symcollect_stats ss;
+		struct rec_symgather_stats ss;
 
-		rec_symcollect_stats(r->syms, &ss);
+		rec_symgather_stats(r->syms, &ss);
 		end.symbol_bytes = ss.bytes;
 		end.symbol_time_ns = ss.time_ns;
 	}
@@ -236,7 +236,7 @@ int rec_recording_rotate(struct rec_recording *r, struct prec_sink *next,
 	r->w = nw;
 	r->e.w = nw;
 	if (r->syms)
-		rec_symcollect_restart(r->syms);
+		rec_symgather_restart(r->syms);
 	recording_begin_output(r, now);
 	ret = recording_write_preamble(r, now);
 	if (!ret)

@@ -17,7 +17,6 @@
 #include "perfrec.pb-c.h"
 #include "format/base/clock.h"
 #include "recorder/log.h"
-#include "recorder/net/sendloss.h"
 #include "format/base/opts.h"
 
 #define DEFAULT_FINISH_MS 10000u
@@ -26,7 +25,7 @@
 struct output {
 	struct prec_sink *file;
 	struct prec_sink *flight;
-	struct rec_sender *sender;
+	void *stream;                    /* o->o.to's */
 	struct prec_sink *tee;
 	struct prec_sink *sink;          /* what the recording writes into */
 	char path[PATH_MAX];             /* the file, or "" */
@@ -36,23 +35,20 @@ struct output {
 
 struct finisher {
 	pthread_t th;
-	struct rec_sender *sender;
+	const struct rec_outputs_stream *to;
+	void *stream;
 	uint32_t timeout_ms;
 	struct finisher *next;
 };
 
 struct made {                         /* a named output file, for keep */
 	char *path;
-	dev_t dev;
-	ino_t ino;
+	uint64_t dev, ino;
 };
 
 struct rec_outputs {
 	struct rec_outputs_opts o;
 	char *name, *path, *stem;
-	struct rec_sender_opts so;
-	char *to, *host, *session_id;
-	void *token;
 	struct output cur;
 	uint32_t seq;                    /* outputs and snapshots named so far */
 	uint32_t snapshots;
@@ -279,60 +275,89 @@ static int create_named(struct rec_outputs *o, const char *suffix, char *path,
 	return e;
 }
 
-/* An output file made, listed for keep (without a keep hook). */
-static void list_made(struct rec_outputs *o, int fd, const char *path)
+/* A file at the end of keep's list. 0 or -ENOMEM. */
+static int list_file(struct rec_outputs *o, const char *path, uint64_t dev,
+		     uint64_t ino)
 {
-	struct made *v;
-	struct stat st;
+	struct made *v = realloc(o->made, (o->nmade + 1) * sizeof(*v));
 
-	if (o->o.hooks.keep || !o->o.keep || fstat(fd, &st) < 0)
-		return;
-	v = realloc(o->made, (o->nmade + 1) * sizeof(*v));
 	if (!v)
-		return;
+		return -ENOMEM;
 	o->made = v;
 	v[o->nmade].path = strdup(path);
-	v[o->nmade].dev = st.st_dev;
-	v[o->nmade].ino = st.st_ino;
-	if (v[o->nmade].path)
-		o->nmade++;
+	v[o->nmade].dev = dev;
+	v[o->nmade].ino = ino;
+	if (!v[o->nmade].path)
+		return -ENOMEM;
+	o->nmade++;
+	return 0;
 }
 
-/* The newest `keep` files this object made stay; older ones are deleted
- * while their path still holds the file made (no symlink, no other file
- * put in its place); the current one never. */
+/* An output file made, listed for keep. */
+static void list_made(struct rec_outputs *o, int fd, const char *path)
+{
+	struct stat st;
+
+	if (o->o.keep && fstat(fd, &st) == 0 &&
+	    list_file(o, path, (uint64_t)st.st_dev, (uint64_t)st.st_ino) < 0)
+		rec_log(REC_LOG_WARN, "out of memory: --keep will not delete %s", path);
+}
+
+/* Does m's path still hold the file made (a regular file, the same
+ * device and inode, not a symlink)? */
+static bool made_live(const struct made *m)
+{
+	struct stat st;
+
+	return lstat(m->path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       (uint64_t)st.st_dev == m->dev && (uint64_t)st.st_ino == m->ino;
+}
+
+static void forget_made(struct rec_outputs *o, size_t i)
+{
+	struct made *m = &o->made[i];
+
+	if (o->o.hooks.forgotten)
+		o->o.hooks.forgotten(o->o.hooks.ctx, m->path);
+	free(m->path);
+	memmove(m, m + 1, (o->nmade - i - 1) * sizeof(*m));
+	o->nmade--;
+}
+
+/* Files whose path no longer holds them leave the list (a name reused
+ * for another file, or a symlink put in its place, is not ours); of the
+ * rest the newest `keep` stay and older ones are deleted; the current
+ * one never. */
 static void apply_keep(struct rec_outputs *o)
 {
-	size_t i = 0;
+	size_t i = 0, drop;
 
 	if (!o->o.keep)
 		return;
-	if (o->o.hooks.keep) {
-		o->o.hooks.keep(o->o.hooks.ctx, o->cur.file ? o->cur.path : "");
-		return;
+	while (i < o->nmade) {
+		if (made_live(&o->made[i]))
+			i++;
+		else
+			forget_made(o, i);
 	}
-	while (o->nmade > o->o.keep && i < o->nmade - o->o.keep) {
+	drop = o->nmade > o->o.keep ? o->nmade - o->o.keep : 0;
+	i = 0;
+	for (size_t k = 0; k < drop; k++) {
 		struct made *m = &o->made[i];
-		struct stat st;
 
 		if (!strcmp(m->path, o->cur.path)) {
 			i++;
 			continue;
 		}
-		if (lstat(m->path, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == m->dev &&
-		    st.st_ino == m->ino) {
-			if (unlink(m->path) < 0 && errno != ENOENT) {
-				rec_log(REC_LOG_WARN, "cannot delete %s (keeping %u files): %s",
-					m->path, o->o.keep, strerror(errno));
-				i++;
-				continue;
-			}
-			rec_log(REC_LOG_INFO, "deleted %s (keeping the newest %u)", m->path,
-				o->o.keep);
+		if (unlink(m->path) < 0 && errno != ENOENT) {
+			rec_log(REC_LOG_WARN, "cannot delete %s (keeping %u files): %s",
+				m->path, o->o.keep, strerror(errno));
+			i++;
+			continue;
 		}
-		free(m->path);
-		memmove(m, m + 1, (o->nmade - i - 1) * sizeof(*m));
-		o->nmade--;
+		rec_log(REC_LOG_INFO, "deleted %s (keeping the newest %u)", m->path,
+			o->o.keep);
+		forget_made(o, i);
 	}
 }
 
@@ -361,9 +386,10 @@ static void stream_id(struct rec_outputs *o, const char *path, char *id, size_t 
 
 /* ---- one output */
 
-static void output_release(struct output *out)
+static void output_release(const struct rec_outputs *o, struct output *out)
 {
-	rec_sender_free(out->sender);
+	if (out->stream)
+		o->o.to->free(out->stream);
 	prec_sink_free(out->tee);
 	prec_sink_free(out->file);
 	prec_sink_free(out->flight);
@@ -406,32 +432,31 @@ static int output_open(struct rec_outputs *o, struct output *out)
 		}
 		out->sink = out->file;
 	}
-	if (o->to) {
-		if (o->session_id)
-			snprintf(out->id, sizeof(out->id), "%s", o->session_id);
-		else if (o->stem || o->name)
+	if (o->o.to) {
+		const struct rec_outputs_stream *to = o->o.to;
+
+		if (o->stem || o->name)
 			stream_id(o, o->stem ? out->path : "", out->id, sizeof(out->id));
-		o->so.session_id = out->id[0] ? out->id : NULL;
-		ret = rec_sender_new(&o->so, &out->sender);
-		o->so.session_id = NULL;
+		ret = to->open(to->ctx, out->id[0] ? out->id : NULL, &out->stream);
 		if (ret < 0)
 			goto err;
+		snprintf(out->id, sizeof(out->id), "%s", to->id(out->stream));
 		if (out->file) {
-			out->tee = prec_sink_tee_new(out->file, rec_sender_sink(out->sender));
+			out->tee = prec_sink_tee_new(out->file, to->sink(out->stream));
 			if (!out->tee) {
 				ret = -ENOMEM;
 				goto err;
 			}
 			out->sink = out->tee;
 		} else {
-			out->sink = rec_sender_sink(out->sender);
+			out->sink = to->sink(out->stream);
 		}
 	}
 	return 0;
 err:
 	if (out->file && o->stem)
 		unlink(out->path);
-	output_release(out);
+	output_release(o, out);
 	return ret;
 }
 
@@ -439,18 +464,19 @@ static void *finish_thread(void *arg)
 {
 	struct finisher *f = arg;
 
-	rec_sender_finish(f->sender, f->timeout_ms);
+	f->to->finish(f->stream, f->timeout_ms);
 	return NULL;
 }
 
 /* A finished output's stream waits for its acks without holding the
  * recording up. */
-static void finish_stream_later(struct rec_outputs *o, struct rec_sender *sender)
+static void finish_stream_later(struct rec_outputs *o, void *stream)
 {
 	struct finisher *f = calloc(1, sizeof(*f));
 
 	if (f) {
-		f->sender = sender;
+		f->to = o->o.to;
+		f->stream = stream;
 		f->timeout_ms = o->o.finish_timeout_ms;
 		if (pthread_create(&f->th, NULL, finish_thread, f) == 0) {
 			f->next = o->fin;
@@ -459,8 +485,8 @@ static void finish_stream_later(struct rec_outputs *o, struct rec_sender *sender
 		}
 		free(f);
 	}
-	rec_sender_finish(sender, o->o.finish_timeout_ms);
-	rec_sender_free(sender);
+	o->o.to->finish(stream, o->o.finish_timeout_ms);
+	o->o.to->free(stream);
 }
 
 static void join_finishers(struct rec_outputs *o)
@@ -470,24 +496,12 @@ static void join_finishers(struct rec_outputs *o)
 
 		o->fin = f->next;
 		pthread_join(f->th, NULL);
-		rec_sender_free(f->sender);
+		f->to->free(f->stream);
 		free(f);
 	}
 }
 
 /* ---- life cycle */
-
-static char *dup_or_null(const char *s, int *err)
-{
-	char *d;
-
-	if (!s)
-		return NULL;
-	d = strdup(s);
-	if (!d)
-		*err = -ENOMEM;
-	return d;
-}
 
 int rec_outputs_new(const struct rec_outputs_opts *opts, struct rec_outputs **out)
 {
@@ -504,9 +518,14 @@ int rec_outputs_new(const struct rec_outputs_opts *opts, struct rec_outputs **ou
 	}
 	if (!o->o.finish_timeout_ms)
 		o->o.finish_timeout_ms = DEFAULT_FINISH_MS;
-	o->name = dup_or_null(o->o.name, &ret);
-	o->path = dup_or_null(o->o.path, &ret);
-	o->stem = dup_or_null(o->o.stem, &ret);
+	o->name = prec_opts_strdup(o->o.name, &ret);
+	o->path = prec_opts_strdup(o->o.path, &ret);
+	o->stem = prec_opts_strdup(o->o.stem, &ret);
+	for (size_t i = 0; !ret && o->o.keep && i < o->o.nearlier; i++) {
+		const struct rec_outputs_file *f = &o->o.earlier[i];
+
+		ret = list_file(o, f->path, f->dev, f->ino);
+	}
 	if (ret < 0)
 		goto err;
 	if (o->o.flight_bytes && (o->o.to || o->o.rotate_bytes || o->o.rotate_ns)) {
@@ -515,30 +534,11 @@ int rec_outputs_new(const struct rec_outputs_opts *opts, struct rec_outputs **ou
 		ret = -EINVAL;
 		goto err;
 	}
-	if (o->o.to) {
-		o->so = *o->o.to;
-		o->so.sz = sizeof(o->so);
-		o->to = dup_or_null(o->o.to->to, &ret);
-		o->host = dup_or_null(o->o.to->host, &ret);
-		o->session_id = dup_or_null(o->o.to->session_id, &ret);
-		if (o->o.to->token_len) {
-			o->token = malloc(o->o.to->token_len);
-			if (!o->token)
-				ret = -ENOMEM;
-			else
-				memcpy(o->token, o->o.to->token, o->o.to->token_len);
-		}
-		if (ret < 0)
-			goto err;
-		o->so.to = o->to;
-		o->so.host = o->host;
-		o->so.token = o->token;
-		o->so.session_id = NULL;
-	}
 	o->o.name = o->name;
 	o->o.path = o->path;
 	o->o.stem = o->stem;
-	o->o.to = NULL;
+	o->o.earlier = NULL;
+	o->o.nearlier = 0;
 	ret = output_open(o, &o->cur);
 	if (ret < 0)
 		goto err;
@@ -562,7 +562,7 @@ const char *rec_outputs_name(const struct rec_outputs *o)
 	 * where it goes */
 	if ((o->stem || o->name) && o->cur.id[0])
 		return o->cur.id;
-	return o->to ? o->to : "";
+	return o->o.to ? o->o.to->where : "";
 }
 
 int rec_outputs_started(struct rec_outputs *o)
@@ -591,19 +591,19 @@ static int switch_output(struct rec_outputs *o, struct rec_recording *r,
 	ret = rec_recording_rotate(r, next->sink, next->path[0] ? next->path : next->id);
 	if (ret < 0) {
 		/* the recording failed: it holds nothing of either now */
-		output_release(next);
+		output_release(o, next);
 		return ret;
 	}
 	o->cur = *next;
-	if (old.sender) {
-		struct rec_sender *sender = old.sender;
+	if (old.stream) {
+		void *stream = old.stream;
 
-		old.sender = NULL;
+		old.stream = NULL;
 		prec_sink_free(old.tee);
 		old.tee = NULL;
-		finish_stream_later(o, sender);
+		finish_stream_later(o, stream);
 	}
-	output_release(&old);
+	output_release(o, &old);
 	return 0;
 }
 
@@ -637,8 +637,11 @@ int rec_outputs_rotate(struct rec_outputs *o, struct rec_recording *r,
 int rec_outputs_note_drops(struct rec_outputs *o, struct rec_recording *r)
 {
 	char why[256];
-	int ret = rec_sender_record_drops(o->cur.sender, r, why, sizeof(why));
+	int ret;
 
+	if (!o->cur.stream)
+		return 0;
+	ret = o->o.to->record_drops(o->cur.stream, r, why, sizeof(why));
 	if (ret > 0 && !(o->o.warn_drops_once && o->warned)) {
 		rec_log(REC_LOG_WARN, "%s%s", why, o->o.warn_drops_once && o->cur.file ?
 			"; the local copy (-o) keeps them" : "");
@@ -775,7 +778,7 @@ int rec_outputs_snapshot(struct rec_outputs *o, struct rec_recording *r,
 		goto err;
 	ret = note_flight_drops(o, r, &fl);
 	if (ret < 0) {
-		output_release(&next);
+		output_release(o, &next);
 		goto err;
 	}
 	prec_flight_seal(o->cur.flight);
@@ -783,11 +786,11 @@ int rec_outputs_snapshot(struct rec_outputs *o, struct rec_recording *r,
 	o->cur.flight = NULL;   /* kept for saving below */
 	ret = rec_recording_rotate(r, next.sink, "flight buffer");
 	if (ret < 0) {
-		output_release(&next);
+		output_release(o, &next);
 		prec_sink_free(old);
 		goto err;
 	}
-	output_release(&o->cur);
+	output_release(o, &o->cur);
 	o->cur = next;
 	prec_flight_arm(o->cur.flight);
 	ret = save_flight(o, old, file, name, written, len, &fl);
@@ -830,8 +833,8 @@ int rec_outputs_finish(struct rec_outputs *o)
 {
 	int ret = 0;
 
-	if (o->cur.sender)
-		ret = rec_sender_finish(o->cur.sender, o->o.finish_timeout_ms);
+	if (o->cur.stream)
+		ret = o->o.to->finish(o->cur.stream, o->o.finish_timeout_ms);
 	join_finishers(o);
 	return ret;
 }
@@ -845,7 +848,7 @@ void rec_outputs_status(const struct rec_outputs *o, struct rec_outputs_status *
 	if (o->cur.flight)
 		prec_flight_stats(o->cur.flight, &st->fl);
 	st->snapshots = o->snapshots;
-	st->sender = o->cur.sender;
+	st->stream = o->cur.stream;
 }
 
 void rec_outputs_sync(struct rec_outputs *o)
@@ -859,16 +862,12 @@ void rec_outputs_free(struct rec_outputs *o)
 	if (!o)
 		return;
 	join_finishers(o);
-	output_release(&o->cur);
+	output_release(o, &o->cur);
 	for (size_t i = 0; i < o->nmade; i++)
 		free(o->made[i].path);
 	free(o->made);
 	free(o->name);
 	free(o->path);
 	free(o->stem);
-	free(o->to);
-	free(o->host);
-	free(o->session_id);
-	free(o->token);
 	free(o);
 }

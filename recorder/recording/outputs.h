@@ -11,13 +11,16 @@
  *            created with O_EXCL (never overwriting, never following a
  *            symlink), a new one at each rotation: by size (rotate_bytes),
  *            by age (rotate_ns) or on request; beyond the newest `keep`
- *            such files, older ones this object made are deleted (the
- *            current one never), each only while its path still holds the
- *            file that was made.
- *   stream   to a collector (net/sender.h); with named files each output
- *            is a stream of its own, session id <STEM's file name or
+ *            such files (earlier runs' the driver lists, then those this
+ *            object made), older ones are deleted (the current one
+ *            never), each only while its path still holds the file that
+ *            was made.
+ *   stream   to a collector, through the stream the driver gives
+ *            (struct rec_outputs_stream: net/sendout.h's sender, so the
+ *            outputs know no network); each output is a stream of its
+ *            own, with named files or a NAME named <STEM's file name or
  *            NAME>.<time>.<NNNN>; with a file too, both carry the same
- *            bytes (a tee). Frames the sender drops become Loss packets
+ *            bytes (a tee). Frames the stream drops become Loss packets
  *            in the trace (rec_outputs_step()).
  *   flight   memory only (format/flight.h): the output's first packets
  *            and its newest frames within flight_bytes. A snapshot ends
@@ -32,10 +35,13 @@
  *
  * Files made: hooks.created(ctx, fd, path) is called for every named file
  * (outputs and snapshots) just after it is created, before anything is
- * written into it (the daemon lists it in its manifest there). keep is
- * applied by hooks.keep(ctx, current) when given (the daemon deletes from
- * its manifest, which also lists earlier runs' files), otherwise over the
- * files this object made.
+ * written into it (the daemon lists it in its manifest there). keep runs
+ * over one list, oldest first: the files of earlier runs the driver gives
+ * (opts.earlier: the daemon's manifest; `perfrec record` has none), then
+ * the outputs this object made. A file whose path no longer holds it
+ * leaves the list (it does not count); then the oldest beyond `keep` are
+ * deleted. hooks.forgotten(ctx, path) is told of each file that left the
+ * list either way (the daemon drops it from its manifest).
  *
  * How to use (one thread):
  *
@@ -51,8 +57,8 @@
  *   rec_recording_free(r); rec_outputs_free(out);
  *
  * Errors are logged (recorder/log.h) and returned as negative errno.
- * Ownership: strings and the sender options are copied by new() (the
- * token too), except to->tls, which must outlive the object.
+ * Ownership: strings are copied by new(); the stream (to) is borrowed and
+ * must outlive the object.
  */
 #ifndef REC_OUTPUTS_H
 #define REC_OUTPUTS_H
@@ -63,15 +69,47 @@
 
 #include "format/flight.h"
 #include "format/sink.h"
-#include "recorder/net/sender.h"
 #include "recorder/recording/recording.h"
+
+/* A stream, made by the driver: every output of a recording with a
+ * stream opens one of its own, and the outputs free it once it has
+ * finished (its acknowledgements waited for in a thread of its own when
+ * a rotation ended it). */
+struct rec_outputs_stream {
+	void *ctx;
+	/* where it goes ("HOST:PORT"): the output's name when a stream
+	 * alone has no name of its own */
+	const char *where;
+	/* A stream for one output, named id (NULL: the stream's own name).
+	 * 0 and *stream, or -errno (logged). */
+	int (*open)(void *ctx, const char *id, void **stream);
+	/* What the recording writes into (owned by the stream). */
+	struct prec_sink *(*sink)(void *stream);
+	/* The name it streams under. */
+	const char *(*id)(void *stream);
+	/* Writes what it dropped since the last call into r as a Loss: 1
+	 * (and why, for a warning), 0 when nothing was dropped, or the
+	 * recording's error. */
+	int (*record_drops)(void *stream, struct rec_recording *r, char *why,
+			    size_t len);
+	/* Sends the rest, waits at most timeout_ms for the acknowledgements
+	 * (one thread per stream). 0 or -errno (logged). */
+	int (*finish)(void *stream, uint32_t timeout_ms);
+	void (*free)(void *stream);
+};
 
 struct rec_outputs_hooks {
 	void *ctx;
 	/* a named file was created (fd open, nothing written yet) */
 	void (*created)(void *ctx, int fd, const char *path);
-	/* apply keep; current: the file being written ("" for none) */
-	void (*keep)(void *ctx, const char *current);
+	/* a file left keep's list: deleted, or its path no longer holds it */
+	void (*forgotten)(void *ctx, const char *path);
+};
+
+/* A named output file an earlier run made, for keep. */
+struct rec_outputs_file {
+	const char *path;
+	uint64_t dev, ino;                  /* its fstat() when made */
 };
 
 struct rec_outputs_opts {
@@ -82,11 +120,12 @@ struct rec_outputs_opts {
 	uint64_t rotate_bytes;              /* 0: not by size (named files) */
 	uint64_t rotate_ns;                 /* 0: not by age (named files) */
 	unsigned keep;                      /* 0: keep every file */
+	const struct rec_outputs_file *earlier; /* [nearlier], oldest first: */
+	size_t nearlier;                    /* earlier runs' outputs of this
+					     * stem, counted by keep (copied) */
 	uint64_t flight_bytes;              /* > 0: flight recorder (no file,
 					     * no stream; stem names snapshots) */
-	const struct rec_sender_opts *to;   /* NULL: no stream; with named files
-					     * or none its session_id is chosen
-					     * per output */
+	const struct rec_outputs_stream *to; /* NULL: no stream (borrowed) */
 	uint32_t finish_timeout_ms;         /* acks wait; 0 = 10 s */
 	bool warn_drops_once;               /* sender drops: one warning */
 	struct rec_outputs_hooks hooks;
@@ -109,12 +148,12 @@ const char *rec_outputs_name(const struct rec_outputs *o);
  * created now, a flight buffer keeps what it holds as the preamble, keep
  * is applied. 0 or -errno (logged). */
 int rec_outputs_started(struct rec_outputs *o);
-/* After each rec_recording_step(): sender drops into the trace, rotation
+/* After each rec_recording_step(): stream drops into the trace, rotation
  * when the size or age is reached (a next file that cannot be created is
  * tried again after the same size or age). 0 or -errno (the recording
  * failed). */
 int rec_outputs_step(struct rec_outputs *o, struct rec_recording *r);
-/* The sender drops part of step(), alone (before the stop). 0 or -errno. */
+/* The stream drops part of step(), alone (before the stop). 0 or -errno. */
 int rec_outputs_note_drops(struct rec_outputs *o, struct rec_recording *r);
 /* Ends the current output and goes on in a new one; *done gets the
  * finished file's path (or stream's id). 0 or -errno (-EINVAL: a flight
@@ -140,7 +179,8 @@ struct rec_outputs_status {
 	bool flight;
 	struct prec_flight_stats fl;        /* the current buffer */
 	uint32_t snapshots;
-	struct rec_sender *sender;          /* the current stream, or NULL */
+	void *stream;                       /* the current stream (as the
+					     * stream's open() made it), or NULL */
 	bool have_file;
 };
 

@@ -25,12 +25,12 @@
 #include "recorder/encode/synth.h"
 #include "recorder/events/counters.h"
 #include "recorder/events/cpumap.h"
-#include "recorder/events/evset.h"
+#include "recorder/events/evlist.h"
 #include "recorder/events/threadmap.h"
 #include "recorder/log.h"
 #include "recorder/recording/workload.h"
 #include "recorder/ring/drain.h"
-#include "recorder/symbols/symcollect.h"
+#include "recorder/symbols/symgather.h"
 #include "recorder/recording/recording_int.h"
 
 /* Longest wait in one step: the drain thread wakes us for batches, this
@@ -195,35 +195,31 @@ static int open_source(struct rec_recording *r)
 	if (o->source) {
 		r->src = o->source;
 	} else {
-		const struct rec_evlist *l = o->evlist;
-		struct rec_evset_cfg cfg;
-		struct rec_bpf_opts bo = REC_BPF_OPTS_INIT;
+		const struct rec_evspecs *l = o->evspecs;
+		struct rec_evlist_cfg cfg = o->events;
+		struct rec_bpf_opts bo = o->bpf;
 
-		if (!o->period) {
+		if (!cfg.period) {
 			int max = rec_read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 0);
 
-			if (max > 0 && o->freq > (uint64_t)max) {
+			if (max > 0 && cfg.freq > (uint64_t)max) {
 				rec_log(REC_LOG_ERROR, "-F %llu is above this kernel's limit "
 					"of %d Hz (/proc/sys/kernel/perf_event_max_sample_rate): "
 					"use -F %d or lower, or raise the limit",
-					(unsigned long long)o->freq, max, max);
+					(unsigned long long)cfg.freq, max, max);
 				return -EINVAL;
 			}
 		}
 		if (!l || !l->n) {
 			/* Counting only: a dummy event still carries comm,
 			 * fork and mmap records. */
-			ret = rec_evlist_parse(&r->dummy, "dummy");
+			ret = rec_evspecs_parse(&r->dummy, "dummy");
 			if (ret < 0)
 				return ret;
 			l = &r->dummy;
 		}
-		memset(&cfg, 0, sizeof(cfg));
-		cfg.freq = o->freq;
-		cfg.period = o->period;
-		cfg.callchain = o->callchain;
 		if (o->dwarf) {
-			const struct prec_unwind_arch *a = rec_symcollect_arch(NULL);
+			const struct prec_unwind_arch *a = rec_symgather_arch(NULL);
 
 			if (!a) {
 				rec_log(REC_LOG_ERROR, "--call-graph dwarf: perfrec cannot "
@@ -231,27 +227,27 @@ static int open_source(struct rec_recording *r)
 					"use --call-graph fp (frame pointers)");
 				return -EOPNOTSUPP;
 			}
-			if (o->stack_user % 8 || o->stack_user > REC_STACK_USER_MAX) {
+			if (cfg.stack_user % 8 || cfg.stack_user > REC_STACK_USER_MAX) {
 				rec_log(REC_LOG_ERROR, "--call-graph dwarf: a user stack size "
 					"of %u bytes is not a multiple of 8 from 8 to %u",
-					o->stack_user, REC_STACK_USER_MAX);
+					cfg.stack_user, REC_STACK_USER_MAX);
 				return -EINVAL;
 			}
-			cfg.stack_user = o->stack_user ? o->stack_user : REC_STACK_USER_DEFAULT;
+			if (!cfg.stack_user)
+				cfg.stack_user = REC_STACK_USER_DEFAULT;
 			cfg.regs_user = a->perf_mask_min;
+		} else {
+			cfg.stack_user = 0;
+			cfg.regs_user = 0;
 		}
-		cfg.switch_events = o->switch_events;
 		cfg.inherit = o->target == REC_TARGET_PIDS || o->target == REC_TARGET_COMMAND;
 		cfg.enable_on_exec = o->target == REC_TARGET_COMMAND;
-		cfg.mmap_pages = o->mmap_pages ? o->mmap_pages : auto_ring_pages(r->cpus.n);
-		bo.off_cpu = o->off_cpu;
-		bo.off_cpu_threshold = o->off_cpu_threshold_ns;
-		bo.filter = o->filter && o->filter[0] ? o->filter : NULL;
-		bo.force_raw_tp = o->off_cpu_raw_tp;
+		if (!cfg.mmap_pages)
+			cfg.mmap_pages = auto_ring_pages(r->cpus.n);
+		if (cfg.filter && !cfg.filter[0])
+			cfg.filter = NULL;
+		bo.sz = sizeof(bo);
 		bpf_targets(r, &bo);
-		cfg.bpf_output = bo.off_cpu;
-		cfg.off_cpu_threshold = bo.off_cpu_threshold;
-		cfg.filter = bo.filter;
 		r->src = rec_source_perf_new(l, &cfg, &bo);
 		if (!r->src) {
 			ret = -errno;
@@ -351,16 +347,16 @@ int rec_recording_new(const struct rec_recording_opts *opts,
 	if (!r->o.no_symbols || r->o.dwarf) {
 		/* kallsyms now, the tables of hit objects as they are hit.
 		 * Without symbols, dwarf call graphs still need the address
-		 * spaces: the collector then writes nothing. */
-		struct rec_symcollect_opts so = REC_SYMCOLLECT_OPTS_INIT;
+		 * spaces: the gatherer then writes nothing. */
+		struct rec_symgather_opts so = REC_SYMGATHER_OPTS_INIT;
 
 		if (r->o.no_symbols) {
 			so.kernel = 0;
 			so.perf_maps = 0;
 		}
-		r->syms = rec_symcollect_new(&so);
+		r->syms = rec_symgather_new(&so);
 		if (r->syms) {
-			r->e.observe = rec_symcollect_observe;
+			r->e.observe = rec_symgather_observe;
 			r->e.observe_ctx = r->syms;
 			r->syms_write = !r->o.no_symbols;
 		} else {
@@ -374,7 +370,7 @@ int rec_recording_new(const struct rec_recording_opts *opts,
 		 * with the unwind tables they need) */
 		r->e.raw_stacks = r->o.raw_stacks;
 		if (r->syms) {
-			r->e.unwind = rec_symcollect_unwind_sample;
+			r->e.unwind = rec_symgather_unwind_sample;
 			r->e.unwind_ctx = r->syms;
 		}
 	}
@@ -562,7 +558,7 @@ int rec_recording_step(struct rec_recording *r, int timeout_ms)
 	if (!ret)
 		ret = prec_writer_flush_due(r->w, now);
 	if (!ret && r->syms_write && now >= r->next_syms) {
-		int sret = rec_symcollect_write(r->syms, r->w, 0, now);
+		int sret = rec_symgather_write(r->syms, r->w, 0, now);
 
 		if (sret < 0)
 			ret = sret;
@@ -603,9 +599,9 @@ int rec_recording_stop(struct rec_recording *r, const char *reason)
 	}
 	if (r->state == REC_RECORDING_RUNNING || !r->stop_reason[0])
 		r->stop_reason = reason ? reason : "stopped";
-	/* nothing new after disable, then take what is left */
-	if (r->src)
-		r->src->ops->disable(r->src);
+	/* nothing new after disable, then take what is left (new() returns
+	 * no recording without its source) */
+	r->src->ops->disable(r->src);
 	if (r->have_wl && r->wl_started && !r->wl.exited) {
 		/* stopped while the command runs */
 		kill(r->wl.pid, SIGTERM);
@@ -678,7 +674,7 @@ void rec_recording_stats(const struct rec_recording *r,
 	}
 	st->event_lost = r->event_lost;
 	st->bpf_records = r->emit_ok ? r->e.st.bpf : 0;
-	st->switch_events = r->o.switch_events;
+	st->switch_events = r->o.events.switch_events;
 	st->have_workload = r->have_wl;
 	st->workload_pid = r->have_wl ? r->wl.pid : -1;
 	st->workload_exit = r->have_wl ? rec_workload_exit_code(&r->wl) : -1;
@@ -720,7 +716,7 @@ void rec_recording_free(struct rec_recording *r)
 	rec_drain_free(r->drain);
 	if (r->emit_ok)
 		rec_emit_release(&r->e);
-	rec_symcollect_free(r->syms);
+	rec_symgather_free(r->syms);
 	prec_writer_free(r->w);
 	rec_counters_free(r->ctr);
 	if (r->own_src)
@@ -728,7 +724,7 @@ void rec_recording_free(struct rec_recording *r)
 	free(r->ring_reported);
 	free(r->cpu_base);
 	free(r->cpu_out);
-	rec_evlist_release(&r->dummy);
+	rec_evspecs_release(&r->dummy);
 	rec_threadmap_release(&r->tids);
 	rec_cpumap_release(&r->cpus);
 	free(r);

@@ -16,7 +16,7 @@
  * How to use:
  *
  *   struct rec_recording_opts o = REC_RECORDING_OPTS_INIT;
- *   o.evlist = &evl; o.target = REC_TARGET_SYSTEM; ...
+ *   o.evspecs = &evl; o.target = REC_TARGET_SYSTEM; ...
  *   rec_recording_new(&o, sink, "out.prec", &r);  // opens everything, writes
  *                                          // the output's first packets
  *   rec_recording_start(r);                // drain thread, enable / exec
@@ -42,7 +42,7 @@
  * write error the recording is FAILED: stop() only releases what it holds.
  *
  * Ownership: opts and everything it points to are read during new() only,
- * except opts->evlist and opts->source, which must outlive the recording.
+ * except opts->evspecs and opts->source, which must outlive the recording.
  * Sinks are borrowed: the one given to new() until rotate() returns or
  * free(); the caller frees them.
  */
@@ -56,19 +56,33 @@
 
 #include "format/sink.h"
 #include "recorder/encode/emit.h"
+#include "recorder/bpf/bpf.h"
 #include "recorder/encode/meta.h"
+#include "recorder/events/evlist.h"
 #include "recorder/events/evparse.h"
 #include "recorder/recording/source.h"
 
 struct rec_recording_opts {
 	size_t sz;                         /* sizeof(struct rec_recording_opts) */
 	/* what */
-	const struct rec_evlist *evlist;   /* sampling events; may be empty
+	const struct rec_evspecs *evspecs;   /* sampling events; may be empty
 					    * when counters are given */
-	struct rec_source *source;         /* NULL: perf events of evlist with
-					    * the sampling settings below */
-	uint64_t freq, period;             /* period 0: sample at freq Hz */
-	bool callchain, switch_events;
+	struct rec_source *source;         /* NULL: perf events of evspecs
+					    * opened with `events` */
+	/* how the events are opened: freq (period 0: sample at freq Hz),
+	 * period, callchain, switch_events, mmap_pages (per ring; 0 = auto:
+	 * 4 MiB with CAP_IPC_LOCK, 256 MiB at most in all, else 128 pages
+	 * like perf), off_cpu (off-CPU time with stacks, a BPF program),
+	 * off_cpu_threshold (ns: blocks at least this long are intervals,
+	 * shorter are summed; 0: every block an interval), filter (the
+	 * in-kernel sample filter, or NULL), stack_user (below). inherit,
+	 * enable_on_exec and regs_user are the recording's to set. The
+	 * perf event source only. */
+	struct rec_evlist_cfg events;
+	/* the BPF programs' own settings (recorder/bpf/bpf.h): cgroup_root,
+	 * force_raw_tp (the fallback program for kernels without BTF, even
+	 * with BTF: tests); the recording sets the rest */
+	struct rec_bpf_opts bpf;
 	const char *const *counters;       /* counting groups ({a,b}) */
 	size_t ncounters;
 	uint64_t interval_ns;              /* counter snapshots; 0 = 1 s */
@@ -82,9 +96,6 @@ struct rec_recording_opts {
 					    * or with CPU targets what decides
 					    * how long the recording lasts */
 	/* how */
-	size_t mmap_pages;                 /* per ring; 0 = auto: 4 MiB with
-					    * CAP_IPC_LOCK (256 MiB at most in
-					    * all), else 128 pages like perf */
 	uint64_t spool_bytes;              /* per-CPU spool, 0 = default */
 	bool no_symbols;                   /* no symbol tables */
 	uint64_t symbols_interval_ns;      /* symbols hit so far, written
@@ -97,23 +108,14 @@ struct rec_recording_opts {
 	int zstd_level;                    /* 0 = the format's default */
 	int argc;                          /* the program's own argv, for */
 	char **argv_self;                  /* the FileHeader */
-	/* BPF (recorder/bpf/bpf.h); the perf event source only */
-	bool off_cpu;                      /* off-CPU time with stacks */
-	uint64_t off_cpu_threshold_ns;     /* blocks at least this long are
-					    * intervals, shorter are summed
-					    * (0: every block an interval) */
-	const char *filter;                /* in-kernel sample filter, or NULL */
-	bool off_cpu_raw_tp;               /* the fallback program for kernels
-					    * without BTF, even with BTF (tests) */
-	/* --call-graph dwarf (issue 16): samples carry the user registers
-	 * and stack_user bytes of user stack (0 = 8 KiB, as perf; at most
+	/* --call-graph dwarf: samples carry the user registers and
+	 * events.stack_user bytes of user stack (0 = 8 KiB, as perf; at most
 	 * REC_STACK_USER_MAX, a multiple of 8), unwound at record time into
 	 * the callchain (recorder/encode/emit.h). raw_stacks: write the
 	 * registers and stack bytes instead, with the unwind tables of the
-	 * objects they go through, for the analyzer to unwind. `callchain`
-	 * (frame pointers) is then ignored. */
+	 * objects they go through, for the analyzer to unwind.
+	 * events.callchain (frame pointers) is then ignored. */
 	bool dwarf;
-	uint32_t stack_user;
 	bool raw_stacks;
 };
 
@@ -122,7 +124,8 @@ struct rec_recording_opts {
 #define REC_STACK_USER_DEFAULT 8192u
 #define REC_STACK_USER_MAX 65528u
 
-#define REC_RECORDING_OPTS_INIT { .sz = sizeof(struct rec_recording_opts) }
+#define REC_RECORDING_OPTS_INIT { .sz = sizeof(struct rec_recording_opts), \
+	.bpf = REC_BPF_OPTS_INIT }
 
 enum rec_recording_state {
 	REC_RECORDING_READY,     /* new() done, not started */

@@ -18,7 +18,7 @@
 #include "recorder/recording/recording.h"
 #include "recorder/recording/workload.h"
 #include "recorder/ring/drain.h"
-#include "recorder/symbols/symcollect.h"
+#include "recorder/symbols/symgather.h"
 
 struct rec_recording {
 	struct rec_recording_opts o;
@@ -34,7 +34,7 @@ struct rec_recording {
 	bool have_wl, wl_started;
 
 	/* events */
-	struct rec_evlist dummy;     /* only counters were asked for */
+	struct rec_evspecs dummy;     /* only counters were asked for */
 	struct rec_source *src;
 	bool own_src;
 	struct rec_counters *ctr;
@@ -51,7 +51,7 @@ struct rec_recording {
 	uint64_t out_start_ns;
 	uint64_t done_written, done_raw; /* outputs already ended */
 	uint32_t outputs;
-	struct rec_symcollect *syms;
+	struct rec_symgather *syms;
 	bool syms_write;             /* syms writes tables (not --no-symbols) */
 	bool *ring_reported;
 

@@ -1,6 +1,6 @@
 /*
  * source.c - the perf event source: recording/source.h over
- * events/evset.h.
+ * events/evlist.h.
  */
 #include "recorder/recording/source.h"
 
@@ -8,13 +8,14 @@
 #include <stdlib.h>
 
 #include "recorder/bpf/bpf.h"
-#include "recorder/events/evset.h"
+#include "recorder/events/evlist.h"
 
 struct perf_source {
 	struct rec_source pub;   /* first: the recording sees only this */
-	struct rec_evset set;
-	struct rec_bpf_opts bo;  /* the BPF programs asked for */
-	struct rec_bpf *bpf;     /* bo asked for off-CPU or a filter */
+	struct rec_evlist set;
+	struct rec_bpf_opts bo;  /* the BPF programs' settings; their
+				  * events are set's cfg */
+	struct rec_bpf *bpf;     /* set.cfg asked for off-CPU or a filter */
 };
 
 static struct perf_source *perf_of(struct rec_source *src)
@@ -31,12 +32,12 @@ static int perf_open(struct rec_source *src, const int *cpus, size_t ncpus,
 
 	/* BPF first: a missing privilege or kernel feature is said before
 	 * any event is opened */
-	if (bo->off_cpu || bo->filter) {
+	if (p->set.cfg.off_cpu || p->set.cfg.filter) {
 		ret = rec_bpf_new(bo, &p->bpf);
 		if (ret < 0)
 			return ret;
 	}
-	ret = rec_evset_open(&p->set, cpus, ncpus, pids, npids);
+	ret = rec_evlist_open(&p->set, cpus, ncpus, pids, npids);
 	if (ret < 0)
 		return ret;
 	if (p->bpf) {
@@ -56,12 +57,12 @@ static int perf_open(struct rec_source *src, const int *cpus, size_t ncpus,
 
 static int perf_describe(struct rec_source *src, struct prec_writer *w)
 {
-	return rec_evset_describe(&perf_of(src)->set, w);
+	return rec_evlist_describe(&perf_of(src)->set, w);
 }
 
 static int perf_enable(struct rec_source *src)
 {
-	return rec_evset_enable(&perf_of(src)->set);
+	return rec_evlist_enable(&perf_of(src)->set);
 }
 
 static int perf_disable(struct rec_source *src)
@@ -69,7 +70,7 @@ static int perf_disable(struct rec_source *src)
 	/* the off-CPU program first: a disabled bpf-output event would
 	 * refuse its last records */
 	rec_bpf_stop(perf_of(src)->bpf);
-	return rec_evset_disable(&perf_of(src)->set);
+	return rec_evlist_disable(&perf_of(src)->set);
 }
 
 static int perf_tick(struct rec_source *src, struct rec_emit *e, uint64_t now_ns,
@@ -83,7 +84,7 @@ static int perf_tick(struct rec_source *src, struct rec_emit *e, uint64_t now_ns
 static int perf_write_lost(struct rec_source *src, struct prec_writer *w,
 			   uint64_t now_ns, uint64_t *total)
 {
-	return rec_evset_write_lost(&perf_of(src)->set, w, now_ns, total);
+	return rec_evlist_write_lost(&perf_of(src)->set, w, now_ns, total);
 }
 
 static void perf_free(struct rec_source *src)
@@ -91,7 +92,7 @@ static void perf_free(struct rec_source *src)
 	struct perf_source *p = perf_of(src);
 
 	rec_bpf_free(p->bpf);
-	rec_evset_release(&p->set);
+	rec_evlist_release(&p->set);
 	free(p);
 }
 
@@ -105,8 +106,8 @@ static const struct rec_source_ops perf_ops = {
 	.free = perf_free,
 };
 
-struct rec_source *rec_source_perf_new(const struct rec_evlist *evlist,
-				       const struct rec_evset_cfg *cfg,
+struct rec_source *rec_source_perf_new(const struct rec_evspecs *evspecs,
+				       const struct rec_evlist_cfg *cfg,
 				       const struct rec_bpf_opts *bo)
 {
 	struct perf_source *p = calloc(1, sizeof(*p));
@@ -117,16 +118,17 @@ struct rec_source *rec_source_perf_new(const struct rec_evlist *evlist,
 		return NULL;
 	}
 	p->bo = *bo;
-	ret = rec_evset_init(&p->set, evlist, cfg);
+	ret = rec_evlist_init(&p->set, evspecs, cfg);
 	if (ret < 0) {
-		rec_evset_release(&p->set);
+		rec_evlist_release(&p->set);
 		free(p);
 		errno = -ret;
 		return NULL;
 	}
+	p->bo.events = &p->set.cfg;
 	p->pub.ops = &perf_ops;
 	p->pub.nevents = (uint32_t)p->set.nsel;
-	p->pub.ngroups = (uint32_t)evlist->ngroups;
+	p->pub.ngroups = (uint32_t)evspecs->ngroups;
 	p->pub.ring_pages = cfg->mmap_pages;
 	p->pub.page_size = p->set.page_size;
 	p->pub.note = "";

@@ -30,8 +30,8 @@
 #include "recorder/encode/decode.h"
 #include "recorder/ring/ring.h"
 
-struct rec_evlist;
-struct rec_evset_cfg;
+struct rec_evspecs;
+struct rec_evlist_cfg;
 struct rec_bpf_opts;
 struct rec_emit;
 
@@ -74,12 +74,13 @@ struct rec_source {
 	void *bpf_ctx;
 };
 
-/* perf events of evlist (borrowed; outlives the source) with cfg, and
- * the BPF programs bo asks for (its strings and arrays borrowed until
- * open; cfg's bpf_output, off_cpu_threshold and filter must agree with
- * it). Returns NULL and sets errno (EINVAL: bad cfg, ENOMEM). */
-struct rec_source *rec_source_perf_new(const struct rec_evlist *evlist,
-				       const struct rec_evset_cfg *cfg,
+/* perf events of evspecs (borrowed; outlives the source) with cfg, and
+ * the BPF programs cfg asks for (off_cpu, filter) with bo's targets and
+ * settings (bo->events is ignored: the programs read cfg; bo's strings
+ * and arrays are borrowed until open). Returns NULL and sets errno
+ * (EINVAL: bad cfg, ENOMEM). */
+struct rec_source *rec_source_perf_new(const struct rec_evspecs *evspecs,
+				       const struct rec_evlist_cfg *cfg,
 				       const struct rec_bpf_opts *bo);
 
 /* NULL is fine. */

@@ -1,6 +1,6 @@
 /*
- * addrspace.c - the symbol collector's model at the bottom of symbols/
- * (see addrspace.h): processes and their mappings, objects, the hits
+ * addrspace.c - the symbol gatherer's model at the bottom of symbols/
+ * (see addrspace_int.h): processes and their mappings, objects, the hits
  * recorded against them, and the kernel symbols.
  *
  * State:
@@ -16,7 +16,7 @@
  * Hit handling is O(log maps) per address and touches no files but two,
  * each bounded: /proc/PID/maps of a pid met for the first time, and
  * kallsyms again when a kernel address is unknown (rate-limited); ELF
- * symbols are read in rec_symcollect_write() (symwrite.c). stats.time_ns
+ * symbols are read in rec_symgather_write() (symwrite.c). stats.time_ns
  * measures those (and new()'s kallsyms read).
  */
 #include <errno.h>
@@ -31,7 +31,7 @@
 #include "format/base/clock.h"
 #include "recorder/symbols/elfcfi.h"
 #include "recorder/symbols/kallsyms.h"
-#include "recorder/symbols/addrspace.h"
+#include "recorder/symbols/addrspace_int.h"
 
 static uint64_t hash_str(const char *s, const uint8_t *b, size_t bl)
 {
@@ -51,7 +51,7 @@ static void obj_free(struct sc_obj *o)
 	free(o->path);
 	rec_u64map_release(&o->hits);
 	rec_u64map_release(&o->done);
-	rec_symcollect_cfi_free(o->cfi);
+	rec_symgather_cfi_free(o->cfi);
 	free(o);
 }
 
@@ -66,7 +66,7 @@ static void proc_free(struct sc_proc *p)
 	free(p);
 }
 
-void rec_symcollect_free(struct rec_symcollect *sc)
+void rec_symgather_free(struct rec_symgather *sc)
 {
 	if (!sc)
 		return;
@@ -87,7 +87,7 @@ void rec_symcollect_free(struct rec_symcollect *sc)
 	free(sc);
 }
 
-static struct sc_proc *find_proc(const struct rec_symcollect *sc, uint32_t pid)
+static struct sc_proc *find_proc(const struct rec_symgather *sc, uint32_t pid)
 {
 	uint64_t *v = rec_u64map_get(&sc->proc_index, pid);
 
@@ -96,7 +96,7 @@ static struct sc_proc *find_proc(const struct rec_symcollect *sc, uint32_t pid)
 
 /* Every process's stamp back to 1 with an empty cache: stamps given
  * later are all above it again. */
-static void restart_gens(struct rec_symcollect *sc)
+static void restart_gens(struct rec_symgather *sc)
 {
 	memset(sc->hcache, 0, HCACHE_SIZE * sizeof(*sc->hcache));
 	sc->gen = 1;
@@ -106,7 +106,7 @@ static void restart_gens(struct rec_symcollect *sc)
 }
 
 /* A stamp above every one given before (they fit a tag: see hit_slot). */
-static uint32_t new_stamp(struct rec_symcollect *sc)
+static uint32_t new_stamp(struct rec_symgather *sc)
 {
 	if (sc->gen + 1 >= (1u << 30))   /* tag room used up: start over */
 		restart_gens(sc);
@@ -116,21 +116,21 @@ static uint32_t new_stamp(struct rec_symcollect *sc)
 /* p's address space changed: its cached hits may now name other objects.
  * Only changes that can move an address already matched count (a mapping
  * over an old one, fork, exec): a new process maps a lot. */
-static void new_gen(struct rec_symcollect *sc, struct sc_proc *p)
+static void new_gen(struct rec_symgather *sc, struct sc_proc *p)
 {
 	p->gen = new_stamp(sc);
 }
 
-void rec_symcollect_new_epoch(struct rec_symcollect *sc)
+void rec_symgather_new_epoch(struct rec_symgather *sc)
 {
 	sc->epoch = new_stamp(sc);
 }
 
-static int scan_proc_maps(struct rec_symcollect *sc, struct sc_proc *p);
+static int scan_proc_maps(struct rec_symgather *sc, struct sc_proc *p);
 
 /* scan: a pid met for the first time through a sample or an mmap existed
  * before: its older mappings come from /proc (see opts.proc_maps). */
-static struct sc_proc *get_proc(struct rec_symcollect *sc, uint32_t pid,
+static struct sc_proc *get_proc(struct rec_symgather *sc, uint32_t pid,
 				int scan)
 {
 	struct sc_proc *p = find_proc(sc, pid);
@@ -186,8 +186,8 @@ static int is_elf_candidate(const char *path)
 	return 1;
 }
 
-static long get_obj(struct rec_symcollect *sc,
-		    const struct rec_symcollect_map *m)
+static long get_obj(struct rec_symgather *sc,
+		    const struct rec_symgather_map *m)
 {
 	size_t bl = m->build_id ? m->build_id_len : 0;
 	uint64_t h, *first;
@@ -253,7 +253,7 @@ static size_t map_upper(const struct sc_proc *p, uint64_t addr)
 	return lo;
 }
 
-const struct sc_map *rec_symcollect_map_at(const struct sc_proc *p, uint64_t ip)
+const struct sc_map *rec_symgather_map_at(const struct sc_proc *p, uint64_t ip)
 {
 	size_t i = map_upper(p, ip);
 
@@ -335,11 +335,11 @@ static int proc_insert(struct sc_proc *p, const struct sc_map *nm)
 	return 0;
 }
 
-static int add_map(struct rec_symcollect *sc, struct sc_proc *p,
-		   const struct rec_symcollect_map *m);
+static int add_map(struct rec_symgather *sc, struct sc_proc *p,
+		   const struct rec_symgather_map *m);
 
-int rec_symcollect_add_mmap(struct rec_symcollect *sc,
-			    const struct rec_symcollect_map *m)
+int rec_symgather_add_mmap(struct rec_symgather *sc,
+			   const struct rec_symgather_map *m)
 {
 	struct sc_proc *p;
 
@@ -351,8 +351,8 @@ int rec_symcollect_add_mmap(struct rec_symcollect *sc,
 	return add_map(sc, p, m);
 }
 
-static int add_map(struct rec_symcollect *sc, struct sc_proc *p,
-		   const struct rec_symcollect_map *m)
+static int add_map(struct rec_symgather *sc, struct sc_proc *p,
+		   const struct rec_symgather_map *m)
 {
 	struct sc_map nm;
 	int ret;
@@ -374,7 +374,7 @@ static int add_map(struct rec_symcollect *sc, struct sc_proc *p,
 	return ret < 0 ? ret : 0;
 }
 
-int rec_symcollect_fork(struct rec_symcollect *sc, uint32_t pid, uint32_t ppid)
+int rec_symgather_fork(struct rec_symgather *sc, uint32_t pid, uint32_t ppid)
 {
 	struct sc_proc *parent, *child;
 
@@ -401,7 +401,7 @@ int rec_symcollect_fork(struct rec_symcollect *sc, uint32_t pid, uint32_t ppid)
 	return 0;
 }
 
-int rec_symcollect_exec(struct rec_symcollect *sc, uint32_t pid)
+int rec_symgather_exec(struct rec_symgather *sc, uint32_t pid)
 {
 	struct sc_proc *p;
 
@@ -422,12 +422,12 @@ int rec_symcollect_exec(struct rec_symcollect *sc, uint32_t pid)
 	return 0;
 }
 
-int rec_symcollect_exit(struct rec_symcollect *sc, uint32_t pid)
+int rec_symgather_exit(struct rec_symgather *sc, uint32_t pid)
 {
 	if (!sc)
 		return -EINVAL;
 	/* Nothing to drop yet: samples of the process may still sit in
-	 * other CPUs' rings. Its maps are kept until the collector is freed
+	 * other CPUs' rings. Its maps are kept until the gatherer is freed
 	 * (a few KB per process). */
 	(void)pid;
 	return 0;
@@ -463,7 +463,7 @@ static void carry_kstate(const struct rec_kallsyms *old, const uint8_t *ost,
 	}
 }
 
-int rec_symcollect_kernel_reload(struct rec_symcollect *sc, int force)
+int rec_symgather_kernel_reload(struct rec_symgather *sc, int force)
 {
 	struct rec_kallsyms k;
 	struct rec_u64map still = { 0 };
@@ -522,7 +522,7 @@ out:
 
 /* A kernel address no symbol holds: kept, and kallsyms read again when
  * it is due. */
-static void kernel_unknown(struct rec_symcollect *sc, uint64_t ip)
+static void kernel_unknown(struct rec_symgather *sc, uint64_t ip)
 {
 	int ret;
 
@@ -532,11 +532,11 @@ static void kernel_unknown(struct rec_symcollect *sc, uint64_t ip)
 	if (ret > 0)
 		sc->st.kernel_unknown++;
 	if (ret >= 0 && sc->kreload_ns <= prec_now_ns())
-		rec_symcollect_kernel_reload(sc, 0);
+		rec_symgather_kernel_reload(sc, 0);
 }
 
-/* ret_addr: the byte before ip counts too (see rec_symcollect_user_hit()). */
-static void kernel_hit(struct rec_symcollect *sc, uint64_t ip, int ret_addr)
+/* ret_addr: the byte before ip counts too (see rec_symgather_user_hit()). */
+static void kernel_hit(struct rec_symgather *sc, uint64_t ip, int ret_addr)
 {
 	long i;
 
@@ -565,32 +565,32 @@ static void kernel_hit(struct rec_symcollect *sc, uint64_t ip, int ret_addr)
  * are cleared at every write, so they are not cached), 0 = not yet.
  * ret_addr: a callchain return address; the call it returns from may be
  * the last instruction of its function, so the byte before counts too. */
-struct sc_proc *rec_symcollect_proc(struct rec_symcollect *sc, uint32_t pid)
+struct sc_proc *rec_symgather_proc(struct rec_symgather *sc, uint32_t pid)
 {
 	struct sc_proc *p = find_proc(sc, pid);
 
 	return p && p->known ? p : get_proc(sc, pid, 1);
 }
 
-static int proc_hit(struct rec_symcollect *sc, struct sc_proc *p, uint64_t ip,
+static int proc_hit(struct rec_symgather *sc, struct sc_proc *p, uint64_t ip,
 		    int ret_addr, int last_chance);
 
-int rec_symcollect_user_hit(struct rec_symcollect *sc, uint32_t pid,
-			    uint64_t ip, int ret_addr, int last_chance)
+int rec_symgather_user_hit(struct rec_symgather *sc, uint32_t pid,
+			   uint64_t ip, int ret_addr, int last_chance)
 {
-	struct sc_proc *p = rec_symcollect_proc(sc, pid);
+	struct sc_proc *p = rec_symgather_proc(sc, pid);
 
 	return p ? proc_hit(sc, p, ip, ret_addr, last_chance) : -ENOMEM;
 }
 
-/* rec_symcollect_user_hit() in a process already found. */
-static int proc_hit(struct rec_symcollect *sc, struct sc_proc *p, uint64_t ip,
+/* rec_symgather_user_hit() in a process already found. */
+static int proc_hit(struct rec_symgather *sc, struct sc_proc *p, uint64_t ip,
 		    int ret_addr, int last_chance)
 {
 	const struct sc_map *m;
 	int ret;
 
-	m = rec_symcollect_map_at(p, ip);
+	m = rec_symgather_map_at(p, ip);
 	if (m && m->obj != NO_OBJ) {
 		struct sc_obj *o = sc->objs[m->obj];
 
@@ -620,7 +620,7 @@ static int proc_hit(struct rec_symcollect *sc, struct sc_proc *p, uint64_t ip,
 #define USER_CODE_MIN 4096u
 #define USER_CODE_END (1ull << 56)
 
-static int hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
+static int hit(struct rec_symgather *sc, uint32_t pid, uint64_t ip,
 	       int kernel, int ret_addr)
 {
 	uint32_t tag = ret_addr ? 1u : 0u, ntag = 0;
@@ -637,7 +637,7 @@ static int hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 		if (ip < USER_CODE_MIN || ip >= USER_CODE_END)
 			return 0;
 		if (!p || p->pid != pid) {
-			p = rec_symcollect_proc(sc, pid);
+			p = rec_symgather_proc(sc, pid);
 			if (!p)
 				return -ENOMEM;
 			sc->last_proc = p;
@@ -689,16 +689,16 @@ static int hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
 	return 0;
 }
 
-int rec_symcollect_hit(struct rec_symcollect *sc, uint32_t pid, uint64_t ip,
-		       int kernel)
+int rec_symgather_hit(struct rec_symgather *sc, uint32_t pid, uint64_t ip,
+		      int kernel)
 {
 	if (!sc)
 		return -EINVAL;
 	return hit(sc, pid, ip, kernel, 0);
 }
 
-int rec_symcollect_hit_callchain(struct rec_symcollect *sc, uint32_t pid,
-				 const uint64_t *ips, size_t n, int kernel)
+int rec_symgather_hit_callchain(struct rec_symgather *sc, uint32_t pid,
+				const uint64_t *ips, size_t n, int kernel)
 {
 	int ret;
 
@@ -728,7 +728,7 @@ int rec_symcollect_hit_callchain(struct rec_symcollect *sc, uint32_t pid,
 
 /* Adds the executable file mappings of PROC/PID/maps ("lo-hi perms off
  * dev ino path"). A process that is gone or unreadable adds nothing. */
-static int scan_proc_maps(struct rec_symcollect *sc, struct sc_proc *p)
+static int scan_proc_maps(struct rec_symgather *sc, struct sc_proc *p)
 {
 	const char *root = sc->o.proc_maps ? sc->o.proc_maps : "/proc";
 	uint64_t t0;
@@ -748,7 +748,7 @@ static int scan_proc_maps(struct rec_symcollect *sc, struct sc_proc *p)
 		unsigned long long lo, hi, off;
 		char perms[8];
 		int name = 0;
-		struct rec_symcollect_map m = { 0 };
+		struct rec_symgather_map m = { 0 };
 		size_t n;
 
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms,
@@ -774,7 +774,7 @@ out:
 }
 
 
-void rec_symcollect_restart(struct rec_symcollect *sc)
+void rec_symgather_restart(struct rec_symgather *sc)
 {
 	if (!sc)
 		return;
@@ -802,7 +802,7 @@ void rec_symcollect_restart(struct rec_symcollect *sc)
 	restart_gens(sc);
 }
 
-void rec_symcollect_cfi_free(struct sc_cfi *c)
+void rec_symgather_cfi_free(struct sc_cfi *c)
 {
 	if (!c)
 		return;

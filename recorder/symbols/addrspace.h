@@ -1,15 +1,11 @@
 /*
- * addrspace.h - the symbol collector's state and its address-space model,
- * at the bottom of symbols/: processes and their mappings, the objects
- * they map, the hits recorded against both, the kernel symbols.
- * addrspace.c owns it; the files above read the state and call down,
- * never across or back up (symcollect.c lists the chain):
- *
- *   symcollect.c -> symunwind.c, symwrite.c -> objfile.c -> addrspace.c
- *
- * Not part of the recorder's interface: see symcollect.h. The
- * rec_symcollect_hit*, fork/exec/exit/add_mmap, restart and free of
- * symcollect.h are defined in addrspace.c too.
+ * addrspace.h - the bottom of symbols/: the address-space model's calls
+ * (mappings, forks, execs, exits, the addresses hit, a new output) and the
+ * types the whole symbol gatherer shares (its options, a mapping, its
+ * statistics). symgather.h includes it: the recorder's one interface is
+ * symgather.h, whose "how to use" gives the call order of all of these.
+ * addrspace.c defines these calls; the gatherer's state they work on is
+ * in addrspace_int.h, which only the files of symbols/ include.
  */
 #ifndef REC_ADDRSPACE_H
 #define REC_ADDRSPACE_H
@@ -17,165 +13,93 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/unwind/unwind.h"
-#include "recorder/symbols/elfcfi.h"
-#include "recorder/symbols/kallsyms.h"
-#include "recorder/symbols/symcollect.h"
-#include "recorder/symbols/u64map.h"
+struct rec_symgather;
 
-#define NO_OBJ UINT32_MAX
-/* PERF_CONTEXT_* markers in callchains (uapi perf_event.h): every value
- * at or above PERF_CONTEXT_MAX is a marker, not an address. */
-#define CTX_MAX ((uint64_t)-4095)
-#define CTX_KERNEL ((uint64_t)-128)
-#define CTX_USER ((uint64_t)-512)
-#define KERNEL_PATH "[kernel.kallsyms]"
-#define VDSO_PATH "[vdso]"
-/* Approximate bytes an interned name adds besides its text: iid varint,
- * field tags and length prefixes of the InternedString entry. */
-#define NAME_OVERHEAD 4
-
-
-struct sc_obj {
-	char *path;
-	uint8_t bid[64];
-	size_t bid_len;
-	uint32_t pid;             /* a process that mapped it (for /proc) */
-	uint64_t start, end;      /* that mapping (for map_files) */
-	struct rec_u64map hits;       /* file offsets hit since the last write */
-	struct rec_u64map done;       /* symbol starts written */
-	int written;              /* the table header went out */
-	int full_done;            /* full table / UNAVAILABLE: nothing more */
-	uint8_t file_bid[64];     /* build-id of the file first read */
-	size_t file_bid_len;
-	uint32_t next;            /* hash chain */
-	/* unwinding (symunwind.c): the object's CFI, read at the first
-	 * unwind through it and kept for the recording's life */
-	struct sc_cfi *cfi;       /* NULL: not read yet, or unreadable */
-	int cfi_err;              /* < 0: unreadable (-errno), cfi_why says
-				   * more when not NULL (static text) */
-	const char *cfi_why;
-	int unwind_need;          /* a stack kept raw went through it */
-	int unwind_written;       /* its UnwindTable went out (this output) */
+struct rec_symgather_opts {
+	size_t sz;                  /* sizeof(struct rec_symgather_opts) */
+	int kernel;                 /* read kallsyms, write kernel tables */
+	const char *kallsyms_path;  /* NULL = /proc/kallsyms */
+	int perf_maps;              /* read perf-PID.map files */
+	const char *perfmap_dir;    /* NULL = /tmp */
+	int full_tables;            /* every function, not only those hit */
+	int proc_root;              /* open files as /proc/PID/root/PATH
+				     * first (containers, deleted files) */
+	size_t chunk;               /* symbols per SymbolTable packet */
+	size_t max_pending;         /* unmatched hits kept for later */
+	/* A pid first met through a sample or mmap (not a fork/exec the
+	 * gatherer saw) existed before: read its executable mappings from
+	 * PROC/PID/maps then, once. NULL = "/proc"; "" = never. */
+	const char *proc_maps;
+	/* Debug files of stripped objects (-dbg packages), looked up as
+	 * DIR/.build-id/xx/rest.debug: their .symtab names local functions
+	 * the .dynsym lacks. NULL = "/usr/lib/debug"; "" = never. */
+	const char *debug_dir;
+	/* The machine whose user stacks rec_symgather_unwind() unwinds
+	 * (uname -m, format/unwind's register sets). NULL = this host. */
+	const char *machine;
+	/* A kernel address no symbol holds (a module loaded after the
+	 * start) makes the gatherer read kallsyms again, at most this often
+	 * (doubling while a read names nothing new, up to 64 times). 0 =
+	 * never. */
+	uint32_t kallsyms_reload_ms;
 };
 
-struct sc_cfi {
-	struct rec_elfcfi c;  /* the sections (owned) */
-	struct prec_cfi_table *t; /* over c's bytes */
-};
+#define REC_SYMGATHER_OPTS_INIT { sizeof(struct rec_symgather_opts), \
+	1, NULL, 1, NULL, 0, 1, 4096, 1u << 20, NULL, NULL, NULL, 1000 }
 
-struct sc_map {
-	uint64_t start, end, pgoff;
-	uint32_t obj;             /* NO_OBJ: not an ELF file (anon ...) */
-};
-
-struct sc_proc {
+/* One mapping. Strings and bytes are copied. */
+struct rec_symgather_map {
 	uint32_t pid;
-	int known;                /* maps came from /proc, a fork or an exec */
-	uint32_t gen;             /* stamp of its last mapping change (see
-				   * rec_symcollect.hcache) */
-	struct sc_map *maps;      /* sorted by start, non-overlapping */
-	size_t n, cap;
-	/* The space before the last exec: rings are drained CPU by CPU, so
-	 * samples taken before an exec can be decoded after it. */
-	struct sc_map *old;
-	size_t nold;
-	struct rec_u64map jit_hits;   /* ips outside ELF mappings */
-	struct rec_u64map jit_done;   /* perf-map symbol starts written */
+	uint64_t start, len, pgoff;
+	const char *path;           /* as the kernel names it */
+	const uint8_t *build_id;    /* NULL / 0 when unknown */
+	size_t build_id_len;
 };
 
-struct pending {
-	uint32_t pid;
-	int ret_addr;
-	uint64_t ip;
+struct rec_symgather_stats {
+	uint64_t time_ns;           /* spent in new() and write() */
+	uint64_t bytes;             /* SymbolTable + Note packet bytes,
+				     * interned names included (before
+				     * compression) */
+	uint64_t tables;            /* SymbolTable packets written */
+	uint64_t objects;           /* ELF objects written with symbols */
+	uint64_t unavailable;       /* objects written as UNAVAILABLE */
+	uint64_t symbols;           /* symbols written */
+	uint64_t pending_dropped;   /* hits lost: pending list was full */
+	uint64_t procs_scanned;     /* PROC/PID/maps files read */
+	uint64_t feed_errors;       /* rec_symgather_observe() failures */
+	int kernel_status;          /* 0, REC_KALLSYMS_HIDDEN or -errno */
+	uint64_t kallsyms_reads;    /* kallsyms re-read for unknown addresses */
+	uint64_t kernel_unknown;    /* kernel addresses no symbol held */
+	/* unwinding (rec_symgather_unwind) */
+	uint64_t unwind_objects;    /* objects whose unwind sections were read */
+	uint64_t unwind_unavailable;/* objects without readable ones */
+	uint64_t unwind_held;       /* bytes of unwind sections in memory */
+	uint64_t unwind_load_ns;    /* spent reading them */
+	uint64_t unwind_tables;     /* UnwindTable packets written */
+	uint64_t unwind_bytes;      /* their bytes (before compression) */
 };
 
-#define HCACHE_BITS 14
-#define HCACHE_SIZE (1u << HCACHE_BITS)
-/* A cached hit, one of three kinds by tag (0 never matches: empty):
- *  kernel: pid 0, tag 2 | ret_addr;
- *  user, recorded in an ELF object: tag = the process's gen << 2 | ret_addr,
- *    valid until its address space changes;
- *  user, not in an ELF object (pending, or a JIT hit): tag = the later of
- *    the process's gen and the write epoch << 2 | 2 | ret_addr, valid
- *    until the next write (which settles pending hits and starts JIT hits
- *    afresh) or a change of the address space. */
-struct hit_slot {
-	uint64_t ip;
-	uint32_t pid;
-	uint32_t tag;
-};
+void rec_symgather_free(struct rec_symgather *sc);   /* NULL is fine */
 
-struct rec_symcollect {
-	struct rec_symcollect_opts o;
+int rec_symgather_add_mmap(struct rec_symgather *sc,
+			   const struct rec_symgather_map *m);
+int rec_symgather_fork(struct rec_symgather *sc, uint32_t pid, uint32_t ppid);
+int rec_symgather_exec(struct rec_symgather *sc, uint32_t pid);
+int rec_symgather_exit(struct rec_symgather *sc, uint32_t pid);
 
-	struct sc_obj **objs;
-	size_t nobjs, cobjs;
-	struct rec_u64map obj_index;  /* hash(path, bid) -> first obj + 1 */
+/* kernel: the ip is a kernel address (sample cpumode). */
+int rec_symgather_hit(struct rec_symgather *sc, uint32_t pid, uint64_t ip,
+		      int kernel);
+/* ips as the kernel gave them, PERF_CONTEXT_* markers included; entries
+ * before the first marker count as kernel when `kernel` is set. */
+int rec_symgather_hit_callchain(struct rec_symgather *sc, uint32_t pid,
+				const uint64_t *ips, size_t n, int kernel);
 
-	struct sc_proc **procs;
-	size_t nprocs, cprocs;
-	struct rec_u64map proc_index; /* pid -> proc index */
-
-	struct pending *pend;
-	size_t npend, cpend;
-
-	/* Hits already recorded, so the hot path skips the map and symbol
-	 * searches for the addresses callchains repeat (nearly all of them).
-	 * Direct-mapped, no eviction order: a collision only costs the slow
-	 * path once more. A user entry is valid while its process's address
-	 * space is unchanged: a change (a mapping over an old one, fork,
-	 * exec) gives that process a new stamp from `gen`, which only grows,
-	 * so its old entries stop matching and other processes' stay (on a
-	 * build host processes fork and exec all the time: one global
-	 * generation emptied the cache for everyone at each). */
-	struct hit_slot *hcache;  /* [HCACHE_SIZE] */
-	uint32_t gen;             /* the last stamp given */
-	uint32_t epoch;           /* stamp taken at the last write */
-	struct sc_proc *last_proc;    /* the process of the last user hit */
-
-	struct rec_kallsyms ksyms;
-	uint8_t *kstate;          /* per kernel symbol: 0, 1 hit, 2 written */
-	int kernel_hits;          /* unwritten kernel hits exist */
-	int kernel_noted;         /* hidden/unavailable kernel recorded */
-	/* Kernel addresses no symbol holds (a module loaded after kallsyms
-	 * was read, a BPF program): kept (bounded) until a new read of
-	 * kallsyms names them. No read before kreload_ns; each read that
-	 * names nothing doubles the wait (kreload_mult, up to 64). */
-	struct rec_u64map kunknown;
-	uint64_t kreload_ns;
-	uint32_t kreload_mult;
-
-	const struct prec_unwind_arch *arch;  /* NULL: no unwinding here */
-	/* CFI rows of recent frames (symunwind.c): made at the first
-	 * unwind; tables live as long as the collector, so it is never
-	 * stale */
-	struct prec_unwind_cache *ucache;
-
-	struct rec_symcollect_stats st;
-};
-
-/* The address space of pid, read from /proc when the pid is new (as a
- * hit does); NULL on allocation failure. */
-struct sc_proc *rec_symcollect_proc(struct rec_symcollect *sc, uint32_t pid);
-/* The mapping of p holding ip (the space before the last exec too), or
- * NULL. */
-const struct sc_map *rec_symcollect_map_at(const struct sc_proc *p, uint64_t ip);
-/* Frees an object's CFI (made by symunwind.c); NULL is fine. */
-void rec_symcollect_cfi_free(struct sc_cfi *c);
-
-/* Reads kallsyms again when unknown kernel addresses wait and the wait
- * is over (or now when force); they then count as hits if named. 1 =
- * read, 0 = not due, < 0 = error. */
-int rec_symcollect_kernel_reload(struct rec_symcollect *sc, int force);
-
-/* Records a user-space hit of pid at ip: 2 = in an ELF
- * object, 1 = handled otherwise (JIT), 0 = not matched yet; < 0 error. */
-int rec_symcollect_user_hit(struct rec_symcollect *sc, uint32_t pid,
-			    uint64_t ip, int ret_addr, int last_chance);
-
-/* A write is done: pending and JIT hits cached before it stop matching
- * (see struct hit_slot). */
-void rec_symcollect_new_epoch(struct rec_symcollect *sc);
+/* A new output begins (rotation): forget which symbols were written and
+ * hit, so the next rec_symgather_write() gives the new output the tables
+ * of what its own samples hit. Address spaces are kept. Write the old
+ * output's tables first. */
+void rec_symgather_restart(struct rec_symgather *sc);
 
 #endif

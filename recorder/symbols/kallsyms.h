@@ -3,7 +3,7 @@
  *
  * Read once at the start of a recording (modules may unload later). Only
  * text symbols are kept (types t T w W). Module symbols ("addr t name
- * [module]") are kept with their module name; the collector writes them as
+ * [module]") are kept with their module name; the gatherer writes them as
  * one KERNEL_MODULE SymbolTable per module, path "[module]", so reports can
  * name the module as the dso. Symbols of the core kernel go into the KERNEL
  * table. Sizes: kallsyms has none, so each symbol runs to the start of the
@@ -11,7 +11,7 @@
  * text symbol of the core kernel or of a module runs to the next start or
  * REC_KALLSYMS_OPEN_MAX bytes, whichever is less, so the address of a
  * module loaded later (it lands in such a gap) is not taken for that
- * symbol and can be told unknown (the collector then reads kallsyms
+ * symbol and can be told unknown (the gatherer then reads kallsyms
  * again). The last symbol of all gets size 0 (its end is not guessed).
  *
  * kptr_restrict: when the kernel hides addresses every line reads as

@@ -1,5 +1,5 @@
 /*
- * objfile.c - opening the file of an object the collector saw mapped
+ * objfile.c - opening the file of an object the gatherer saw mapped
  * (see objfile.h), for symwrite.c (symbols) and symunwind.c (unwind
  * sections) alike.
  */
@@ -24,7 +24,7 @@ static void strip_deleted(char *path)
 		path[n - s] = 0;
 }
 
-int rec_symcollect_vdso(const void **img, size_t *len)
+int rec_symgather_vdso(const void **img, size_t *len)
 {
 	unsigned long long lo = 0, hi = 0;
 	char line[512];
@@ -48,8 +48,8 @@ int rec_symcollect_vdso(const void **img, size_t *len)
 	return 0;
 }
 
-int rec_symcollect_vdso_mismatch(const struct sc_obj *o, const uint8_t *bid,
-				 size_t bid_len, const char **why)
+int rec_symgather_vdso_mismatch(const struct sc_obj *o, const uint8_t *bid,
+				size_t bid_len, const char **why)
 {
 	if (!o->bid_len || (bid_len == o->bid_len && !memcmp(bid, o->bid, bid_len)))
 		return 0;
@@ -72,8 +72,8 @@ static int bid_mismatch(const struct sc_obj *o, int fd)
 	return (size_t)n != o->bid_len || memcmp(bid, o->bid, o->bid_len) != 0;
 }
 
-int rec_symcollect_obj_open(const struct rec_symcollect *sc,
-			    const struct sc_obj *o, const char **why)
+int rec_symgather_obj_open(const struct rec_symgather *sc,
+			   const struct sc_obj *o, const char **why)
 {
 	char *path = strdup(o->path), cand[3][4200];
 	int nc = 0, ret = -ENOENT, mismatch = 0;

@@ -1,8 +1,8 @@
 /*
- * symunwind.c - the symbol collector's unwinding part: user stacks
- * (--call-graph dwarf) unwound at record time through the collector's
+ * symunwind.c - the symbol gatherer's unwinding part: user stacks
+ * (--call-graph dwarf) unwound at record time through the gatherer's
  * address spaces (addrspace.c) and the CFI of the objects they hit. See
- * rec_symcollect_unwind() in symcollect.h; the state is addrspace.h.
+ * rec_symgather_unwind() in symgather.h; the state is addrspace_int.h.
  *
  * Per frame: the mapping holding the pc (binary search over the pid's
  * sorted mappings, the previous frame's mapping tried first), its object's
@@ -20,6 +20,7 @@
 #include "format/base/clock.h"
 #include "recorder/symbols/elfcfi.h"
 #include "recorder/symbols/objfile.h"
+#include "recorder/symbols/symgather.h"
 
 /* Rows cached: a profile's hot return addresses number in the hundreds
  * to thousands; 4096 slots take 2.8 MiB. Measured on test_unwind's real
@@ -30,7 +31,7 @@
 #define CPUMODE_KERNEL 1
 #define CPUMODE_USER 2
 
-const struct prec_unwind_arch *rec_symcollect_arch(const char *machine)
+const struct prec_unwind_arch *rec_symgather_arch(const char *machine)
 {
 	struct utsname u;
 
@@ -41,7 +42,7 @@ const struct prec_unwind_arch *rec_symcollect_arch(const char *machine)
 
 /* Reads o's unwind sections: from its file, or our own image for the
  * [vdso]. 0, or < 0 with *why set when there is more to say. */
-static int read_cfi(const struct rec_symcollect *sc, const struct sc_obj *o,
+static int read_cfi(const struct rec_symgather *sc, const struct sc_obj *o,
 		    struct rec_elfcfi *c, const char **why)
 {
 	int fd, ret;
@@ -51,16 +52,16 @@ static int read_cfi(const struct rec_symcollect *sc, const struct sc_obj *o,
 		const void *img;
 		size_t len;
 
-		ret = rec_symcollect_vdso(&img, &len);
+		ret = rec_symgather_vdso(&img, &len);
 		if (ret)
 			return ret;
 		ret = rec_elfcfi_read_mem(img, len, c);
-		if (!ret && (ret = rec_symcollect_vdso_mismatch(o, c->build_id,
-								c->build_id_len, why)))
+		if (!ret && (ret = rec_symgather_vdso_mismatch(o, c->build_id,
+							       c->build_id_len, why)))
 			rec_elfcfi_release(c);
 		return ret;
 	}
-	fd = rec_symcollect_obj_open(sc, o, why);
+	fd = rec_symgather_obj_open(sc, o, why);
 	if (fd < 0)
 		return fd;
 	ret = rec_elfcfi_read_fd(fd, c);
@@ -70,7 +71,7 @@ static int read_cfi(const struct rec_symcollect *sc, const struct sc_obj *o,
 
 /* o's CFI, read at the first call; NULL when it cannot be read (then
  * never tried again: o->cfi_err). */
-static struct sc_cfi *obj_cfi(struct rec_symcollect *sc, struct sc_obj *o)
+static struct sc_cfi *obj_cfi(struct rec_symgather *sc, struct sc_obj *o)
 {
 	struct prec_cfi_sections s = { sizeof(s) };
 	struct sc_cfi *c;
@@ -116,7 +117,7 @@ err_free:
 }
 
 struct lookup {
-	struct rec_symcollect *sc;
+	struct rec_symgather *sc;
 	const struct sc_proc *p;
 	const struct sc_map *last;   /* the previous frame's mapping */
 	int raw;
@@ -133,7 +134,7 @@ static int find(void *ctx, uint64_t pc, const struct prec_cfi_table **t,
 	uint64_t vaddr;
 
 	if (!m || pc < m->start || pc >= m->end) {
-		m = rec_symcollect_map_at(l->p, pc);
+		m = rec_symgather_map_at(l->p, pc);
 		l->last = m;
 	}
 	if (!m || m->obj == NO_OBJ)
@@ -151,10 +152,10 @@ static int find(void *ctx, uint64_t pc, const struct prec_cfi_table **t,
 	return 1;
 }
 
-int rec_symcollect_unwind(struct rec_symcollect *sc, uint32_t pid,
-			  const struct prec_unwind_regs *regs,
-			  const struct prec_unwind_stack *stack, int raw,
-			  uint64_t *ips, size_t max, struct prec_unwind_result *res)
+int rec_symgather_unwind(struct rec_symgather *sc, uint32_t pid,
+			 const struct prec_unwind_regs *regs,
+			 const struct prec_unwind_stack *stack, int raw,
+			 uint64_t *ips, size_t max, struct prec_unwind_result *res)
 {
 	struct prec_unwind_opts o = PREC_UNWIND_OPTS_INIT;
 	struct lookup l = { sc, NULL, NULL, raw };
@@ -167,7 +168,7 @@ int rec_symcollect_unwind(struct rec_symcollect *sc, uint32_t pid,
 		res->stop = PREC_UNWIND_STOP_NO_REGS;
 		return 0;
 	}
-	l.p = rec_symcollect_proc(sc, pid);
+	l.p = rec_symgather_proc(sc, pid);
 	if (!l.p)
 		return -ENOMEM;
 	if (!sc->ucache)
@@ -180,14 +181,14 @@ int rec_symcollect_unwind(struct rec_symcollect *sc, uint32_t pid,
 	if (n <= 0)
 		return n;
 	/* their symbols go into the trace like those of any callchain */
-	ret = rec_symcollect_hit_callchain(sc, pid, ips, (size_t)n, 0);
+	ret = rec_symgather_hit_callchain(sc, pid, ips, (size_t)n, 0);
 	return ret < 0 ? ret : n;
 }
 
-int rec_symcollect_unwind_sample(void *ctx, const struct rec_record *r, int raw,
-				 uint64_t *ips, size_t max, size_t *keep, int *stop)
+int rec_symgather_unwind_sample(void *ctx, const struct rec_record *r, int raw,
+				uint64_t *ips, size_t max, size_t *keep, int *stop)
 {
-	struct rec_symcollect *sc = ctx;
+	struct rec_symgather *sc = ctx;
 	uint64_t regs[64];
 	struct prec_unwind_regs rg;
 	struct prec_unwind_stack st;
@@ -208,7 +209,7 @@ int rec_symcollect_unwind_sample(void *ctx, const struct rec_record *r, int raw,
 		return 0;
 	st.bytes = r->sample.stack;
 	st.len = (size_t)r->sample.stack_dyn;
-	n = rec_symcollect_unwind(sc, r->sid.pid, &rg, &st, raw, ips, max, &res);
+	n = rec_symgather_unwind(sc, r->sid.pid, &rg, &st, raw, ips, max, &res);
 	if (n < 0)
 		return n;
 	*stop = res.stop;

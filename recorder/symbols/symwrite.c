@@ -1,8 +1,8 @@
 /*
- * symwrite.c - the symbol collector's writing part: the symbols of what
+ * symwrite.c - the symbol gatherer's writing part: the symbols of what
  * was hit, read from ELF files (format/base/elf.h), kallsyms and perf maps,
- * written as SymbolTable packets. See symcollect.h for when; the state is
- * addrspace.h.
+ * written as SymbolTable packets. See symgather.h for when; the state is
+ * addrspace_int.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +19,7 @@
 #include "recorder/symbols/kallsyms.h"
 #include "recorder/symbols/perfmap.h"
 #include "recorder/symbols/objfile.h"
+#include "recorder/symbols/symgather.h"
 
 struct esym {
 	uint64_t start, size;
@@ -39,7 +40,7 @@ struct table_hdr {
 
 /* Emits syms (sorted by start) as one or more SymbolTable packets; a table
  * with no symbols still goes out once (it carries path, build-id, reason). */
-static int emit_table(struct rec_symcollect *sc, struct prec_writer *w,
+static int emit_table(struct rec_symgather *sc, struct prec_writer *w,
 		      uint32_t stream, uint64_t t, const struct table_hdr *h,
 		      const struct esym *syms, size_t n)
 {
@@ -121,7 +122,7 @@ out:
 	return ret;
 }
 
-static int emit_note(struct rec_symcollect *sc, struct prec_writer *w,
+static int emit_note(struct rec_symgather *sc, struct prec_writer *w,
 		     uint32_t stream, uint64_t t, const char *text)
 {
 	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
@@ -139,7 +140,7 @@ static int emit_note(struct rec_symcollect *sc, struct prec_writer *w,
 	return 1;
 }
 
-static int write_kernel(struct rec_symcollect *sc, struct prec_writer *w,
+static int write_kernel(struct rec_symgather *sc, struct prec_writer *w,
 			uint32_t stream, uint64_t t)
 {
 	const struct rec_kallsyms *k = &sc->ksyms;
@@ -224,15 +225,15 @@ static int load_vdso(struct prec_elf *e)
 {
 	const void *img;
 	size_t len;
-	int ret = rec_symcollect_vdso(&img, &len);
+	int ret = rec_symgather_vdso(&img, &len);
 
 	return ret ? ret : prec_elf_parse(img, len, e);
 }
 
-/* Reads o's symbols from its file (rec_symcollect_obj_open) or, for the
+/* Reads o's symbols from its file (rec_symgather_obj_open) or, for the
  * [vdso], from our own image. Returns 0, or < 0 with *why set when there
  * is more to say than the errno. */
-static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
+static int load_obj(const struct rec_symgather *sc, const struct sc_obj *o,
 		    struct prec_elf *e, const char **why)
 {
 	int fd, ret;
@@ -240,12 +241,12 @@ static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
 	*why = NULL;
 	if (strcmp(o->path, VDSO_PATH) == 0) {
 		ret = load_vdso(e);
-		if (!ret && (ret = rec_symcollect_vdso_mismatch(o, e->build_id,
-								e->build_id_len, why)))
+		if (!ret && (ret = rec_symgather_vdso_mismatch(o, e->build_id,
+							       e->build_id_len, why)))
 			prec_elf_release(e);
 		return ret;
 	}
-	fd = rec_symcollect_obj_open(sc, o, why);
+	fd = rec_symgather_obj_open(sc, o, why);
 	if (fd < 0) {
 		memset(e, 0, sizeof(*e));
 		return fd;
@@ -258,7 +259,7 @@ static int load_obj(const struct rec_symcollect *sc, const struct sc_obj *o,
 /* A stripped object (symbols from .dynsym only) with an installed debug
  * file: take the debug file's symbols, which use the same addresses. The
  * object's own segments and build-id stay. 1 = replaced. */
-static int use_debug_file(const struct rec_symcollect *sc, struct prec_elf *e)
+static int use_debug_file(const struct rec_symgather *sc, struct prec_elf *e)
 {
 	const char *dir = sc->o.debug_dir ? sc->o.debug_dir : "/usr/lib/debug";
 	struct prec_elf d;
@@ -298,7 +299,7 @@ static int cmp_esym(const void *pa, const void *pb)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-static int write_obj(struct rec_symcollect *sc, struct prec_writer *w,
+static int write_obj(struct rec_symgather *sc, struct prec_writer *w,
 		     uint32_t stream, uint64_t t, struct sc_obj *o)
 {
 	struct table_hdr h = { 0 };
@@ -435,7 +436,7 @@ static uint8_t *perfmap_marks(const struct rec_perfmap *m,
 	return mark;
 }
 
-static int write_perfmap(struct rec_symcollect *sc, struct prec_writer *w,
+static int write_perfmap(struct rec_symgather *sc, struct prec_writer *w,
 			 uint32_t stream, uint64_t t, struct sc_proc *p)
 {
 	struct table_hdr h = { 0 };
@@ -495,7 +496,7 @@ out:
 /* The unwind sections of o as UnwindTable packets (the first also carries
  * the load segments); an object whose sections could not be read gets one
  * UNAVAILABLE table with the reason. Returns the packets written or < 0. */
-static int write_unwind(struct rec_symcollect *sc, struct prec_writer *w,
+static int write_unwind(struct rec_symgather *sc, struct prec_writer *w,
 			uint32_t stream, uint64_t t, struct sc_obj *o)
 {
 	Perfrec__Packet pkt = PERFREC__PACKET__INIT;
@@ -581,8 +582,8 @@ out:
 	return ret;
 }
 
-int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
-			 uint32_t stream, uint64_t time_ns)
+int rec_symgather_write(struct rec_symgather *sc, struct prec_writer *w,
+			uint32_t stream, uint64_t time_ns)
 {
 	uint64_t t0 = prec_now_ns();
 	int total = 0, ret = 0;
@@ -591,13 +592,13 @@ int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 		return -EINVAL;
 	/* hits that came before their mapping: match them now, for good */
 	for (size_t i = 0; i < sc->npend; i++) {
-		ret = rec_symcollect_user_hit(sc, sc->pend[i].pid, sc->pend[i].ip,
+		ret = rec_symgather_user_hit(sc, sc->pend[i].pid, sc->pend[i].ip,
 			       sc->pend[i].ret_addr, 1);
 		if (ret < 0)
 			goto out;
 	}
 	sc->npend = 0;
-	ret = rec_symcollect_kernel_reload(sc, 0);
+	ret = rec_symgather_kernel_reload(sc, 0);
 	if (ret < 0 && ret != -ENOMEM)
 		ret = 0;   /* kallsyms unreadable now: the old table stays */
 	if (ret < 0)
@@ -638,7 +639,7 @@ int rec_symcollect_write(struct rec_symcollect *sc, struct prec_writer *w,
 	}
 	ret = total;
 out:
-	rec_symcollect_new_epoch(sc);
+	rec_symgather_new_epoch(sc);
 	sc->st.time_ns += prec_now_ns() - t0;
 	return ret;
 }

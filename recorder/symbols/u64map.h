@@ -1,9 +1,9 @@
 /*
  * u64map.h - a set or map of u64 keys, on format/base/hashmap.h: what the
- * symbol collector keeps per object and process (file offsets hit, symbol
+ * symbol gatherer keeps per object and process (file offsets hit, symbol
  * starts written, pids). REC_U64MAP_EMPTY cannot be stored (an ip of -1
  * names nothing), and a zeroed struct is an empty set, which is why this
- * thin layer exists: the collector's objects are calloc'd.
+ * thin layer exists: the gatherer's objects are calloc'd.
  *
  * Set with_vals before the first put for a map. Keys iterate in insertion
  * order: rec_u64map_count / rec_u64map_key. rec_u64map_release() frees,

@@ -1,12 +1,12 @@
 /*
  * symbols_bench.c - what embedding symbols costs a system-wide recording.
  *
- * Every process in /proc is fed to the symbol collector the way
- * `perfrec record -a` feeds it (the collector reads each pid's maps on
+ * Every process in /proc is fed to the symbol gatherer the way
+ * `perfrec record -a` feeds it (the gatherer reads each pid's maps on
  * first sight), with N addresses hit in every executable mapping (spread
  * over the mapping) plus N kernel addresses, then the tables are written
  * into an in-memory trace. Printed per mode (only hit symbols, the
- * default; full tables): collector time, SymbolTable bytes before
+ * default; full tables): gatherer time, SymbolTable bytes before
  * compression, compressed trace bytes, objects, symbols.
  *
  *   symbols_bench [HITS_PER_MAPPING]     (default 16; run as root)
@@ -19,15 +19,15 @@
 #include "format/sink.h"
 #include "format/writer.h"
 #include "recorder/symbols/kallsyms.h"
-#include "recorder/symbols/symcollect.h"
+#include "recorder/symbols/symgather.h"
 
 static int run(int full, int hits)
 {
-	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
+	struct rec_symgather_opts o = REC_SYMGATHER_OPTS_INIT;
 	struct prec_writer_opts wo = PREC_WRITER_OPTS_INIT;
-	struct rec_symcollect_stats st;
+	struct rec_symgather_stats st;
 	struct prec_writer_stats ws;
-	struct rec_symcollect *sc;
+	struct rec_symgather *sc;
 	struct rec_kallsyms k;
 	struct prec_sink *sink;
 	struct prec_writer *w;
@@ -36,7 +36,7 @@ static int run(int full, int hits)
 	DIR *d;
 
 	o.full_tables = full;
-	sc = rec_symcollect_new(&o);
+	sc = rec_symgather_new(&o);
 	sink = prec_sink_mem_new();
 	w = sink ? prec_writer_new(sink, &wo) : NULL;
 	if (!sc || !w)
@@ -62,7 +62,7 @@ static int run(int full, int hits)
 			    !strchr(perms, 'x'))
 				continue;
 			for (int i = 0; i < hits; i++)
-				rec_symcollect_hit(sc, pid, lo + (hi - lo) / (unsigned)hits * (unsigned)i, 0);
+				rec_symgather_hit(sc, pid, lo + (hi - lo) / (unsigned)hits * (unsigned)i, 0);
 		}
 		fclose(f);
 	}
@@ -70,11 +70,11 @@ static int run(int full, int hits)
 		closedir(d);
 	if (rec_kallsyms_load(NULL, &k) == 0)
 		for (int i = 0; i < hits * 64 && k.nsyms; i++)
-			rec_symcollect_hit(sc, 0, k.syms[(size_t)i * 7919 % k.nsyms].start, 1);
+			rec_symgather_hit(sc, 0, k.syms[(size_t)i * 7919 % k.nsyms].start, 1);
 	rec_kallsyms_release(&k);
-	if (rec_symcollect_write(sc, w, 0, 1) < 0 || prec_writer_close(w) < 0)
+	if (rec_symgather_write(sc, w, 0, 1) < 0 || prec_writer_close(w) < 0)
 		return 1;
-	rec_symcollect_stats(sc, &st);
+	rec_symgather_stats(sc, &st);
 	prec_writer_stats(w, &ws);
 	printf("%-10s %5u processes  %8.1f ms  %10llu B symbols raw  %10llu B file  "
 	       "%5llu objects  %4llu unavailable  %8llu symbols  %llu /proc reads\n",
@@ -84,7 +84,7 @@ static int run(int full, int hits)
 	       (unsigned long long)st.symbols, (unsigned long long)st.procs_scanned);
 	prec_writer_free(w);
 	prec_sink_free(sink);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	return 0;
 }
 

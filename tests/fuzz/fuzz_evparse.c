@@ -11,7 +11,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct rec_evlist l = REC_EVLIST_INIT;
+	struct rec_evspecs l = REC_EVSPECS_INIT;
 	char *s;
 
 	if (size > 4096)
@@ -21,16 +21,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = '\0';
-	if (rec_evlist_parse(&l, "cpu-clock") == 0) {
+	if (rec_evspecs_parse(&l, "cpu-clock") == 0) {
 		size_t n = l.n;
 
-		if (rec_evlist_parse(&l, s) < 0 && l.n != n)
+		if (rec_evspecs_parse(&l, s) < 0 && l.n != n)
 			abort();
 		for (size_t i = 0; i < l.n; i++)
 			if (!l.ev[i].name)
 				abort();
 	}
-	rec_evlist_release(&l);
+	rec_evspecs_release(&l);
 	free(s);
 	return 0;
 }

@@ -7,7 +7,7 @@
  * the ring's data area (zero-padded to a power of two) with data_head at
  * the end of the input. The --call-graph dwarf variants (user registers of
  * a mask byte 0 also picks, stack copies) go through the record-time
- * unwinder of a symbol collector that knows no process (so every frame
+ * unwinder of a symbol gatherer that knows no process (so every frame
  * is a frame-pointer step over the fuzzed stack bytes) and, for odd
  * inputs, keep raw stacks.
  */
@@ -21,7 +21,7 @@
 #include "recorder/encode/emit.h"
 #include "recorder/ring/ring.h"
 #include "recorder/ring/spool.h"
-#include "recorder/symbols/symcollect.h"
+#include "recorder/symbols/symgather.h"
 
 #define SID (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 
@@ -50,8 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	};
 	/* BP SP IP (what the unwinder needs), all 24, none */
 	static const uint64_t masks[4] = { 0x1c0, 0xffffff, 0, 0xf001c2 };
-	struct rec_symcollect_opts so = REC_SYMCOLLECT_OPTS_INIT;
-	struct rec_symcollect *sc;
+	struct rec_symgather_opts so = REC_SYMGATHER_OPTS_INIT;
+	struct rec_symgather *sc;
 	struct rec_decode_ctx ctx = { SID, lookup, NULL };
 	size_t page = 4096, dsize = 4096;
 	unsigned char *block;
@@ -89,11 +89,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	so.perf_maps = 0;
 	so.proc_maps = "";
 	so.machine = "x86_64";
-	sc = rec_symcollect_new(&so);
+	sc = rec_symgather_new(&so);
 	sink = prec_sink_mem_new();
 	w = sink ? prec_writer_new(sink, NULL) : NULL;
 	if (w && rec_emit_init(&e, w, &ctx, 4) == 0) {
-		e.unwind = rec_symcollect_unwind_sample;
+		e.unwind = rec_symgather_unwind_sample;
 		e.unwind_ctx = sc;
 		e.raw_stacks = size & 1;
 		/* bounded: every turn consumes bytes or stops the ring */
@@ -112,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	prec_writer_free(w);
 	prec_sink_free(sink);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	rec_spool_release(&sp);
 	rec_ring_release(&k);
 	free(block);

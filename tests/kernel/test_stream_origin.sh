@@ -24,7 +24,7 @@ start_collector() {
   cpid=$!
   pids+=("$cpid")
   for _ in $(seq 300); do
-    cport=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$log" 2>/dev/null)
+    cport=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$log" 2>/dev/null || true)
     [ -n "$cport" ] && return 0
     kill -0 "$cpid" 2>/dev/null || fail "the collector exited"
     sleep 0.1

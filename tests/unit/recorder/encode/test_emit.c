@@ -89,7 +89,7 @@ static const struct rec_sample_fmt *lookup(void *arg, uint64_t id)
 	return id == 100 ? &fmt : NULL;
 }
 
-/* What the observer (the symbol collector's hook) was shown. */
+/* What the observer (the symbol gatherer's hook) was shown. */
 static uint32_t observed[16];
 static size_t nobserved;
 

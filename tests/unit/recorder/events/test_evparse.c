@@ -18,10 +18,10 @@
 #include "recorder/events/evparse.h"
 #include "lib/logcap.h"
 
-static struct rec_evlist parse_ok(const char *s)
+static struct rec_evspecs parse_ok(const char *s)
 {
-	struct rec_evlist l = REC_EVLIST_INIT;
-	int ret = rec_evlist_parse(&l, s);
+	struct rec_evspecs l = REC_EVSPECS_INIT;
+	int ret = rec_evspecs_parse(&l, s);
 
 	if (ret != 0)
 		fail_msg("parse '%s' failed: %d %s", s, ret, logcap_err());
@@ -30,8 +30,8 @@ static struct rec_evlist parse_ok(const char *s)
 
 static void parse_fails(const char *s, const char *want_in_err)
 {
-	struct rec_evlist l = REC_EVLIST_INIT;
-	int ret = rec_evlist_parse(&l, s);
+	struct rec_evspecs l = REC_EVSPECS_INIT;
+	int ret = rec_evspecs_parse(&l, s);
 
 	if (ret >= 0)
 		fail_msg("parse '%s' should fail", s);
@@ -39,12 +39,12 @@ static void parse_fails(const char *s, const char *want_in_err)
 	assert_int_equal(l.ngroups, 0);
 	if (!strstr(logcap_err(), want_in_err))
 		fail_msg("error for '%s' is '%s', wanted '%s' in it", s, logcap_err(), want_in_err);
-	rec_evlist_release(&l);
+	rec_evspecs_release(&l);
 }
 
 static void test_named(void **state)
 {
-	struct rec_evlist l = parse_ok("cpu-clock,page-faults,cs,cycles,task-clock");
+	struct rec_evspecs l = parse_ok("cpu-clock,page-faults,cs,cycles,task-clock");
 
 	(void)state;
 	assert_int_equal(l.n, 5);
@@ -63,14 +63,14 @@ static void test_named(void **state)
 		assert_int_equal(l.ev[i].attr.size, sizeof(struct perf_event_attr));
 		assert_false(l.ev[i].tracepoint);
 	}
-	rec_evlist_release(&l);
+	rec_evspecs_release(&l);
 	assert_null(l.ev);
 	assert_int_equal(l.n, 0);
 }
 
 static void test_hwcache_and_raw(void **state)
 {
-	struct rec_evlist l = parse_ok("L1-dcache-load-misses,dTLB-stores,r1a8,rFF");
+	struct rec_evspecs l = parse_ok("L1-dcache-load-misses,dTLB-stores,r1a8,rFF");
 
 	(void)state;
 	assert_int_equal(l.ev[0].attr.type, PERF_TYPE_HW_CACHE);
@@ -83,7 +83,7 @@ static void test_hwcache_and_raw(void **state)
 	assert_int_equal(l.ev[2].attr.type, PERF_TYPE_RAW);
 	assert_int_equal(l.ev[2].attr.config, 0x1a8);
 	assert_int_equal(l.ev[3].attr.config, 0xff);
-	rec_evlist_release(&l);
+	rec_evspecs_release(&l);
 }
 
 static void test_listing(void **state)
@@ -104,24 +104,24 @@ static void test_listing(void **state)
 	/* every listed name parses back to the same type and config */
 	for (size_t i = 0; rec_evnames_named(i, &type, &config, &alias); i++) {
 		const char *name = rec_evnames_named(i, NULL, NULL, NULL);
-		struct rec_evlist l = parse_ok(name);
+		struct rec_evspecs l = parse_ok(name);
 
 		assert_int_equal(l.ev[0].attr.type, type);
 		assert_int_equal(l.ev[0].attr.config, config);
-		rec_evlist_release(&l);
+		rec_evspecs_release(&l);
 	}
 	for (size_t i = 0; rec_evnames_hwcache(i, buf, sizeof(buf), &config); i++) {
-		struct rec_evlist l = parse_ok(buf);
+		struct rec_evspecs l = parse_ok(buf);
 
 		assert_int_equal(l.ev[0].attr.type, PERF_TYPE_HW_CACHE);
 		assert_int_equal(l.ev[0].attr.config, config);
-		rec_evlist_release(&l);
+		rec_evspecs_release(&l);
 	}
 }
 
 static void test_modifiers(void **state)
 {
-	struct rec_evlist l = parse_ok("cpu-clock:u,cpu-clock:k,cpu-clock:uk,cpu-clock:ppD,cpu-clock");
+	struct rec_evspecs l = parse_ok("cpu-clock:u,cpu-clock:k,cpu-clock:uk,cpu-clock:ppD,cpu-clock");
 
 	(void)state;
 	assert_int_equal(l.ev[0].attr.exclude_user, 0);
@@ -137,12 +137,12 @@ static void test_modifiers(void **state)
 	assert_int_equal(l.ev[4].attr.exclude_user, 0);
 	assert_int_equal(l.ev[4].attr.exclude_kernel, 0);
 	assert_string_equal(l.ev[0].name, "cpu-clock:u");
-	rec_evlist_release(&l);
+	rec_evspecs_release(&l);
 }
 
 static void test_groups(void **state)
 {
-	struct rec_evlist l = parse_ok("cpu-clock,{task-clock,page-faults}:Su,{cs,minor-faults},dummy");
+	struct rec_evspecs l = parse_ok("cpu-clock,{task-clock,page-faults}:Su,{cs,minor-faults},dummy");
 
 	(void)state;
 	assert_int_equal(l.n, 6);
@@ -170,18 +170,18 @@ static void test_groups(void **state)
 	/* a second -e appends, group indices continue */
 	{
 
-		assert_int_equal(rec_evlist_parse(&l, "{cs,faults}"), 0);
+		assert_int_equal(rec_evspecs_parse(&l, "{cs,faults}"), 0);
 		assert_int_equal(l.ngroups, 3);
 		assert_int_equal(l.ev[6].group, 2);
 		assert_int_equal(l.groups[2].first, 6);
 	}
-	rec_evlist_release(&l);
+	rec_evspecs_release(&l);
 }
 
 static void test_pmu(void **state)
 {
 	/* the software PMU exists on every Linux with perf events */
-	struct rec_evlist l = parse_ok("software/config=3/,software/config=0x2/:u");
+	struct rec_evspecs l = parse_ok("software/config=3/,software/config=0x2/:u");
 
 	(void)state;
 	assert_int_equal(l.ev[0].attr.type, PERF_TYPE_SOFTWARE);
@@ -189,14 +189,14 @@ static void test_pmu(void **state)
 	assert_string_equal(l.ev[0].pmu, "software");
 	assert_int_equal(l.ev[1].attr.config, 2);
 	assert_int_equal(l.ev[1].attr.exclude_kernel, 1);
-	rec_evlist_release(&l);
+	rec_evspecs_release(&l);
 
 	/* commas inside a PMU's terms do not split events */
 	l = parse_ok("{software/config=1,config1=5/,cs}");
 	assert_int_equal(l.n, 2);
 	assert_int_equal(l.ev[0].attr.config, 1);
 	assert_int_equal(l.ev[0].attr.config1, 5);
-	rec_evlist_release(&l);
+	rec_evspecs_release(&l);
 
 	parse_fails("nopmu/config=1/", "unknown PMU 'nopmu'");
 	parse_fails("software/bogus=1/", "unknown term 'bogus'");
@@ -206,7 +206,7 @@ static void test_pmu(void **state)
 
 static void test_breakpoints(void **state)
 {
-	struct rec_evlist l = parse_ok("mem:0x1000,mem:0x2000/8:w,mem:0x3000:x,mem:4096:r:u");
+	struct rec_evspecs l = parse_ok("mem:0x1000,mem:0x2000/8:w,mem:0x3000:x,mem:4096:r:u");
 
 	(void)state;
 	assert_int_equal(l.ev[0].attr.type, PERF_TYPE_BREAKPOINT);
@@ -221,7 +221,7 @@ static void test_breakpoints(void **state)
 	assert_int_equal(l.ev[3].attr.bp_addr, 4096);
 	assert_int_equal(l.ev[3].attr.bp_type, HW_BREAKPOINT_R);
 	assert_int_equal(l.ev[3].attr.exclude_kernel, 1);
-	rec_evlist_release(&l);
+	rec_evspecs_release(&l);
 
 	parse_fails("mem:zz", "bad breakpoint address 'zz'");
 	parse_fails("mem:0x10/3", "bad breakpoint length '3'");
@@ -250,14 +250,14 @@ static void test_errors_point_at_bad_part(void **state)
 
 static void test_failed_parse_keeps_list(void **state)
 {
-	struct rec_evlist l = parse_ok("cpu-clock,{cs,faults}");
+	struct rec_evspecs l = parse_ok("cpu-clock,{cs,faults}");
 
 	(void)state;
-	assert_true(rec_evlist_parse(&l, "task-clock,{page-faults,nope}") < 0);
+	assert_true(rec_evspecs_parse(&l, "task-clock,{page-faults,nope}") < 0);
 	assert_int_equal(l.n, 3);
 	assert_int_equal(l.ngroups, 1);
 	assert_non_null(strstr(logcap_err(), "'nope'"));
-	rec_evlist_release(&l);
+	rec_evspecs_release(&l);
 }
 
 static void test_cpumap(void **state)

@@ -75,6 +75,16 @@ static void test_expand(void **state)
 	assert_int_equal(m.n, 1);
 	assert_int_equal(m.tid[0], 1);
 	rec_threadmap_release(&m);
+	/* a process whose task list is empty (exiting): no thread, no
+	 * sort of a NULL list */
+	snprintf(path, sizeof(path), "%s/%d/task/%d", root, self, self + 1);
+	assert_int_equal(rmdir(path), 0);
+	snprintf(path, sizeof(path), "%s/%d/task/%d", root, self, self);
+	assert_int_equal(rmdir(path), 0);
+	ids[0] = self;
+	assert_int_equal(rec_threadmap_expand(&m, ids, 1, true, root), 0);
+	assert_int_equal(m.n, 0);
+	rec_threadmap_release(&m);
 	/* a pid that does not exist: named */
 	logcap_clear();
 	ids[0] = self;

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "format/writer.h"
-#include "recorder/events/evset.h"
+#include "recorder/events/evlist.h"
 #include "recorder/recording/source.h"
 
 #define MEM_PAGE 4096

@@ -1,17 +1,17 @@
 /*
  * test_symunwind.c - user stacks unwound at record time by the symbol
- * collector (recorder/symbols/symunwind.c) and the unwind tables it
+ * gatherer (recorder/symbols/symunwind.c) and the unwind tables it
  * writes for stacks kept raw (symwrite.c).
  *
  * The program of unwindprog.h (-O2 -fomit-frame-pointer: main ->
  * level_one -> level_two -> level_three -> libc qsort -> compare_cb)
  * snapshots its registers, stack and /proc/self/maps inside the callback.
- * The collector gets those mappings and unwinds the snapshot with the CFI
+ * The gatherer gets those mappings and unwinds the snapshot with the CFI
  * it reads from the files; the addresses it finds must name the whole
  * chain once its SymbolTables are read back (the analyzer's symbolizer),
  * in order, down to _start. With raw stacks, the objects the unwind went
  * through get UnwindTable packets holding their sections byte for byte,
- * once per output (again after rec_symcollect_restart()); an object whose
+ * once per output (again after rec_symgather_restart()); an object whose
  * file is gone gets an UNAVAILABLE one. Also: the sample wrapper (stack
  * prefix to keep), bad arguments, the ELF CFI reader on .eh_frame and on a
  * compressed .debug_frame.
@@ -36,7 +36,7 @@
 #include "format/writer.h"
 #include "recorder/encode/decode.h"
 #include "recorder/symbols/elfcfi.h"
-#include "recorder/symbols/symcollect.h"
+#include "recorder/symbols/symgather.h"
 #include "unit/unwindprog.h"
 
 #define PID 4242
@@ -77,10 +77,10 @@ static void parse_maps(const char *text)
 	free(copy);
 }
 
-static struct rec_symcollect *new_sc(void)
+static struct rec_symgather *new_sc(void)
 {
-	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
-	struct rec_symcollect *sc;
+	struct rec_symgather_opts o = REC_SYMGATHER_OPTS_INIT;
+	struct rec_symgather *sc;
 
 	o.kernel = 0;
 	o.perf_maps = 0;
@@ -88,28 +88,28 @@ static struct rec_symcollect *new_sc(void)
 	o.debug_dir = "";
 	o.proc_root = 0;    /* PID is not a live process */
 	o.machine = "x86_64";
-	sc = rec_symcollect_new(&o);
+	sc = rec_symgather_new(&o);
 	assert_non_null(sc);
 	for (size_t i = 0; i < nmaps; i++) {
-		struct rec_symcollect_map m = { 0 };
+		struct rec_symgather_map m = { 0 };
 
 		m.pid = PID;
 		m.start = maps[i].start;
 		m.len = maps[i].end - maps[i].start;
 		m.pgoff = maps[i].pgoff;
 		m.path = maps[i].path;
-		assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+		assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
 	}
 	return sc;
 }
 
-static int unwind(struct rec_symcollect *sc, int raw, uint64_t *ips, size_t max,
+static int unwind(struct rec_symgather *sc, int raw, uint64_t *ips, size_t max,
 		  struct prec_unwind_result *res)
 {
 	struct prec_unwind_regs r = { PREC_PERF_REGS_ABI_64, sn.mask, sn.regs, 8 };
 	struct prec_unwind_stack st = { sn.start, sn.stack, (size_t)sn.len };
 
-	return rec_symcollect_unwind(sc, PID, &r, &st, raw, ips, max, res);
+	return rec_symgather_unwind(sc, PID, &r, &st, raw, ips, max, res);
 }
 
 /* ---- a trace in memory, read back */
@@ -270,8 +270,8 @@ static void test_unwind_names_the_chain(void **state)
 	static const char *const chain[] = {
 		"compare_cb", "qsort_r", "level_three", "level_two", "level_one", "main", "_start",
 	};
-	struct rec_symcollect *sc = new_sc();
-	struct rec_symcollect_stats st;
+	struct rec_symgather *sc = new_sc();
+	struct rec_symgather_stats st;
 	struct prec_unwind_result res;
 	struct ana_symbols *as;
 	struct trace t;
@@ -287,14 +287,14 @@ static void test_unwind_names_the_chain(void **state)
 	assert_int_equal(res.fp_steps, 0);
 	assert_true(res.stack_used > 0 && res.stack_used <= sn.len);
 	assert_int_equal(ips[0], sn.regs[3]);   /* the pc */
-	rec_symcollect_stats(sc, &st);
+	rec_symgather_stats(sc, &st);
 	assert_true(st.unwind_objects >= 2);    /* the program and libc */
 	assert_int_equal(st.unwind_unavailable, 0);
 	assert_true(st.unwind_held > 1000);
 
 	/* the symbols of every address went out as hits */
 	trace_open(&t);
-	assert_true(rec_symcollect_write(sc, t.w, 0, 5) > 0);
+	assert_true(rec_symgather_write(sc, t.w, 0, 5) > 0);
 	as = read_back(&t);
 	assert_int_equal(nutabs, 0);            /* nothing kept raw */
 	for (int i = 0; i < n; i++)
@@ -307,13 +307,13 @@ static void test_unwind_names_the_chain(void **state)
 	}
 	ana_symbols_free(as);
 	trace_free(&t);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 }
 
 static void test_raw_writes_unwind_tables(void **state)
 {
-	struct rec_symcollect *sc = new_sc();
-	struct rec_symcollect_stats st;
+	struct rec_symgather *sc = new_sc();
+	struct rec_symgather_stats st;
 	struct prec_unwind_result res;
 	struct ana_symbols *as;
 	struct trace t;
@@ -329,10 +329,10 @@ static void test_raw_writes_unwind_tables(void **state)
 	assert_true(libc[0]);
 	assert_true(unwind(sc, 1, ips, 64, &res) >= 8);
 	trace_open(&t);
-	assert_true(rec_symcollect_write(sc, t.w, 0, 5) > 0);
+	assert_true(rec_symgather_write(sc, t.w, 0, 5) > 0);
 	/* once per output */
 	assert_true(unwind(sc, 1, ips, 64, &res) >= 8);
-	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 6), 0);
+	assert_int_equal(rec_symgather_write(sc, t.w, 0, 6), 0);
 	as = read_back(&t);
 	/* the program and libc, nothing the stack did not go through */
 	assert_int_equal(nutabs, 2);
@@ -347,23 +347,23 @@ static void test_raw_writes_unwind_tables(void **state)
 	check_section(libc, ".eh_frame", ut, 0);
 	check_section(libc, ".eh_frame_hdr", ut, 1);
 	assert_null(ut->sec[2]);
-	rec_symcollect_stats(sc, &st);
+	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.unwind_tables, utabs[0].packets + utabs[1].packets);
 	assert_true(st.unwind_bytes > ut->size[0]);
 	ana_symbols_free(as);
 	trace_free(&t);
 
 	/* a new output carries them again */
-	rec_symcollect_restart(sc);
+	rec_symgather_restart(sc);
 	trace_open(&t);
-	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 7), 0);
+	assert_int_equal(rec_symgather_write(sc, t.w, 0, 7), 0);
 	assert_true(unwind(sc, 1, ips, 64, &res) >= 8);
-	assert_true(rec_symcollect_write(sc, t.w, 0, 8) > 0);
+	assert_true(rec_symgather_write(sc, t.w, 0, 8) > 0);
 	as = read_back(&t);
 	assert_int_equal(nutabs, 2);
 	ana_symbols_free(as);
 	trace_free(&t);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 }
 
 /* The program's file gone before the first unwind through it: no CFI
@@ -371,8 +371,8 @@ static void test_raw_writes_unwind_tables(void **state)
  * stack's table says why. */
 static void test_unreadable_object(void **state)
 {
-	struct rec_symcollect *sc;
-	struct rec_symcollect_stats st;
+	struct rec_symgather *sc;
+	struct rec_symgather_stats st;
 	struct prec_unwind_result res;
 	struct ana_symbols *as;
 	struct trace t;
@@ -389,10 +389,10 @@ static void test_unreadable_object(void **state)
 	n = unwind(sc, 1, ips, 64, &res);
 	assert_int_equal(rename(moved, prog), 0);
 	assert_true(n >= 1 && n < 8);
-	rec_symcollect_stats(sc, &st);
+	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.unwind_unavailable, 1);
 	trace_open(&t);
-	assert_true(rec_symcollect_write(sc, t.w, 0, 5) > 0);
+	assert_true(rec_symgather_write(sc, t.w, 0, 5) > 0);
 	as = read_back(&t);
 	ut = utab_get(prog);
 	assert_non_null(ut);
@@ -400,14 +400,14 @@ static void test_unreadable_object(void **state)
 	assert_non_null(strstr(ut->reason, "No such file"));
 	ana_symbols_free(as);
 	trace_free(&t);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 }
 
 /* The emitter's callback on a decoded sample: the stack prefix the
  * unwind read is what a raw sample keeps. */
 static void test_unwind_sample(void **state)
 {
-	struct rec_symcollect *sc = new_sc();
+	struct rec_symgather *sc = new_sc();
 	struct rec_record r;
 	uint64_t ips[64], full[64];
 	struct prec_unwind_result res;
@@ -425,7 +425,7 @@ static void test_unwind_sample(void **state)
 	r.sample.nregs = 8;
 	r.sample.stack = sn.stack;
 	r.sample.stack_size = r.sample.stack_dyn = sn.len;
-	n = rec_symcollect_unwind_sample(sc, &r, 1, ips, 64, &keep, &stop);
+	n = rec_symgather_unwind_sample(sc, &r, 1, ips, 64, &keep, &stop);
 	assert_true(n >= 8);
 	assert_int_equal(stop, PREC_UNWIND_STOP_OUTERMOST);
 	assert_true(keep > 0 && keep < sn.len);
@@ -434,34 +434,34 @@ static void test_unwind_sample(void **state)
 		struct prec_unwind_regs rg = { PREC_PERF_REGS_ABI_64, sn.mask, sn.regs, 8 };
 		struct prec_unwind_stack st = { sn.start, sn.stack, keep };
 
-		assert_int_equal(rec_symcollect_unwind(sc, PID, &rg, &st, 0, full, 64, &res), n);
+		assert_int_equal(rec_symgather_unwind(sc, PID, &rg, &st, 0, full, 64, &res), n);
 		assert_memory_equal(full, ips, (size_t)n * 8);
 		assert_int_equal(res.stop, PREC_UNWIND_STOP_OUTERMOST);
 	}
 	/* cut inside the chain: it ends there and keeps all of it */
 	r.sample.stack_dyn = 64;
-	n = rec_symcollect_unwind_sample(sc, &r, 1, ips, 64, &keep, &stop);
+	n = rec_symgather_unwind_sample(sc, &r, 1, ips, 64, &keep, &stop);
 	assert_true(n >= 1 && n < 8);
 	assert_int_equal(stop, PREC_UNWIND_STOP_END_OF_STACK);
 	assert_int_equal(keep, 64);
 	/* no registers, a guest sample: nothing */
 	r.sample.stack_dyn = sn.len;
 	r.misc = PERF_RECORD_MISC_GUEST_USER;
-	assert_int_equal(rec_symcollect_unwind_sample(sc, &r, 0, ips, 64, &keep, &stop), 0);
+	assert_int_equal(rec_symgather_unwind_sample(sc, &r, 0, ips, 64, &keep, &stop), 0);
 	r.misc = PERF_RECORD_MISC_USER;
 	r.sample.regs_mask = 1;   /* no sp */
 	r.sample.nregs = 1;
-	assert_int_equal(rec_symcollect_unwind_sample(sc, &r, 0, ips, 64, &keep, &stop), 0);
+	assert_int_equal(rec_symgather_unwind_sample(sc, &r, 0, ips, 64, &keep, &stop), 0);
 	assert_int_equal(stop, PREC_UNWIND_STOP_NO_REGS);
-	assert_int_equal(rec_symcollect_unwind(NULL, PID, NULL, NULL, 0, ips, 64, &res), -EINVAL);
-	rec_symcollect_free(sc);
+	assert_int_equal(rec_symgather_unwind(NULL, PID, NULL, NULL, 0, ips, 64, &res), -EINVAL);
+	rec_symgather_free(sc);
 }
 
 /* An unknown machine: nothing is unwound, nothing fails. */
 static void test_no_arch(void **state)
 {
-	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
-	struct rec_symcollect *sc;
+	struct rec_symgather_opts o = REC_SYMGATHER_OPTS_INIT;
+	struct rec_symgather *sc;
 	struct prec_unwind_result res;
 	uint64_t ips[8];
 
@@ -469,11 +469,11 @@ static void test_no_arch(void **state)
 	o.kernel = 0;
 	o.proc_maps = "";
 	o.machine = "pdp11";
-	sc = rec_symcollect_new(&o);
+	sc = rec_symgather_new(&o);
 	assert_non_null(sc);
 	assert_int_equal(unwind(sc, 0, ips, 8, &res), 0);
 	assert_int_equal(res.stop, PREC_UNWIND_STOP_NO_REGS);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 }
 
 /* The ELF reader: .eh_frame + hdr of a program; .debug_frame alone

@@ -1,10 +1,10 @@
 /*
- * symcollect.c - the symbol collector's front (see symcollect.h): new(),
+ * symgather.c - the symbol gatherer's front (see symgather.h): new(),
  * and feed(), which turns kernel records into the address-space calls of
- * addrspace.c. The collector's files, top to bottom, each calling only
+ * addrspace.c. The gatherer's files, top to bottom, each calling only
  * those below it:
  *
- *   symcollect.c   new, feed, observe, stats
+ *   symgather.c   new, feed, observe, stats
  *   symunwind.c    user stacks unwound at record time (--call-graph dwarf)
  *   symwrite.c     SymbolTable / UnwindTable packets of what was hit
  *   objfile.c      opening an object's file (or our [vdso] image)
@@ -12,7 +12,7 @@
  *
  * (symunwind.c and symwrite.c do not call each other.)
  */
-#include "recorder/symbols/symcollect.h"
+#include "recorder/symbols/symgather.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -20,7 +20,7 @@
 
 #include "recorder/encode/decode.h"
 #include "format/base/clock.h"
-#include "recorder/symbols/addrspace.h"
+#include "recorder/symbols/addrspace_int.h"
 #include "recorder/symbols/kallsyms.h"
 
 #define CPUMODE_MASK 7
@@ -28,10 +28,10 @@
 #define CPUMODE_USER 2
 #define MISC_COMM_EXEC (1 << 13)
 
-struct rec_symcollect *rec_symcollect_new(const struct rec_symcollect_opts *o)
+struct rec_symgather *rec_symgather_new(const struct rec_symgather_opts *o)
 {
-	static const struct rec_symcollect_opts def = REC_SYMCOLLECT_OPTS_INIT;
-	struct rec_symcollect *sc;
+	static const struct rec_symgather_opts def = REC_SYMGATHER_OPTS_INIT;
+	struct rec_symgather *sc;
 	uint64_t t0 = prec_now_ns();
 
 	sc = calloc(1, sizeof(*sc));
@@ -61,7 +61,7 @@ struct rec_symcollect *rec_symcollect_new(const struct rec_symcollect_opts *o)
 		return NULL;
 	}
 	sc->gen = 1;
-	sc->arch = rec_symcollect_arch(sc->o.machine);
+	sc->arch = rec_symgather_arch(sc->o.machine);
 	if (sc->o.kernel) {
 		int ret = rec_kallsyms_load(sc->o.kallsyms_path, &sc->ksyms);
 
@@ -69,7 +69,7 @@ struct rec_symcollect *rec_symcollect_new(const struct rec_symcollect_opts *o)
 		if (ret == 0 && sc->ksyms.nsyms) {
 			sc->kstate = calloc(sc->ksyms.nsyms, 1);
 			if (!sc->kstate) {
-				rec_symcollect_free(sc);
+				rec_symgather_free(sc);
 				errno = ENOMEM;
 				return NULL;
 			}
@@ -82,7 +82,7 @@ struct rec_symcollect *rec_symcollect_new(const struct rec_symcollect_opts *o)
 }
 
 
-int rec_symcollect_feed(struct rec_symcollect *sc, const struct rec_record *r)
+int rec_symgather_feed(struct rec_symgather *sc, const struct rec_record *r)
 {
 	if (!sc || !r)
 		return -EINVAL;
@@ -94,8 +94,8 @@ int rec_symcollect_feed(struct rec_symcollect *sc, const struct rec_record *r)
 		if (mode != CPUMODE_KERNEL && mode != CPUMODE_USER)
 			return 0;   /* hypervisor / guest: not ours to name */
 		if (r->sample.ip)
-			ret = rec_symcollect_hit(sc, r->sid.pid, r->sample.ip,
-						 mode == CPUMODE_KERNEL);
+			ret = rec_symgather_hit(sc, r->sid.pid, r->sample.ip,
+						mode == CPUMODE_KERNEL);
 		/* ips may be unaligned in the ring: copy in slices */
 		for (uint64_t i = 0; !ret && i < r->sample.nr; i += 64) {
 			size_t k = r->sample.nr - i < 64 ? (size_t)(r->sample.nr - i) : 64;
@@ -103,13 +103,13 @@ int rec_symcollect_feed(struct rec_symcollect *sc, const struct rec_record *r)
 			memcpy(buf, (const uint8_t *)r->sample.ips + i * 8, k * 8);
 			/* the first slice starts in the sample's own mode;
 			 * later ones continue after a marker anyway */
-			ret = rec_symcollect_hit_callchain(sc, r->sid.pid, buf, k,
-							   mode == CPUMODE_KERNEL);
+			ret = rec_symgather_hit_callchain(sc, r->sid.pid, buf, k,
+							  mode == CPUMODE_KERNEL);
 		}
 		return ret;
 	}
 	case PERF_RECORD_MMAP2: {
-		struct rec_symcollect_map m = { 0 };
+		struct rec_symgather_map m = { 0 };
 
 		if (!r->mmap2.filename || !r->mmap2.len)
 			return 0;
@@ -124,33 +124,33 @@ int rec_symcollect_feed(struct rec_symcollect *sc, const struct rec_record *r)
 		}
 		if (m.pid == UINT32_MAX)
 			return 0;   /* kernel maps: the kernel table covers them */
-		return rec_symcollect_add_mmap(sc, &m);
+		return rec_symgather_add_mmap(sc, &m);
 	}
 	case PERF_RECORD_FORK:
-		return rec_symcollect_fork(sc, r->task.pid, r->task.ppid);
+		return rec_symgather_fork(sc, r->task.pid, r->task.ppid);
 	case PERF_RECORD_COMM:
 		if (r->misc & MISC_COMM_EXEC)
-			return rec_symcollect_exec(sc, r->comm.pid);
+			return rec_symgather_exec(sc, r->comm.pid);
 		return 0;
 	case PERF_RECORD_EXIT:
 		if (r->task.pid == r->task.tid)
-			return rec_symcollect_exit(sc, r->task.pid);
+			return rec_symgather_exit(sc, r->task.pid);
 		return 0;
 	default:
 		return 0;
 	}
 }
 
-void rec_symcollect_observe(void *ctx, const struct rec_record *r)
+void rec_symgather_observe(void *ctx, const struct rec_record *r)
 {
-	struct rec_symcollect *sc = ctx;
+	struct rec_symgather *sc = ctx;
 
-	if (rec_symcollect_feed(sc, r) < 0 && sc)
+	if (rec_symgather_feed(sc, r) < 0 && sc)
 		sc->st.feed_errors++;
 }
 
-void rec_symcollect_stats(const struct rec_symcollect *sc,
-			  struct rec_symcollect_stats *st)
+void rec_symgather_stats(const struct rec_symgather *sc,
+			 struct rec_symgather_stats *st)
 {
 	if (!sc) {
 		memset(st, 0, sizeof(*st));

@@ -1,6 +1,6 @@
 /*
- * test_evset.c - the attrs perfrec opens (recorder/events/evset.c,
- * rec_evset_init: no syscalls).
+ * test_evlist.c - the attrs perfrec opens (recorder/events/evlist.c,
+ * rec_evlist_init: no syscalls).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,21 +11,21 @@
 #include <errno.h>
 #include <time.h>
 
-#include "recorder/events/evset.h"
+#include "recorder/events/evlist.h"
 #include "lib/logcap.h"
 
 static void test_attrs(void **state)
 {
-	struct rec_evlist l = REC_EVLIST_INIT;
-	struct rec_evset_cfg cfg = { 4000, 0, true, true, false, false, 128 };
-	struct rec_evset s;
+	struct rec_evspecs l = REC_EVSPECS_INIT;
+	struct rec_evlist_cfg cfg = { 4000, 0, true, true, false, false, 128 };
+	struct rec_evlist s;
 	uint64_t base = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			PERF_SAMPLE_CPU | PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD |
 			PERF_SAMPLE_CALLCHAIN;
 
 	(void)state;
-	assert_int_equal(rec_evlist_parse(&l, "cpu-clock:u,{task-clock,page-faults}:S,mem:0x1000"), 0);
-	assert_int_equal(rec_evset_init(&s, &l, &cfg), 0);
+	assert_int_equal(rec_evspecs_parse(&l, "cpu-clock:u,{task-clock,page-faults}:S,mem:0x1000"), 0);
+	assert_int_equal(rec_evlist_init(&s, &l, &cfg), 0);
 	assert_int_equal(s.nsel, 4);
 	assert_int_equal(s.dctx.sid_type, REC_SID_TYPE);
 
@@ -78,14 +78,14 @@ static void test_attrs(void **state)
 	assert_int_equal(s.sel[3].attr.type, PERF_TYPE_BREAKPOINT);
 	assert_int_equal(s.sel[3].attr.freq, 0);
 	assert_int_equal(s.sel[3].attr.sample_period, 1);
-	rec_evset_release(&s);
+	rec_evlist_release(&s);
 
 	/* -c, a command target */
 	cfg.period = 5000;
 	cfg.enable_on_exec = true;
 	cfg.inherit = true;
 	cfg.switch_events = false;
-	assert_int_equal(rec_evset_init(&s, &l, &cfg), 0);
+	assert_int_equal(rec_evlist_init(&s, &l, &cfg), 0);
 	assert_int_equal(s.sel[0].attr.freq, 0);
 	assert_int_equal(s.sel[0].attr.sample_period, 5000);
 	assert_int_equal(s.sel[0].attr.enable_on_exec, 1);
@@ -96,14 +96,14 @@ static void test_attrs(void **state)
 		assert_int_equal(s.sel[i].attr.sample_stack_user, 0);
 		assert_int_equal(s.sel[i].attr.exclude_callchain_user, 0);
 	}
-	rec_evset_release(&s);
+	rec_evlist_release(&s);
 
 	/* --call-graph dwarf: user registers and stack on every event, the
 	 * kernel's callchain without its user part (as perf sets it) */
 	cfg.callchain = false;
 	cfg.stack_user = 8192;
 	cfg.regs_user = 0xf001c2;
-	assert_int_equal(rec_evset_init(&s, &l, &cfg), 0);
+	assert_int_equal(rec_evlist_init(&s, &l, &cfg), 0);
 	for (size_t i = 0; i < s.nsel; i++) {
 		const struct perf_event_attr *a = &s.sel[i].attr;
 
@@ -116,14 +116,14 @@ static void test_attrs(void **state)
 		assert_int_equal(s.sel[i].fmt.regs_user, 0xf001c2);
 		assert_int_equal(s.sel[i].fmt.sample_type, a->sample_type);
 	}
-	rec_evset_release(&s);
+	rec_evlist_release(&s);
 	cfg.stack_user = 0;
 
 	/* ring pages must be a power of two */
 	cfg.mmap_pages = 100;
-	assert_int_equal(rec_evset_init(&s, &l, &cfg), -EINVAL);
-	rec_evset_release(&s);
-	rec_evlist_release(&l);
+	assert_int_equal(rec_evlist_init(&s, &l, &cfg), -EINVAL);
+	rec_evlist_release(&s);
+	rec_evspecs_release(&l);
 }
 
 int main(void)

@@ -1,7 +1,7 @@
 /*
- * evset.c - the opened event set: attrs, fds, rings, ids; see evset.h.
+ * evlist.c - the opened event set: attrs, fds, rings, ids; see evlist.h.
  */
-#include "recorder/events/evset.h"
+#include "recorder/events/evlist.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -23,23 +23,23 @@ static bool is_leader(const struct rec_event *ev)
 	return ev->group < 0 || ev->member == 0;
 }
 
-static bool leader_sampled_group(const struct rec_evlist *l,
+static bool leader_sampled_group(const struct rec_evspecs *l,
 				 const struct rec_event *ev)
 {
 	return ev->group >= 0 && (size_t)ev->group < l->ngroups &&
 	       l->groups[ev->group].leader_sample;
 }
 
-bool rec_evset_is_bpf_output(const struct rec_evset *s, const struct rec_evsel *e)
+bool rec_evlist_is_bpf_output(const struct rec_evlist *s, const struct rec_evsel *e)
 {
-	return s->cfg.bpf_output && e->ev == &s->bpf_ev;
+	return s->cfg.off_cpu && e->ev == &s->bpf_ev;
 }
 
-bool rec_evset_filterable(const struct rec_evset *s, const struct rec_evsel *e)
+bool rec_evlist_filterable(const struct rec_evlist *s, const struct rec_evsel *e)
 {
 	const struct rec_event *ev = e->ev;
 
-	return !rec_evset_is_bpf_output(s, e) && !ev->tracepoint &&
+	return !rec_evlist_is_bpf_output(s, e) && !ev->tracepoint &&
 	       (e->attr.freq || e->attr.sample_period) &&
 	       !(ev->pmu && (!strcmp(ev->pmu, "kprobe") || !strcmp(ev->pmu, "uprobe")));
 }
@@ -48,7 +48,7 @@ bool rec_evset_filterable(const struct rec_evset *s, const struct rec_evsel *e)
  * 1), with the raw data and the sample_id every event shares. Enabled from
  * the start: it is per CPU, not per task, so enable_on_exec cannot start
  * it, and the program only writes what the recording asked for. */
-static void build_bpf_attr(struct rec_evset *s, struct rec_evsel *e)
+static void build_bpf_attr(struct rec_evlist *s, struct rec_evsel *e)
 {
 	struct perf_event_attr *a = &e->attr;
 	uint64_t ring_bytes = (uint64_t)s->cfg.mmap_pages * s->page_size;
@@ -72,12 +72,12 @@ static void build_bpf_attr(struct rec_evset *s, struct rec_evsel *e)
 	e->fmt.bpf_output = true;
 }
 
-static void build_attr(struct rec_evset *s, size_t i)
+static void build_attr(struct rec_evlist *s, size_t i)
 {
-	const struct rec_event *ev = &s->evlist->ev[i];
+	const struct rec_event *ev = &s->evspecs->ev[i];
 	struct perf_event_attr *a = &s->sel[i].attr;
-	const struct rec_evset_cfg *cfg = &s->cfg;
-	bool ls = leader_sampled_group(s->evlist, ev);
+	const struct rec_evlist_cfg *cfg = &s->cfg;
+	bool ls = leader_sampled_group(s->evspecs, ev);
 	uint64_t ring_bytes = (uint64_t)cfg->mmap_pages * s->page_size;
 
 	*a = ev->attr;
@@ -146,17 +146,17 @@ static void build_attr(struct rec_evset *s, size_t i)
 
 static const struct rec_sample_fmt *lookup_fmt(void *arg, uint64_t id)
 {
-	const struct rec_evset *s = arg;
-	int i = rec_evset_find_id(s, id);
+	const struct rec_evlist *s = arg;
+	int i = rec_evlist_find_id(s, id);
 
 	return i < 0 ? NULL : &s->sel[i].fmt;
 }
 
-int rec_evset_init(struct rec_evset *s, const struct rec_evlist *l,
-		     const struct rec_evset_cfg *cfg)
+int rec_evlist_init(struct rec_evlist *s, const struct rec_evspecs *l,
+		     const struct rec_evlist_cfg *cfg)
 {
 	memset(s, 0, sizeof(*s));
-	s->evlist = l;
+	s->evspecs = l;
 	s->cfg = *cfg;
 	s->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	if (!s->cfg.mmap_pages || (s->cfg.mmap_pages & (s->cfg.mmap_pages - 1)))
@@ -173,7 +173,7 @@ int rec_evset_init(struct rec_evset *s, const struct rec_evlist *l,
 		s->sel[i].ev = &l->ev[i];
 		build_attr(s, i);
 	}
-	if (s->cfg.bpf_output) {
+	if (s->cfg.off_cpu) {
 		s->bpf_ev.name = "bpf-output";
 		s->bpf_ev.group = -1;
 		s->sel[s->nsel].ev = &s->bpf_ev;
@@ -205,7 +205,7 @@ static int cmp_id(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int build_id_map(struct rec_evset *s)
+static int build_id_map(struct rec_evlist *s)
 {
 	size_t n = 0, k = 0;
 
@@ -222,7 +222,7 @@ static int build_id_map(struct rec_evset *s)
 	return 0;
 }
 
-int rec_evset_find_id(const struct rec_evset *s, uint64_t id)
+int rec_evlist_find_id(const struct rec_evlist *s, uint64_t id)
 {
 	size_t lo = 0, hi = s->nids;
 
@@ -239,7 +239,7 @@ int rec_evset_find_id(const struct rec_evset *s, uint64_t id)
 	return -1;
 }
 
-static int map_ring(struct rec_evset *s, size_t ri, int fd, int cpu,
+static int map_ring(struct rec_evlist *s, size_t ri, int fd, int cpu,
 		    char *err, size_t errlen)
 {
 	int ret = rec_ring_mmap(&s->rings[ri], fd, cpu, s->cfg.mmap_pages,
@@ -271,7 +271,7 @@ static int map_ring(struct rec_evset *s, size_t ri, int fd, int cpu,
 }
 
 /* The bpf-output event of CPU ci (every task), into the CPU's ring. */
-static int open_bpf_output(struct rec_evset *s, size_t ci, int cpu, int *ring_fd,
+static int open_bpf_output(struct rec_evlist *s, size_t ci, int cpu, int *ring_fd,
 			   char *err, size_t errlen)
 {
 	struct rec_evsel *e = &s->sel[s->nsel - 1];
@@ -310,11 +310,11 @@ static int open_bpf_output(struct rec_evset *s, size_t ci, int cpu, int *ring_fd
 	return 0;
 }
 
-static int evset_open(struct rec_evset *s, const int *cpus, size_t ncpus,
-		      const int *pids, size_t npids, char *err, size_t errlen)
+static int evlist_open(struct rec_evlist *s, const int *cpus, size_t ncpus,
+		       const int *pids, size_t npids, char *err, size_t errlen)
 {
 	static const int any = -1;
-	size_t ngroups = s->evlist->ngroups;
+	size_t ngroups = s->evspecs->ngroups;
 	int *leader = calloc(ngroups ? ngroups : 1, sizeof(*leader));
 	int ret = 0;
 
@@ -348,7 +348,7 @@ static int evset_open(struct rec_evset *s, const int *cpus, size_t ncpus,
 				uint64_t id = 0;
 				int fd;
 
-				if (rec_evset_is_bpf_output(s, e))
+				if (rec_evlist_is_bpf_output(s, e))
 					continue;   /* once per CPU, below */
 
 				fd = rec_groupopen_event(&e->attr, pids[pi], cpu, gfd);
@@ -433,7 +433,7 @@ static int evset_open(struct rec_evset *s, const int *cpus, size_t ncpus,
 			ret = -ESRCH;
 			goto out;
 		}
-		if (s->cfg.bpf_output) {
+		if (s->cfg.off_cpu) {
 			ret = open_bpf_output(s, ci, cpu, &ring_fd, err, errlen);
 			if (ret < 0)
 				goto out;
@@ -446,11 +446,11 @@ out:
 	return ret;
 }
 
-int rec_evset_open(struct rec_evset *s, const int *cpus, size_t ncpus,
-		   const int *pids, size_t npids)
+int rec_evlist_open(struct rec_evlist *s, const int *cpus, size_t ncpus,
+		    const int *pids, size_t npids)
 {
 	char err[REC_LOG_MAX] = "";
-	int ret = evset_open(s, cpus, ncpus, pids, npids, err, sizeof(err));
+	int ret = evlist_open(s, cpus, ncpus, pids, npids, err, sizeof(err));
 
 	if (ret < 0 && !err[0])
 		snprintf(err, sizeof(err), "cannot open the events: %s",
@@ -458,12 +458,12 @@ int rec_evset_open(struct rec_evset *s, const int *cpus, size_t ncpus,
 	return rec_log_fail(ret, err);
 }
 
-static int ioctl_leaders(struct rec_evset *s, unsigned long req)
+static int ioctl_leaders(struct rec_evlist *s, unsigned long req)
 {
 	int ret = 0;
 
 	for (size_t i = 0; i < s->nsel; i++) {
-		if (!is_leader(s->sel[i].ev) || rec_evset_is_bpf_output(s, &s->sel[i]))
+		if (!is_leader(s->sel[i].ev) || rec_evlist_is_bpf_output(s, &s->sel[i]))
 			continue;   /* bpf-output: enabled at open */
 		for (size_t j = 0; j < s->sel[i].nfds; j++)
 			if (ioctl(s->sel[i].fds[j].fd, req, 0) < 0 && !ret)
@@ -472,17 +472,17 @@ static int ioctl_leaders(struct rec_evset *s, unsigned long req)
 	return ret;
 }
 
-int rec_evset_enable(struct rec_evset *s)
+int rec_evlist_enable(struct rec_evlist *s)
 {
 	return ioctl_leaders(s, PERF_EVENT_IOC_ENABLE);
 }
 
-int rec_evset_disable(struct rec_evset *s)
+int rec_evlist_disable(struct rec_evlist *s)
 {
 	return ioctl_leaders(s, PERF_EVENT_IOC_DISABLE);
 }
 
-static int describe_event(struct rec_evset *s, struct prec_writer *w,
+static int describe_event(struct rec_evlist *s, struct prec_writer *w,
 			  size_t i)
 {
 	struct rec_evsel *e = &s->sel[i];
@@ -518,12 +518,12 @@ static int describe_event(struct rec_evset *s, struct prec_writer *w,
 	}
 	d.wakeup_events = a->wakeup_events;
 	d.clockid = a->clockid;
-	d.sampling = (a->freq || a->sample_period) && !rec_evset_is_bpf_output(s, e);
-	if (rec_evset_is_bpf_output(s, e)) {
+	d.sampling = (a->freq || a->sample_period) && !rec_evlist_is_bpf_output(s, e);
+	if (rec_evlist_is_bpf_output(s, e)) {
 		d.bpf_output = 1;
 		d.off_cpu_threshold = s->cfg.off_cpu_threshold;
 	}
-	if (s->cfg.filter && rec_evset_filterable(s, e))
+	if (s->cfg.filter && rec_evlist_filterable(s, e))
 		d.filter = (char *)s->cfg.filter;
 	d.group = e->ev->group;
 	d.member = e->ev->member > 0 ? (uint32_t)e->ev->member : 0;
@@ -551,14 +551,14 @@ out:
 	return ret;
 }
 
-int rec_evset_describe(struct rec_evset *s, struct prec_writer *w)
+int rec_evlist_describe(struct rec_evlist *s, struct prec_writer *w)
 {
 	int ret = 0;
 
 	for (size_t i = 0; i < s->nsel && !ret; i++)
 		ret = describe_event(s, w, i);
-	for (size_t g = 0; g < s->evlist->ngroups && !ret; g++) {
-		const struct rec_group *gr = &s->evlist->groups[g];
+	for (size_t g = 0; g < s->evspecs->ngroups && !ret; g++) {
+		const struct rec_group *gr = &s->evspecs->groups[g];
 		Perfrec__Packet p = PERFREC__PACKET__INIT;
 		Perfrec__GroupDesc d = PERFREC__GROUP_DESC__INIT;
 		uint32_t *ev = calloc(gr->n ? gr->n : 1, sizeof(*ev));
@@ -580,7 +580,7 @@ int rec_evset_describe(struct rec_evset *s, struct prec_writer *w)
 	return ret;
 }
 
-int rec_evset_write_lost(struct rec_evset *s, struct prec_writer *w,
+int rec_evlist_write_lost(struct rec_evlist *s, struct prec_writer *w,
 			   uint64_t now_ns, uint64_t *total)
 {
 	unsigned char buf[8 * (3 + 3 * REC_GROUP_MAX)];
@@ -617,7 +617,7 @@ int rec_evset_write_lost(struct rec_evset *s, struct prec_writer *w,
 	return ret;
 }
 
-void rec_evset_release(struct rec_evset *s)
+void rec_evlist_release(struct rec_evlist *s)
 {
 	if (!s)
 		return;

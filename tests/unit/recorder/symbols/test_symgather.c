@@ -1,7 +1,7 @@
 /*
- * test_symcollect.c - recorder/symbols/symcollect end to end: this test process's
+ * test_symgather.c - recorder/symbols/symgather end to end: this test process's
  * real mappings (its own PIE binary, libc) and addresses of functions in
- * them are fed to the collector, the SymbolTable packets go through the
+ * them are fed to the gatherer, the SymbolTable packets go through the
  * real format writer into memory, are read back with the format reader,
  * and then resolved by the analyzer's symbolizer: the names must come back
  * for the addresses we hit, and only the objects (and symbols) hit may be
@@ -30,24 +30,24 @@
 #include "format/writer.h"
 #include "recorder/encode/decode.h"
 #include "recorder/symbols/elfcfi.h"
-#include "recorder/symbols/symcollect.h"
+#include "recorder/symbols/symgather.h"
 
 #define KBASE 0xffffffff81000000ull
 
-__attribute__((noinline)) int symcollect_hot_target(int x);
-__attribute__((noinline)) int symcollect_hot_target(int x)
+__attribute__((noinline)) int symgather_hot_target(int x);
+__attribute__((noinline)) int symgather_hot_target(int x)
 {
 	volatile int v = x;
 
 	return v * 3 + 1;
 }
 
-__attribute__((noinline)) int symcollect_other_target(int x);
-__attribute__((noinline)) int symcollect_other_target(int x)
+__attribute__((noinline)) int symgather_other_target(int x);
+__attribute__((noinline)) int symgather_other_target(int x)
 {
 	volatile int v = x;
 
-	return v * 5 + symcollect_hot_target(x);
+	return v * 5 + symgather_hot_target(x);
 }
 
 /* libc's own definition (under ASan, RTLD_DEFAULT finds interceptors) */
@@ -151,10 +151,10 @@ static void write_mmap(struct trace *t, uint32_t pid, const struct map *m,
 	assert_int_equal(prec_writer_append(t->w, 0, &pkt, time), 0);
 }
 
-static void feed_maps(struct rec_symcollect *sc, struct trace *t, uint32_t pid)
+static void feed_maps(struct rec_symgather *sc, struct trace *t, uint32_t pid)
 {
 	for (size_t i = 0; i < nmaps; i++) {
-		struct rec_symcollect_map m = { 0 };
+		struct rec_symgather_map m = { 0 };
 
 		m.pid = pid;
 		m.start = maps[i].start;
@@ -162,7 +162,7 @@ static void feed_maps(struct rec_symcollect *sc, struct trace *t, uint32_t pid)
 		m.pgoff = maps[i].pgoff;
 		m.path = maps[i].path;
 		if (sc)
-			assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+			assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
 		if (t)
 			write_mmap(t, pid, &maps[i], 1000);
 	}
@@ -271,7 +271,7 @@ static int setup(void **state)
 	char p[400];
 
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_symcollect.XXXXXX");
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_symgather.XXXXXX");
 	if (!mkdtemp(tmpdir))
 		return -1;
 	snprintf(kallsyms_path, sizeof(kallsyms_path), "%s/kallsyms", tmpdir);
@@ -297,10 +297,10 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-static struct rec_symcollect *new_sc(int full, size_t chunk)
+static struct rec_symgather *new_sc(int full, size_t chunk)
 {
-	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
-	struct rec_symcollect *sc;
+	struct rec_symgather_opts o = REC_SYMGATHER_OPTS_INIT;
+	struct rec_symgather *sc;
 
 	o.kallsyms_path = kallsyms_path;
 	o.perfmap_dir = tmpdir;
@@ -309,7 +309,7 @@ static struct rec_symcollect *new_sc(int full, size_t chunk)
 	o.full_tables = full;
 	if (chunk)
 		o.chunk = chunk;
-	sc = rec_symcollect_new(&o);
+	sc = rec_symgather_new(&o);
 	assert_non_null(sc);
 	return sc;
 }
@@ -318,11 +318,11 @@ static struct rec_symcollect *new_sc(int full, size_t chunk)
 static void test_hits_roundtrip(void **state)
 {
 	uint32_t pid = (uint32_t)getpid();
-	uint64_t hot = (uint64_t)(uintptr_t)&symcollect_hot_target;
+	uint64_t hot = (uint64_t)(uintptr_t)&symgather_hot_target;
 	uint64_t qs = (uint64_t)(uintptr_t)libc_sym("qsort");
 	const struct map *mhot, *mqs;
-	struct rec_symcollect_stats st;
-	struct rec_symcollect *sc;
+	struct rec_symgather_stats st;
+	struct rec_symgather *sc;
 	struct ana_symbols *as;
 	struct ana_sym out;
 	struct trace t;
@@ -338,20 +338,20 @@ static void test_hits_roundtrip(void **state)
 	trace_open(&t);
 	sc = new_sc(0, 0);
 	/* a hit before any mapping is known: kept, matched at write */
-	assert_int_equal(rec_symcollect_hit(sc, pid, hot + 2, 0), 0);
+	assert_int_equal(rec_symgather_hit(sc, pid, hot + 2, 0), 0);
 	feed_maps(sc, &t, pid);
-	assert_int_equal(rec_symcollect_hit(sc, pid, qs + 1, 0), 0);
+	assert_int_equal(rec_symgather_hit(sc, pid, qs + 1, 0), 0);
 	{
 		/* callchain: kernel part, then user part */
 		uint64_t cc[] = { (uint64_t)-128, KBASE + 0x150, KBASE + 0x101,
 				  (uint64_t)-512, hot + 4, qs + 2 };
 
-		assert_int_equal(rec_symcollect_hit_callchain(sc, pid, cc, 6, 0), 0);
+		assert_int_equal(rec_symgather_hit_callchain(sc, pid, cc, 6, 0), 0);
 	}
-	assert_true(rec_symcollect_write(sc, t.w, 0, 2000) > 0);
+	assert_true(rec_symgather_write(sc, t.w, 0, 2000) > 0);
 	/* nothing new: nothing written */
-	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 2100), 0);
-	rec_symcollect_stats(sc, &st);
+	assert_int_equal(rec_symgather_write(sc, t.w, 0, 2100), 0);
+	rec_symgather_stats(sc, &st);
 	trace_close(&t);
 	as = read_back(&t);
 
@@ -367,8 +367,8 @@ static void test_hits_roundtrip(void **state)
 	assert_non_null(rt);
 	assert_true(rt->bid_len > 0);
 	assert_true(rt->nsegs > 0);
-	assert_true(rtab_has(rt, "symcollect_hot_target"));
-	assert_false(rtab_has(rt, "symcollect_other_target"));
+	assert_true(rtab_has(rt, "symgather_hot_target"));
+	assert_false(rtab_has(rt, "symgather_other_target"));
 	assert_false(rtab_has(rt, "main"));
 	/* libc (.dynsym only on Debian): qsort */
 	rt = rtab_get(0, mqs->path, 0);
@@ -389,7 +389,7 @@ static void test_hits_roundtrip(void **state)
 
 	/* and the analyzer names everything from the trace alone */
 	assert_int_equal(ana_symbols_resolve(as, pid, hot + 2, 0, 3000, &out), 1);
-	assert_string_equal(out.sym, "symcollect_hot_target");
+	assert_string_equal(out.sym, "symgather_hot_target");
 	assert_int_equal(out.sym_off, 2);
 	assert_string_equal(out.dso, mhot->path);
 	assert_int_equal(ana_symbols_resolve(as, pid, qs + 1, 0, 3000, &out), 1);
@@ -401,11 +401,11 @@ static void test_hits_roundtrip(void **state)
 	assert_true(out.kernel);
 	/* not hit, so not in the trace: object known, symbol not */
 	assert_int_equal(ana_symbols_resolve(as, pid,
-		(uint64_t)(uintptr_t)&symcollect_other_target + 1, 0, 3000, &out), 0);
+		(uint64_t)(uintptr_t)&symgather_other_target + 1, 0, 3000, &out), 0);
 	assert_null(out.sym);
 	assert_string_equal(out.dso, mhot->path);
 	ana_symbols_free(as);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	trace_free(&t);
 }
 
@@ -413,9 +413,9 @@ static void test_hits_roundtrip(void **state)
 static void test_incremental(void **state)
 {
 	uint32_t pid = (uint32_t)getpid();
-	uint64_t hot = (uint64_t)(uintptr_t)&symcollect_hot_target;
-	uint64_t other = (uint64_t)(uintptr_t)&symcollect_other_target;
-	struct rec_symcollect *sc;
+	uint64_t hot = (uint64_t)(uintptr_t)&symgather_hot_target;
+	uint64_t other = (uint64_t)(uintptr_t)&symgather_other_target;
+	struct rec_symgather *sc;
 	struct ana_symbols *as;
 	struct ana_sym out;
 	struct trace t;
@@ -426,12 +426,12 @@ static void test_incremental(void **state)
 	trace_open(&t);
 	sc = new_sc(0, 0);
 	feed_maps(sc, &t, pid);
-	assert_int_equal(rec_symcollect_hit(sc, pid, hot, 0), 0);
-	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 2000), 1);
-	assert_int_equal(rec_symcollect_hit(sc, pid, hot + 1, 0), 0);
-	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 2100), 0);
-	assert_int_equal(rec_symcollect_hit(sc, pid, other + 1, 0), 0);
-	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 2200), 1);
+	assert_int_equal(rec_symgather_hit(sc, pid, hot, 0), 0);
+	assert_int_equal(rec_symgather_write(sc, t.w, 0, 2000), 1);
+	assert_int_equal(rec_symgather_hit(sc, pid, hot + 1, 0), 0);
+	assert_int_equal(rec_symgather_write(sc, t.w, 0, 2100), 0);
+	assert_int_equal(rec_symgather_hit(sc, pid, other + 1, 0), 0);
+	assert_int_equal(rec_symgather_write(sc, t.w, 0, 2200), 1);
 	trace_close(&t);
 	as = read_back(&t);
 	assert_int_equal(npackets, 2);
@@ -439,9 +439,9 @@ static void test_incremental(void **state)
 	assert_non_null(rt);
 	assert_int_equal(rt->nsyms, 2);   /* each once */
 	assert_int_equal(ana_symbols_resolve(as, pid, other + 1, 0, 3000, &out), 1);
-	assert_string_equal(out.sym, "symcollect_other_target");
+	assert_string_equal(out.sym, "symgather_other_target");
 	ana_symbols_free(as);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	trace_free(&t);
 }
 
@@ -451,8 +451,8 @@ static void test_full_chunked(void **state)
 	uint32_t pid = (uint32_t)getpid();
 	uint64_t qs = (uint64_t)(uintptr_t)libc_sym("qsort");
 	uint64_t sl = (uint64_t)(uintptr_t)libc_sym("strtol");
-	struct rec_symcollect_stats st;
-	struct rec_symcollect *sc;
+	struct rec_symgather_stats st;
+	struct rec_symgather *sc;
 	struct ana_symbols *as;
 	struct ana_sym out;
 	struct trace t;
@@ -463,10 +463,10 @@ static void test_full_chunked(void **state)
 	trace_open(&t);
 	sc = new_sc(1, 7);
 	feed_maps(sc, &t, pid);
-	assert_int_equal(rec_symcollect_hit(sc, pid, qs, 0), 0);
-	assert_int_equal(rec_symcollect_hit(sc, pid, KBASE + 0x100, 1), 0);
-	assert_true(rec_symcollect_write(sc, t.w, 0, 2000) > 10);
-	rec_symcollect_stats(sc, &st);
+	assert_int_equal(rec_symgather_hit(sc, pid, qs, 0), 0);
+	assert_int_equal(rec_symgather_hit(sc, pid, KBASE + 0x100, 1), 0);
+	assert_true(rec_symgather_write(sc, t.w, 0, 2000) > 10);
+	rec_symgather_stats(sc, &st);
 	trace_close(&t);
 	as = read_back(&t);
 	rt = rtab_get(0, map_of(qs)->path, 0);
@@ -492,7 +492,7 @@ static void test_full_chunked(void **state)
 	assert_int_equal(st.tables, npackets);
 	assert_true(st.symbols > 500);
 	ana_symbols_free(as);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	trace_free(&t);
 }
 
@@ -500,10 +500,10 @@ static void test_full_chunked(void **state)
 static void test_unavailable_perfmap_fork_exec(void **state)
 {
 	uint32_t pid = 3999001, child = 3999002;
-	uint64_t hot = (uint64_t)(uintptr_t)&symcollect_hot_target;
+	uint64_t hot = (uint64_t)(uintptr_t)&symgather_hot_target;
 	const struct map *mhot;
-	struct rec_symcollect_map m = { 0 };
-	struct rec_symcollect *sc;
+	struct rec_symgather_map m = { 0 };
+	struct rec_symgather *sc;
 	struct ana_symbols *as;
 	struct trace t;
 	struct rtab *rt;
@@ -521,7 +521,7 @@ static void test_unavailable_perfmap_fork_exec(void **state)
 	m.start = 0x10000000;
 	m.len = 0x10000;
 	m.path = "/nonexistent/libgone.so";
-	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
 	/* our binary again, but the trace says another build-id */
 	memset(bid, 0xab, sizeof(bid));
 	m.start = 0x20000000;
@@ -530,7 +530,7 @@ static void test_unavailable_perfmap_fork_exec(void **state)
 	m.path = mhot->path;
 	m.build_id = (const uint8_t *)bid;
 	m.build_id_len = sizeof(bid);
-	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
 	m.build_id = NULL;
 	m.build_id_len = 0;
 	/* JIT code lives in anonymous memory */
@@ -538,24 +538,24 @@ static void test_unavailable_perfmap_fork_exec(void **state)
 	m.len = 0x100000;
 	m.pgoff = 0;
 	m.path = "//anon";
-	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
 
 	/* the child sees all of it through fork */
-	assert_int_equal(rec_symcollect_fork(sc, child, pid), 0);
-	assert_int_equal(rec_symcollect_hit(sc, child, 0x10000010, 0), 0);
-	assert_int_equal(rec_symcollect_hit(sc, child, 0x20000000 + (hot - mhot->start), 0), 0);
-	assert_int_equal(rec_symcollect_hit(sc, child, 0x7f0000001010, 0), 0);
+	assert_int_equal(rec_symgather_fork(sc, child, pid), 0);
+	assert_int_equal(rec_symgather_hit(sc, child, 0x10000010, 0), 0);
+	assert_int_equal(rec_symgather_hit(sc, child, 0x20000000 + (hot - mhot->start), 0), 0);
+	assert_int_equal(rec_symgather_hit(sc, child, 0x7f0000001010, 0), 0);
 	/* after exec a new object at the same place wins */
-	assert_int_equal(rec_symcollect_exec(sc, pid), 0);
+	assert_int_equal(rec_symgather_exec(sc, pid), 0);
 	m.pid = pid;
 	m.start = 0x10000000;
 	m.len = 0x1000;
 	m.path = "/nonexistent/libnew.so";
-	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
-	assert_int_equal(rec_symcollect_hit(sc, pid, 0x10000020, 0), 0);
+	assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symgather_hit(sc, pid, 0x10000020, 0), 0);
 	/* a late sample from before the exec still finds the old space */
-	assert_int_equal(rec_symcollect_hit(sc, pid, 0x10008000, 0), 0);
-	assert_true(rec_symcollect_write(sc, t.w, 0, 2000) > 0);
+	assert_int_equal(rec_symgather_hit(sc, pid, 0x10008000, 0), 0);
+	assert_true(rec_symgather_write(sc, t.w, 0, 2000) > 0);
 	trace_close(&t);
 	as = read_back(&t);
 
@@ -576,7 +576,7 @@ static void test_unavailable_perfmap_fork_exec(void **state)
 	/* no kernel hit: no kernel table */
 	assert_null(rtab_get(1, "[kernel.kallsyms]", 0));
 	ana_symbols_free(as);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	trace_free(&t);
 }
 
@@ -587,8 +587,8 @@ static void test_unavailable_perfmap_fork_exec(void **state)
 static void test_hit_cache_follows_remaps(void **state)
 {
 	uint32_t pid = 3999101, child = 3999102, reuse = 3999103, parent2 = 3999104;
-	struct rec_symcollect_map m = { 0 };
-	struct rec_symcollect *sc;
+	struct rec_symgather_map m = { 0 };
+	struct rec_symgather *sc;
 	struct ana_symbols *as;
 	struct trace t;
 
@@ -599,51 +599,51 @@ static void test_hit_cache_follows_remaps(void **state)
 	m.start = 0x30000000;
 	m.len = 0x10000;
 	m.path = "/nonexistent/cache-a.so";
-	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
 	for (int i = 0; i < 3; i++)   /* the 2nd and 3rd are cache hits */
-		assert_int_equal(rec_symcollect_hit(sc, pid, 0x30000010, 0), 0);
+		assert_int_equal(rec_symgather_hit(sc, pid, 0x30000010, 0), 0);
 	/* the same range mapped again, another file: no exec in between */
 	m.path = "/nonexistent/cache-b.so";
-	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
-	assert_int_equal(rec_symcollect_hit(sc, pid, 0x30000010, 0), 0);
+	assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symgather_hit(sc, pid, 0x30000010, 0), 0);
 	/* a mapping elsewhere moves nothing: the cached hit stays valid */
 	m.start = 0x40000000;
 	m.path = "/nonexistent/cache-e.so";
-	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
-	assert_int_equal(rec_symcollect_hit(sc, pid, 0x30000010, 0), 0);
+	assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symgather_hit(sc, pid, 0x30000010, 0), 0);
 	m.start = 0x30000000;
 	/* a fork, then the child maps a third file there */
-	assert_int_equal(rec_symcollect_fork(sc, child, pid), 0);
+	assert_int_equal(rec_symgather_fork(sc, child, pid), 0);
 	m.pid = child;
 	m.path = "/nonexistent/cache-c.so";
-	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
-	assert_int_equal(rec_symcollect_hit(sc, child, 0x30000010, 0), 0);
+	assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symgather_hit(sc, child, 0x30000010, 0), 0);
 	/* an exec and a fourth file */
-	assert_int_equal(rec_symcollect_exec(sc, pid), 0);
+	assert_int_equal(rec_symgather_exec(sc, pid), 0);
 	m.pid = pid;
 	m.path = "/nonexistent/cache-d.so";
-	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
-	assert_int_equal(rec_symcollect_hit(sc, pid, 0x30000010, 0), 0);
+	assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symgather_hit(sc, pid, 0x30000010, 0), 0);
 	/* a reused pid: another parent's fork gives it that parent's space;
 	 * its hit cached from before must not stand */
 	m.pid = reuse;
 	m.start = 0x50000000;
 	m.path = "/nonexistent/cache-f.so";
-	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
-	assert_int_equal(rec_symcollect_hit(sc, reuse, 0x50000010, 0), 0);
+	assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symgather_hit(sc, reuse, 0x50000010, 0), 0);
 	m.pid = parent2;
 	m.path = "/nonexistent/cache-g.so";
-	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
 	/* another process's changes in between leave reuse's entry alone,
 	 * the fork replaces it */
-	assert_int_equal(rec_symcollect_exec(sc, child), 0);
-	assert_int_equal(rec_symcollect_hit(sc, reuse, 0x50000010, 0), 0);
-	assert_int_equal(rec_symcollect_fork(sc, reuse, parent2), 0);
-	assert_int_equal(rec_symcollect_hit(sc, reuse, 0x50000010, 0), 0);
+	assert_int_equal(rec_symgather_exec(sc, child), 0);
+	assert_int_equal(rec_symgather_hit(sc, reuse, 0x50000010, 0), 0);
+	assert_int_equal(rec_symgather_fork(sc, reuse, parent2), 0);
+	assert_int_equal(rec_symgather_hit(sc, reuse, 0x50000010, 0), 0);
 	/* kernel hits repeat too (the test kallsyms) */
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(rec_symcollect_hit(sc, pid, KBASE + 0x100, 1), 0);
-	assert_true(rec_symcollect_write(sc, t.w, 0, 1000) > 0);
+		assert_int_equal(rec_symgather_hit(sc, pid, KBASE + 0x100, 1), 0);
+	assert_true(rec_symgather_write(sc, t.w, 0, 1000) > 0);
 	trace_close(&t);
 	as = read_back(&t);
 	assert_non_null(rtab_get(4, "/nonexistent/cache-a.so", 0));
@@ -654,7 +654,7 @@ static void test_hit_cache_follows_remaps(void **state)
 	assert_non_null(rtab_get(4, "/nonexistent/cache-f.so", 0));
 	assert_non_null(rtab_get(4, "/nonexistent/cache-g.so", 0));
 	ana_symbols_free(as);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	trace_free(&t);
 }
 
@@ -666,10 +666,10 @@ static void test_hit_cache_follows_remaps(void **state)
 static void test_hit_cache_pending_and_jit(void **state)
 {
 	uint32_t pid = 3999201;
-	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
-	struct rec_symcollect_map m = { 0 };
-	struct rec_symcollect_stats st;
-	struct rec_symcollect *sc;
+	struct rec_symgather_opts o = REC_SYMGATHER_OPTS_INIT;
+	struct rec_symgather_map m = { 0 };
+	struct rec_symgather_stats st;
+	struct rec_symgather *sc;
 	struct ana_symbols *as;
 	struct trace t;
 	struct rtab *rt;
@@ -688,34 +688,34 @@ static void test_hit_cache_pending_and_jit(void **state)
 	o.proc_maps = "";
 	o.debug_dir = "";
 	o.max_pending = 2;
-	sc = rec_symcollect_new(&o);
+	sc = rec_symgather_new(&o);
 	assert_non_null(sc);
 	m.pid = pid;
 	m.start = 0x7f0000000000;
 	m.len = 0x100000;
 	m.path = "//anon";
-	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
 
-	assert_int_equal(rec_symcollect_hit_callchain(sc, pid, junk, 6, 0), 0);
+	assert_int_equal(rec_symgather_hit_callchain(sc, pid, junk, 6, 0), 0);
 	for (int i = 0; i < 5; i++)
-		assert_int_equal(rec_symcollect_hit(sc, pid, unmapped[i], 0), 0);
-	assert_int_equal(rec_symcollect_hit(sc, pid, 0x7f0000002010, 0), 0);
-	rec_symcollect_stats(sc, &st);
+		assert_int_equal(rec_symgather_hit(sc, pid, unmapped[i], 0), 0);
+	assert_int_equal(rec_symgather_hit(sc, pid, 0x7f0000002010, 0), 0);
+	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.pending_dropped, 0);   /* two addresses pending */
 	/* the JIT function is not in the map yet */
-	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 1000), 0);
+	assert_int_equal(rec_symgather_write(sc, t.w, 0, 1000), 0);
 
 	snprintf(mp, sizeof(mp), "7f0000001000 100 jit_a\n7f0000002000 100 jit_b\n");
 	write_file(p, mp);
-	assert_int_equal(rec_symcollect_hit(sc, pid, 0x7f0000002010, 0), 0);
+	assert_int_equal(rec_symgather_hit(sc, pid, 0x7f0000002010, 0), 0);
 	/* the settled unmapped addresses are pending anew after the write:
 	 * with a third the list (2) overflows */
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(rec_symcollect_hit(sc, pid, unmapped[i], 0), 0);
-	assert_int_equal(rec_symcollect_hit(sc, pid, 0x7000000, 0), 0);
-	rec_symcollect_stats(sc, &st);
+		assert_int_equal(rec_symgather_hit(sc, pid, unmapped[i], 0), 0);
+	assert_int_equal(rec_symgather_hit(sc, pid, 0x7000000, 0), 0);
+	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.pending_dropped, 1);
-	assert_true(rec_symcollect_write(sc, t.w, 0, 2000) > 0);
+	assert_true(rec_symgather_write(sc, t.w, 0, 2000) > 0);
 	trace_close(&t);
 	as = read_back(&t);
 	snprintf(p, sizeof(p), "/tmp/perf-%u.map", pid);
@@ -724,21 +724,21 @@ static void test_hit_cache_pending_and_jit(void **state)
 	assert_int_equal(rt->nsyms, 1);
 	assert_string_equal(rt->names[0], "jit_b");
 	ana_symbols_free(as);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	trace_free(&t);
 }
 
-/* rec_symcollect_feed() with records as the decoder produces them, and
+/* rec_symgather_feed() with records as the decoder produces them, and
  * the lazy /proc/PID/maps read for a process met through a sample. */
 static void test_feed_records(void **state)
 {
-	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
+	struct rec_symgather_opts o = REC_SYMGATHER_OPTS_INIT;
 	uint32_t pid = (uint32_t)getpid();
-	uint64_t hot = (uint64_t)(uintptr_t)&symcollect_hot_target;
-	uint64_t other = (uint64_t)(uintptr_t)&symcollect_other_target;
+	uint64_t hot = (uint64_t)(uintptr_t)&symgather_hot_target;
+	uint64_t other = (uint64_t)(uintptr_t)&symgather_other_target;
 	uint64_t qs = libc_sym("qsort");
-	struct rec_symcollect_stats st;
-	struct rec_symcollect *sc;
+	struct rec_symgather_stats st;
+	struct rec_symgather *sc;
 	struct ana_symbols *as;
 	struct rec_record r;
 	struct ana_sym out;
@@ -752,7 +752,7 @@ static void test_feed_records(void **state)
 	read_self_maps();
 	o.kallsyms_path = kallsyms_path;
 	o.perfmap_dir = tmpdir;
-	sc = rec_symcollect_new(&o);
+	sc = rec_symgather_new(&o);
 	assert_non_null(sc);
 	trace_open(&t);
 	feed_maps(NULL, &t, pid);   /* Mmap packets only, for the analyzer */
@@ -765,51 +765,51 @@ static void test_feed_records(void **state)
 	memcpy(ccbuf + 1, cc, 5 * 8);
 	r.sample.ips = ccbuf + 1;
 	r.sample.nr = 5;
-	assert_int_equal(rec_symcollect_feed(sc, &r), 0);
+	assert_int_equal(rec_symgather_feed(sc, &r), 0);
 	/* a guest sample is not ours */
 	r.misc = 5;
 	r.sample.ip = KBASE + 0x410;
 	r.sample.nr = 0;
-	assert_int_equal(rec_symcollect_feed(sc, &r), 0);
+	assert_int_equal(rec_symgather_feed(sc, &r), 0);
 	/* kernel sample */
 	r.misc = 1;
-	assert_int_equal(rec_symcollect_feed(sc, &r), 0);
+	assert_int_equal(rec_symgather_feed(sc, &r), 0);
 	/* exec of a pid, then its mmap: a fresh space, no /proc read */
 	memset(&r, 0, sizeof(r));
 	r.type = PERF_RECORD_COMM;
 	r.misc = 1 << 13;
 	r.comm.pid = r.comm.tid = 3999100;
 	r.comm.comm = "x";
-	assert_int_equal(rec_symcollect_feed(sc, &r), 0);
+	assert_int_equal(rec_symgather_feed(sc, &r), 0);
 	memset(&r, 0, sizeof(r));
 	r.type = PERF_RECORD_MMAP2;
 	r.mmap2.pid = r.mmap2.tid = 3999100;
 	r.mmap2.addr = 0x40000000;
 	r.mmap2.len = 0x1000;
 	r.mmap2.filename = "/nonexistent/exec-target";
-	assert_int_equal(rec_symcollect_feed(sc, &r), 0);
+	assert_int_equal(rec_symgather_feed(sc, &r), 0);
 	memset(&r, 0, sizeof(r));
 	r.type = PERF_RECORD_SAMPLE;
 	r.misc = 2;
 	r.sid.pid = 3999100;
 	r.sample.ip = 0x40000010;
-	assert_int_equal(rec_symcollect_feed(sc, &r), 0);
-	assert_true(rec_symcollect_write(sc, t.w, 0, 2000) > 0);
-	rec_symcollect_stats(sc, &st);
+	assert_int_equal(rec_symgather_feed(sc, &r), 0);
+	assert_true(rec_symgather_write(sc, t.w, 0, 2000) > 0);
+	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.procs_scanned, 1);   /* ours, once */
 	assert_int_equal(st.unavailable, 1);     /* exec-target */
 	trace_close(&t);
 	as = read_back(&t);
-	assert_true(rtab_has(rtab_get(0, map_of(hot)->path, 0), "symcollect_hot_target"));
-	assert_true(rtab_has(rtab_get(0, map_of(hot)->path, 0), "symcollect_other_target"));
+	assert_true(rtab_has(rtab_get(0, map_of(hot)->path, 0), "symgather_hot_target"));
+	assert_true(rtab_has(rtab_get(0, map_of(hot)->path, 0), "symgather_other_target"));
 	assert_true(rtab_has(rtab_get(0, map_of(qs)->path, 0), "qsort"));
 	assert_true(rtab_has(rtab_get(1, "[kernel.kallsyms]", 0), "k_cold"));
 	assert_true(rtab_has(rtab_get(1, "[kernel.kallsyms]", 0), "k_other"));
 	assert_int_equal(rtab_get(1, "[kernel.kallsyms]", 0)->nsyms, 2);
 	assert_int_equal(ana_symbols_resolve(as, pid, other + 3, 0, 3000, &out), 1);
-	assert_string_equal(out.sym, "symcollect_other_target");
+	assert_string_equal(out.sym, "symgather_other_target");
 	ana_symbols_free(as);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	trace_free(&t);
 }
 
@@ -850,9 +850,9 @@ static void test_debug_dir(void **state)
 	snprintf(lib, sizeof(lib), "%s/libstripped.so", tmpdir);
 
 	for (int with = 0; with < 2; with++) {
-		struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
-		struct rec_symcollect_map m = { 0 };
-		struct rec_symcollect *sc;
+		struct rec_symgather_opts o = REC_SYMGATHER_OPTS_INIT;
+		struct rec_symgather_map m = { 0 };
+		struct rec_symgather *sc;
 		struct ana_symbols *as;
 		struct trace t;
 		struct rtab *rt;
@@ -860,7 +860,7 @@ static void test_debug_dir(void **state)
 		o.kernel = 0;
 		o.proc_maps = "";
 		o.debug_dir = with ? dbgdir : "";
-		sc = rec_symcollect_new(&o);
+		sc = rec_symgather_new(&o);
 		assert_non_null(sc);
 		trace_open(&t);
 		/* the whole file mapped at 0x50000000 (offset == vaddr) */
@@ -868,27 +868,27 @@ static void test_debug_dir(void **state)
 		m.start = 0x50000000;
 		m.len = 0x10000;
 		m.path = lib;
-		assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
-		assert_int_equal(rec_symcollect_hit(sc, m.pid, m.start + hidden + 1, 0), 0);
-		assert_int_equal(rec_symcollect_write(sc, t.w, 0, 1000), 1);
+		assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
+		assert_int_equal(rec_symgather_hit(sc, m.pid, m.start + hidden + 1, 0), 0);
+		assert_int_equal(rec_symgather_write(sc, t.w, 0, 1000), 1);
 		trace_close(&t);
 		as = read_back(&t);
 		rt = rtab_get(0, lib, 0);
 		assert_non_null(rt);
 		assert_int_equal(rtab_has(rt, "lib_hidden"), with);
 		ana_symbols_free(as);
-		rec_symcollect_free(sc);
+		rec_symgather_free(sc);
 		trace_free(&t);
 	}
 }
 
-/* [vdso] hits are named from the collector's own vDSO image. */
+/* [vdso] hits are named from the gatherer's own vDSO image. */
 static void test_vdso(void **state)
 {
 	uint32_t pid = 3999300;
 	const struct map *v = NULL;
-	struct rec_symcollect *sc;
-	struct rec_symcollect_map m = { 0 };
+	struct rec_symgather *sc;
+	struct rec_symgather_map m = { 0 };
 	struct prec_elf e;
 	const struct prec_elf_sym *cg = NULL;
 	struct ana_symbols *as;
@@ -914,10 +914,10 @@ static void test_vdso(void **state)
 	m.start = 0x7ffff0000000ull;
 	m.len = v->end - v->start;
 	m.path = "[vdso]";
-	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
 	write_mmap(&t, pid, &(struct map){ m.start, m.start + m.len, 0, "[vdso]" }, 1000);
-	assert_int_equal(rec_symcollect_hit(sc, pid, m.start + cg->start + 1, 0), 0);
-	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 2000), 1);
+	assert_int_equal(rec_symgather_hit(sc, pid, m.start + cg->start + 1, 0), 0);
+	assert_int_equal(rec_symgather_write(sc, t.w, 0, 2000), 1);
 	trace_close(&t);
 	as = read_back(&t);
 	assert_true(rtab_has(rtab_get(0, "[vdso]", 0), cg->name));
@@ -927,7 +927,7 @@ static void test_vdso(void **state)
 	assert_string_equal(out.dso, "[vdso]");
 	ana_symbols_free(as);
 	prec_elf_release(&e);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	trace_free(&t);
 }
 
@@ -950,8 +950,8 @@ static uint64_t nm_addr(const char *file, const char *sym)
 static void test_replaced_file(void **state)
 {
 	char cmd[1200], lib[400];
-	struct rec_symcollect_map m = { 0 };
-	struct rec_symcollect *sc;
+	struct rec_symgather_map m = { 0 };
+	struct rec_symgather *sc;
 	struct trace t;
 
 	(void)state;
@@ -969,24 +969,24 @@ static void test_replaced_file(void **state)
 	m.start = 0x60000000;
 	m.len = 0x10000;
 	m.path = lib;
-	assert_int_equal(rec_symcollect_add_mmap(sc, &m), 0);
-	assert_int_equal(rec_symcollect_hit(sc, m.pid, m.start + nm_addr(lib, "f1"), 0), 0);
-	assert_true(rec_symcollect_write(sc, t.w, 0, 1000) == 1);
+	assert_int_equal(rec_symgather_add_mmap(sc, &m), 0);
+	assert_int_equal(rec_symgather_hit(sc, m.pid, m.start + nm_addr(lib, "f1"), 0), 0);
+	assert_true(rec_symgather_write(sc, t.w, 0, 1000) == 1);
 	/* the file is replaced by another build; a hit in its f2 */
 	snprintf(cmd, sizeof(cmd), "cp %s/libother.so %s", tmpdir, lib);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(rec_symcollect_hit(sc, m.pid, m.start + nm_addr(lib, "f2"), 0), 0);
-	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 2000), 0);
+	assert_int_equal(rec_symgather_hit(sc, m.pid, m.start + nm_addr(lib, "f2"), 0), 0);
+	assert_int_equal(rec_symgather_write(sc, t.w, 0, 2000), 0);
 	trace_close(&t);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	trace_free(&t);
 }
 
 static void test_kernel_hidden(void **state)
 {
-	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
-	struct rec_symcollect_stats st;
-	struct rec_symcollect *sc;
+	struct rec_symgather_opts o = REC_SYMGATHER_OPTS_INIT;
+	struct rec_symgather_stats st;
+	struct rec_symgather *sc;
 	struct ana_symbols *as;
 	struct trace t;
 	char p[400];
@@ -995,27 +995,27 @@ static void test_kernel_hidden(void **state)
 	(void)state;
 	snprintf(p, sizeof(p), "%s/hidden", tmpdir);
 	o.kallsyms_path = p;
-	sc = rec_symcollect_new(&o);
+	sc = rec_symgather_new(&o);
 	assert_non_null(sc);
-	rec_symcollect_stats(sc, &st);
+	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.kernel_status, 1);   /* REC_KALLSYMS_HIDDEN */
 	trace_open(&t);
-	assert_int_equal(rec_symcollect_hit(sc, 1, KBASE, 1), 0);
-	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 1000), 2);
+	assert_int_equal(rec_symgather_hit(sc, 1, KBASE, 1), 0);
+	assert_int_equal(rec_symgather_write(sc, t.w, 0, 1000), 2);
 	/* said once */
-	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 1100), 0);
+	assert_int_equal(rec_symgather_write(sc, t.w, 0, 1100), 0);
 	trace_close(&t);
 	as = read_back(&t);
 	rt = rtab_get(4, "[kernel.kallsyms]", 0);
 	assert_non_null(rt);
 	assert_non_null(strstr(rt ? rt->reason : "", "kptr_restrict"));
 	ana_symbols_free(as);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	trace_free(&t);
 }
 
 /* A module loaded after the start: its addresses are unknown to the
- * kallsyms read at new(), so the collector reads kallsyms again (at most
+ * kallsyms read at new(), so the gatherer reads kallsyms again (at most
  * every kallsyms_reload_ms, twice as long after a read that named
  * nothing) and then names them; symbols written before are not repeated. */
 static void test_kernel_module_loaded_later(void **state)
@@ -1027,9 +1027,9 @@ static void test_kernel_module_loaded_later(void **state)
 		"ffffffffc0001000 t m_fn\t[mymod]\n"
 		"ffffffffc0001100 t m_fn2\t[mymod]\n";
 	const uint64_t nm = 0xffffffffc0100010ull;   /* in [newmod] */
-	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
-	struct rec_symcollect_stats st;
-	struct rec_symcollect *sc;
+	struct rec_symgather_opts o = REC_SYMGATHER_OPTS_INIT;
+	struct rec_symgather_stats st;
+	struct rec_symgather *sc;
 	struct ana_symbols *as;
 	struct ana_sym out;
 	struct trace t;
@@ -1044,19 +1044,19 @@ static void test_kernel_module_loaded_later(void **state)
 	/* long enough that no preemption of this test (ASan, a parallel
 	 * ctest job) makes the second read below due early */
 	o.kallsyms_reload_ms = 100;
-	sc = rec_symcollect_new(&o);
+	sc = rec_symgather_new(&o);
 	assert_non_null(sc);
 	trace_open(&t);
-	assert_int_equal(rec_symcollect_hit(sc, 1, KBASE + 0x100, 1), 0);   /* k_hot */
-	assert_int_equal(rec_symcollect_write(sc, t.w, 0, 1000), 1);
+	assert_int_equal(rec_symgather_hit(sc, 1, KBASE + 0x100, 1), 0);   /* k_hot */
+	assert_int_equal(rec_symgather_write(sc, t.w, 0, 1000), 1);
 	/* past m_fn2's bounded end: unknown; the first one reads at once */
-	assert_int_equal(rec_symcollect_hit(sc, 1, nm, 1), 0);
-	rec_symcollect_stats(sc, &st);
+	assert_int_equal(rec_symgather_hit(sc, 1, nm, 1), 0);
+	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.kernel_unknown, 1);
 	assert_int_equal(st.kallsyms_reads, 1);
 	/* nothing new: the next read waits 200 ms */
-	assert_int_equal(rec_symcollect_hit(sc, 1, nm + 0x40, 1), 0);
-	rec_symcollect_stats(sc, &st);
+	assert_int_equal(rec_symgather_hit(sc, 1, nm + 0x40, 1), 0);
+	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.kallsyms_reads, 1);
 	assert_int_equal(st.kernel_unknown, 2);
 	/* the module is loaded; the next write reads kallsyms again */
@@ -1065,8 +1065,8 @@ static void test_kernel_module_loaded_later(void **state)
 		 "ffffffffc0100100 t nm_fn2\t[newmod]\n", before);
 	write_file(p, text);
 	usleep(250000);
-	assert_true(rec_symcollect_write(sc, t.w, 0, 2000) >= 1);
-	rec_symcollect_stats(sc, &st);
+	assert_true(rec_symgather_write(sc, t.w, 0, 2000) >= 1);
+	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.kallsyms_reads, 2);
 	trace_close(&t);
 	as = read_back(&t);
@@ -1082,68 +1082,68 @@ static void test_kernel_module_loaded_later(void **state)
 	assert_string_equal(out.sym, "nm_fn");
 	assert_string_equal(out.dso, "[newmod]");
 	ana_symbols_free(as);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	trace_free(&t);
 
 	/* bounded: unknown addresses after a read wait for the interval */
 	write_file(p, before);
 	o.kallsyms_reload_ms = 60000;
-	sc = rec_symcollect_new(&o);
+	sc = rec_symgather_new(&o);
 	assert_non_null(sc);
 	for (uint64_t i = 0; i < 100; i++)
-		assert_int_equal(rec_symcollect_hit(sc, 1, nm + 64 * i, 1), 0);
-	rec_symcollect_stats(sc, &st);
+		assert_int_equal(rec_symgather_hit(sc, 1, nm + 64 * i, 1), 0);
+	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.kallsyms_reads, 1);
 	assert_int_equal(st.kernel_unknown, 100);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	/* a user address in a kernel-mode sample is no unknown kernel
 	 * address: kallsyms is not read again for it */
 	o.kallsyms_reload_ms = 1;
-	sc = rec_symcollect_new(&o);
+	sc = rec_symgather_new(&o);
 	assert_non_null(sc);
-	assert_int_equal(rec_symcollect_hit(sc, 1, 0x5625bdb653d0ull, 1), 0);
+	assert_int_equal(rec_symgather_hit(sc, 1, 0x5625bdb653d0ull, 1), 0);
 	usleep(3000);
-	assert_int_equal(rec_symcollect_hit(sc, 1, 0x7f0000001000ull, 1), 0);
-	rec_symcollect_stats(sc, &st);
+	assert_int_equal(rec_symgather_hit(sc, 1, 0x7f0000001000ull, 1), 0);
+	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.kernel_unknown, 0);
 	assert_int_equal(st.kallsyms_reads, 0);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	/* 0: never */
 	o.kallsyms_reload_ms = 0;
-	sc = rec_symcollect_new(&o);
+	sc = rec_symgather_new(&o);
 	assert_non_null(sc);
-	assert_int_equal(rec_symcollect_hit(sc, 1, nm, 1), 0);
-	rec_symcollect_stats(sc, &st);
+	assert_int_equal(rec_symgather_hit(sc, 1, nm, 1), 0);
+	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.kallsyms_reads, 0);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 }
 
 /* Cost on this host: libc in full plus the whole real kernel table. */
 static void test_cost_figure(void **state)
 {
-	struct rec_symcollect_opts o = REC_SYMCOLLECT_OPTS_INIT;
-	struct rec_symcollect_stats st;
+	struct rec_symgather_opts o = REC_SYMGATHER_OPTS_INIT;
+	struct rec_symgather_stats st;
 	uint32_t pid = (uint32_t)getpid();
 	uint64_t qs = (uint64_t)(uintptr_t)libc_sym("qsort");
-	struct rec_symcollect *sc;
+	struct rec_symgather *sc;
 	struct trace t;
 	struct prec_writer_stats ws;
 
 	(void)state;
 	read_self_maps();
 	o.full_tables = 1;
-	sc = rec_symcollect_new(&o);
+	sc = rec_symgather_new(&o);
 	assert_non_null(sc);
 	trace_open(&t);
 	feed_maps(sc, NULL, pid);
-	assert_int_equal(rec_symcollect_hit(sc, pid, qs, 0), 0);
-	assert_int_equal(rec_symcollect_hit(sc, pid, (uint64_t)(uintptr_t)
-					    &symcollect_hot_target, 0), 0);
-	assert_true(rec_symcollect_write(sc, t.w, 0, 1000) > 0);
+	assert_int_equal(rec_symgather_hit(sc, pid, qs, 0), 0);
+	assert_int_equal(rec_symgather_hit(sc, pid, (uint64_t)(uintptr_t)
+					   &symgather_hot_target, 0), 0);
+	assert_true(rec_symgather_write(sc, t.w, 0, 1000) > 0);
 	trace_close(&t);
-	rec_symcollect_stats(sc, &st);
+	rec_symgather_stats(sc, &st);
 	prec_writer_stats(t.w, &ws);
-	print_message("symcollect cost (full tables: libc + test binary + "
+	print_message("symgather cost (full tables: libc + test binary + "
 		      "kernel, kernel_status %d): %.1f ms, %llu symbols, "
 		      "%llu packets, %llu bytes raw, %llu bytes compressed file\n",
 		      st.kernel_status, st.time_ns / 1e6,
@@ -1152,7 +1152,7 @@ static void test_cost_figure(void **state)
 		      (unsigned long long)st.bytes,
 		      (unsigned long long)ws.bytes_written);
 	assert_true(st.bytes > 0);
-	rec_symcollect_free(sc);
+	rec_symgather_free(sc);
 	trace_free(&t);
 }
 
