@@ -634,39 +634,43 @@ static int read_info(const struct prec_reader *r, uint64_t off,
 	return 1;
 }
 
-/* After damage at `from`: the next offset where a valid frame-info record
- * or zstd frame starts (or one that is torn by the end of the file), or a
- * valid file header (*header set: the next part of a concatenation), or
- * r->size when there is none. */
-static int resync(const struct prec_reader *r, uint64_t from, uint64_t *next,
-		  int *header)
+/* The first offset in [from, to) where a valid frame-info record or zstd
+ * frame starts (or one that is torn by the end of the file), or a valid
+ * file header (*header set); with headers_only, a valid file header only.
+ * *next = to when there is none. */
+static int scan(const struct prec_reader *r, uint64_t from, uint64_t to,
+		int headers_only, uint64_t *next, int *header)
 {
 	uint8_t buf[64 * 1024 + 3];
 	uint64_t pos = from;
 	int ret;
 
 	*header = 0;
-	while (pos + 4 <= r->size) {
-		size_t n = r->size - pos < sizeof(buf) ? (size_t)(r->size - pos) : sizeof(buf);
+	while (pos < to && r->size - pos >= 4) {
+		/* a magic starting before `to` may end after it */
+		uint64_t want = to - pos + 3 < r->size - pos ? to - pos + 3 : r->size - pos;
+		size_t n = want < sizeof(buf) ? (size_t)want : sizeof(buf);
 		ret = read_at(r, pos, buf, n);
 		if (ret < 0)
 			return ret;
-		for (size_t i = 0; i + 4 <= n; i++) {
+		for (size_t i = 0; i + 4 <= n && pos + i < to; i++) {
 			uint32_t m = prec_get32(buf + i), len, major, minor;
 			struct prec_frame_info fi;
 			uint64_t fs, cs;
-			if (m == (PREC_SKIP_MAGIC_BASE | PREC_KIND_FRAME_INFO)) {
-				ret = read_info(r, pos + i, &fi);
-			} else if (m == PREC_ZSTD_MAGIC) {
-				ret = walk_zstd_frame(r, pos + i, &fs, &cs);
-			} else if (m == (PREC_SKIP_MAGIC_BASE | PREC_KIND_FILE_HEADER)) {
+			if (m == (PREC_SKIP_MAGIC_BASE | PREC_KIND_FILE_HEADER)) {
 				ret = header_at(r, pos + i, &len, &major, &minor);
 				if (ret == 0) {
 					*header = 1;
 					ret = 1;
 				} else if (ret < -4096) {
-					continue;   /* not a whole header: damage */
+					continue;   /* not a whole header */
 				}
+			} else if (headers_only) {
+				continue;
+			} else if (m == (PREC_SKIP_MAGIC_BASE | PREC_KIND_FRAME_INFO)) {
+				ret = read_info(r, pos + i, &fi);
+			} else if (m == PREC_ZSTD_MAGIC) {
+				ret = walk_zstd_frame(r, pos + i, &fs, &cs);
 			} else {
 				continue;
 			}
@@ -681,8 +685,15 @@ static int resync(const struct prec_reader *r, uint64_t from, uint64_t *next,
 			break;
 		pos += n - 3;   /* a magic may straddle the chunk boundary */
 	}
-	*next = r->size;
+	*next = to;
 	return 0;
+}
+
+/* After damage at `from`: where reading resumes (scan()), or r->size. */
+static int resync(const struct prec_reader *r, uint64_t from, uint64_t *next,
+		  int *header)
+{
+	return scan(r, from, r->size, 0, next, header);
 }
 
 /* The first valid file header starting in [from, to): 1 and *at, 0 none,
@@ -690,24 +701,9 @@ static int resync(const struct prec_reader *r, uint64_t from, uint64_t *next,
 static int find_header(const struct prec_reader *r, uint64_t from, uint64_t to,
 		       uint64_t *at)
 {
-	uint64_t pos = from;
-	int ret, header;
+	int header, ret = scan(r, from, to < r->size ? to : r->size, 1, at, &header);
 
-	if (to > r->size)
-		to = r->size;
-	while (pos < to) {
-		ret = resync(r, pos, &pos, &header);
-		if (ret < 0)
-			return ret;
-		if (pos >= to)
-			return 0;
-		if (header) {
-			*at = pos;
-			return 1;
-		}
-		pos++;
-	}
-	return 0;
+	return ret < 0 ? ret : header;
 }
 
 static void set_torn(struct walk *w, uint64_t off)
