@@ -135,7 +135,8 @@ static const struct cmd_help helps[] = {
 	{ "verify", "usage: " PROG " verify FILE [--json|--csv] [-o FILE]\n\n"
 	  "Decodes every frame, checks checksums, the index and the file's end.\n"
 	  "Exit status 0 only when the file is whole; 1 when anything is damaged,\n"
-	  "torn or the index is missing (the list says where).\n", 0 },
+	  "torn or the index is missing (the list says where). Concatenated files\n"
+	  "(cat a.prec b.prec) are checked part by part: whole when every part is.\n", 0 },
 	{ "export", "usage: " PROG " export FILE --format FMT [options]\n\n"
 	  "  -f, --format FMT   folded  stacks \"comm;outer;...;leaf COUNT\" for\n"
 	  "                             flamegraph.pl / speedscope\n"

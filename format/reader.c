@@ -12,7 +12,10 @@
  *
  * Index. ensure_index() runs once: it takes the trailing index if the
  * trailer, sizes and CRC are consistent, else walks the file from the end
- * of the file header (walk_file()). The walk collects good frames, damaged
+ * of the file header (walk_file()). The walk starts a new part at each
+ * valid file header it meets where a record starts (a concatenation of
+ * files, SPEC.md section 8); then each part whose own trailing index is
+ * valid is read by that index (use_part_indexes()). The walk collects good frames, damaged
  * byte ranges and a torn tail; damage is not reported while walking but
  * kept in r->w.dmg, and prec_reader_next_frame() reports each entry when the
  * iteration passes its offset, so on_damage sees everything in file order.
@@ -44,8 +47,10 @@ struct walk {
 	size_t nframes, framecap;
 	struct prec_damage *dmg;
 	size_t ndmg, dmgcap;
-	int torn;
+	int torn;                    /* the file's torn tail (its last part's) */
 	uint64_t torn_offset;
+	struct prec_part *parts;     /* one per file header (SPEC.md section 8) */
+	size_t nparts, partcap;
 };
 
 struct prec_reader {
@@ -102,57 +107,73 @@ static int read_at(const struct prec_reader *r, uint64_t off, void *buf, size_t 
 
 /* ---------------------------------------------------------------- open */
 
-/* The file header at offset 0 as written (SPEC.md section 3): 0 and
- * r->data_start set, or why not (PREC_E_MAGIC, _CORRUPT, _CHECKSUM,
- * _TRUNCATED, _VERSION, or an I/O error). */
-static int check_header(struct prec_reader *r)
+/* A file-header record at off (SPEC.md section 3): 0 with its payload
+ * size and version, or why not (PREC_E_MAGIC, _CORRUPT, _CHECKSUM,
+ * _TRUNCATED, _VERSION, or an I/O error). Where the file starts, and in a
+ * concatenation where each part starts. */
+static int header_at(const struct prec_reader *r, uint64_t off, uint32_t *len,
+		     uint32_t *major, uint32_t *minor)
 {
 	uint8_t h[PREC_SKIP_HDR + PREC_FILE_HEADER_MAX];
-	uint32_t len;
+	int ret;
+
+	if (r->size - off < PREC_SKIP_HDR + PREC_FILE_HEADER_SIZE)
+		return PREC_E_TRUNCATED;
+	ret = read_at(r, off, h, PREC_SKIP_HDR + PREC_FILE_HEADER_SIZE);
+	if (ret < 0)
+		return ret;
+	if (prec_get32(h) != (PREC_SKIP_MAGIC_BASE | PREC_KIND_FILE_HEADER) ||
+	    memcmp(h + 8, PREC_FILE_MAGIC, 8) != 0)
+		return PREC_E_MAGIC;
+	*len = prec_get32(h + 4);
+	if (*len < PREC_FILE_HEADER_SIZE || *len > PREC_FILE_HEADER_MAX)
+		return PREC_E_CORRUPT;
+	if (r->size - off < PREC_SKIP_HDR + (uint64_t)*len)
+		return PREC_E_TRUNCATED;
+	ret = read_at(r, off, h, PREC_SKIP_HDR + *len);
+	if (ret < 0)
+		return ret;
+	/* the major version decides first: a newer layout may move the crc.
+	 * A major that only a damaged byte makes newer is told apart by the
+	 * crc: it holds when the field reads as this reader's major. */
+	*major = prec_get16(h + 16);
+	*minor = prec_get16(h + 18);
+	if (*major > PREC_VERSION_MAJOR) {
+		uint8_t ours[PREC_SKIP_HDR + PREC_FILE_HEADER_MAX];
+		memcpy(ours, h, PREC_SKIP_HDR + *len);
+		prec_put16(ours + 16, PREC_VERSION_MAJOR);
+		if (prec_crc32(ours + 8, *len - 4) != prec_get32(ours + 8 + *len - 4))
+			return PREC_E_VERSION;
+		return PREC_E_CHECKSUM;
+	}
+	if (*major < 1)
+		return PREC_E_CORRUPT;
+	if (prec_crc32(h + 8, *len - 4) != prec_get32(h + 8 + *len - 4))
+		return PREC_E_CHECKSUM;
+	return 0;
+}
+
+/* The file header at offset 0 as written: 0 and r->data_start set, or
+ * why not (see header_at()). */
+static int check_header(struct prec_reader *r)
+{
+	uint32_t len = 0;
 	int ret;
 
 	if (r->size < PREC_SKIP_HDR + PREC_FILE_HEADER_SIZE) {
 		/* a proper prefix of a header is a file torn right at its start */
 		static const uint8_t want[] = { 0x50, 0x2A, 0x4D, 0x18 };
+		uint8_t h[4];
 		size_t n = r->size < 4 ? (size_t)r->size : 4;
 		ret = read_at(r, 0, h, n);
 		if (ret < 0)
 			return ret;
 		return memcmp(h, want, n) == 0 ? PREC_E_TRUNCATED : PREC_E_MAGIC;
 	}
-	ret = read_at(r, 0, h, PREC_SKIP_HDR + PREC_FILE_HEADER_SIZE);
-	if (ret < 0)
-		return ret;
-	if (prec_get32(h) != (PREC_SKIP_MAGIC_BASE | PREC_KIND_FILE_HEADER) ||
-	    memcmp(h + 8, PREC_FILE_MAGIC, 8) != 0)
-		return PREC_E_MAGIC;
-	len = prec_get32(h + 4);
-	if (len < PREC_FILE_HEADER_SIZE || len > PREC_FILE_HEADER_MAX)
-		return PREC_E_CORRUPT;
-	if (PREC_SKIP_HDR + (uint64_t)len > r->size)
-		return PREC_E_TRUNCATED;
-	ret = read_at(r, 0, h, PREC_SKIP_HDR + len);
-	if (ret < 0)
-		return ret;
-	/* the major version decides first: a newer layout may move the crc.
-	 * A major that only a damaged byte makes newer is told apart by the
-	 * crc: it holds when the field reads as this reader's major. */
-	r->st.version_major = prec_get16(h + 16);
-	r->st.version_minor = prec_get16(h + 18);
-	if (r->st.version_major > PREC_VERSION_MAJOR) {
-		uint8_t ours[PREC_SKIP_HDR + PREC_FILE_HEADER_MAX];
-		memcpy(ours, h, PREC_SKIP_HDR + len);
-		prec_put16(ours + 16, PREC_VERSION_MAJOR);
-		if (prec_crc32(ours + 8, len - 4) != prec_get32(ours + 8 + len - 4))
-			return PREC_E_VERSION;
-		return PREC_E_CHECKSUM;
-	}
-	if (r->st.version_major < 1)
-		return PREC_E_CORRUPT;
-	if (prec_crc32(h + 8, len - 4) != prec_get32(h + 8 + len - 4))
-		return PREC_E_CHECKSUM;
-	r->data_start = PREC_SKIP_HDR + len;
-	return 0;
+	ret = header_at(r, 0, &len, &r->st.version_major, &r->st.version_minor);
+	if (ret == 0)
+		r->data_start = PREC_SKIP_HDR + len;
+	return ret;
 }
 
 static int read_info(const struct prec_reader *r, uint64_t off,
@@ -351,6 +372,7 @@ void prec_reader_free(struct prec_reader *r)
 	prec_frame_free(r->cur);
 	free(r->w.frames);
 	free(r->w.dmg);
+	free(r->w.parts);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }
@@ -413,32 +435,40 @@ static void parse_entry(const uint8_t *q, uint32_t esize, struct prec_frame_info
 	decode_fields(q + PREC_IDX_INFO, esize >= PREC_IDX_KINDS + 8, fi);
 }
 
-/* The trailing index: 1 taken, 0 absent or inconsistent (walk instead),
- * < 0 on I/O or allocation failure. */
-static int load_trailer_index(struct prec_reader *r)
+/* The trailing index of the file (or part of a concatenation) whose
+ * header is at `start`, whose data begins at data_start and whose last
+ * byte is end - 1; its offsets are the part's own, from its header on,
+ * and go into `out` as file offsets. 1 taken, 0 absent or inconsistent
+ * (walk instead), < 0 on I/O or allocation failure. */
+static int load_index(const struct prec_reader *r, uint64_t start, uint64_t end,
+		      uint64_t data_start, struct walk *out)
 {
 	uint8_t tr[PREC_TRAILER_SIZE], h[PREC_SKIP_HDR];
 	uint64_t ioff, len, count, esize, body, prev_end;
 	uint8_t *buf = NULL;
+	size_t first = out->nframes;
 	int ret;
 
-	if (r->size < r->data_start + PREC_SKIP_HDR + PREC_IDX_HEAD + 4 + PREC_TRAILER_SIZE)
+	if (end < data_start + PREC_SKIP_HDR + PREC_IDX_HEAD + 4 + PREC_TRAILER_SIZE)
 		return 0;
-	ret = read_at(r, r->size - PREC_TRAILER_SIZE, tr, sizeof(tr));
+	ret = read_at(r, end - PREC_TRAILER_SIZE, tr, sizeof(tr));
 	if (ret < 0)
 		return ret;
 	if (memcmp(tr + 8, PREC_TRAILER_MAGIC, 8) != 0)
 		return 0;
 	ioff = prec_get64(tr);
-	if (ioff < r->data_start ||
-	    ioff > r->size - (PREC_SKIP_HDR + PREC_IDX_HEAD + 4 + PREC_TRAILER_SIZE))
+	if (ioff > end - start)
+		return 0;
+	ioff += start;
+	if (ioff < data_start ||
+	    ioff > end - (PREC_SKIP_HDR + PREC_IDX_HEAD + 4 + PREC_TRAILER_SIZE))
 		return 0;
 	ret = read_at(r, ioff, h, sizeof(h));
 	if (ret < 0)
 		return ret;
 	len = prec_get32(h + 4);
 	if (prec_get32(h) != (PREC_SKIP_MAGIC_BASE | PREC_KIND_INDEX) ||
-	    ioff + PREC_SKIP_HDR + len != r->size)
+	    ioff + PREC_SKIP_HDR + len != end)
 		return 0;
 	/* check the counts before allocating: every frame takes at least an
 	 * info record and a minimal zstd frame, so count is bounded by the
@@ -452,7 +482,7 @@ static int load_trailer_index(struct prec_reader *r)
 		return 0;
 	body = PREC_IDX_HEAD + count * esize;   /* count, esize < 2^32: no overflow */
 	if (body + 4 + PREC_TRAILER_SIZE != len ||
-	    count * (PREC_SKIP_HDR + PREC_INFO_MIN + 9) > ioff - r->data_start)
+	    count * (PREC_SKIP_HDR + PREC_INFO_MIN + 9) > ioff - data_start)
 		return 0;
 	buf = malloc(len);
 	if (!buf)
@@ -463,16 +493,22 @@ static int load_trailer_index(struct prec_reader *r)
 	ret = 0;
 	if (prec_crc32(buf, body) != prec_get32(buf + body))
 		goto out;
-	prev_end = r->data_start;
+	prev_end = data_start;
 	for (uint64_t i = 0; i < count; i++) {
 		struct prec_frame_info fi;
 		parse_entry(buf + PREC_IDX_HEAD + i * esize, esize, &fi);
+		/* part-relative offsets; an offset past the part cannot be
+		 * shifted without overflow and is inconsistent anyway */
+		if (fi.offset > end - start || fi.data_offset > end - start)
+			goto inconsistent;
+		fi.offset += start;
+		fi.data_offset += start;
 		if (fi.offset < prev_end ||
 		    fi.data_offset < fi.offset + PREC_SKIP_HDR + PREC_INFO_MIN ||
 		    fi.data_offset > ioff || fi.compressed_size > ioff - fi.data_offset)
 			goto inconsistent;
 		prev_end = fi.data_offset + fi.compressed_size;
-		ret = add_frame(&r->w, &fi);
+		ret = add_frame(out, &fi);
 		if (ret < 0)
 			goto out;
 	}
@@ -480,7 +516,7 @@ static int load_trailer_index(struct prec_reader *r)
 	goto out;
 
 inconsistent:
-	r->w.nframes = 0;
+	out->nframes = first;
 	ret = 0;
 out:
 	free(buf);
@@ -598,25 +634,40 @@ static int read_info(const struct prec_reader *r, uint64_t off,
 	return 1;
 }
 
-/* After damage at `from`: the next offset where a valid frame-info record
- * or zstd frame starts (or one that is torn by the end of the file), or
- * r->size when there is none. */
-static int resync(const struct prec_reader *r, uint64_t from, uint64_t *next)
+/* The first offset in [from, to) where a valid frame-info record or zstd
+ * frame starts (or one that is torn by the end of the file), or a valid
+ * file header (*header set); with headers_only, a valid file header only.
+ * *next = to when there is none. */
+static int scan(const struct prec_reader *r, uint64_t from, uint64_t to,
+		int headers_only, uint64_t *next, int *header)
 {
 	uint8_t buf[64 * 1024 + 3];
 	uint64_t pos = from;
 	int ret;
 
-	while (pos + 4 <= r->size) {
-		size_t n = r->size - pos < sizeof(buf) ? (size_t)(r->size - pos) : sizeof(buf);
+	*header = 0;
+	while (pos < to && r->size - pos >= 4) {
+		/* a magic starting before `to` may end after it */
+		uint64_t want = to - pos + 3 < r->size - pos ? to - pos + 3 : r->size - pos;
+		size_t n = want < sizeof(buf) ? (size_t)want : sizeof(buf);
 		ret = read_at(r, pos, buf, n);
 		if (ret < 0)
 			return ret;
-		for (size_t i = 0; i + 4 <= n; i++) {
-			uint32_t m = prec_get32(buf + i);
+		for (size_t i = 0; i + 4 <= n && pos + i < to; i++) {
+			uint32_t m = prec_get32(buf + i), len, major, minor;
 			struct prec_frame_info fi;
 			uint64_t fs, cs;
-			if (m == (PREC_SKIP_MAGIC_BASE | PREC_KIND_FRAME_INFO)) {
+			if (m == (PREC_SKIP_MAGIC_BASE | PREC_KIND_FILE_HEADER)) {
+				ret = header_at(r, pos + i, &len, &major, &minor);
+				if (ret == 0) {
+					*header = 1;
+					ret = 1;
+				} else if (ret < -4096) {
+					continue;   /* not a whole header */
+				}
+			} else if (headers_only) {
+				continue;
+			} else if (m == (PREC_SKIP_MAGIC_BASE | PREC_KIND_FRAME_INFO)) {
 				ret = read_info(r, pos + i, &fi);
 			} else if (m == PREC_ZSTD_MAGIC) {
 				ret = walk_zstd_frame(r, pos + i, &fs, &cs);
@@ -634,19 +685,25 @@ static int resync(const struct prec_reader *r, uint64_t from, uint64_t *next)
 			break;
 		pos += n - 3;   /* a magic may straddle the chunk boundary */
 	}
-	*next = r->size;
+	*next = to;
 	return 0;
 }
 
-/* Records damage `err` at *pos and moves *pos to where reading resumes. */
-static int skip_damage(const struct prec_reader *r, struct walk *w, uint64_t *pos,
-		       int err)
+/* After damage at `from`: where reading resumes (scan()), or r->size. */
+static int resync(const struct prec_reader *r, uint64_t from, uint64_t *next,
+		  int *header)
 {
-	int ret = add_damage(w, *pos, err);
+	return scan(r, from, r->size, 0, next, header);
+}
 
-	if (ret < 0)
-		return ret;
-	return resync(r, *pos + 1, pos);
+/* The first valid file header starting in [from, to): 1 and *at, 0 none,
+ * or < 0. */
+static int find_header(const struct prec_reader *r, uint64_t from, uint64_t to,
+		       uint64_t *at)
+{
+	int header, ret = scan(r, from, to < r->size ? to : r->size, 1, at, &header);
+
+	return ret < 0 ? ret : header;
 }
 
 static void set_torn(struct walk *w, uint64_t off)
@@ -655,12 +712,216 @@ static void set_torn(struct walk *w, uint64_t off)
 	w->torn_offset = off;
 }
 
-/* Rebuilds the frame list by walking the file (SPEC.md "recovery"). */
+/* Starts a part at `offset` (its file header); the previous part ends
+ * there. Its frames are those added from now on. */
+static int begin_part(struct walk *w, uint64_t offset, uint64_t data_start,
+		      uint32_t major, uint32_t minor, int header_damaged)
+{
+	struct prec_part *p;
+
+	if (w->nparts == w->partcap) {
+		size_t cap = w->partcap ? w->partcap * 2 : 4;
+		struct prec_part *np = realloc(w->parts, cap * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		w->parts = np;
+		w->partcap = cap;
+	}
+	if (w->nparts)
+		w->parts[w->nparts - 1].end = offset;
+	p = &w->parts[w->nparts++];
+	memset(p, 0, sizeof(*p));
+	p->offset = offset;
+	p->end = UINT64_MAX;
+	p->data_start = data_start;
+	p->version_major = major;
+	p->version_minor = minor;
+	p->header_damaged = header_damaged;
+	p->first_frame = w->nframes;
+	return 0;
+}
+
+/* The last part ends at `size`: frame counts, time ranges and the torn
+ * tail of the file. */
+static void finish_parts(struct walk *w, uint64_t size)
+{
+	for (size_t i = 0; i < w->nparts; i++) {
+		struct prec_part *p = &w->parts[i];
+		size_t to = i + 1 < w->nparts ? w->parts[i + 1].first_frame : w->nframes;
+		if (i + 1 == w->nparts) {
+			p->end = size;
+			p->torn = w->torn;
+			p->torn_offset = w->torn_offset;
+		}
+		p->nframes = to - p->first_frame;
+		p->t_min = p->t_max = 0;
+		for (size_t j = p->first_frame; j < to; j++) {
+			const struct prec_frame_info *f = &w->frames[j];
+			if (f->t_min == 0 && f->t_max == 0)
+				continue;
+			if (!p->t_min || f->t_min < p->t_min)
+				p->t_min = f->t_min;
+			if (f->t_max > p->t_max)
+				p->t_max = f->t_max;
+		}
+	}
+}
+
+/* The part being walked is torn at `torn` (the next part's header
+ * follows): damage PREC_E_TRUNCATED, so that iteration reports it in
+ * file order. */
+static int torn_part(struct walk *w, uint64_t torn)
+{
+	struct prec_part *p = &w->parts[w->nparts - 1];
+
+	p->torn = 1;
+	p->torn_offset = torn;
+	return add_damage(w, torn, PREC_E_TRUNCATED);
+}
+
+/* The record at pos is not whole: err is PREC_E_TRUNCATED when it runs
+ * past the end of the file, else what is wrong with it. In a single file
+ * that is the torn tail, or damage to skip (resync). In a concatenation
+ * it is also where a torn part ends when a file header follows: then
+ * reading goes on at *next, that header. 1 go on at *next, 0 the file
+ * ends torn at pos, < 0 an error. */
+static int not_whole(const struct prec_reader *r, struct walk *w, uint64_t pos,
+		     int err, uint64_t *next)
+{
+	uint64_t h;
+	int ret, header;
+
+	if (err == PREC_E_TRUNCATED) {
+		ret = find_header(r, pos + 1, r->size, &h);
+		if (ret < 0)
+			return ret;
+		if (ret == 0) {
+			set_torn(w, pos);
+			return 0;
+		}
+		*next = h;
+		ret = torn_part(w, pos);
+		return ret < 0 ? ret : 1;
+	}
+	ret = add_damage(w, pos, err);
+	if (ret < 0)
+		return ret;
+	ret = resync(r, pos + 1, next, &header);
+	if (ret < 0)
+		return ret;
+	if (header) {
+		/* nothing whole between here and the next part: torn */
+		w->ndmg--;
+		ret = torn_part(w, pos);
+		if (ret < 0)
+			return ret;
+	}
+	return 1;
+}
+
+/* The same for an index record (size len at pos): a torn one, followed
+ * by the next part, does not end with the trailer's magic. */
+static int torn_index(const struct prec_reader *r, uint64_t pos, uint32_t len,
+		      uint64_t *next)
+{
+	uint64_t end = pos + PREC_SKIP_HDR + len;
+	uint8_t m[8];
+	int ret;
+
+	if (len >= PREC_TRAILER_SIZE) {
+		ret = read_at(r, end - 8, m, 8);
+		if (ret < 0)
+			return ret;
+		if (memcmp(m, PREC_TRAILER_MAGIC, 8) == 0)
+			return 0;
+	}
+	return find_header(r, pos + PREC_SKIP_HDR, end, next);
+}
+
+/* A frame is taken by the size its info record gives. So is a torn last
+ * frame of a part when the next part's bytes make up the rest, and the
+ * walk would go on inside the next part, its header unseen. A whole frame
+ * is followed by the next frame's info record (seq + 1), a file header,
+ * an index or the end of the file; when anything else follows, the
+ * frame's bytes are searched for the next part's file header. So a
+ * header's bytes inside a data frame that is followed as it should be
+ * are no part boundary. 1 and *next, that header: the frame is torn;
+ * 0 take it; < 0 an error. */
+static int torn_frame(const struct prec_reader *r, const struct prec_frame_info *fi,
+		      uint64_t *next)
+{
+	uint64_t end = fi->data_offset + fi->compressed_size;
+	uint8_t h[PREC_SKIP_HDR];
+	int ret;
+
+	if (end == r->size)
+		return 0;
+	if (r->size - end >= PREC_SKIP_HDR) {
+		uint32_t magic, len, major, minor;
+		ret = read_at(r, end, h, sizeof(h));
+		if (ret < 0)
+			return ret;
+		magic = prec_get32(h);
+		len = prec_get32(h + 4);
+		if (magic == (PREC_SKIP_MAGIC_BASE | PREC_KIND_FRAME_INFO)) {
+			struct prec_frame_info n;
+			ret = read_info(r, end, &n);
+			if (ret == 1 && n.seq == fi->seq + 1)
+				return 0;
+		} else if (magic == (PREC_SKIP_MAGIC_BASE | PREC_KIND_FILE_HEADER)) {
+			ret = header_at(r, end, &len, &major, &minor);
+			if (ret == 0)
+				return 0;
+		} else if (magic == (PREC_SKIP_MAGIC_BASE | PREC_KIND_INDEX)) {
+			ret = torn_index(r, end, len, next);
+			if (ret == 0)
+				return 0;
+		} else {
+			ret = 0;
+		}
+		if (ret < 0 && ret > -4096)
+			return ret;
+	}
+	return find_header(r, fi->data_offset + 1, end, next);
+}
+
+/* A file-header record at pos, inside the file: the start of the next
+ * part of a concatenation, or a damaged one (PREC_E_HEADER at pos; its
+ * frames are read from the next record that checks). 1 go on at *next,
+ * 0 not a header (*next untouched), < 0 an error. */
+static int walk_header(const struct prec_reader *r, struct walk *w, uint64_t pos,
+		       uint64_t *next)
+{
+	uint32_t len = 0, major = 0, minor = 0;
+	int ret = header_at(r, pos, &len, &major, &minor), header;
+
+	if (ret == 0) {
+		*next = pos + PREC_SKIP_HDR + len;
+		ret = begin_part(w, pos, *next, major, minor, 0);
+		return ret < 0 ? ret : 1;
+	}
+	if (ret > -4096 || ret == PREC_E_MAGIC || ret == PREC_E_TRUNCATED)
+		return ret < 0 && ret > -4096 ? ret : 0;
+	ret = add_damage(w, pos, PREC_E_HEADER);
+	if (ret < 0)
+		return ret;
+	ret = resync(r, pos + 1, next, &header);
+	if (ret < 0)
+		return ret;
+	ret = begin_part(w, pos, *next, PREC_VERSION_MAJOR, PREC_VERSION_MINOR, 1);
+	return ret < 0 ? ret : 1;
+}
+
+/* Rebuilds the frame list by walking the file (SPEC.md "recovery"),
+ * part by part in a concatenation. */
 static int walk_file(const struct prec_reader *r, struct walk *w)
 {
 	uint64_t pos = r->data_start;
-	int ret;
+	int ret = begin_part(w, 0, r->data_start, r->st.version_major,
+			     r->st.version_minor, r->st.header_damaged);
 
+	if (ret < 0)
+		return ret;
 	while (pos < r->size) {
 		uint8_t h[PREC_SKIP_HDR];
 		struct prec_frame_info fi;
@@ -668,8 +929,10 @@ static int walk_file(const struct prec_reader *r, struct walk *w)
 		uint32_t magic, len;
 
 		if (r->size - pos < PREC_SKIP_HDR) {
-			set_torn(w, pos);
-			break;
+			ret = not_whole(r, w, pos, PREC_E_TRUNCATED, &pos);
+			if (ret <= 0)
+				break;
+			continue;
 		}
 		ret = read_at(r, pos, h, sizeof(h));
 		if (ret < 0)
@@ -682,6 +945,17 @@ static int walk_file(const struct prec_reader *r, struct walk *w)
 				uint8_t m[4];
 				ret = fi.compressed_size >= 4 ? read_at(r, fi.data_offset, m, 4) : PREC_E_CORRUPT;
 				if (ret == 0 && prec_get32(m) == PREC_ZSTD_MAGIC) {
+					uint64_t next;
+					ret = torn_frame(r, &fi, &next);
+					if (ret == 1) {
+						ret = torn_part(w, fi.offset);
+						if (ret < 0)
+							return ret;
+						pos = next;
+						continue;
+					}
+					if (ret < 0)
+						return ret;
 					ret = add_frame(w, &fi);
 					if (ret < 0)
 						return ret;
@@ -692,24 +966,43 @@ static int walk_file(const struct prec_reader *r, struct walk *w)
 					return ret;
 				ret = PREC_E_CORRUPT;   /* info names no zstd frame */
 			}
-			if (ret == 0) {
-				set_torn(w, pos);
-				break;
-			}
-			if (ret != PREC_E_CHECKSUM && ret != PREC_E_CORRUPT)
+			if (ret == 0)
+				ret = PREC_E_TRUNCATED;
+			else if (ret != PREC_E_CHECKSUM && ret != PREC_E_CORRUPT)
 				return ret;
-			/* the zstd frame after a damaged record is still found
+			/* after a damaged record, its zstd frame is still found
 			 * (and recovered) by resync */
-			ret = skip_damage(r, w, &pos, ret);
-			if (ret < 0)
-				return ret;
+			ret = not_whole(r, w, pos, ret, &pos);
+			if (ret <= 0)
+				break;
 			continue;
 		}
+		if (magic == (PREC_SKIP_MAGIC_BASE | PREC_KIND_FILE_HEADER)) {
+			ret = walk_header(r, w, pos, &pos);
+			if (ret < 0)
+				return ret;
+			if (ret == 1)
+				continue;
+		}
 		if (prec_is_skippable(magic)) {
-			/* file header, index, or a kind from a newer minor */
+			/* index, or a kind from a newer minor */
+			uint64_t next;
 			if (r->size - pos - PREC_SKIP_HDR < len) {
-				set_torn(w, pos);
-				break;
+				ret = not_whole(r, w, pos, PREC_E_TRUNCATED, &pos);
+				if (ret <= 0)
+					break;
+				continue;
+			}
+			ret = magic == (PREC_SKIP_MAGIC_BASE | PREC_KIND_INDEX) ?
+			      torn_index(r, pos, len, &next) : 0;
+			if (ret < 0)
+				return ret;
+			if (ret == 1) {
+				ret = torn_part(w, pos);
+				if (ret < 0)
+					return ret;
+				pos = next;
+				continue;
 			}
 			pos += PREC_SKIP_HDR + (uint64_t)len;
 			continue;
@@ -718,8 +1011,10 @@ static int walk_file(const struct prec_reader *r, struct walk *w)
 			/* a data frame whose info record is lost */
 			ret = walk_zstd_frame(r, pos, &fsize, &content);
 			if (ret == 0) {
-				set_torn(w, pos);
-				break;
+				ret = not_whole(r, w, pos, PREC_E_TRUNCATED, &pos);
+				if (ret <= 0)
+					break;
+				continue;
 			}
 			if (ret == 1 && fsize <= UINT32_MAX) {
 				memset(&fi, 0, sizeof(fi));
@@ -738,10 +1033,60 @@ static int walk_file(const struct prec_reader *r, struct walk *w)
 			if (ret < 0 && ret != PREC_E_CORRUPT)
 				return ret;
 		}
-		ret = skip_damage(r, w, &pos, PREC_E_CORRUPT);
-		if (ret < 0)
-			return ret;
+		ret = not_whole(r, w, pos, PREC_E_CORRUPT, &pos);
+		if (ret <= 0)
+			break;
 	}
+	if (ret < 0)
+		return ret;
+	finish_parts(w, r->size);
+	return 0;
+}
+
+/* After a walk of a concatenation: each part whose own trailing index is
+ * valid is read by it, as a single file would be (its frames from the
+ * index, the walk's damage in it dropped but a damaged header's); the
+ * others keep what the walk found. */
+static int use_part_indexes(struct prec_reader *r)
+{
+	struct walk *w = &r->w;
+	struct walk out = { 0 };
+	size_t keep = 0, d = 0;
+	int all = 1, ret = 0;
+
+	for (size_t i = 0; i < w->nparts && ret >= 0; i++) {
+		struct prec_part *p = &w->parts[i];
+		size_t first = out.nframes;
+		ret = w->nparts > 1 ? load_index(r, p->offset, p->end, p->data_start, &out) : 0;
+		if (ret < 0)
+			break;
+		p->index_present = ret == 1;
+		if (ret == 0) {
+			all = 0;
+			for (size_t j = p->first_frame; j < p->first_frame + p->nframes && ret >= 0; j++)
+				ret = add_frame(&out, &w->frames[j]);
+		} else {
+			p->torn = 0;
+		}
+		p->first_frame = first;
+		/* damage in file order: the part's entries are next */
+		for (; d < w->ndmg && w->dmg[d].offset < p->end; d++)
+			if (!p->index_present || w->dmg[d].err == PREC_E_HEADER)
+				w->dmg[keep++] = w->dmg[d];
+	}
+	if (ret < 0) {
+		free(out.frames);
+		return ret;
+	}
+	w->ndmg = keep;
+	free(w->frames);
+	w->frames = out.frames;
+	w->nframes = out.nframes;
+	w->framecap = out.framecap;
+	w->torn = w->parts[w->nparts - 1].torn;
+	finish_parts(w, r->size);
+	r->st.index_present = all;
+	r->st.index_rebuilt = !all;
 	return 0;
 }
 
@@ -752,14 +1097,25 @@ static int ensure_index(struct prec_reader *r)
 	if (r->indexed)
 		return r->index_err;
 	r->indexed = 1;
-	ret = load_trailer_index(r);
+	ret = load_index(r, 0, r->size, r->data_start, &r->w);
 	if (ret == 1) {
+		/* one file, read by its index as it always was */
+		size_t n = r->w.nframes;
+		r->w.nframes = 0;
+		ret = begin_part(&r->w, 0, r->data_start, r->st.version_major,
+				 r->st.version_minor, r->st.header_damaged);
+		r->w.nframes = n;
+		if (ret < 0)
+			return r->index_err = ret;
+		r->w.parts[0].index_present = 1;
+		finish_parts(&r->w, r->size);
 		r->st.index_present = 1;
 		return r->index_err = 0;
 	}
 	if (ret == 0) {
-		r->st.index_rebuilt = 1;
 		ret = walk_file(r, &r->w);
+		if (ret == 0)
+			ret = use_part_indexes(r);
 		r->st.torn = r->w.torn;
 		r->st.torn_offset = r->w.torn_offset;
 	}
@@ -796,6 +1152,21 @@ int prec_reader_damage(struct prec_reader *r, const struct prec_damage **d,
 	return ret;
 }
 
+int prec_reader_parts(struct prec_reader *r, const struct prec_part **parts,
+		      size_t *n)
+{
+	int ret;
+
+	if (!r)
+		return -EINVAL;
+	ret = ensure_index(r);
+	if (parts)
+		*parts = r->w.parts;
+	if (n)
+		*n = r->w.nparts;
+	return ret;
+}
+
 int prec_reader_walk(struct prec_reader *r, struct prec_frame_info **frames,
 		     size_t *nframes, struct prec_damage **damage, size_t *ndamage,
 		     uint64_t *torn_offset)
@@ -806,6 +1177,7 @@ int prec_reader_walk(struct prec_reader *r, struct prec_frame_info **frames,
 	if (!r || !frames || !nframes || !damage || !ndamage || !torn_offset)
 		return -EINVAL;
 	ret = walk_file(r, &w);
+	free(w.parts);
 	if (ret < 0) {
 		free(w.frames);
 		free(w.dmg);
@@ -850,14 +1222,26 @@ static void report_seq(struct prec_reader *r, uint64_t offset, int err)
 	prec_reader_note_damage(r, offset, err);
 }
 
+/* A torn tail (of the file, or of a part before another) is a state,
+ * not a damaged frame. The parts are read-only once indexed. */
+static int is_torn_tail(const struct prec_reader *r, uint64_t offset, int err)
+{
+	if (err != PREC_E_TRUNCATED)
+		return 0;
+	if (r->st.torn && offset == r->st.torn_offset)
+		return 1;
+	for (size_t i = 0; r->indexed && i < r->w.nparts; i++)
+		if (r->w.parts[i].torn && r->w.parts[i].torn_offset == offset)
+			return 1;
+	return 0;
+}
+
 void prec_reader_note_damage(struct prec_reader *r, uint64_t offset, int err)
 {
 	if (!r)
 		return;
 	pthread_mutex_lock(&r->lock);
-	if (err == PREC_E_TRUNCATED && r->st.torn && offset == r->st.torn_offset)
-		;   /* the torn tail is a state, not a damaged frame */
-	else
+	if (!is_torn_tail(r, offset, err))
 		r->st.damaged_frames++;
 	pthread_mutex_unlock(&r->lock);
 	/* outside the lock: the callback may call prec_reader_stats() */

@@ -29,6 +29,9 @@
  * compressed size before anything is allocated or decompressed, and bad
  * bytes give a PREC_E_* code, never a crash.
  *
+ * A concatenation of .prec files is read as one file made of parts
+ * (prec_reader_parts()), each with its own header and index.
+ *
  * A damaged file header does not stop reading when a whole frame follows
  * it: the header is then damage at offset 0 (PREC_E_HEADER, reported
  * and listed like the rest, stats.header_damaged set) and the version is
@@ -103,6 +106,26 @@ struct prec_reader_stats {
 	int header_damaged;        /* the file header did not check; read on */
 };
 
+/* One file of a concatenation (`cat a.prec b.prec > all.prec`, SPEC.md
+ * section 8, "Concatenated files"): the bytes from one file header to the
+ * next (or to the end). A single file is one part covering all of it.
+ * Its frames are frames[first_frame .. first_frame + nframes) of
+ * prec_reader_index(), its damage the entries of prec_reader_damage()
+ * within [offset, end). */
+struct prec_part {
+	uint64_t offset;          /* its file header (0 for the first part) */
+	uint64_t end;             /* one past its last byte */
+	uint64_t data_start;      /* first byte after its file header */
+	uint32_t version_major, version_minor;
+	int header_damaged;       /* its file header did not check: damage
+				   * PREC_E_HEADER at offset, frames read on */
+	int index_present;        /* its own trailing index was valid and used */
+	int torn;                 /* it ends inside a record */
+	uint64_t torn_offset;     /* where that record starts */
+	size_t first_frame, nframes;
+	uint64_t t_min, t_max;    /* over its frames' time ranges; 0,0: none */
+};
+
 /* NULL opts = defaults. Returns NULL and sets errno (EINVAL for a file
  * that is not .prec; see prec_reader_open_error()). */
 struct prec_reader *prec_reader_open(const char *path,
@@ -126,19 +149,31 @@ int prec_reader_index(struct prec_reader *r,
 		      const struct prec_frame_info **frames, size_t *n);
 
 /* Damage the index walk found between frames (damaged info records,
- * unparseable bytes), in file order; builds the index first. The torn tail
- * is not listed here: see stats.torn / torn_offset. prec_reader_next_frame()
+ * unparseable bytes; in a concatenation a damaged file header
+ * (PREC_E_HEADER) and a torn part before another (PREC_E_TRUNCATED)), in
+ * file order; builds the index first. The torn tail of the file is not
+ * listed here: see stats.torn / torn_offset. prec_reader_next_frame()
  * reports these through on_damage as it passes them; parallel readers that
  * only use prec_reader_index() + load_frame() take them from here. The
  * array is owned by the reader. Returns 0 or < 0. */
 int prec_reader_damage(struct prec_reader *r, const struct prec_damage **d,
 		       size_t *n);
 
+/* The file's parts, in file order (builds the index first): one for a
+ * single file. stats.index_present is set when every part's index was
+ * used, stats.torn when the last part is torn; a torn part before
+ * another is damage PREC_E_TRUNCATED at its torn_offset in
+ * prec_reader_damage() (reported, not counted as a damaged frame). The
+ * array is owned by the reader. Returns 0 or < 0. */
+int prec_reader_parts(struct prec_reader *r, const struct prec_part **parts,
+		      size_t *n);
+
 /* Walks the file's records as a reader without an index does (SPEC.md
  * section 8), whatever the trailer says, reading record headers only: to
  * check a trailing index against the records it names (verify). Returns
  * 0 with the frames found (*frames) and the damage between them
- * (*damage; the file header's is not there, see prec_reader_damage()),
+ * (*damage, as prec_reader_damage() lists it but without the damage of
+ * the file header at offset 0),
  * both malloc'ed and the caller's to free, and where a torn tail starts
  * (*torn_offset, UINT64_MAX when the file ends on a whole record); or
  * < 0. Thread-safe (positional reads only). */

@@ -10,6 +10,10 @@
  * entry by entry. The content is compared with the index (or, without
  * one, with the records) as far as it tells: packet count, time range,
  * packet kinds; sizes are checked by loading the frame.
+ *
+ * A concatenation of files is checked part by part (SPEC.md section 8):
+ * each part by its own index, or walked; every problem is its part's, and
+ * the file is whole when every part is.
  */
 #include "analyzer/reports/verify.h"
 #include "format/base/hashmap.h"
@@ -35,6 +39,37 @@ struct problems {
 	struct problem *v;
 	size_t n;
 };
+
+/* The reader's parts and, per part, what was found. */
+struct parts {
+	const struct prec_part *v;
+	size_t n;
+	size_t *bad;        /* damaged frames and regions */
+	uint64_t *packets;
+};
+
+/* The part holding offset (parts cover the file, in order). */
+static size_t part_of(const struct parts *pt, uint64_t off)
+{
+	size_t lo = 0, hi = pt->n;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pt->v[mid].offset <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* A torn tail, of the file or of a part before another. */
+static int torn_at(const struct parts *pt, uint64_t off)
+{
+	for (size_t i = 0; i < pt->n; i++)
+		if (pt->v[i].torn && pt->v[i].torn_offset == off)
+			return 1;
+	return 0;
+}
 
 static int add_problem(struct problems *p, uint64_t off, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -137,13 +172,15 @@ static size_t find_offset(const struct prec_frame_info *v, size_t n, uint64_t of
 			      "%s" name " %" fmt " vs %" fmt, n ? ", " : "", (a), (b)); \
 } while (0)
 
-/* The trailing index against the records it names: walks the file as a
- * reader without index would, then every entry must match the frame-info
- * record at its offset field for field, and every frame the walk finds
- * must be in the index. Sets flag[i] for each entry i whose record is
- * damaged or disagrees; *extra counts damage outside the index's frames. */
-static int check_index(struct ana_trace *s, struct problems *pr,
-		       unsigned char *flag, size_t *extra)
+/* The trailing indexes against the records they name: walks the file as a
+ * reader without index would, then every entry of a part read by its
+ * index must match the frame-info record at its offset field for field,
+ * and every frame the walk finds in such a part must be in the index.
+ * Sets flag[i] for each entry i whose record is damaged or disagrees;
+ * counts damage outside the index's frames in its part. */
+static int check_index(struct ana_trace *s, const struct prec_frame_info *frames,
+		       size_t nframes, struct parts *pt, struct problems *pr,
+		       unsigned char *flag)
 {
 	struct prec_frame_info *wf = NULL;
 	struct prec_damage *wd = NULL;
@@ -153,8 +190,10 @@ static int check_index(struct ana_trace *s, struct problems *pr,
 
 	if (ret < 0)
 		return ret;
-	for (size_t i = 0; i < s->nframes && ret == 0; i++) {
-		const struct prec_frame_info *e = &s->frames[i];
+	for (size_t i = 0; i < nframes && ret == 0; i++) {
+		const struct prec_frame_info *e = &frames[i];
+		if (!pt->v[part_of(pt, e->offset)].index_present)
+			continue;
 		size_t j = find_offset(wf, nw, e->offset, 0);
 		if (j == nw || wf[j].seq == PREC_SEQ_UNKNOWN) {
 			int err = PREC_E_CORRUPT;
@@ -189,13 +228,15 @@ static int check_index(struct ana_trace *s, struct problems *pr,
 	}
 	for (size_t j = 0; j < nw && ret == 0; j++) {
 		const struct prec_frame_info *w = &wf[j];
-		if (find_offset(s->frames, s->nframes, w->offset, 0) < s->nframes)
+		size_t p = part_of(pt, w->offset);
+		if (!pt->v[p].index_present ||
+		    find_offset(frames, nframes, w->offset, 0) < nframes)
 			continue;
 		/* the data frame of a damaged record, reported above */
 		if (w->seq == PREC_SEQ_UNKNOWN &&
-		    find_offset(s->frames, s->nframes, w->offset, 1) < s->nframes)
+		    find_offset(frames, nframes, w->offset, 1) < nframes)
 			continue;
-		(*extra)++;
+		pt->bad[p]++;
 		if (w->seq == PREC_SEQ_UNKNOWN)
 			ret = add_problem(pr, w->offset, "data frame without frame-info record, "
 					  "not in the index");
@@ -204,40 +245,125 @@ static int check_index(struct ana_trace *s, struct problems *pr,
 					  ") is not in the index", w->seq, w->stream);
 	}
 	for (size_t k = 0; k < nwd && ret == 0; k++) {
-		if (find_offset(s->frames, s->nframes, wd[k].offset, 0) < s->nframes)
+		size_t p = part_of(pt, wd[k].offset);
+		/* a damaged part header is the reader's damage too (below) */
+		if (!pt->v[p].index_present || wd[k].err == PREC_E_HEADER ||
+		    find_offset(frames, nframes, wd[k].offset, 0) < nframes)
 			continue;   /* a frame's record, reported above */
-		(*extra)++;
+		pt->bad[p]++;
 		ret = add_problem(pr, wd[k].offset, "unreadable bytes the index skips: %s",
 				  prec_strerror(wd[k].err));
 	}
-	if (ret == 0 && torn != UINT64_MAX)
+	if (ret == 0 && torn != UINT64_MAX && pt->v[part_of(pt, torn)].index_present)
 		ret = add_problem(pr, torn, "a record runs past the end of the file");
 	free(wf);
 	free(wd);
 	return ret;
 }
 
+/* What the reader met at open and while indexing (damaged file headers,
+ * skipped byte ranges, torn tails) and each part's missing index. */
+static int reader_problems(struct ana_trace *s, struct parts *pt, struct problems *pr)
+{
+	const struct prec_damage *d = NULL;
+	size_t nd = 0;
+	int ret = prec_reader_damage(s->reader, &d, &nd);
+
+	for (size_t i = 0; i < nd && ret >= 0; i++) {
+		if (d[i].err == PREC_E_TRUNCATED && torn_at(pt, d[i].offset))
+			continue;   /* below, with its part */
+		if (d[i].err == PREC_E_HEADER) {
+			ret = add_problem(pr, d[i].offset, "file header damaged (magic, size, "
+					  "version or CRC): the frames after it were read");
+			continue;
+		}
+		ret = add_problem(pr, d[i].offset, "unreadable bytes skipped: %s",
+				  prec_strerror(d[i].err));
+		pt->bad[part_of(pt, d[i].offset)]++;
+	}
+	for (size_t i = 0; i < pt->n && ret >= 0; i++) {
+		const struct prec_part *p = &pt->v[i];
+		if (p->torn && pt->n == 1)
+			ret = add_problem(pr, p->torn_offset, "torn tail: the file ends inside "
+					  "a frame (recorder killed or disk full); data before "
+					  "it is readable");
+		else if (p->torn)
+			ret = add_problem(pr, p->torn_offset, "torn tail: the part ends inside "
+					  "a record (its recorder was killed or the disk full); "
+					  "data before it is readable");
+		if (ret >= 0 && !p->index_present)
+			ret = add_problem(pr, p->offset, "no valid trailing index (rebuilt by "
+					  "walking the frames): the recording did not end cleanly");
+	}
+	return ret;
+}
+
+/* One row per part of a concatenation. */
+static void parts_table(const struct parts *pt, const struct problems *pr,
+			struct ana_doc *doc)
+{
+	struct ana_table *t = ana_doc_table(doc, "parts", "Parts");
+	ana_table_col(t, "part", "Part", ANA_NUM);
+	ana_table_col(t, "offset", "Offset", ANA_NUM);
+	ana_table_col(t, "bytes", "Bytes", ANA_NUM);
+	ana_table_col(t, "frames", "Frames", ANA_NUM);
+	ana_table_col(t, "damaged_frames", "Damaged", ANA_NUM);
+	ana_table_col(t, "packets", "Packets", ANA_NUM);
+	ana_table_col(t, "index", "Index", ANA_STR);
+	ana_table_col(t, "torn_tail", "Torn", ANA_STR);
+	ana_table_col(t, "status", "Status", ANA_STR);
+	for (size_t i = 0; i < pt->n; i++) {
+		const struct prec_part *p = &pt->v[i];
+		size_t np = 0;
+		for (size_t k = 0; k < pr->n; k++)
+			np += part_of(pt, pr->v[k].offset) == i;
+		ana_table_row(t);
+		ana_cell_num(t, "%zu", i + 1);
+		ana_cell_num(t, "%" PRIu64, p->offset);
+		ana_cell_num(t, "%" PRIu64, p->end - p->offset);
+		ana_cell_num(t, "%zu", p->nframes);
+		ana_cell_num(t, "%zu", pt->bad[i]);
+		ana_cell_num(t, "%" PRIu64, pt->packets[i]);
+		ana_cell_str(t, p->index_present ? "present" : "rebuilt");
+		ana_cell_str(t, p->torn ? "yes" : "no");
+		ana_cell_str(t, np ? (p->torn ? "torn" : "damaged") : "ok");
+	}
+}
+
 int ana_verify_run(struct ana_trace *s, int jobs, struct ana_doc *doc, int *whole)
 {
 	struct problems pr = { 0 };
-	size_t good = 0, bad = 0;
+	struct parts pt = { 0 };
+	const struct prec_frame_info *frames = NULL;
+	size_t nframes = 0, good = 0, bad = 0;
 	uint64_t packets = 0;
-	int ret = 0;
+	int ret, torn = 0, indexed = 1;
+	unsigned char *flag = NULL;
+	struct ana_frames *af = NULL;
+
 	*whole = 0;
+	/* the reader's own lists: the parts index into its frames */
+	ret = prec_reader_index(s->reader, &frames, &nframes);
+	if (ret >= 0)
+		ret = prec_reader_parts(s->reader, &pt.v, &pt.n);
+	if (ret < 0)
+		return ret;
 	/* frames found damaged one way or another (content, record, both) */
-	unsigned char *flag = calloc(s->nframes ? s->nframes : 1, 1);
-	if (!flag)
-		return -ENOMEM;
+	flag = calloc(nframes ? nframes : 1, 1);
+	pt.bad = calloc(pt.n, sizeof(*pt.bad));
+	pt.packets = calloc(pt.n, sizeof(*pt.packets));
 	struct ana_frames_opts fo = { .jobs = jobs };
-	struct ana_frames *af = ana_frames_new(s->reader, s->frames, s->nframes, &fo);
+	if (flag && pt.bad && pt.packets)
+		af = ana_frames_new(s->reader, frames, nframes, &fo);
 	if (!af) {
-		free(flag);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out;
 	}
 	struct ana_loaded *lf;
 	size_t done = 0;
 	while ((ret = ana_frames_next(af, &lf)) > 0) {
 		const struct prec_frame_info *fi = lf->fi;
+		size_t p = part_of(&pt, fi->offset);
 		if (lf->err) {
 			flag[lf->idx] = 1;
 			if (fi->seq == PREC_SEQ_UNKNOWN)
@@ -248,78 +374,76 @@ int ana_verify_run(struct ana_trace *s, int jobs, struct ana_doc *doc, int *whol
 						  PRIu32 "): %s", fi->seq, fi->stream,
 						  prec_strerror(lf->err));
 		} else {
-			ret = check_content(lf, s->index_present ? "index" : "frame info", &pr);
+			ret = check_content(lf, pt.v[p].index_present ? "index" : "frame info",
+					    &pr);
 		}
 		packets += lf->npkts;
+		pt.packets[p] += lf->npkts;
 		ana_frames_release(af, lf);
 		if (ret < 0)
 			break;
 		done++;
 		if (s->opts.progress)
-			s->opts.progress(s->opts.ctx, "verify", done, s->nframes);
+			s->opts.progress(s->opts.ctx, "verify", done, nframes);
 	}
 	ana_frames_free(af);
 	if (ret < 0)
 		goto out;
-	if (s->index_present) {
-		ret = check_index(s, &pr, flag, &bad);
+	for (size_t i = 0; i < pt.n; i++) {
+		torn |= pt.v[i].torn;
+		indexed &= pt.v[i].index_present;
+	}
+	if (pt.n > 1 || indexed) {
+		ret = check_index(s, frames, nframes, &pt, &pr, flag);
 		if (ret < 0)
 			goto out;
 	}
-	for (size_t i = 0; i < s->nframes; i++) {
+	for (size_t i = 0; i < nframes; i++)
 		if (flag[i])
-			bad++;
-		else
-			good++;
-	}
-	/* Damage met at open and while indexing (the file header, skipped
-	 * byte ranges, torn tail). */
-	const struct prec_damage *d = NULL;
-	size_t nd = 0;
-	prec_reader_damage(s->reader, &d, &nd);
-	for (size_t i = 0; i < nd && ret >= 0; i++) {
-		if (s->torn && d[i].err == PREC_E_TRUNCATED && d[i].offset == s->torn_offset)
-			continue;
-		if (d[i].err == PREC_E_HEADER) {
-			ret = add_problem(&pr, d[i].offset, "file header damaged (magic, size, "
-					  "version or CRC): the frames after it were read");
-			continue;
-		}
-		ret = add_problem(&pr, d[i].offset, "unreadable bytes skipped: %s",
-				  prec_strerror(d[i].err));
-		bad++;
-	}
-	if (ret >= 0 && s->torn)
-		ret = add_problem(&pr, s->torn_offset, "torn tail: the file ends inside a frame "
-				  "(recorder killed or disk full); data before it is readable");
-	if (ret >= 0 && !s->index_present)
-		ret = add_problem(&pr, 0, "no valid trailing index (rebuilt by walking "
-				  "the frames): the recording did not end cleanly");
+			pt.bad[part_of(&pt, frames[i].offset)]++;
+	ret = reader_problems(s, &pt, &pr);
 	if (ret < 0)
 		goto out;
+	for (size_t i = 0; i < pt.n; i++)
+		bad += pt.bad[i];
+	for (size_t i = 0; i < nframes; i++)
+		good += !flag[i];
 	prec_sort(pr.v, pr.n, sizeof(*pr.v), cmp_problem);
 	*whole = pr.n == 0;
 
 	struct ana_table *kv = ana_doc_kv(doc, "verify");
 	ana_kv_str(kv, "file", s->path);
-	ana_kv_num(kv, "frames", "%zu", s->nframes);
+	if (pt.n > 1)
+		ana_kv_num(kv, "parts", "%zu", pt.n);
+	ana_kv_num(kv, "frames", "%zu", nframes);
 	ana_kv_num(kv, "good_frames", "%zu", good);
 	ana_kv_num(kv, "damaged_frames", "%zu", bad);
 	ana_kv_num(kv, "packets", "%" PRIu64, packets);
-	ana_kv_str(kv, "torn_tail", s->torn ? "yes" : "no");
-	ana_kv_str(kv, "index", s->index_present ? "present" : "rebuilt");
+	ana_kv_str(kv, "torn_tail", torn ? "yes" : "no");
+	ana_kv_str(kv, "index", indexed ? "present" : "rebuilt");
 	ana_kv_str(kv, "status", *whole ? "ok" : "damaged");
+	if (pt.n > 1)
+		parts_table(&pt, &pr, doc);
 	struct ana_table *t = ana_doc_table(doc, "problems", pr.n ? "Problems" : NULL);
 	ana_table_col(t, "offset", "Offset", ANA_NUM);
 	ana_table_col(t, "problem", "Problem", ANA_STR);
 	for (size_t i = 0; i < pr.n; i++) {
 		ana_table_row(t);
 		ana_cell_num(t, "%" PRIu64, pr.v[i].offset);
-		ana_cell_str(t, pr.v[i].what);
+		if (pt.n > 1) {
+			char what[300];
+			snprintf(what, sizeof(what), "part %zu: %s",
+				 part_of(&pt, pr.v[i].offset) + 1, pr.v[i].what);
+			ana_cell_str(t, what);
+		} else {
+			ana_cell_str(t, pr.v[i].what);
+		}
 	}
 	ret = 0;
 out:
 	free(flag);
+	free(pt.bad);
+	free(pt.packets);
 	free(pr.v);
 	return ret;
 }

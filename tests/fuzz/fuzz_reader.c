@@ -8,8 +8,10 @@
  * also read with packet-kind filters, which must return the unfiltered
  * pass's packets of those kinds, with the same times and iid values.
  * The input is also walked as a stored file a collector resumes
- * (prec_record_recover). Seeds: tests/fuzz/corpus/fuzz_reader/ (small valid, unindexed, torn files,
- * a lone frame, sample and interned packets).
+ * (prec_record_recover). The reader's parts (a concatenation of files)
+ * must cover the file in order and hold their frames. Seeds:
+ * tests/fuzz/corpus/fuzz_reader/ (small valid, unindexed, torn and
+ * concatenated files, a lone frame, sample and interned packets).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -199,6 +201,35 @@ static void check_filters(const uint8_t *data, size_t size, size_t max_raw,
 	prec_frame_set_kinds(f, PREC_KINDS_ALL);
 }
 
+/* The parts of a file (one, or one per file of a concatenation) cover
+ * it in order, and each holds the frames it lists, within its bytes. */
+static void check_parts(struct prec_reader *r, size_t size)
+{
+	const struct prec_part *pt;
+	const struct prec_frame_info *fi;
+	size_t np, nf, next = 0;
+
+	if (prec_reader_parts(r, &pt, &np) < 0 || prec_reader_index(r, &fi, &nf) < 0)
+		return;
+	if (np == 0 || pt[0].offset != 0 || pt[np - 1].end != size)
+		__builtin_trap();
+	for (size_t i = 0; i < np; i++) {
+		const struct prec_part *p = &pt[i];
+		if ((i && p->offset != pt[i - 1].end) || p->end < p->offset ||
+		    p->data_start > p->end || p->first_frame != next ||
+		    p->nframes > nf - next ||
+		    (p->torn && (p->torn_offset < p->offset || p->torn_offset >= p->end)))
+			__builtin_trap();
+		for (size_t j = p->first_frame; j < p->first_frame + p->nframes; j++)
+			if (fi[j].offset < p->offset || fi[j].data_offset > p->end ||
+			    fi[j].compressed_size > p->end - fi[j].data_offset)
+				__builtin_trap();
+		next += p->nframes;
+	}
+	if (next != nf)
+		__builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct prec_reader_opts o = PREC_READER_OPTS_INIT;
@@ -256,6 +287,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 		}
 		prec_reader_damage(r, &d, &nd);
+		check_parts(r, size);
 		prec_reader_set_window(r, 0, UINT64_MAX);
 		while (prec_reader_next_packet(r, &p) > 0)
 			use_packet(&p, &sink);

@@ -6,7 +6,9 @@
 #     growing;
 #   - rotate twice: three files that each verify and analyze alone, whose
 #     time ranges join end to start and whose switch counts add up to what
-#     the session counted in all (no record lost or doubled);
+#     the session counted in all (no record lost or doubled); the three
+#     concatenated (`cat`) verify whole as 3 parts, with the files' packets
+#     and the session's switches;
 #   - a snapshot of the flight session analyzes alone while it goes on;
 #   - another uid is refused (by the socket's mode, and by the peer
 #     credentials check when the mode is opened up); garbage bytes, an
@@ -206,6 +208,21 @@ for f in $files; do
 done
 [ "$sum" = "$total" ] || fail "the files hold $sum switches, the session counted $total"
 step "rotate: 3 files verify alone, join end to start, $sum switches = session total $total"
+
+# --- the rotations concatenated: one whole file of 3 parts, each frame once
+cat $files > "$d/cat.prec"
+"$analyze" verify --csv "$d/cat.prec" > "$d/verify-cat.csv" || fail "cat of the rotations does not verify: $(cat "$d/verify-cat.csv")"
+grep -qx 'parts,3' "$d/verify-cat.csv" || fail "cat of 3 files: $(cat "$d/verify-cat.csv")"
+want=0
+for f in $files; do
+  want=$((want + $("$analyze" verify --csv "$f" | sed -n 's/^packets,//p')))
+done
+got=$(sed -n 's/^packets,//p' "$d/verify-cat.csv")
+[ "$got" = "$want" ] || fail "cat of the rotations: $got packets, the files hold $want"
+"$analyze" info --json "$d/cat.prec" > "$d/info-cat.json" || fail "info on the cat"
+n=$(json "$d/info-cat.json" "r['info']['switches']")
+[ "$n" = "$total" ] || fail "cat of the rotations: $n switches, the session counted $total"
+step "cat of the rotations: whole, 3 parts, $got packets and $n switches as the files"
 
 # --- flight snapshot: analyzes alone, the session goes on
 before=$(field fl records)
