@@ -3,7 +3,8 @@
  * status. The only place in the analyzer that prints or exits.
  *
  * Exit status: 0 success; 1 the work failed (or `verify` found the file
- * not whole); 2 bad usage or a file that cannot be read at all.
+ * not whole); 2 bad usage or no input that can be read at all; 3 the
+ * rest was analyzed but input files were skipped (each named on stderr).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -12,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "analyzer/read/dataset.h"
 #include "analyzer/reports/counters.h"
 #include "analyzer/reports/dump.h"
 #include "analyzer/render/export.h"
@@ -31,9 +34,12 @@
 #define PROG "perfrec-analyze"
 
 static const char usage_main[] =
-"usage: " PROG " COMMAND FILE [options]\n"
+"usage: " PROG " COMMAND [FILE|DIR]... [options]\n"
 "\n"
 "Offline analysis of .prec traces written by `perfrec record`.\n"
+"Inputs are files and directories (searched for *.prec), read as one dataset:\n"
+"one timeline per host, rotated files joined, the same data twice read once.\n"
+"Without an input: perfrec.prec (what `perfrec record` writes); -i FILE too.\n"
 "\n"
 "commands:\n"
 "  info      host, recording, events, packet counts, losses, frames, damage\n"
@@ -45,7 +51,11 @@ static const char usage_main[] =
 "  export    folded stacks, pprof, or a report as JSON/CSV\n"
 "  html      one self-contained page: flame graphs, CPU timeline, tables\n"
 "\n"
-"Run `" PROG " COMMAND --help` for the options of a command.\n";
+"Run `" PROG " COMMAND --help` for the options of a command.\n"
+"\n"
+"exit status: 0 done; 1 the work failed (verify: not whole); 2 bad usage or\n"
+"no input could be read; 3 done, but input files were skipped (named on\n"
+"stderr: missing, unreadable, not .prec, empty, a directory loop).\n";
 
 static const char common_opts[] =
 "output:\n"
@@ -53,6 +63,7 @@ static const char common_opts[] =
 "  --csv              CSV instead of aligned text\n"
 "  -o, --output FILE  write to FILE instead of standard output\n"
 "  -j, --jobs N       decoding threads (default: number of CPUs)\n"
+"  -i, --input FILE   an input (as perf takes it); FILE and DIR arguments too\n"
 "  --no-progress      no progress line on stderr (shown only on a tty,\n"
 "                     for runs longer than a second)\n";
 
@@ -65,7 +76,12 @@ static const char filter_opts[] =
 "  --event NAMES      event names as recorded (see `info`)\n"
 "  --time START,END   seconds from the trace start (e.g. 0.5,2.5); prefix\n"
 "                     '@' for absolute monotonic seconds as `dump` prints\n"
-"                     them (@1234.5,@1236); either side may be empty\n";
+"                     them (@1234.5,@1236); either side may be empty\n"
+"  --since TIME       wall clock: '2026-11-26 03:00', ISO 8601\n"
+"                     ('2026-11-26T03:00:00+01:00'; UTC unless a zone is\n"
+"                     given), or before now: -2h, -30m, -90s, -1d\n"
+"  --until TIME       the same; only the files (and frames) inside are read\n"
+"  --host NAMES       hosts (FileHeader hostname), comma-separated\n";
 
 struct cmd_help {
 	const char *name, *text;
@@ -203,7 +219,7 @@ static void progress_end(struct progress *p)
 enum {
 	O_JSON = 1000, O_CSV, O_NOPROG, O_CPU, O_PID, O_TID, O_COMM, O_EVENT,
 	O_TIME, O_CHILDREN, O_HIST, O_RATIO, O_FILEORDER, O_SYMFS, O_REPORT,
-	O_NODEMANGLE, O_OFFCPU,
+	O_NODEMANGLE, O_OFFCPU, O_HOST, O_SINCE, O_UNTIL,
 };
 
 static const struct option long_opts[] = {
@@ -231,12 +247,19 @@ static const struct option long_opts[] = {
 	{ "report", required_argument, NULL, O_REPORT },
 	{ "no-demangle", no_argument, NULL, O_NODEMANGLE },
 	{ "off-cpu", no_argument, NULL, O_OFFCPU },
+	{ "input", required_argument, NULL, 'i' },
+	{ "host", required_argument, NULL, O_HOST },
+	{ "since", required_argument, NULL, O_SINCE },
+	{ "until", required_argument, NULL, O_UNTIL },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct cli {
+	char **inputs;            /* argv's and -i's, borrowed */
+	size_t ninputs;
 	const char *cmd, *file, *output, *sort, *ratio, *format, *symfs, *report;
 	enum ana_fmt fmt;
+	int dataset;              /* several inputs, a directory, or --host */
 	int jobs, progress, children, hist, interval, file_order, no_demangle, off_cpu;
 	size_t top;
 	struct ana_filter filter;
@@ -270,9 +293,9 @@ static int parse_count(const char *s, size_t *out)
 static int allowed(const char *cmd, int opt)
 {
 	int filt = opt == O_CPU || opt == O_PID || opt == O_TID || opt == O_COMM ||
-		   opt == O_EVENT || opt == O_TIME;
+		   opt == O_EVENT || opt == O_TIME || opt == O_SINCE || opt == O_UNTIL;
 	int common = opt == 'h' || opt == O_JSON || opt == O_CSV || opt == 'o' ||
-		     opt == 'j' || opt == O_NOPROG;
+		     opt == 'j' || opt == O_NOPROG || opt == 'i' || opt == O_HOST;
 	if (common)
 		return 1;
 	if (!strcmp(cmd, "report"))
@@ -299,10 +322,10 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	int opt;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ho:j:s:n:If:", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "ho:j:s:n:If:i:", long_opts, NULL)) != -1) {
 		if (opt == '?' || opt == ':') {
 			const char *bad = argv[optind - 1];
-			if (optopt && strchr("ojsnf", optopt))
+			if (optopt && strchr("ojsnfi", optopt))
 				return fail_usage(c->cmd, "option '%s' needs a value", bad);
 			return fail_usage(c->cmd, "unknown option '%s'", bad);
 		}
@@ -337,6 +360,14 @@ static int parse_args(struct cli *c, int argc, char **argv)
 				return fail_usage(c->cmd, "%s", err);
 			break;
 		}
+		case O_HOST: case O_SINCE: case O_UNTIL:
+			if (ana_filter_parse(&c->filter, opt == O_HOST ? "host" : opt == O_SINCE ?
+					     "since" : "until", optarg, err, sizeof(err)))
+				return fail_usage(c->cmd, "%s", err);
+			break;
+		case 'i':
+			c->inputs[c->ninputs++] = optarg;
+			break;
 		case 's': c->sort = optarg; break;
 		case 'n':
 			if (parse_count(optarg, &c->top))
@@ -354,11 +385,11 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case O_OFFCPU: c->off_cpu = 1; break;
 		}
 	}
-	if (optind >= argc)
-		return fail_usage(c->cmd, "%s", "missing FILE (a .prec trace)");
-	c->file = argv[optind++];
-	if (optind < argc)
-		return fail_usage(c->cmd, "unexpected argument '%s'", argv[optind]);
+	while (optind < argc)
+		c->inputs[c->ninputs++] = argv[optind++];
+	if (!c->ninputs)   /* what `perfrec record` writes, as perf reads perf.data */
+		c->inputs[c->ninputs++] = "perfrec.prec";
+	c->file = c->inputs[0];
 	return -1;   /* go on */
 }
 
@@ -376,22 +407,260 @@ static const char *open_hint(int err)
 	}
 }
 
-static void warn_damage(const struct ana_trace *s, size_t i)
+/* In a dataset the warning names the file (path non-NULL). */
+static void warn_damage_in(const char *path, const struct ana_trace *s, size_t i)
 {
 	int64_t k = ana_trace_damage_packets(s, i);
 	char lost[64] = "";
+	fprintf(stderr, "%s: warning: ", PROG);
+	if (path)
+		ana_text_str(stderr, path), fputs(": ", stderr);
 	if (s->damage[i].err == PREC_E_HEADER) {
-		fprintf(stderr, "%s: warning: %s\n", PROG, prec_strerror(PREC_E_HEADER));
+		fprintf(stderr, "%s\n", prec_strerror(PREC_E_HEADER));
 		return;
 	}
 	if (k >= 0)
 		snprintf(lost, sizeof(lost), " (%lld packets lost)", (long long)k);
-	fprintf(stderr, "%s: warning: damaged frame at offset %llu skipped%s: %s\n",
-		PROG, (unsigned long long)s->damage[i].offset, lost,
+	fprintf(stderr, "damaged frame at offset %llu skipped%s: %s\n",
+		(unsigned long long)s->damage[i].offset, lost,
 		prec_strerror(s->damage[i].err));
 }
 
-static int run(struct cli *c)
+static void warn_damage(const struct ana_trace *s, size_t i)
+{
+	warn_damage_in(NULL, s, i);
+}
+
+/* What pass 1 reads for the report `which`: set in so. */
+static void trace_opts(const struct cli *c, const char *which, struct ana_trace_opts *so)
+{
+	/* Reports that need names only at the end read the file once. */
+	so->single_pass = !strcmp(which, "sched") || !strcmp(which, "counters") ||
+			 (!strcmp(which, "dump") && !c->filter.nevents) ||
+			 !strcmp(which, "verify");   /* --event names must be known first */
+	/* Sample reports need no context switches, counter snapshots or raw
+	 * records in pass 1 (the bulk of a --switch-events trace): skipped
+	 * unread. */
+	if (!strcmp(which, "info")) {
+		/* the top processes' pass reads the samples: counted there */
+		so->pass1_kinds = PREC_KINDS_ALL & ~PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
+		so->deferred_kinds = PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
+	}
+	if (!strcmp(which, "report")) {
+		so->pass1_kinds = PREC_KINDS_ALL &
+			~(PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
+			  PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
+			  PREC_KIND(PERFREC__PACKET__DATA_RAW));
+		/* The samples (or off-CPU records) the report pass reads are
+		 * counted there, so their frames, most of the file, are read
+		 * once. A --time report reads only the window's frames then:
+		 * pass 1 counts them all first. */
+		if (!ana_filter_windowed(&c->filter))
+			so->deferred_kinds = PREC_KIND(c->off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
+						      PERFREC__PACKET__DATA_SAMPLE);
+	}
+}
+
+/* ---- datasets */
+
+static const char *skip_hint(int err)
+{
+	switch (err) {
+	case -ELOOP: return "a directory met twice (a symlink loop) or nested too deep: read once";
+	case -ENODATA: return "no frame in it: nothing to read";
+	case -EINVAL: return "not a regular file";
+	default: return open_hint(err);
+	}
+}
+
+/* Opens file f of the dataset for the pass of `so`, within the window:
+ * 1 and *out, 0 when the window leaves nothing of it (not opened), < 0
+ * when it cannot be read (reported). */
+static int dataset_trace(struct cli *c, const struct ana_dataset *ds, size_t i,
+			 struct ana_trace_opts *so, struct ana_trace **out)
+{
+	const struct ana_dataset_file *f = &ds->files[i];
+	char err[512];
+	/* --time counts from the start of the file's host (the first file
+	 * of its host: files are by host, then start) */
+	size_t h = i;
+	while (h > 0 && ds->files[h - 1].host == f->host)
+		h--;
+	if (ana_filter_resolve_clock(&c->filter, ds->files[h].start, f->realtime_ns,
+				     f->monotonic_ns, err, sizeof(err))) {
+		fail_usage(c->cmd, "%s", err);
+		return -EINVAL;
+	}
+	if (ana_filter_windowed(&c->filter) &&
+	    (c->filter.tmin > f->end || c->filter.tmax < f->start))
+		return 0;
+	int ret = ana_trace_open(out, f->path, so);
+	if (ret < 0) {
+		fprintf(stderr, "%s %s: skipped ", PROG, c->cmd);
+		ana_text_str(stderr, f->path);
+		fprintf(stderr, ": %s; %s\n", prec_strerror(ret), open_hint(ret));
+		return ret;
+	}
+	struct ana_trace *s = *out;
+	if (ana_filter_windowed(&c->filter) && !so->single_pass)
+		ana_trace_set_window(s, c->filter.tmin, c->filter.tmax);
+	for (size_t k = 0; k < s->ndamage && strcmp(c->cmd, "verify"); k++)
+		warn_damage_in(f->path, s, k);
+	if (s->torn && strcmp(c->cmd, "verify")) {
+		fprintf(stderr, "%s: warning: ", PROG);
+		ana_text_str(stderr, f->path);
+		fprintf(stderr, ": torn tail at offset %llu (recording was cut short); "
+			"analyzing the frames before it\n", (unsigned long long)s->torn_offset);
+	}
+	return 1;
+}
+
+static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_report_opts *ro,
+		       struct ana_sched_opts *sco, const char *which, struct progress *prog)
+{
+	(void)sco;
+	struct ana_dataset_opts dso = { .hosts = c->filter.hosts, .nhosts = c->filter.nhosts };
+	struct ana_dataset *ds;
+	int ret = ana_dataset_open(&ds, c->inputs, c->ninputs, &dso);
+	if (ret < 0) {
+		fprintf(stderr, "%s %s: %s\n", PROG, c->cmd, prec_strerror(ret));
+		return 1;
+	}
+	for (size_t i = 0; i < ds->nskipped; i++) {
+		fprintf(stderr, "%s %s: skipped ", PROG, c->cmd);
+		ana_text_str(stderr, ds->skipped[i].path);
+		fprintf(stderr, ": %s; %s\n", prec_strerror(ds->skipped[i].err),
+			skip_hint(ds->skipped[i].err));
+	}
+	for (size_t i = 0; i < ds->ndups; i++) {
+		fprintf(stderr, "%s %s: ", PROG, c->cmd);
+		ana_text_str(stderr, ds->dups[i].path);
+		fputs(" holds the same data as ", stderr);
+		ana_text_str(stderr, ds->dups[i].kept);
+		fputs(" (same host and recording start): read once\n", stderr);
+	}
+	int status = ds->nskipped ? 3 : 0, whole = 1;
+	if (!ds->nfiles) {
+		fprintf(stderr, "%s %s: no trace to read in the %zu input%s given%s\n", PROG,
+			c->cmd, c->ninputs, c->ninputs == 1 ? "" : "s",
+			ds->outside ? " (none of the named hosts)" : "");
+		ana_dataset_free(ds);
+		return 2;
+	}
+	/* A pid or tid means nothing without its host. */
+	if (ds->nhosts > 1 && !strcmp(which, "report")) {
+		int pidkey = 0, hostkey = 0;
+		if (!ro->nkeys)
+			pidkey = 0;
+		for (size_t i = 0; i < ro->nkeys; i++) {
+			pidkey |= ro->keys[i] == ANA_KEY_PID || ro->keys[i] == ANA_KEY_TID;
+			hostkey |= ro->keys[i] == ANA_KEY_HOST;
+		}
+		if (pidkey && !hostkey && ro->nkeys < ANA_NKEYS) {
+			memmove(ro->keys + 1, ro->keys, ro->nkeys * sizeof(ro->keys[0]));
+			ro->keys[0] = ANA_KEY_HOST;
+			ro->nkeys++;
+		}
+	}
+	char label[4096];
+	if (c->ninputs == 1)
+		snprintf(label, sizeof(label), "%s", c->inputs[0]);
+	else
+		snprintf(label, sizeof(label), "%zu inputs", c->ninputs);
+	int is_export = !strcmp(c->cmd, "export");
+	const char *xfmt = c->format;
+	int folded = is_export && !strcmp(xfmt, "folded");
+	if (!strcmp(which, "counters") || !strcmp(c->cmd, "html") ||
+	    (is_export && !strcmp(xfmt, "pprof")) || (is_export && !strcmp(which, "info")) ||
+	    !strcmp(which, "sched")) {
+		fprintf(stderr, "%s %s: this output reads one file: give one of the %zu files "
+			"(`%s info` lists them)\n", PROG, c->cmd, ds->nfiles, PROG);
+		ana_dataset_free(ds);
+		return 2;
+	}
+	FILE *out = stdout;
+	if (c->output && !(out = fopen(c->output, "w"))) {
+		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
+			strerror(errno));
+		ana_dataset_free(ds);
+		return 1;
+	}
+	enum ana_fmt fmt = c->fmt;
+	if (is_export && !strcmp(xfmt, "json"))
+		fmt = ANA_FMT_JSON;
+	if (is_export && !strcmp(xfmt, "csv"))
+		fmt = ANA_FMT_CSV;
+	struct ana_doc *doc = ana_doc_new();
+	struct ana_report *rep = NULL;
+	ret = doc ? 0 : -ENOMEM;
+	if (!ret && !strcmp(which, "report") && !folded && !(rep = ana_report_new(ro)))
+		ret = -ENOMEM;
+	if (!ret && !strcmp(which, "info")) {
+		ret = ana_info_dataset(ds, doc);
+		if (ret >= 0)
+			ret = ana_doc_render(doc, out, fmt);
+		goto done;
+	}
+	for (size_t i = 0; i < ds->nfiles && ret >= 0; i++) {
+		struct ana_trace *s = NULL;
+		int got = dataset_trace(c, ds, i, so, &s);
+		if (got == -EINVAL) {
+			status = 2;
+			goto done;
+		}
+		if (got < 0) {
+			status = status ? status : 3;
+			continue;
+		}
+		if (!got)
+			continue;
+		if (rep) {
+			ret = ana_report_add(rep, s);
+		} else if (folded) {
+			ret = ana_export_folded(s, &c->filter, c->off_cpu, out);
+		} else if (!strcmp(c->cmd, "dump")) {
+			struct ana_dump_opts d = { .fmt = fmt, .jobs = c->jobs,
+						   .file_order = c->file_order,
+						   .filter = &c->filter };
+			ret = ana_dump_run(s, &d, out);
+		} else if (!strcmp(c->cmd, "verify")) {
+			struct ana_doc *vd = ana_doc_new();
+			int w = 1;
+			ret = vd ? ana_verify_run(s, c->jobs, vd, &w) : -ENOMEM;
+			if (ret >= 0)
+				ret = ana_doc_render(vd, out, fmt);
+			ana_doc_free(vd);
+			whole &= w;
+		}
+		progress_end(prog);
+		ana_trace_free(s);
+	}
+	if (ret >= 0 && rep) {
+		ret = ana_report_render(rep, label, doc);
+		if (ret >= 0)
+			ret = ana_doc_render(doc, out, fmt);
+	}
+done:
+	progress_end(prog);
+	if (ret < 0) {
+		fprintf(stderr, "%s %s: %s failed: %s\n", PROG, c->cmd, label,
+			ret == -EIO ? "write error (disk full or closed pipe?)" : prec_strerror(ret));
+		status = 1;
+	} else if (!whole && !status) {
+		status = 1;
+	}
+	ana_report_free(rep);
+	ana_doc_free(doc);
+	if (out != stdout && fclose(out) && !status) {
+		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
+			strerror(errno));
+		status = 1;
+	}
+	ana_dataset_free(ds);
+	return status;
+}
+
+static int run_file(struct cli *c)
 {
 	char err[512] = "";
 	struct progress prog = { 0 };
@@ -442,31 +711,9 @@ static int run(struct cli *c)
 	    ana_sched_parse_sort(&sco, c->sort, err, sizeof(err)))
 		return fail_usage(c->cmd, "%s", err);
 
-	/* Reports that need names only at the end read the file once. */
-	so.single_pass = !strcmp(which, "sched") || !strcmp(which, "counters") ||
-			 (!strcmp(which, "dump") && !c->filter.nevents) ||
-			 !strcmp(which, "verify");   /* --event names must be known first */
-	/* Sample reports need no context switches, counter snapshots or raw
-	 * records in pass 1 (the bulk of a --switch-events trace): skipped
-	 * unread. */
-	if (!strcmp(which, "info")) {
-		/* the top processes' pass reads the samples: counted there */
-		so.pass1_kinds = PREC_KINDS_ALL & ~PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
-		so.deferred_kinds = PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
-	}
-	if (!strcmp(which, "report")) {
-		so.pass1_kinds = PREC_KINDS_ALL &
-			~(PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
-			  PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
-			  PREC_KIND(PERFREC__PACKET__DATA_RAW));
-		/* The samples (or off-CPU records) the report pass reads are
-		 * counted there, so their frames, most of the file, are read
-		 * once. A --time report reads only the window's frames then:
-		 * pass 1 counts them all first. */
-		if (!c->filter.has_time)
-			so.deferred_kinds = PREC_KIND(c->off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
-						      PERFREC__PACKET__DATA_SAMPLE);
-	}
+	trace_opts(c, which, &so);
+	if (c->dataset)
+		return run_dataset(c, &so, &ro, &sco, which, &prog);
 	struct ana_trace *s;
 	int ret = ana_trace_open(&s, c->file, &so);
 	progress_end(&prog);
@@ -480,7 +727,7 @@ static int run(struct cli *c)
 		return fail_usage(c->cmd, "%s", err);
 	}
 	/* Sample passes seek to the --time window (pass 1 read it all). */
-	if (c->filter.has_time && !so.single_pass)
+	if (ana_filter_windowed(&c->filter) && !so.single_pass)
 		ana_trace_set_window(s, c->filter.tmin, c->filter.tmax);
 	/* Damage is reported, and the rest analyzed. */
 	for (size_t i = 0; i < s->ndamage && strcmp(c->cmd, "verify"); i++)
@@ -579,6 +826,11 @@ int main(int argc, char **argv)
 	}
 	struct cli c;
 	memset(&c, 0, sizeof(c));
+	/* every input is an argument or an -i: argc bounds them */
+	if (!(c.inputs = calloc((size_t)argc + 1, sizeof(*c.inputs)))) {
+		fprintf(stderr, "%s: out of memory\n", PROG);
+		return 1;
+	}
 	c.cmd = argv[1];
 	c.progress = 1;
 	c.jobs = ana_cpu_count();
@@ -592,8 +844,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int ret = parse_args(&c, argc - 1, argv + 1);
-	if (ret < 0)
-		ret = run(&c);
+	if (ret < 0) {
+		/* One file named alone reads as it always did; anything else
+		 * (several inputs, a directory, a host filter) is a dataset. */
+		struct stat st;
+		c.dataset = c.ninputs > 1 || c.filter.nhosts ||
+			    (stat(c.inputs[0], &st) == 0 && S_ISDIR(st.st_mode));
+		ret = run_file(&c);
+	}
 	ana_filter_release(&c.filter);
+	free(c.inputs);
 	return ret;
 }

@@ -147,7 +147,7 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 		 * start: a task first seen switching out ran since then. */
 		st->started = 1;
 		st->t0 = t;
-		if (f && f->has_time && !f->t0_open && f->tmin <= t)
+		if (f && f->tmin && f->tmin <= t)
 			st->t0 = f->tmin;
 		else if (st->s->start && st->s->start <= t)
 			st->t0 = st->s->start;
@@ -481,10 +481,9 @@ int ana_sched_run(struct ana_trace *s, const struct ana_sched_opts *o,
 	{
 		const struct ana_filter *f = o->filter;
 		uint64_t end = s->end && s->end->end_time ? s->end->end_time : 0;
-		if (f && f->has_time && !f->t1_open && f->tmax != UINT64_MAX)
+		if (f && f->tmax != UINT64_MAX)
 			end = f->tmax;
-		if (st.started && end > st.t1 && (!f || !f->has_time || f->t1_open ||
-						  end <= f->tmax))
+		if (st.started && end > st.t1 && (!f || end <= f->tmax))
 			st.t1 = end;
 	}
 	if ((ret = close_open(&st)) < 0)
