@@ -518,7 +518,6 @@ static int dataset_trace(struct cli *c, const struct ana_dataset *ds, size_t i,
 static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_report_opts *ro,
 		       struct ana_sched_opts *sco, const char *which, struct progress *prog)
 {
-	(void)sco;
 	struct ana_dataset_opts dso = { .hosts = c->filter.hosts, .nhosts = c->filter.nhosts };
 	struct ana_dataset *ds;
 	int ret = ana_dataset_open(&ds, c->inputs, c->ninputs, &dso);
@@ -571,8 +570,7 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 	const char *xfmt = c->format;
 	int folded = is_export && !strcmp(xfmt, "folded");
 	if (!strcmp(which, "counters") || !strcmp(c->cmd, "html") ||
-	    (is_export && !strcmp(xfmt, "pprof")) || (is_export && !strcmp(which, "info")) ||
-	    !strcmp(which, "sched")) {
+	    (is_export && !strcmp(xfmt, "pprof")) || (is_export && !strcmp(which, "info"))) {
 		fprintf(stderr, "%s %s: this output reads one file: give one of the %zu files "
 			"(`%s info` lists them)\n", PROG, c->cmd, ds->nfiles, PROG);
 		ana_dataset_free(ds);
@@ -592,8 +590,11 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		fmt = ANA_FMT_CSV;
 	struct ana_doc *doc = ana_doc_new();
 	struct ana_report *rep = NULL;
+	struct ana_sched *sch = NULL;
 	ret = doc ? 0 : -ENOMEM;
 	if (!ret && !strcmp(which, "report") && !folded && !(rep = ana_report_new(ro)))
+		ret = -ENOMEM;
+	if (!ret && !strcmp(which, "sched") && !(sch = ana_sched_new(sco)))
 		ret = -ENOMEM;
 	if (!ret && !strcmp(which, "info")) {
 		ret = ana_info_dataset(ds, doc);
@@ -616,6 +617,11 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 			continue;
 		if (rep) {
 			ret = ana_report_add(rep, s);
+		} else if (sch) {
+			size_t h = i;   /* the host's first file: by host, then start */
+			while (h > 0 && ds->files[h - 1].host == ds->files[i].host)
+				h--;
+			ret = ana_sched_add(sch, s, ds->files[h].start);
 		} else if (folded) {
 			ret = ana_export_folded(s, &c->filter, c->off_cpu, out);
 		} else if (!strcmp(c->cmd, "dump")) {
@@ -635,8 +641,8 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		progress_end(prog);
 		ana_trace_free(s);
 	}
-	if (ret >= 0 && rep) {
-		ret = ana_report_render(rep, label, doc);
+	if (ret >= 0 && (rep || sch)) {
+		ret = rep ? ana_report_render(rep, label, doc) : ana_sched_render(sch, label, doc);
 		if (ret >= 0)
 			ret = ana_doc_render(doc, out, fmt);
 	}
@@ -650,6 +656,7 @@ done:
 		status = 1;
 	}
 	ana_report_free(rep);
+	ana_sched_free(sch);
 	ana_doc_free(doc);
 	if (out != stdout && fclose(out) && !status) {
 		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
