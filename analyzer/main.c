@@ -615,6 +615,7 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		}
 		if (!got)
 			continue;
+		size_t damage_before = s->ndamage;
 		if (rep) {
 			ret = ana_report_add(rep, s);
 		} else if (sch) {
@@ -639,6 +640,8 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 			whole &= w;
 		}
 		progress_end(prog);
+		for (size_t k = damage_before; k < s->ndamage && strcmp(c->cmd, "verify"); k++)
+			warn_damage_in(ds->files[i].path, s, k);
 		ana_trace_free(s);
 	}
 	if (ret >= 0 && (rep || sch)) {
@@ -719,6 +722,10 @@ static int run_file(struct cli *c)
 		return fail_usage(c->cmd, "%s", err);
 
 	trace_opts(c, which, &so);
+	/* --since/--until need the file's clock reference (its header)
+	 * before the pass: a single-pass report reads pass 1 first then */
+	if (c->filter.has_wall && !c->dataset)
+		so.single_pass = 0;
 	if (c->dataset)
 		return run_dataset(c, &so, &ro, &sco, which, &prog);
 	struct ana_trace *s;

@@ -441,7 +441,7 @@ int ana_filter_event(const struct ana_filter *f, const char *name)
 
 int ana_filter_time(const struct ana_filter *f, uint64_t t)
 {
-	return !f->has_time || (t >= f->tmin && t <= f->tmax);
+	return !ana_filter_windowed(f) || (t >= f->tmin && t <= f->tmax);
 }
 
 int ana_filter_offcpu(const struct ana_filter *f, uint64_t count, uint32_t cpu,
