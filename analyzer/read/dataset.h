@@ -115,7 +115,8 @@ struct ana_dataset {
 	struct ana_strpool pool;
 };
 
-/* Lists and probes inputs (files or directories; n >= 1). Returns 0, or
+/* Lists and probes inputs (files or directories; n = 0 makes an empty
+ * dataset, for ana_dataset_probe_mem()). Returns 0, or
  * -ENOMEM with *out NULL; unreadable inputs are skipped, not errors. */
 int ana_dataset_open(struct ana_dataset **out, char *const *inputs, size_t n,
 		     const struct ana_dataset_opts *opts);
