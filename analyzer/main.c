@@ -491,10 +491,21 @@ static int dataset_trace(struct cli *c, const struct ana_dataset *ds, size_t i,
 		fail_usage(c->cmd, "%s", err);
 		return -EINVAL;
 	}
-	if (ana_filter_windowed(&c->filter) &&
-	    (c->filter.tmin > f->end || c->filter.tmax < f->start))
+	int windowed = ana_filter_windowed(&c->filter);
+	if (windowed && (c->filter.tmin > f->end || c->filter.tmax < f->start))
 		return 0;
-	int ret = ana_trace_open(out, f->path, so);
+	/* A file wholly inside the window is read as without one: its
+	 * frames are all needed, and a report's pass 1 can leave its
+	 * samples to the report's own pass (trace_opts()). */
+	struct ana_trace_opts fo = *so;
+	if (windowed && c->filter.tmin <= f->start && c->filter.tmax >= f->end) {
+		windowed = 0;
+		if (!strcmp(c->cmd, "report") || (!strcmp(c->cmd, "export") && so->symbols &&
+						  (!c->report || !strcmp(c->report, "report"))))
+			fo.deferred_kinds = PREC_KIND(c->off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
+						      PERFREC__PACKET__DATA_SAMPLE);
+	}
+	int ret = ana_trace_open(out, f->path, &fo);
 	if (ret < 0) {
 		fprintf(stderr, "%s %s: skipped ", PROG, c->cmd);
 		ana_text_str(stderr, f->path);
@@ -502,7 +513,7 @@ static int dataset_trace(struct cli *c, const struct ana_dataset *ds, size_t i,
 		return ret;
 	}
 	struct ana_trace *s = *out;
-	if (ana_filter_windowed(&c->filter) && !so->single_pass)
+	if (windowed && !so->single_pass)
 		ana_trace_set_window(s, c->filter.tmin, c->filter.tmax);
 	for (size_t k = 0; k < s->ndamage && strcmp(c->cmd, "verify"); k++)
 		warn_damage_in(f->path, s, k);
