@@ -580,7 +580,15 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 	int is_export = !strcmp(c->cmd, "export");
 	const char *xfmt = c->format;
 	int folded = is_export && !strcmp(xfmt, "folded");
-	if (!strcmp(which, "counters") || !strcmp(c->cmd, "html") ||
+	if (!strcmp(which, "counters") && ds->nsessions > 1) {
+		fprintf(stderr, "%s %s: counters read one recording (its values are cumulative "
+			"and its ids its own): the inputs hold %zu sessions; give one session's "
+			"files or directory, or pick a host with --host (`%s info` lists them)\n",
+			PROG, c->cmd, ds->nsessions, PROG);
+		ana_dataset_free(ds);
+		return 2;
+	}
+	if (!strcmp(c->cmd, "html") ||
 	    (is_export && !strcmp(xfmt, "pprof")) || (is_export && !strcmp(which, "info"))) {
 		fprintf(stderr, "%s %s: this output reads one file: give one of the %zu files "
 			"(`%s info` lists them)\n", PROG, c->cmd, ds->nfiles, PROG);
@@ -602,7 +610,11 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 	struct ana_doc *doc = ana_doc_new();
 	struct ana_report *rep = NULL;
 	struct ana_sched *sch = NULL;
+	struct ana_counters *cnt = NULL;
+	struct ana_trace *last = NULL;   /* counters name events from it */
 	ret = doc ? 0 : -ENOMEM;
+	if (!ret && !strcmp(which, "counters") && !(cnt = ana_counters_new()))
+		ret = -ENOMEM;
 	if (!ret && !strcmp(which, "report") && !folded && !(rep = ana_report_new(ro)))
 		ret = -ENOMEM;
 	if (!ret && !strcmp(which, "sched") && !(sch = ana_sched_new(sco)))
@@ -629,6 +641,8 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		size_t damage_before = s->ndamage;
 		if (rep) {
 			ret = ana_report_add(rep, s);
+		} else if (cnt) {
+			ret = ana_counters_add(cnt, s);
 		} else if (sch) {
 			size_t h = i;   /* the host's first file: by host, then start */
 			while (h > 0 && ds->files[h - 1].host == ds->files[i].host)
@@ -653,7 +667,27 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		progress_end(prog);
 		for (size_t k = damage_before; k < s->ndamage && strcmp(c->cmd, "verify"); k++)
 			warn_damage_in(ds->files[i].path, s, k);
-		ana_trace_free(s);
+		if (cnt) {
+			ana_trace_free(last);
+			last = s;
+		} else {
+			ana_trace_free(s);
+		}
+	}
+	if (ret >= 0 && cnt && last) {
+		struct ana_counters_opts co = { .interval = c->interval, .ratio = c->ratio };
+		char err[512];
+		ret = ana_counters_render(cnt, last, &co, doc, err, sizeof(err));
+		if (ret == -EINVAL) {
+			fprintf(stderr, "%s %s: ", PROG, c->cmd);
+			ana_text_str(stderr, err);
+			fputc('\n', stderr);
+			status = 2;
+			ret = 0;
+			goto done;
+		}
+		if (ret >= 0)
+			ret = ana_doc_render(doc, out, fmt);
 	}
 	if (ret >= 0 && (rep || sch)) {
 		ret = rep ? ana_report_render(rep, label, doc) : ana_sched_render(sch, label, doc);
@@ -671,6 +705,8 @@ done:
 	}
 	ana_report_free(rep);
 	ana_sched_free(sch);
+	ana_counters_free(cnt);
+	ana_trace_free(last);
 	ana_doc_free(doc);
 	if (out != stdout && fclose(out) && !status) {
 		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
