@@ -89,14 +89,14 @@ struct cmd_help {
 };
 
 static const struct cmd_help helps[] = {
-	{ "info", "usage: " PROG " info FILE [-n N] [--json|--csv] [-o FILE]\n\n"
+	{ "info", "usage: " PROG " info FILE... [-n N] [--json|--csv] [-o FILE]\n\n"
 	  "What the trace is. First a summary: host, wall-clock start, duration,\n"
 	  "what was recorded and how it stopped, losses and damage when there are\n"
 	  "any, and the processes with the most samples (-n N of them, default 5).\n"
 	  "Then the detail: host and kernel, command line, events and groups,\n"
 	  "packets per kind, losses (absolute and % of events), frames, compressed\n"
 	  "and raw bytes, damaged frames and notes.\n", 0 },
-	{ "report", "usage: " PROG " report FILE [options]\n\n"
+	{ "report", "usage: " PROG " report FILE... [options]\n\n"
 	  "Samples aggregated by keys, heaviest first. Overhead is the share of the\n"
 	  "total sample period (sample count when the event has no period); with\n"
 	  "several sampling events, add `event` to --sort or pick one with --event.\n"
@@ -113,12 +113,12 @@ static const struct cmd_help helps[] = {
 	  "                     kernel and user stacks where the tasks blocked\n"
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  --no-demangle      keep C++/Rust symbol names as recorded\n", 1 },
-	{ "counters", "usage: " PROG " counters FILE [options]\n\n"
+	{ "counters", "usage: " PROG " counters FILE... [options]\n\n"
 	  "Counter groups (recorded with --counters): final raw and scaled values\n"
 	  "(value x enabled / running), rate per second, running/enabled %.\n\n"
 	  "  -I, --interval     per-snapshot deltas, like perf stat -I\n"
 	  "  --ratio A/B        ratio of two member events, e.g. instructions/cycles\n", 0 },
-	{ "sched", "usage: " PROG " sched FILE [options]\n\n"
+	{ "sched", "usage: " PROG " sched FILE... [options]\n\n"
 	  "From context-switch records: per task on-CPU and off-CPU time, switch-ins,\n"
 	  "preempted vs voluntary switch-outs, longest off-CPU gap and when it began\n"
 	  "(seconds from the trace start); per CPU busy time and %. With off-CPU data\n"
@@ -128,15 +128,15 @@ static const struct cmd_help helps[] = {
 	  "                     maxgap, tid, comm\n"
 	  "  -n, --top N        only the first N tasks\n"
 	  "  --hist             histogram of off-CPU durations per task (log2 us)\n", 1 },
-	{ "dump", "usage: " PROG " dump FILE [options]\n\n"
+	{ "dump", "usage: " PROG " dump FILE... [options]\n\n"
 	  "Every packet as one line (text, or JSON Lines with --json), globally\n"
 	  "time-ordered across CPUs and frames. Times are CLOCK_MONOTONIC seconds.\n\n"
 	  "  --file-order       packets in file order instead (no merge)\n", 1 },
-	{ "verify", "usage: " PROG " verify FILE [--json|--csv] [-o FILE]\n\n"
+	{ "verify", "usage: " PROG " verify FILE... [--json|--csv] [-o FILE]\n\n"
 	  "Decodes every frame, checks checksums, the index and the file's end.\n"
 	  "Exit status 0 only when the file is whole; 1 when anything is damaged,\n"
 	  "torn or the index is missing (the list says where).\n", 0 },
-	{ "export", "usage: " PROG " export FILE --format FMT [options]\n\n"
+	{ "export", "usage: " PROG " export FILE... --format FMT [options]\n\n"
 	  "  -f, --format FMT   folded  stacks \"comm;outer;...;leaf COUNT\" for\n"
 	  "                             flamegraph.pl / speedscope\n"
 	  "                     pprof   gzipped profile.proto for pprof / go tool pprof\n"
@@ -902,6 +902,7 @@ int main(int argc, char **argv)
 			known = 1;
 	if (!known) {
 		fprintf(stderr, "%s: unknown command '%s'\n\n%s", PROG, c.cmd, usage_main);
+		free(c.inputs);
 		return 2;
 	}
 	int ret = parse_args(&c, argc - 1, argv + 1);

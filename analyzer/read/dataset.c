@@ -46,12 +46,13 @@ static void skip(struct walk *w, const char *path, int err)
 {
 	struct ana_dataset *ds = w->ds;
 	struct ana_dataset_skip *s = grow(ds->skipped, &w->capskip, ds->nskipped, sizeof(*s));
-	const char *p = ana_strpool_intern(&ds->pool, path);
-	if (!s || !p) {
+	if (s)   /* the old array is gone once realloc moved it */
+		ds->skipped = s;
+	const char *p = s ? ana_strpool_intern(&ds->pool, path) : NULL;
+	if (!p) {
 		w->err = -ENOMEM;
 		return;
 	}
-	ds->skipped = s;
 	s[ds->nskipped].path = p;
 	s[ds->nskipped++].err = err;
 }
