@@ -677,7 +677,7 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 	if (ret >= 0 && cnt && last) {
 		struct ana_counters_opts co = { .interval = c->interval, .ratio = c->ratio };
 		char err[512];
-		ret = ana_counters_render(cnt, last, &co, doc, err, sizeof(err));
+		ret = ana_counters_render(cnt, last, label, &co, doc, err, sizeof(err));
 		if (ret == -EINVAL) {
 			fprintf(stderr, "%s %s: ", PROG, c->cmd);
 			ana_text_str(stderr, err);

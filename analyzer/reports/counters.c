@@ -185,12 +185,12 @@ int ana_counters_run(struct ana_trace *s, const struct ana_counters_opts *o,
 		return -ENOMEM;
 	int ret = ana_counters_add(c, s);
 	if (ret >= 0)
-		ret = ana_counters_render(c, s, o, doc, err, errlen);
+		ret = ana_counters_render(c, s, NULL, o, doc, err, errlen);
 	ana_counters_free(c);
 	return ret;
 }
 
-int ana_counters_render(struct ana_counters *c, struct ana_trace *s,
+int ana_counters_render(struct ana_counters *c, struct ana_trace *s, const char *file,
 			const struct ana_counters_opts *o, struct ana_doc *doc,
 			char *err, size_t errlen)
 {
@@ -260,7 +260,7 @@ int ana_counters_render(struct ana_counters *c, struct ana_trace *s,
 	prec_sort(tot, ntot, sizeof(*tot), cmp_total);
 
 	struct ana_table *sum = ana_doc_kv(doc, "summary");
-	ana_kv_str(sum, "file", s->path);
+	ana_kv_str(sum, "file", file ? file : s->path);
 	ana_kv_num(sum, "groups", "%zu", s->ngroups);
 	ana_kv_num(sum, "snapshots", "%" PRIu64, st.snapshots);
 	if (!st.snapshots)

@@ -34,15 +34,15 @@ struct ana_counters_opts {
  *
  *   struct ana_counters *c = ana_counters_new();    // NULL: ENOMEM
  *   for each file: ana_counters_add(c, s); keep the last s, free others
- *   ana_counters_render(c, last_s, &opts, doc, err, errlen);
+ *   ana_counters_render(c, last_s, "what was read", &opts, doc, err, errlen);
  *   ana_counters_free(c);
  *
  * render names events and groups from `s` (the session's files describe
- * the same ones). */
+ * the same ones); file (NULL: s's path) is the summary's "file". */
 struct ana_counters;
 struct ana_counters *ana_counters_new(void);
 int ana_counters_add(struct ana_counters *c, struct ana_trace *s);
-int ana_counters_render(struct ana_counters *c, struct ana_trace *s,
+int ana_counters_render(struct ana_counters *c, struct ana_trace *s, const char *file,
 			const struct ana_counters_opts *o, struct ana_doc *doc,
 			char *err, size_t errlen);
 void ana_counters_free(struct ana_counters *c);   /* NULL is fine */

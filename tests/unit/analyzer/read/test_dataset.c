@@ -156,6 +156,7 @@ static void test_report_once(void **state)
 	assert_non_null(strstr(err, "copy-b.prec holds the same data as"));
 	free(out);
 	free(err);
+	err = NULL;
 
 	/* a pid means nothing without its host: the host joins the key */
 	snprintf(args, sizeof(args), "report '%s' -s pid --csv", arch);
@@ -184,6 +185,18 @@ static void test_report_once(void **state)
 	/* tid 100 switched in 3 times per file */
 	assert_non_null(strstr(out, "pingpong,100,100,105.000,"));
 	free(out);
+
+	/* counters: one session's files read as one recording; several
+	 * sessions are refused (their ids are their own) */
+	snprintf(args, sizeof(args), "counters '%s/A' --csv", arch);
+	assert_int_equal(anatest_run(dir, args, &out, NULL, NULL), 0);
+	assert_int_equal(kv(out, "snapshots"), 3 * 8 * 2);
+	free(out);
+	snprintf(args, sizeof(args), "counters '%s'", arch);
+	assert_int_equal(anatest_run(dir, args, &out, NULL, &err), 2);
+	assert_non_null(strstr(err, "3 sessions"));
+	free(out);
+	free(err);
 }
 
 static void test_window(void **state)
