@@ -86,8 +86,12 @@ static int setup(void **state)
 	}
 	snprintf(p, sizeof(p), "%s/C/batch.prec", arch);
 	gen(p, "hostC", 5000, 0);
+	/* and a torn copy of C's file (a collector's copy cut short): the
+	 * whole one is read */
 	snprintf(p, sizeof(p), "cp '%s/A/web.1.prec' '%s/copy-a.prec' && "
-		 "cp '%s/B/db.0.prec' '%s/copy-b.prec'", arch, local, arch, local);
+		 "cp '%s/B/db.0.prec' '%s/copy-b.prec' && "
+		 "head -c 3000 '%s/C/batch.prec' > '%s/torn-c.prec'", arch, local, arch, local,
+		 arch, local);
 	return system(p) ? -1 : 0;
 }
 
@@ -119,8 +123,11 @@ static void test_groups(void **state)
 	assert_int_equal(ds->nfiles, 6);
 	assert_int_equal(ds->nhosts, 3);
 	assert_int_equal(ds->nsessions, 3);
-	assert_int_equal(ds->ndups, 2);
+	assert_int_equal(ds->ndups, 3);
 	assert_int_equal(ds->nskipped, 0);
+	for (size_t i = 0; i < ds->ndups; i++)
+		if (strstr(ds->dups[i].path, "torn-c"))
+			assert_non_null(strstr(ds->dups[i].kept, "C/batch.prec"));
 	/* by host, then time; rotations share their session */
 	assert_string_equal(ds->files[0].host, "hostA");
 	assert_true(strstr(ds->files[0].path, "web.0.prec"));
@@ -131,6 +138,7 @@ static void test_groups(void **state)
 	assert_int_equal(ds->files[3].session_no, ds->files[4].session_no);
 	assert_int_not_equal(ds->files[3].session_no, ds->files[2].session_no);
 	assert_string_equal(ds->files[5].host, "hostC");
+	assert_int_equal(ds->files[5].state, ANA_FILE_WHOLE);
 	assert_int_equal(ds->files[0].end, ds->files[1].start);
 	assert_int_equal(ds->files[0].state, ANA_FILE_WHOLE);
 	assert_int_equal(ds->files[0].samples, 80);
@@ -249,7 +257,7 @@ static void test_info_dir(void **state)
 	snprintf(args, sizeof(args), "info '%s' '%s'", arch, local);
 	assert_int_equal(anatest_run(dir, args, &out, NULL, NULL), 0);
 	assert_non_null(strstr(out, "hostA  web.0    2023-11-14 22:13:20"));
-	assert_non_null(strstr(out, "duplicate_files  2"));
+	assert_non_null(strstr(out, "duplicate_files  3"));
 	/* each event once, though six files describe it */
 	const char *p = strstr(out, "\ncpu-clock\n");
 	assert_non_null(p);
