@@ -3,7 +3,8 @@
  * status. The only place in the analyzer that prints or exits.
  *
  * Exit status: 0 success; 1 the work failed (or `verify` found the file
- * not whole); 2 bad usage or a file that cannot be read at all.
+ * not whole); 2 bad usage or no input that can be read at all; 3 the
+ * rest was analyzed but input files were skipped (each named on stderr).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -12,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "analyzer/read/dataset.h"
 #include "analyzer/reports/counters.h"
 #include "analyzer/reports/diff.h"
 #include "analyzer/reports/dump.h"
@@ -37,9 +40,12 @@
 #endif
 
 static const char usage_main[] =
-"usage: " PROG " COMMAND FILE [options]\n"
+"usage: " PROG " COMMAND [FILE|DIR]... [options]\n"
 "\n"
 "Offline analysis of .prec traces written by `perfrec record`.\n"
+"Inputs are files and directories (searched for *.prec), read as one dataset:\n"
+"one timeline per host, rotated files joined, the same data twice read once.\n"
+"Without an input: perfrec.prec (what `perfrec record` writes); -i FILE too.\n"
 "\n"
 "commands:\n"
 "  info      host, recording, events, packet counts, losses, frames, damage\n"
@@ -55,7 +61,11 @@ static const char usage_main[] =
 "\n"
 "Run `" PROG " COMMAND --help` for the options of a command, `" PROG " --version`\n"
 "for the version. `perfrec report|script|diff|html|info ...` runs the same\n"
-"command here, the way `perf report` and `perf script` work for perf.\n";
+"command here, the way `perf report` and `perf script` work for perf.\n"
+"\n"
+"exit status: 0 done; 1 the work failed (verify: not whole); 2 bad usage or\n"
+"no input could be read; 3 done, but input files were skipped (named on\n"
+"stderr: missing, unreadable, not .prec, empty, a directory loop).\n";
 
 static const char common_opts[] =
 "output:\n"
@@ -63,6 +73,7 @@ static const char common_opts[] =
 "  --csv              CSV instead of aligned text\n"
 "  -o, --output FILE  write to FILE instead of standard output\n"
 "  -j, --jobs N       decoding threads (default: number of CPUs)\n"
+"  -i, --input FILE   an input (as perf takes it); FILE and DIR arguments too\n"
 "  --no-progress      no progress line on stderr (shown only on a tty,\n"
 "                     for runs longer than a second)\n";
 
@@ -75,7 +86,12 @@ static const char filter_opts[] =
 "  --event NAMES      event names as recorded (see `info`)\n"
 "  --time START,END   seconds from the trace start (e.g. 0.5,2.5); prefix\n"
 "                     '@' for absolute monotonic seconds as `dump` prints\n"
-"                     them (@1234.5,@1236); either side may be empty\n";
+"                     them (@1234.5,@1236); either side may be empty\n"
+"  --since TIME       wall clock: '2026-11-26 03:00', ISO 8601\n"
+"                     ('2026-11-26T03:00:00+01:00'; UTC unless a zone is\n"
+"                     given), or before now: -2h, -30m, -90s, -1d\n"
+"  --until TIME       the same; only the files (and frames) inside are read\n"
+"  --host NAMES       hosts (FileHeader hostname), comma-separated\n";
 
 struct cmd_help {
 	const char *name, *text;
@@ -83,14 +99,14 @@ struct cmd_help {
 };
 
 static const struct cmd_help helps[] = {
-	{ "info", "usage: " PROG " info FILE [-n N] [--json|--csv] [-o FILE]\n\n"
+	{ "info", "usage: " PROG " info FILE... [-n N] [--json|--csv] [-o FILE]\n\n"
 	  "What the trace is. First a summary: host, wall-clock start, duration,\n"
 	  "what was recorded and how it stopped, losses and damage when there are\n"
 	  "any, and the processes with the most samples (-n N of them, default 5).\n"
 	  "Then the detail: host and kernel, command line, events and groups,\n"
 	  "packets per kind, losses (absolute and % of events), frames, compressed\n"
 	  "and raw bytes, damaged frames and notes.\n", 0 },
-	{ "report", "usage: " PROG " report FILE [options]\n\n"
+	{ "report", "usage: " PROG " report FILE... [options]\n\n"
 	  "Samples aggregated by keys, heaviest first. Overhead is the share of the\n"
 	  "total sample period (sample count when the event has no period); with\n"
 	  "several sampling events, add `event` to --sort or pick one with --event.\n"
@@ -113,12 +129,12 @@ static const struct cmd_help helps[] = {
 	  "                     kernel and user stacks where the tasks blocked\n"
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  --no-demangle      keep C++/Rust symbol names as recorded\n", 1 },
-	{ "counters", "usage: " PROG " counters FILE [options]\n\n"
+	{ "counters", "usage: " PROG " counters FILE... [options]\n\n"
 	  "Counter groups (recorded with --counters): final raw and scaled values\n"
 	  "(value x enabled / running), rate per second, running/enabled %.\n\n"
 	  "  -I, --interval     per-snapshot deltas, like perf stat -I\n"
 	  "  --ratio A/B        ratio of two member events, e.g. instructions/cycles\n", 0 },
-	{ "sched", "usage: " PROG " sched FILE [options]\n\n"
+	{ "sched", "usage: " PROG " sched FILE... [options]\n\n"
 	  "From context-switch records: per task on-CPU and off-CPU time, switch-ins,\n"
 	  "preempted vs voluntary switch-outs, longest off-CPU gap and when it began\n"
 	  "(seconds from the trace start); per CPU busy time and %. With off-CPU data\n"
@@ -128,16 +144,16 @@ static const struct cmd_help helps[] = {
 	  "                     maxgap, tid, comm\n"
 	  "  -n, --top N        only the first N tasks\n"
 	  "  --hist             histogram of off-CPU durations per task (log2 us)\n", 1 },
-	{ "dump", "usage: " PROG " dump FILE [options]\n\n"
+	{ "dump", "usage: " PROG " dump FILE... [options]\n\n"
 	  "Every packet as one line (text, or JSON Lines with --json), globally\n"
 	  "time-ordered across CPUs and frames. Times are CLOCK_MONOTONIC seconds.\n\n"
 	  "  --file-order       packets in file order instead (no merge)\n", 1 },
-	{ "verify", "usage: " PROG " verify FILE [--json|--csv] [-o FILE]\n\n"
+	{ "verify", "usage: " PROG " verify FILE... [--json|--csv] [-o FILE]\n\n"
 	  "Decodes every frame, checks checksums, the index and the file's end.\n"
 	  "Exit status 0 only when the file is whole; 1 when anything is damaged,\n"
 	  "torn or the index is missing (the list says where). Concatenated files\n"
 	  "(cat a.prec b.prec) are checked part by part: whole when every part is.\n", 0 },
-	{ "export", "usage: " PROG " export FILE --format FMT [options]\n\n"
+	{ "export", "usage: " PROG " export FILE... --format FMT [options]\n\n"
 	  "  -f, --format FMT   folded  stacks \"comm;outer;...;leaf COUNT\" for\n"
 	  "                             flamegraph.pl / speedscope\n"
 	  "                     pprof   gzipped profile.proto for pprof / go tool pprof\n"
@@ -238,7 +254,7 @@ static void progress_end(struct progress *p)
 enum {
 	O_JSON = 1000, O_CSV, O_NOPROG, O_CPU, O_PID, O_TID, O_COMM, O_EVENT,
 	O_TIME, O_CHILDREN, O_HIST, O_RATIO, O_FILEORDER, O_SYMFS, O_REPORT,
-	O_NODEMANGLE, O_OFFCPU,
+	O_NODEMANGLE, O_OFFCPU, O_HOST, O_SINCE, O_UNTIL,
 	O_TREE, O_PCTLIMIT,   /* perf-shaped: report -g */
 };
 
@@ -269,12 +285,19 @@ static const struct option long_opts[] = {
 	{ "off-cpu", no_argument, NULL, O_OFFCPU },
 	{ "tree", no_argument, NULL, O_TREE },
 	{ "percent-limit", required_argument, NULL, O_PCTLIMIT },
+	{ "input", required_argument, NULL, 'i' },
+	{ "host", required_argument, NULL, O_HOST },
+	{ "since", required_argument, NULL, O_SINCE },
+	{ "until", required_argument, NULL, O_UNTIL },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct cli {
+	char **inputs;            /* argv's and -i's, borrowed */
+	size_t ninputs;
 	const char *cmd, *file, *output, *sort, *ratio, *format, *symfs, *report;
 	enum ana_fmt fmt;
+	int dataset;              /* several inputs, a directory, or --host */
 	int jobs, progress, children, hist, interval, file_order, no_demangle, off_cpu;
 	size_t top;
 	struct ana_filter filter;
@@ -310,9 +333,9 @@ static int parse_count(const char *s, size_t *out)
 static int allowed(const char *cmd, int opt)
 {
 	int filt = opt == O_CPU || opt == O_PID || opt == O_TID || opt == O_COMM ||
-		   opt == O_EVENT || opt == O_TIME;
+		   opt == O_EVENT || opt == O_TIME || opt == O_SINCE || opt == O_UNTIL;
 	int common = opt == 'h' || opt == O_JSON || opt == O_CSV || opt == 'o' ||
-		     opt == 'j' || opt == O_NOPROG;
+		     opt == 'j' || opt == O_NOPROG || opt == 'i' || opt == O_HOST;
 	if (common)
 		return 1;
 	if (!strcmp(cmd, "report"))
@@ -342,10 +365,10 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	int opt;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ho:j:s:n:If:g", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "ho:j:s:n:If:gi:", long_opts, NULL)) != -1) {
 		if (opt == '?' || opt == ':') {
 			const char *bad = argv[optind - 1];
-			if (optopt && strchr("ojsnf", optopt))
+			if (optopt && strchr("ojsnfi", optopt))
 				return fail_usage(c->cmd, "option '%s' needs a value", bad);
 			return fail_usage(c->cmd, "unknown option '%s'", bad);
 		}
@@ -380,6 +403,14 @@ static int parse_args(struct cli *c, int argc, char **argv)
 				return fail_usage(c->cmd, "%s", err);
 			break;
 		}
+		case O_HOST: case O_SINCE: case O_UNTIL:
+			if (ana_filter_parse(&c->filter, opt == O_HOST ? "host" : opt == O_SINCE ?
+					     "since" : "until", optarg, err, sizeof(err)))
+				return fail_usage(c->cmd, "%s", err);
+			break;
+		case 'i':
+			c->inputs[c->ninputs++] = optarg;
+			break;
 		case 's': c->sort = optarg; break;
 		case 'n':
 			if (parse_count(optarg, &c->top))
@@ -410,11 +441,11 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		}
 		}
 	}
-	if (optind >= argc)
-		return fail_usage(c->cmd, "%s", "missing FILE (a .prec trace)");
-	c->file = argv[optind++];
-	if (optind < argc)
-		return fail_usage(c->cmd, "unexpected argument '%s'", argv[optind]);
+	while (optind < argc)
+		c->inputs[c->ninputs++] = argv[optind++];
+	if (!c->ninputs)   /* what `perfrec record` writes, as perf reads perf.data */
+		c->inputs[c->ninputs++] = "perfrec.prec";
+	c->file = c->inputs[0];
 	return -1;   /* go on */
 }
 
@@ -432,22 +463,319 @@ static const char *open_hint(int err)
 	}
 }
 
-static void warn_damage(const struct ana_trace *s, size_t i)
+/* In a dataset the warning names the file (path non-NULL). */
+static void warn_damage_in(const char *path, const struct ana_trace *s, size_t i)
 {
 	int64_t k = ana_trace_damage_packets(s, i);
 	char lost[64] = "";
+	fprintf(stderr, "%s: warning: ", PROG);
+	if (path)
+		ana_text_str(stderr, path), fputs(": ", stderr);
 	if (s->damage[i].err == PREC_E_HEADER) {
-		fprintf(stderr, "%s: warning: %s\n", PROG, prec_strerror(PREC_E_HEADER));
+		fprintf(stderr, "%s\n", prec_strerror(PREC_E_HEADER));
 		return;
 	}
 	if (k >= 0)
 		snprintf(lost, sizeof(lost), " (%lld packets lost)", (long long)k);
-	fprintf(stderr, "%s: warning: damaged frame at offset %llu skipped%s: %s\n",
-		PROG, (unsigned long long)s->damage[i].offset, lost,
+	fprintf(stderr, "damaged frame at offset %llu skipped%s: %s\n",
+		(unsigned long long)s->damage[i].offset, lost,
 		prec_strerror(s->damage[i].err));
 }
 
-static int run(struct cli *c)
+static void warn_damage(const struct ana_trace *s, size_t i)
+{
+	warn_damage_in(NULL, s, i);
+}
+
+/* What pass 1 reads for the report `which`: set in so. */
+static void trace_opts(const struct cli *c, const char *which, struct ana_trace_opts *so)
+{
+	int is_script = !strcmp(c->cmd, "script");   /* perf-shaped */
+	/* Reports that need names only at the end read the file once. */
+	so->single_pass = !strcmp(which, "sched") || !strcmp(which, "counters") ||
+			 (!strcmp(which, "dump") && !c->filter.nevents) ||
+			 !strcmp(which, "verify");   /* --event names must be known first */
+	/* Sample reports need no context switches, counter snapshots or raw
+	 * records in pass 1 (the bulk of a --switch-events trace): skipped
+	 * unread. */
+	if (!strcmp(which, "info")) {
+		/* the top processes' pass reads the samples: counted there */
+		so->pass1_kinds = PREC_KINDS_ALL & ~PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
+		so->deferred_kinds = PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
+	}
+	if (!strcmp(which, "report") || is_script) {
+		so->pass1_kinds = PREC_KINDS_ALL &
+			~(PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
+			  PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
+			  PREC_KIND(PERFREC__PACKET__DATA_RAW));
+		/* The samples (or off-CPU records) the report pass reads are
+		 * counted there, so their frames, most of the file, are read
+		 * once. A --time report reads only the window's frames then:
+		 * pass 1 counts them all first. */
+		if (!ana_filter_windowed(&c->filter))
+			so->deferred_kinds = PREC_KIND(c->off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
+						      PERFREC__PACKET__DATA_SAMPLE);
+	}
+}
+
+/* ---- datasets */
+
+static const char *skip_hint(int err)
+{
+	switch (err) {
+	case -ELOOP: return "a directory met twice (a symlink loop) or nested too deep: read once";
+	case -ENODATA: return "no frame in it: nothing to read";
+	case -EINVAL: return "not a regular file";
+	default: return open_hint(err);
+	}
+}
+
+/* Opens file f of the dataset for the pass of `so`, within the window:
+ * 1 and *out, 0 when the window leaves nothing of it (not opened), < 0
+ * when it cannot be read (reported). */
+static int dataset_trace(struct cli *c, const struct ana_dataset *ds, size_t i,
+			 struct ana_trace_opts *so, struct ana_trace **out)
+{
+	const struct ana_dataset_file *f = &ds->files[i];
+	char err[512];
+	/* --time counts from the start of the file's host (the first file
+	 * of its host: files are by host, then start) */
+	size_t h = i;
+	while (h > 0 && ds->files[h - 1].host == f->host)
+		h--;
+	if (ana_filter_resolve_clock(&c->filter, ds->files[h].start, f->realtime_ns,
+				     f->monotonic_ns, err, sizeof(err))) {
+		fail_usage(c->cmd, "%s", err);
+		return -EINVAL;
+	}
+	int windowed = ana_filter_windowed(&c->filter);
+	if (windowed && (c->filter.tmin > f->end || c->filter.tmax < f->start))
+		return 0;
+	/* A file wholly inside the window is read as without one: its
+	 * frames are all needed, and a report's pass 1 can leave its
+	 * samples to the report's own pass (trace_opts()). */
+	struct ana_trace_opts fo = *so;
+	if (windowed && c->filter.tmin <= f->start && c->filter.tmax >= f->end) {
+		windowed = 0;
+		if (!strcmp(c->cmd, "report") || (!strcmp(c->cmd, "export") && so->symbols &&
+						  (!c->report || !strcmp(c->report, "report"))))
+			fo.deferred_kinds = PREC_KIND(c->off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
+						      PERFREC__PACKET__DATA_SAMPLE);
+	}
+	int ret = ana_trace_open(out, f->path, &fo);
+	if (ret < 0) {
+		fprintf(stderr, "%s %s: skipped ", PROG, c->cmd);
+		ana_text_str(stderr, f->path);
+		fprintf(stderr, ": %s; %s\n", prec_strerror(ret), open_hint(ret));
+		return ret;
+	}
+	struct ana_trace *s = *out;
+	if (windowed && !so->single_pass)
+		ana_trace_set_window(s, c->filter.tmin, c->filter.tmax);
+	for (size_t k = 0; k < s->ndamage && strcmp(c->cmd, "verify"); k++)
+		warn_damage_in(f->path, s, k);
+	if (s->torn && strcmp(c->cmd, "verify")) {
+		fprintf(stderr, "%s: warning: ", PROG);
+		ana_text_str(stderr, f->path);
+		fprintf(stderr, ": torn tail at offset %llu (recording was cut short); "
+			"analyzing the frames before it\n", (unsigned long long)s->torn_offset);
+	}
+	return 1;
+}
+
+static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_report_opts *ro,
+		       struct ana_sched_opts *sco, const char *which, struct progress *prog)
+{
+	struct ana_dataset_opts dso = { .hosts = c->filter.hosts, .nhosts = c->filter.nhosts };
+	struct ana_dataset *ds;
+	int ret = ana_dataset_open(&ds, c->inputs, c->ninputs, &dso);
+	if (ret < 0) {
+		fprintf(stderr, "%s %s: %s\n", PROG, c->cmd, prec_strerror(ret));
+		return 1;
+	}
+	for (size_t i = 0; i < ds->nskipped; i++) {
+		fprintf(stderr, "%s %s: skipped ", PROG, c->cmd);
+		ana_text_str(stderr, ds->skipped[i].path);
+		fprintf(stderr, ": %s; %s\n", prec_strerror(ds->skipped[i].err),
+			skip_hint(ds->skipped[i].err));
+	}
+	for (size_t i = 0; i < ds->ndups; i++) {
+		fprintf(stderr, "%s %s: ", PROG, c->cmd);
+		ana_text_str(stderr, ds->dups[i].path);
+		fputs(" holds the same data as ", stderr);
+		ana_text_str(stderr, ds->dups[i].kept);
+		fputs(" (same host and recording start): read once\n", stderr);
+	}
+	int status = ds->nskipped ? 3 : 0, whole = 1;
+	if (!ds->nfiles) {
+		fprintf(stderr, "%s %s: no trace to read in the %zu input%s given%s\n", PROG,
+			c->cmd, c->ninputs, c->ninputs == 1 ? "" : "s",
+			ds->outside ? " (none of the named hosts)" : "");
+		ana_dataset_free(ds);
+		return 2;
+	}
+	/* A pid or tid means nothing without its host. */
+	if (ds->nhosts > 1 && !strcmp(which, "report")) {
+		int pidkey = 0, hostkey = 0;
+		if (!ro->nkeys)
+			pidkey = 0;
+		for (size_t i = 0; i < ro->nkeys; i++) {
+			pidkey |= ro->keys[i] == ANA_KEY_PID || ro->keys[i] == ANA_KEY_TID;
+			hostkey |= ro->keys[i] == ANA_KEY_HOST;
+		}
+		if (pidkey && !hostkey && ro->nkeys < ANA_NKEYS) {
+			memmove(ro->keys + 1, ro->keys, ro->nkeys * sizeof(ro->keys[0]));
+			ro->keys[0] = ANA_KEY_HOST;
+			ro->nkeys++;
+		}
+	}
+	char label[4096];
+	if (c->ninputs == 1)
+		snprintf(label, sizeof(label), "%s", c->inputs[0]);
+	else
+		snprintf(label, sizeof(label), "%zu inputs", c->ninputs);
+	int is_export = !strcmp(c->cmd, "export");
+	const char *xfmt = c->format;
+	int folded = is_export && !strcmp(xfmt, "folded");
+	if (!strcmp(which, "counters") && ds->nsessions > 1) {
+		fprintf(stderr, "%s %s: counters read one recording (its values are cumulative "
+			"and its ids its own): the inputs hold %zu sessions; give one session's "
+			"files or directory, or pick a host with --host (`%s info` lists them)\n",
+			PROG, c->cmd, ds->nsessions, PROG);
+		ana_dataset_free(ds);
+		return 2;
+	}
+	if (!strcmp(c->cmd, "html") || !strcmp(c->cmd, "script") || c->tree ||
+	    (is_export && (!strcmp(xfmt, "pprof") || ana_export_timed_known(xfmt))) ||
+	    (is_export && !strcmp(which, "info"))) {
+		fprintf(stderr, "%s %s: this output reads one file: give one of the %zu files "
+			"(`%s info` lists them)\n", PROG, c->cmd, ds->nfiles, PROG);
+		ana_dataset_free(ds);
+		return 2;
+	}
+	FILE *out = stdout;
+	if (c->output && !(out = fopen(c->output, "w"))) {
+		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
+			strerror(errno));
+		ana_dataset_free(ds);
+		return 1;
+	}
+	enum ana_fmt fmt = c->fmt;
+	if (is_export && !strcmp(xfmt, "json"))
+		fmt = ANA_FMT_JSON;
+	if (is_export && !strcmp(xfmt, "csv"))
+		fmt = ANA_FMT_CSV;
+	struct ana_doc *doc = ana_doc_new();
+	struct ana_report *rep = NULL;
+	struct ana_sched *sch = NULL;
+	struct ana_counters *cnt = NULL;
+	struct ana_trace *last = NULL;   /* counters name events from it */
+	ret = doc ? 0 : -ENOMEM;
+	if (!ret && !strcmp(which, "counters") && !(cnt = ana_counters_new()))
+		ret = -ENOMEM;
+	if (!ret && !strcmp(which, "report") && !folded && !(rep = ana_report_new(ro)))
+		ret = -ENOMEM;
+	if (!ret && !strcmp(which, "sched") && !(sch = ana_sched_new(sco)))
+		ret = -ENOMEM;
+	if (!ret && !strcmp(which, "info")) {
+		ret = ana_info_dataset(ds, doc);
+		if (ret >= 0)
+			ret = ana_doc_render(doc, out, fmt);
+		goto done;
+	}
+	for (size_t i = 0; i < ds->nfiles && ret >= 0; i++) {
+		struct ana_trace *s = NULL;
+		int got = dataset_trace(c, ds, i, so, &s);
+		if (got == -EINVAL) {
+			status = 2;
+			goto done;
+		}
+		if (got < 0) {
+			status = status ? status : 3;
+			continue;
+		}
+		if (!got)
+			continue;
+		size_t damage_before = s->ndamage;
+		if (rep) {
+			ret = ana_report_add(rep, s);
+		} else if (cnt) {
+			ret = ana_counters_add(cnt, s);
+		} else if (sch) {
+			size_t h = i;   /* the host's first file: by host, then start */
+			while (h > 0 && ds->files[h - 1].host == ds->files[i].host)
+				h--;
+			ret = ana_sched_add(sch, s, ds->files[h].start);
+		} else if (folded) {
+			ret = ana_export_folded(s, &c->filter, c->off_cpu, out);
+		} else if (!strcmp(c->cmd, "dump")) {
+			struct ana_dump_opts d = { .fmt = fmt, .jobs = c->jobs,
+						   .file_order = c->file_order,
+						   .filter = &c->filter };
+			ret = ana_dump_run(s, &d, out);
+		} else if (!strcmp(c->cmd, "verify")) {
+			struct ana_doc *vd = ana_doc_new();
+			int w = 1;
+			ret = vd ? ana_verify_run(s, c->jobs, vd, &w) : -ENOMEM;
+			if (ret >= 0)
+				ret = ana_doc_render(vd, out, fmt);
+			ana_doc_free(vd);
+			whole &= w;
+		}
+		progress_end(prog);
+		for (size_t k = damage_before; k < s->ndamage && strcmp(c->cmd, "verify"); k++)
+			warn_damage_in(ds->files[i].path, s, k);
+		if (cnt) {
+			ana_trace_free(last);
+			last = s;
+		} else {
+			ana_trace_free(s);
+		}
+	}
+	if (ret >= 0 && cnt && last) {
+		struct ana_counters_opts co = { .interval = c->interval, .ratio = c->ratio };
+		char err[512];
+		ret = ana_counters_render(cnt, last, label, &co, doc, err, sizeof(err));
+		if (ret == -EINVAL) {
+			fprintf(stderr, "%s %s: ", PROG, c->cmd);
+			ana_text_str(stderr, err);
+			fputc('\n', stderr);
+			status = 2;
+			ret = 0;
+			goto done;
+		}
+		if (ret >= 0)
+			ret = ana_doc_render(doc, out, fmt);
+	}
+	if (ret >= 0 && (rep || sch)) {
+		ret = rep ? ana_report_render(rep, label, doc) : ana_sched_render(sch, label, doc);
+		if (ret >= 0)
+			ret = ana_doc_render(doc, out, fmt);
+	}
+done:
+	progress_end(prog);
+	if (ret < 0) {
+		fprintf(stderr, "%s %s: %s failed: %s\n", PROG, c->cmd, label,
+			ret == -EIO ? "write error (disk full or closed pipe?)" : prec_strerror(ret));
+		status = 1;
+	} else if (!whole && !status) {
+		status = 1;
+	}
+	ana_report_free(rep);
+	ana_sched_free(sch);
+	ana_counters_free(cnt);
+	ana_trace_free(last);
+	ana_doc_free(doc);
+	if (out != stdout && fclose(out) && !status) {
+		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
+			strerror(errno));
+		status = 1;
+	}
+	ana_dataset_free(ds);
+	return status;
+}
+
+static int run_file(struct cli *c)
 {
 	char err[512] = "";
 	struct progress prog = { 0 };
@@ -510,31 +838,13 @@ static int run(struct cli *c)
 	    ana_sched_parse_sort(&sco, c->sort, err, sizeof(err)))
 		return fail_usage(c->cmd, "%s", err);
 
-	/* Reports that need names only at the end read the file once. */
-	so.single_pass = !strcmp(which, "sched") || !strcmp(which, "counters") ||
-			 (!strcmp(which, "dump") && !c->filter.nevents) ||
-			 !strcmp(which, "verify");   /* --event names must be known first */
-	/* Sample reports need no context switches, counter snapshots or raw
-	 * records in pass 1 (the bulk of a --switch-events trace): skipped
-	 * unread. */
-	if (!strcmp(which, "info")) {
-		/* the top processes' pass reads the samples: counted there */
-		so.pass1_kinds = PREC_KINDS_ALL & ~PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
-		so.deferred_kinds = PREC_KIND(PERFREC__PACKET__DATA_SAMPLE);
-	}
-	if (!strcmp(which, "report") || is_script) {
-		so.pass1_kinds = PREC_KINDS_ALL &
-			~(PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) |
-			  PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
-			  PREC_KIND(PERFREC__PACKET__DATA_RAW));
-		/* The samples (or off-CPU records) the report pass reads are
-		 * counted there, so their frames, most of the file, are read
-		 * once. A --time report reads only the window's frames then:
-		 * pass 1 counts them all first. */
-		if (!c->filter.has_time)
-			so.deferred_kinds = PREC_KIND(c->off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
-						      PERFREC__PACKET__DATA_SAMPLE);
-	}
+	trace_opts(c, which, &so);
+	/* --since/--until need the file's clock reference (its header)
+	 * before the pass: a single-pass report reads pass 1 first then */
+	if (c->filter.has_wall && !c->dataset)
+		so.single_pass = 0;
+	if (c->dataset)
+		return run_dataset(c, &so, &ro, &sco, which, &prog);
 	struct ana_trace *s;
 	int ret = ana_trace_open(&s, c->file, &so);
 	progress_end(&prog);
@@ -548,7 +858,7 @@ static int run(struct cli *c)
 		return fail_usage(c->cmd, "%s", err);
 	}
 	/* Sample passes seek to the --time window (pass 1 read it all). */
-	if (c->filter.has_time && !so.single_pass)
+	if (ana_filter_windowed(&c->filter) && !so.single_pass)
 		ana_trace_set_window(s, c->filter.tmin, c->filter.tmax);
 	/* Damage is reported, and the rest analyzed. */
 	for (size_t i = 0; i < s->ndamage && strcmp(c->cmd, "verify"); i++)
@@ -645,6 +955,8 @@ static const char diff_help[] =
 "usage: " PROG " diff BASE NEW [options]\n"
 "       " PROG " diff FILE --base-time A,B --new-time C,D [options]\n"
 "       " PROG " html --diff BASE NEW -o PAGE.html [options]\n\n"
+"BASE and NEW are each a .prec file or a directory of them (read as one dataset:\n"
+"rotated files joined, the same data twice read once).\n\n"
 "Compares two profiles key by key, as `perf diff` does: for each key (default\n"
 "sym) the share of the sample period in BASE and in NEW, the change in points\n"
 "(Delta = New - Base), and the samples behind each share; rows sorted by the\n"
@@ -672,11 +984,13 @@ struct diff_side {
 	struct ana_trace **traces;    /* owned */
 	const char **names;
 	size_t n;
+	char **own;                   /* names of a directory's files (strdup) */
+	size_t nown;
 };
 
-/* Opens what the command line names for one side into its list of
- * traces: today one .prec file. 0, or 2 after printing why not. */
-static int diff_open_side(const char *cmd, const char *path,
+/* Opens one .prec file into a side's list of traces. 0, or 2 after
+ * printing why not. */
+static int diff_open_file(const char *cmd, const char *path,
 			  const struct ana_trace_opts *so, struct diff_side *side)
 {
 	struct ana_trace *s;
@@ -708,12 +1022,60 @@ static int diff_open_side(const char *cmd, const char *path,
 	return 0;
 }
 
+/* A side is a file, or a directory read as a dataset (format/SPEC.md
+ * section 14: rotations joined, the same data twice read once). */
+static int diff_open_side(const char *cmd, const char *path,
+			  const struct ana_trace_opts *so, struct diff_side *side)
+{
+	struct stat st;
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return diff_open_file(cmd, path, so, side);
+	char *inputs[1] = { (char *)path };
+	struct ana_dataset_opts dso = { 0 };
+	struct ana_dataset *ds;
+	if (ana_dataset_open(&ds, inputs, 1, &dso) < 0) {
+		fprintf(stderr, "%s %s: out of memory\n", PROG, cmd);
+		return 2;
+	}
+	int ret = ds->nfiles ? 0 : 2;
+	if (!ds->nfiles)
+		fprintf(stderr, "%s %s: no trace to read in %s\n", PROG, cmd, path);
+	for (size_t i = 0; i < ds->nskipped; i++) {
+		fprintf(stderr, "%s %s: skipped ", PROG, cmd);
+		ana_text_str(stderr, ds->skipped[i].path);
+		fprintf(stderr, ": %s; %s\n", prec_strerror(ds->skipped[i].err),
+			skip_hint(ds->skipped[i].err));
+	}
+	for (size_t i = 0; i < ds->nfiles && !ret; i++) {
+		/* the side's names outlive the dataset */
+		char *p = strdup(ds->files[i].path);
+		if (!p) {
+			ret = 2;
+			break;
+		}
+		char **own = realloc(side->own, (side->nown + 1) * sizeof(*own));
+		if (!own) {
+			free(p);
+			ret = 2;
+			break;
+		}
+		side->own = own;
+		side->own[side->nown++] = p;
+		ret = diff_open_file(cmd, p, so, side);
+	}
+	ana_dataset_free(ds);
+	return ret;
+}
+
 static void diff_side_release(struct diff_side *side)
 {
 	for (size_t i = 0; i < side->n; i++)
 		ana_trace_free(side->traces[i]);
 	free(side->traces);
 	free(side->names);
+	for (size_t i = 0; i < side->nown; i++)
+		free(side->own[i]);
+	free(side->own);
 	ana_filter_release(&side->time);
 }
 
@@ -1037,6 +1399,11 @@ int main(int argc, char **argv)
 		return diff_main(argc - 1, argv + 1);
 	struct cli c;
 	memset(&c, 0, sizeof(c));
+	/* every input is an argument or an -i: argc bounds them */
+	if (!(c.inputs = calloc((size_t)argc + 1, sizeof(*c.inputs)))) {
+		fprintf(stderr, "%s: out of memory\n", PROG);
+		return 1;
+	}
 	c.cmd = argv[1];
 	c.progress = 1;
 	c.jobs = ana_cpu_count();
@@ -1047,11 +1414,19 @@ int main(int argc, char **argv)
 			known = 1;
 	if (!known) {
 		fprintf(stderr, "%s: unknown command '%s'\n\n%s", PROG, c.cmd, usage_main);
+		free(c.inputs);
 		return 2;
 	}
 	int ret = parse_args(&c, argc - 1, argv + 1);
-	if (ret < 0)
-		ret = run(&c);
+	if (ret < 0) {
+		/* One file named alone reads as it always did; anything else
+		 * (several inputs, a directory, a host filter) is a dataset. */
+		struct stat st;
+		c.dataset = c.ninputs > 1 || c.filter.nhosts ||
+			    (stat(c.inputs[0], &st) == 0 && S_ISDIR(st.st_mode));
+		ret = run_file(&c);
+	}
 	ana_filter_release(&c.filter);
+	free(c.inputs);
 	return ret;
 }

@@ -32,6 +32,10 @@ struct ana_filter {
 	size_t ncomms;
 	char **events;
 	size_t nevents;
+	char **hosts;
+	size_t nhosts;
+	int has_wall, has_since, has_until;
+	uint64_t since, until;  /* realtime ns */
 	int has_time;
 	double t0, t1;          /* as given, seconds */
 	int t0_abs, t1_abs, t0_open, t1_open;
@@ -42,13 +46,28 @@ struct ana_filter {
 void ana_filter_init(struct ana_filter *f);
 void ana_filter_release(struct ana_filter *f);
 
-/* which: "cpu", "pid", "tid", "comm", "event", "time". */
+/* which: "cpu", "pid", "tid", "comm", "event", "time", "host", "since",
+ * "until". */
 int ana_filter_parse(struct ana_filter *f, const char *which, const char *arg,
 		     char *err, size_t errlen);
 /* Resolves relative times against s->start; checks event names exist
  * (-EINVAL with a message listing the known events otherwise). */
 int ana_filter_resolve(struct ana_filter *f, const struct ana_trace *s,
 		       char *err, size_t errlen);
+/* The time part of it for a file of a dataset: --time against start (the
+ * dataset's), --since/--until through the file's clock reference
+ * (realtime_ns read at monotonic_ns; 0 = none: the window is empty). */
+int ana_filter_resolve_clock(struct ana_filter *f, uint64_t start, uint64_t realtime_ns,
+			     uint64_t monotonic_ns, char *err, size_t errlen);
+/* A window of any kind (--time, --since, --until) is set. */
+#define ana_filter_windowed(f) ((f)->has_time || (f)->has_wall)
+int ana_filter_host(const struct ana_filter *f, const char *host);
+
+/* Wall-clock time (above) as realtime ns; relative ones from now. 0 or
+ * -EINVAL. */
+int ana_parse_wall(const char *arg, uint64_t now, uint64_t *out);
+/* CLOCK_REALTIME in ns. */
+uint64_t ana_wall_now(void);
 
 int ana_filter_cpu(const struct ana_filter *f, uint32_t cpu);
 int ana_filter_pid(const struct ana_filter *f, uint32_t pid);

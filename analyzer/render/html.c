@@ -220,7 +220,7 @@ static int timeline_new(struct page *pg)
 	struct ana_trace *s = pg->s;
 	const struct ana_filter *f = pg->o.filter;
 	uint64_t lo = s->start, hi = s->end && s->end->end_time ? s->end->end_time : s->t_max;
-	if (f && f->has_time) {
+	if (f && ana_filter_windowed(f)) {
 		if (f->tmin > lo)
 			lo = f->tmin;
 		if (f->tmax < hi)

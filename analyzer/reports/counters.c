@@ -141,29 +141,67 @@ static int find_total(const struct total *t, size_t n, const char *name,
 	return -1;
 }
 
+struct ana_counters {
+	struct cstate st;
+};
+
+struct ana_counters *ana_counters_new(void)
+{
+	struct ana_counters *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	prec_hashmap_init(&c->st.inst, sizeof(struct inst_key), sizeof(struct inst_val));
+	prec_hashmap_init(&c->st.ticks, sizeof(struct tick_key), sizeof(struct tick_val));
+	return c;
+}
+
+void ana_counters_free(struct ana_counters *c)
+{
+	if (!c)
+		return;
+	prec_hashmap_release(&c->st.inst);
+	prec_hashmap_release(&c->st.ticks);
+	free(c);
+}
+
+int ana_counters_add(struct ana_counters *c, struct ana_trace *s)
+{
+	c->st.s = s;
+	/* Group snapshots (and, in a single pass, what names them). */
+	ana_trace_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
+			      (s->opts.single_pass ? ANA_KINDS_TRACE : 0));
+	int ret = ana_trace_scan(s, "counters", on_packet, &c->st);
+	ana_trace_set_kinds(s, 0);
+	if (ret >= 0 && s->opts.single_pass)
+		ret = ana_trace_finish(s);
+	return ret < 0 ? ret : 0;
+}
+
 int ana_counters_run(struct ana_trace *s, const struct ana_counters_opts *o,
 		     struct ana_doc *doc, char *err, size_t errlen)
 {
-	struct cstate st;
-	memset(&st, 0, sizeof(st));
-	st.s = s;
-	prec_hashmap_init(&st.inst, sizeof(struct inst_key), sizeof(struct inst_val));
-	prec_hashmap_init(&st.ticks, sizeof(struct tick_key), sizeof(struct tick_val));
+	struct ana_counters *c = ana_counters_new();
+	if (!c)
+		return -ENOMEM;
+	int ret = ana_counters_add(c, s);
+	if (ret >= 0)
+		ret = ana_counters_render(c, s, NULL, o, doc, err, errlen);
+	ana_counters_free(c);
+	return ret;
+}
+
+int ana_counters_render(struct ana_counters *c, struct ana_trace *s, const char *file,
+			const struct ana_counters_opts *o, struct ana_doc *doc,
+			char *err, size_t errlen)
+{
+	struct cstate st = c->st;   /* maps owned by c, released by its free */
 	struct total *tot = NULL;
 	size_t ntot = 0;
 	struct { struct tick_key k; struct tick_val v; } *tk = NULL;
 	char *ra = NULL;
 	struct prec_hashmap evticks;   /* tick_key (by event) -> tick_val */
 	prec_hashmap_init(&evticks, sizeof(struct tick_key), sizeof(struct tick_val));
-	/* Group snapshots (and, in a single pass, what names them). */
-	ana_trace_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
-			      (s->opts.single_pass ? ANA_KINDS_TRACE : 0));
-	int ret = ana_trace_scan(s, "counters", on_packet, &st);
-	ana_trace_set_kinds(s, 0);
-	if (ret < 0)
-		goto out;
-	if (s->opts.single_pass && (ret = ana_trace_finish(s)) < 0)
-		goto out;
+	int ret;
 	/* Ticks: sum the ids of one member. */
 	for (size_t i = 0; i < prec_hashmap_count(&st.ticks); i++) {
 		struct tick_key k = *(const struct tick_key *)prec_hashmap_key(&st.ticks, i);
@@ -222,7 +260,7 @@ int ana_counters_run(struct ana_trace *s, const struct ana_counters_opts *o,
 	prec_sort(tot, ntot, sizeof(*tot), cmp_total);
 
 	struct ana_table *sum = ana_doc_kv(doc, "summary");
-	ana_kv_str(sum, "file", s->path);
+	ana_kv_str(sum, "file", file ? file : s->path);
 	ana_kv_num(sum, "groups", "%zu", s->ngroups);
 	ana_kv_num(sum, "snapshots", "%" PRIu64, st.snapshots);
 	if (!st.snapshots)
@@ -352,8 +390,6 @@ out:
 	free(ra);
 	free(tk);
 	free(tot);
-	prec_hashmap_release(&st.inst);
-	prec_hashmap_release(&st.ticks);
 	prec_hashmap_release(&evticks);
 	return ret;
 }

@@ -25,8 +25,30 @@ struct ana_counters_opts {
 	const char *ratio;     /* "A/B": event names, or NULL */
 };
 
-/* Sections "summary", "counters", with interval "intervals", with ratio
- * "ratio". -EINVAL (message in err) for a bad --ratio. */
+/* The rotated files of one recording, one at a time: counter values are
+ * cumulative from the recording's start (format/SPEC.md section 13) and
+ * its kernel ids stay the same, so the snapshots of all its files read as
+ * one recording's (the latest or final read of each instance, ticks on
+ * one timeline). Files of different recordings must not be mixed (their
+ * ids mean other counters): the caller gives one session.
+ *
+ *   struct ana_counters *c = ana_counters_new();    // NULL: ENOMEM
+ *   for each file: ana_counters_add(c, s); keep the last s, free others
+ *   ana_counters_render(c, last_s, "what was read", &opts, doc, err, errlen);
+ *   ana_counters_free(c);
+ *
+ * render names events and groups from `s` (the session's files describe
+ * the same ones); file (NULL: s's path) is the summary's "file". */
+struct ana_counters;
+struct ana_counters *ana_counters_new(void);
+int ana_counters_add(struct ana_counters *c, struct ana_trace *s);
+int ana_counters_render(struct ana_counters *c, struct ana_trace *s, const char *file,
+			const struct ana_counters_opts *o, struct ana_doc *doc,
+			char *err, size_t errlen);
+void ana_counters_free(struct ana_counters *c);   /* NULL is fine */
+
+/* One trace. Sections "summary", "counters", with interval "intervals",
+ * with ratio "ratio". -EINVAL (message in err) for a bad --ratio. */
 int ana_counters_run(struct ana_trace *s, const struct ana_counters_opts *o,
 		     struct ana_doc *doc, char *err, size_t errlen);
 

@@ -810,9 +810,9 @@ int ana_dump_run(struct ana_trace *s, const struct ana_dump_opts *o, FILE *out)
 		const struct ana_filter *f = o->filter;
 		const struct prec_frame_info *list;
 		size_t n;
-		if (f && f->has_time)
+		if (f && ana_filter_windowed(f))
 			ana_trace_set_window(s, f->tmin, f->tmax);
-		ret = ana_trace_select(s, 0, ANA_KINDS_TRACE, f && f->has_time, &list, &n);
+		ret = ana_trace_select(s, 0, ANA_KINDS_TRACE, f && ana_filter_windowed(f), &list, &n);
 		if (ret < 0) {
 			free(d.e.buf);
 			return ret;

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "format/base/hashmap.h"
+#include "analyzer/read/dataset.h"
 #include "analyzer/read/trace.h"
 #include "format/error.h"
 
@@ -443,6 +444,101 @@ int ana_info_run(struct ana_trace *s, size_t top, struct ana_doc *doc)
 			ana_cell_str(nt, (unsigned)s->notes[i].level < 3 ? lv[s->notes[i].level] : "?");
 			ana_cell_str(nt, s->notes[i].text);
 		}
+	}
+	return 0;
+}
+
+static const char *const state_names[] = { "whole", "open", "torn" };
+
+/* UTC "YYYY-MM-DD HH:MM:SS" of realtime ns, "-" when unknown. */
+static void wall_str(char *buf, size_t len, uint64_t ns)
+{
+	time_t t = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+	if (!ns || !gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "-");
+}
+
+int ana_info_dataset(const struct ana_dataset *ds, struct ana_doc *doc)
+{
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < ds->nfiles; i++)
+		bytes += ds->files[i].bytes;
+	struct ana_table *kv = ana_doc_kv(doc, "dataset");
+	ana_kv_num(kv, "files", "%zu", ds->nfiles);
+	ana_kv_num(kv, "hosts", "%zu", ds->nhosts);
+	ana_kv_num(kv, "sessions", "%zu", ds->nsessions);
+	ana_kv_num(kv, "bytes", "%" PRIu64, bytes);
+	if (ds->nskipped)
+		ana_kv_num(kv, "skipped_files", "%zu", ds->nskipped);
+	if (ds->ndups)
+		ana_kv_num(kv, "duplicate_files", "%zu", ds->ndups);
+
+	struct ana_table *t = ana_doc_table(doc, "sessions", "Sessions");
+	ana_table_col(t, "host", "Host", ANA_STR);
+	ana_table_col(t, "session", "Session", ANA_STR);
+	ana_table_col(t, "start", "Start (UTC)", ANA_STR);
+	ana_table_col(t, "duration_s", "Duration s", ANA_NUM);
+	ana_table_col(t, "files", "Files", ANA_NUM);
+	ana_table_col(t, "bytes", "Bytes", ANA_NUM);
+	ana_table_col(t, "samples", "Samples", ANA_NUM);
+	ana_table_col(t, "lost", "Lost", ANA_NUM);
+	ana_table_col(t, "state", "State", ANA_STR);
+	char when[64];
+	for (size_t i = 0; i < ds->nfiles;) {
+		const struct ana_dataset_file *f = &ds->files[i];
+		size_t j = i, files = 0;
+		uint64_t b = 0, smp = 0, lost = 0, end = f->end;
+		int state = ANA_FILE_WHOLE;
+		for (; j < ds->nfiles && ds->files[j].session_no == f->session_no; j++, files++) {
+			const struct ana_dataset_file *g = &ds->files[j];
+			b += g->bytes;
+			smp += g->samples;
+			lost += g->lost;
+			end = g->end;
+			if (g->state > state)
+				state = g->state;
+		}
+		wall_str(when, sizeof(when), f->wall_start);
+		ana_table_row(t);
+		ana_cell_str(t, f->host);
+		ana_cell_str(t, f->session);
+		ana_cell_str(t, when);
+		ana_cell_num(t, "%.3f", secs(end > f->start ? end - f->start : 0));
+		ana_cell_num(t, "%zu", files);
+		ana_cell_num(t, "%" PRIu64, b);
+		ana_cell_num(t, "%" PRIu64, smp);
+		ana_cell_num(t, "%" PRIu64, lost);
+		ana_cell_str(t, state_names[state]);
+		i = j;
+	}
+
+	t = ana_doc_table(doc, "files", "Files");
+	ana_table_col(t, "path", "File", ANA_STR);
+	ana_table_col(t, "host", "Host", ANA_STR);
+	ana_table_col(t, "start", "Start (UTC)", ANA_STR);
+	ana_table_col(t, "duration_s", "Duration s", ANA_NUM);
+	ana_table_col(t, "bytes", "Bytes", ANA_NUM);
+	ana_table_col(t, "samples", "Samples", ANA_NUM);
+	ana_table_col(t, "state", "State", ANA_STR);
+	for (size_t i = 0; i < ds->nfiles; i++) {
+		const struct ana_dataset_file *f = &ds->files[i];
+		wall_str(when, sizeof(when), f->wall_start);
+		ana_table_row(t);
+		ana_cell_str(t, f->path);
+		ana_cell_str(t, f->host);
+		ana_cell_str(t, when);
+		ana_cell_num(t, "%.3f", secs(f->end > f->start ? f->end - f->start : 0));
+		ana_cell_num(t, "%" PRIu64, f->bytes);
+		ana_cell_num(t, "%" PRIu64, f->samples);
+		ana_cell_str(t, f->damaged ? "damaged" : state_names[f->state]);
+	}
+
+	t = ana_doc_table(doc, "events", "Events");
+	ana_table_col(t, "name", "Event", ANA_STR);
+	for (size_t i = 0; i < ds->nevents; i++) {
+		ana_table_row(t);
+		ana_cell_str(t, ds->events[i]);
 	}
 	return 0;
 }

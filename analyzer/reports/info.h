@@ -14,6 +14,16 @@
 #include "analyzer/render/table.h"
 
 struct ana_trace;
+struct ana_dataset;
+
+/* A dataset's listing (`info DIR` or several files), from the files'
+ * probes alone (no frame of samples is read): section "dataset" (files,
+ * hosts, sessions, bytes, skipped and duplicate files), "sessions" (per
+ * host and session: wall-clock start in UTC, duration, files, bytes,
+ * samples and losses from the files' SessionEnd, state: whole when every
+ * file is, else open or torn as the worst one is), "files" and "events"
+ * (each event name once). */
+int ana_info_dataset(const struct ana_dataset *ds, struct ana_doc *doc);
 
 /* Sections "summary", "top" (the top processes, at most `top` rows; none
  * when top is 0), "info", "events", "groups", "packets", "losses",

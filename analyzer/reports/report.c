@@ -20,10 +20,10 @@
 #define MAX_FRAMES 256
 
 static const char *const key_names[ANA_NKEYS] = {
-	"comm", "pid", "tid", "cpu", "dso", "sym", "event",
+	"comm", "pid", "tid", "cpu", "dso", "sym", "event", "host",
 };
 static const char *const key_headers[ANA_NKEYS] = {
-	"Command", "Pid", "Tid", "CPU", "Shared Object", "Symbol", "Event",
+	"Command", "Pid", "Tid", "CPU", "Shared Object", "Symbol", "Event", "Host",
 };
 
 int ana_report_parse_sort(struct ana_report_opts *o, const char *arg,
@@ -40,7 +40,7 @@ int ana_report_parse_sort(struct ana_report_opts *o, const char *arg,
 				break;
 		if (k == ANA_NKEYS || o->nkeys == ANA_NKEYS) {
 			snprintf(err, errlen, "bad --sort '%s': keys are comm, pid, tid, "
-				 "cpu, dso, sym, event (comma-separated, each once)", arg);
+				 "cpu, dso, sym, event, host (comma-separated, each once)", arg);
 			return -EINVAL;
 		}
 		for (size_t i = 0; i < o->nkeys; i++)
@@ -57,7 +57,7 @@ int ana_report_parse_sort(struct ana_report_opts *o, const char *arg,
 }
 
 struct rkey {
-	const char *comm, *dso, *sym;
+	const char *comm, *dso, *sym, *host;
 	uint32_t pid, tid, cpu;
 	int32_t event;
 };
@@ -68,6 +68,8 @@ struct rval {
 	struct ana_stree *tree;   /* with o->tree: chains, outermost first */
 };
 
+/* One trace's pass: keys hold the trace's own names and event
+ * positions until ana_report_add() folds them into the report. */
 struct rstate {
 	struct ana_trace *s;
 	const struct ana_report_opts *o;
@@ -78,6 +80,30 @@ struct rstate {
 	struct ana_loc *frames;
 	struct ana_stree_frame *path;   /* with o->tree */
 	int err;
+};
+
+/* What the report keeps across traces: rows keyed by names interned in
+ * its own pool (equal names of two files are one pointer) and events by
+ * their position in the report's own list of names, plus the summary's
+ * sums. For one trace the positions are the trace's own. */
+struct ana_report {
+	struct ana_report_opts o;
+	struct prec_hashmap rows;
+	struct ana_strpool pool;
+	const char **events;       /* interned names, first seen first */
+	int *sampling;
+	size_t nevents;
+	const char *file;          /* the first trace's path */
+	size_t ntraces;
+	uint64_t samples, samples_shown, period, filtered_out;
+	uint64_t loss_count[ANA_NLOSS];
+	uint64_t offcpu_intervals, offcpu_sums, offcpu_ns, threshold;
+	int has_offcpu_event;
+	uint64_t ustack_samples, ustack_frames, ustack_fp, ustack_no_arch, stops[8];
+	size_t ndamage;
+	int torn;
+	uint64_t lost_packets;
+	struct ana_loc *frames;
 };
 
 /* c samples (blocks) of weight w in all */
@@ -345,6 +371,8 @@ static int cmp_rows(const void *pa, const void *pb)
 		return c;
 	if ((c = cmp_str(kx->sym, ky->sym)))
 		return c;
+	if ((c = cmp_str(kx->host, ky->host)))
+		return c;
 	return kx->event < ky->event ? -1 : kx->event > ky->event;
 }
 
@@ -354,18 +382,18 @@ static double pct(uint64_t part, uint64_t total)
 }
 
 /* A row's call tree as text (malloc'd), or NULL when out of memory. */
-static char *tree_text(const struct rval *v, const struct rstate *st)
+static char *tree_text(const struct rval *v, const struct ana_report *r)
 {
-	const struct ana_report_opts *o = st->o;
+	const struct ana_report_opts *o = &r->o;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	if (!f)
 		return NULL;
 	double limit = o->percent_limit > 0 ? o->percent_limit : 0.5;
-	int ret = ana_calltree_print(v->tree, f, st->period,
+	int ret = ana_calltree_print(v->tree, f, r->period,
 				     o->children ? v->child_period : v->period,
-				     (uint64_t)((double)st->period * limit / 100.0));
+				     (uint64_t)((double)r->period * limit / 100.0));
 	if (fclose(f) || ret < 0) {
 		free(text);
 		return NULL;
@@ -373,126 +401,245 @@ static char *tree_text(const struct rval *v, const struct rstate *st)
 	return text;
 }
 
-/* report --off-cpu: what was recorded, what is shown, what was lost. */
-static void offcpu_summary(struct ana_trace *s, const struct rstate *st,
-			   struct ana_table *sum)
+static void free_trees(struct prec_hashmap *table)
 {
-	int ev = ana_trace_offcpu_event(s);
-	ana_kv_num(sum, "offcpu_intervals", "%" PRIu64, s->offcpu_intervals);
-	ana_kv_num(sum, "offcpu_sums", "%" PRIu64, s->offcpu_sums);
-	ana_kv_num(sum, "offcpu_ms", "%.3f", (double)s->offcpu_ns / 1e6);
-	if (ev >= 0)
-		ana_kv_num(sum, "threshold_ms", "%.3f",
-			   (double)s->events[ev]->off_cpu_threshold / 1e6);
-	ana_kv_num(sum, "blocks_shown", "%" PRIu64, st->samples);
-	ana_kv_num(sum, "offcpu_ms_shown", "%.3f", (double)st->period / 1e6);
-	if (ev < 0 && !s->offcpu_intervals && !s->offcpu_sums)
-		ana_kv_str(sum, "note", "no off-CPU data in this trace: record with "
-			   "perfrec record --off-cpu");
-	else if (!st->samples)
-		ana_kv_str(sum, "note", "no off-CPU time passed the filters");
-	/* what the BPF program could not count, and the rings lost */
-	ana_kv_num(sum, "lost", "%" PRIu64, s->loss_count[PERFREC__LOSS__KIND__KERNEL_LOST] +
-		   s->loss_count[PERFREC__LOSS__KIND__LOST_SAMPLES] +
-		   s->loss_count[PERFREC__LOSS__KIND__RECORDER_DROPPED]);
-	ana_kv_num(sum, "bpf_blocks_unmeasured", "%" PRIu64,
-		   s->loss_count[PERFREC__LOSS__KIND__BPF_MAP_FULL]);
-	ana_kv_num(sum, "bpf_stacks_lost", "%" PRIu64,
-		   s->loss_count[PERFREC__LOSS__KIND__BPF_STACK_LOST]);
-	if (s->ndamage || s->torn)
-		ana_kv_num(sum, "damaged_frames", "%zu", s->ndamage);
-}
-
-/* The default keys when none are given: comm,dso,sym. */
-static const struct ana_report_opts *with_keys(const struct ana_report_opts *o,
-					       struct ana_report_opts *def)
-{
-	if (o->nkeys)
-		return o;
-	*def = *o;
-	def->nkeys = 3;
-	def->keys[0] = ANA_KEY_COMM;
-	def->keys[1] = ANA_KEY_DSO;
-	def->keys[2] = ANA_KEY_SYM;
-	return def;
-}
-
-static void rstate_release(struct rstate *st)
-{
-	for (size_t i = 0; st->o && st->o->tree && i < prec_hashmap_count(&st->table); i++) {
-		struct rval *v = prec_hashmap_val(&st->table, i);
+	for (size_t i = 0; i < prec_hashmap_count(table); i++) {
+		struct rval *v = prec_hashmap_val(table, i);
 		if (v->tree)
 			ana_stree_release(v->tree);
 		free(v->tree);
+		v->tree = NULL;
 	}
-	free(st->path);
-	free(st->frames);
-	prec_hashmap_release(&st->table);
 }
 
-/* Gather and aggregate: one pass over s into st->table. st is released
- * by the caller, also on error. */
-static int aggregate(struct ana_trace *s, const struct ana_report_opts *o,
-		     struct rstate *st)
+/* report --off-cpu: what was recorded, what is shown, what was lost. */
+static void offcpu_summary(const struct ana_report *r, struct ana_table *sum)
 {
-	memset(st, 0, sizeof(*st));
-	st->s = s;
-	st->o = o;
-	for (size_t i = 0; i < o->nkeys; i++)
-		st->use[o->keys[i]] = 1;
-	st->need_frames = st->use[ANA_KEY_DSO] || st->use[ANA_KEY_SYM] || o->children ||
-			  o->tree || o->on_sample;
-	prec_hashmap_init(&st->table, sizeof(struct rkey), sizeof(struct rval));
-	st->frames = calloc(MAX_FRAMES, sizeof(*st->frames));
-	if (o->tree)
-		st->path = calloc(MAX_FRAMES, sizeof(*st->path));
-	if (!st->frames || (o->tree && !st->path))
+	ana_kv_num(sum, "offcpu_intervals", "%" PRIu64, r->offcpu_intervals);
+	ana_kv_num(sum, "offcpu_sums", "%" PRIu64, r->offcpu_sums);
+	ana_kv_num(sum, "offcpu_ms", "%.3f", (double)r->offcpu_ns / 1e6);
+	if (r->has_offcpu_event)
+		ana_kv_num(sum, "threshold_ms", "%.3f", (double)r->threshold / 1e6);
+	ana_kv_num(sum, "blocks_shown", "%" PRIu64, r->samples_shown);
+	ana_kv_num(sum, "offcpu_ms_shown", "%.3f", (double)r->period / 1e6);
+	if (!r->has_offcpu_event && !r->offcpu_intervals && !r->offcpu_sums)
+		ana_kv_str(sum, "note", "no off-CPU data in this trace: record with "
+			   "perfrec record --off-cpu");
+	else if (!r->samples_shown)
+		ana_kv_str(sum, "note", "no off-CPU time passed the filters");
+	/* what the BPF program could not count, and the rings lost */
+	ana_kv_num(sum, "lost", "%" PRIu64, r->loss_count[PERFREC__LOSS__KIND__KERNEL_LOST] +
+		   r->loss_count[PERFREC__LOSS__KIND__LOST_SAMPLES] +
+		   r->loss_count[PERFREC__LOSS__KIND__RECORDER_DROPPED]);
+	ana_kv_num(sum, "bpf_blocks_unmeasured", "%" PRIu64,
+		   r->loss_count[PERFREC__LOSS__KIND__BPF_MAP_FULL]);
+	ana_kv_num(sum, "bpf_stacks_lost", "%" PRIu64,
+		   r->loss_count[PERFREC__LOSS__KIND__BPF_STACK_LOST]);
+	if (r->ndamage || r->torn)
+		ana_kv_num(sum, "damaged_frames", "%zu", r->ndamage);
+}
+
+struct ana_report *ana_report_new(const struct ana_report_opts *o)
+{
+	struct ana_report *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->o = *o;
+	if (!r->o.nkeys) {
+		r->o.nkeys = 3;
+		r->o.keys[0] = ANA_KEY_COMM;
+		r->o.keys[1] = ANA_KEY_DSO;
+		r->o.keys[2] = ANA_KEY_SYM;
+	}
+	prec_hashmap_init(&r->rows, sizeof(struct rkey), sizeof(struct rval));
+	ana_strpool_init(&r->pool);
+	if (!(r->frames = calloc(MAX_FRAMES, sizeof(*r->frames)))) {
+		ana_report_free(r);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return r;
+}
+
+void ana_report_free(struct ana_report *r)
+{
+	if (!r)
+		return;
+	free_trees(&r->rows);
+	prec_hashmap_release(&r->rows);
+	ana_strpool_release(&r->pool);
+	free(r->events);
+	free(r->sampling);
+	free(r->frames);
+	free(r);
+}
+
+/* The report's position of the trace's event name (added when new). */
+static int event_pos(struct ana_report *r, const char *name, int sampling)
+{
+	for (size_t i = 0; i < r->nevents; i++)
+		if (r->events[i] == name) {
+			r->sampling[i] |= sampling;
+			return (int)i;
+		}
+	const char **e = realloc(r->events, (r->nevents + 1) * sizeof(*e));
+	if (!e)
 		return -ENOMEM;
+	r->events = e;
+	int *sm = realloc(r->sampling, (r->nevents + 1) * sizeof(*sm));
+	if (!sm)
+		return -ENOMEM;
+	r->sampling = sm;
+	e[r->nevents] = name;
+	sm[r->nevents] = sampling;
+	return (int)r->nevents++;
+}
+
+static int intern(struct ana_report *r, const char **s)
+{
+	if (*s && !(*s = ana_strpool_intern(&r->pool, *s)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Moves one trace's rows into the report: names into its pool, event
+ * positions into its list. */
+static int fold(struct ana_report *r, struct rstate *st)
+{
+	struct ana_trace *s = st->s;
+	int *map = calloc(s->nevents ? s->nevents : 1, sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	int ret = 0;
+	for (size_t i = 0; i < s->nevents && ret >= 0; i++) {
+		const char *name = ana_strpool_intern(&r->pool, ana_trace_event_name(s, (int)i));
+		ret = name ? event_pos(r, name, s->events[i]->sampling) : -ENOMEM;
+		map[i] = ret;
+	}
+	const char *host = NULL;
+	if (ret >= 0 && st->use[ANA_KEY_HOST]) {
+		const char *h = s->header && s->header->hostname && *s->header->hostname ?
+				s->header->hostname : "unknown";
+		if (!(host = ana_strpool_intern(&r->pool, h)))
+			ret = -ENOMEM;
+	}
+	size_t n = prec_hashmap_count(&st->table);
+	for (size_t i = 0; i < n && ret >= 0; i++) {
+		struct rkey k = *(const struct rkey *)prec_hashmap_key(&st->table, i);
+		const struct rval *v = prec_hashmap_val(&st->table, i);
+		if ((ret = intern(r, &k.comm)) < 0 || (ret = intern(r, &k.dso)) < 0 ||
+		    (ret = intern(r, &k.sym)) < 0)
+			break;
+		k.host = host;
+		if (st->use[ANA_KEY_EVENT] && k.event >= 0 && (size_t)k.event < s->nevents)
+			k.event = map[k.event];
+		struct rval *to = prec_hashmap_get(&r->rows, &k, NULL);
+		if (!to) {
+			ret = -ENOMEM;
+			break;
+		}
+		to->samples += v->samples;
+		to->period += v->period;
+		to->child_samples += v->child_samples;
+		to->child_period += v->child_period;
+		if (v->tree) {
+			/* A call tree names its frames from the trace's pool:
+			 * it moves only from a report's one trace (main.c
+			 * refuses -g over several files). */
+			if (to->tree || r->ntraces) {
+				ret = -EOPNOTSUPP;
+				break;
+			}
+			to->tree = v->tree;
+			((struct rval *)v)->tree = NULL;
+		}
+	}
+	free(map);
+	return ret < 0 ? ret : 0;
+}
+
+/* The summary's sums of one trace. */
+static void add_totals(struct ana_report *r, struct ana_trace *s, const struct rstate *st)
+{
+	if (!r->ntraces++)
+		r->file = s->path;
+	r->samples += s->samples;
+	r->samples_shown += st->samples;
+	r->filtered_out += st->filtered_out;
+	r->period += st->period;
+	for (int i = 0; i < ANA_NLOSS; i++)
+		r->loss_count[i] += s->loss_count[i];
+	r->offcpu_intervals += s->offcpu_intervals;
+	r->offcpu_sums += s->offcpu_sums;
+	r->offcpu_ns += s->offcpu_ns;
+	int ev = ana_trace_offcpu_event(s);
+	if (ev >= 0) {
+		r->has_offcpu_event = 1;
+		r->threshold = s->events[ev]->off_cpu_threshold;
+	}
+	r->ustack_samples += s->ustack.samples;
+	r->ustack_frames += s->ustack.frames;
+	r->ustack_fp += s->ustack.fp_frames;
+	r->ustack_no_arch += s->ustack.no_arch;
+	for (int k = 0; k < 8; k++)
+		r->stops[k] += s->ustack.stops[k];
+	r->ndamage += s->ndamage;
+	r->torn |= s->torn;
+	r->lost_packets += ana_trace_lost_packets(s);
+}
+
+int ana_report_add(struct ana_report *r, struct ana_trace *s)
+{
+	const struct ana_report_opts *o = &r->o;
+	struct rstate st;
+	memset(&st, 0, sizeof(st));
+	st.s = s;
+	st.o = o;
+	for (size_t i = 0; i < o->nkeys; i++)
+		st.use[o->keys[i]] = 1;
+	st.need_frames = st.use[ANA_KEY_DSO] || st.use[ANA_KEY_SYM] || o->children ||
+			 o->tree || o->on_sample;
+	st.frames = r->frames;
+	if (o->tree && !(st.path = calloc(MAX_FRAMES, sizeof(*st.path))))
+		return -ENOMEM;
+	prec_hashmap_init(&st.table, sizeof(struct rkey), sizeof(struct rval));
 	ana_trace_set_kinds(s, PREC_KIND(o->off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
 					   PERFREC__PACKET__DATA_SAMPLE));
-	int ret = ana_trace_scan(s, "report", on_packet, st);
+	int ret = ana_trace_scan(s, "report", on_packet, &st);
 	ana_trace_set_kinds(s, 0);
-	return ret;
+	if (ret >= 0)
+		ret = fold(r, &st);
+	if (ret >= 0)
+		add_totals(r, s, &st);
+	free_trees(&st.table);
+	free(st.path);
+	prec_hashmap_release(&st.table);
+	return ret < 0 ? ret : 0;
 }
 
-static void row_of(const struct rstate *st, const struct rkey *k, const struct rval *v,
-		   struct ana_report_row *r)
+static const char *event_name(const struct ana_report *r, int ev)
 {
-	memset(r, 0, sizeof(*r));
-	r->comm = k->comm;
-	r->dso = k->dso;
-	r->sym = k->sym;
-	r->pid = k->pid;
-	r->tid = k->tid;
-	r->cpu = k->cpu;
-	if (st->use[ANA_KEY_EVENT])
-		r->event = ana_trace_event_name(st->s, k->event);
-	r->samples = v->samples;
-	r->period = v->period;
-	r->child_samples = v->child_samples;
-	r->child_period = v->child_period;
+	return ev >= 0 && (size_t)ev < r->nevents ? r->events[ev] : "[unknown]";
 }
 
-int ana_report_rows(struct ana_trace *s, const struct ana_report_opts *o,
-		    int (*on_row)(void *ctx, const struct ana_report_row *r), void *ctx,
-		    struct ana_report_totals *tot)
+static void row_of(const struct ana_report *r, const struct rkey *k, const struct rval *v,
+		   struct ana_report_row *row)
 {
-	struct ana_report_opts def;
-	struct rstate st;
-	o = with_keys(o, &def);
-	int ret = aggregate(s, o, &st);
-	for (size_t i = 0; !ret && on_row && i < prec_hashmap_count(&st.table); i++) {
-		struct ana_report_row r;
-		row_of(&st, prec_hashmap_key(&st.table, i), prec_hashmap_val(&st.table, i), &r);
-		ret = on_row(ctx, &r);
-	}
-	if (!ret && tot) {
-		tot->samples = st.samples;
-		tot->period = st.period;
-		tot->filtered_out = st.filtered_out;
-	}
-	rstate_release(&st);
-	return ret;
+	memset(row, 0, sizeof(*row));
+	row->comm = k->comm;
+	row->dso = k->dso;
+	row->sym = k->sym;
+	row->host = k->host;
+	row->pid = k->pid;
+	row->tid = k->tid;
+	row->cpu = k->cpu;
+	for (size_t i = 0; i < r->o.nkeys; i++)
+		if (r->o.keys[i] == ANA_KEY_EVENT)
+			row->event = event_name(r, k->event);
+	row->samples = v->samples;
+	row->period = v->period;
+	row->child_samples = v->child_samples;
+	row->child_period = v->child_period;
 }
 
 const char *ana_report_key_name(int key)
@@ -519,85 +666,74 @@ void ana_report_key_cells(struct ana_table *t, const struct ana_report_opts *o,
 		case ANA_KEY_CPU: ana_cell_num(t, "%" PRIu32, r->cpu); break;
 		case ANA_KEY_DSO: ana_cell_str(t, r->dso ? r->dso : "[unknown]"); break;
 		case ANA_KEY_SYM: ana_cell_str(t, r->sym); break;
-		case ANA_KEY_EVENT: ana_cell_str(t, r->event); break;
+		case ANA_KEY_EVENT: ana_cell_str(t, r->event ? r->event : "[unknown]"); break;
+		case ANA_KEY_HOST: ana_cell_str(t, r->host ? r->host : "unknown"); break;
 		}
 	}
 }
 
-int ana_report_run(struct ana_trace *s, const struct ana_report_opts *o,
-		   struct ana_doc *doc)
+int ana_report_render(struct ana_report *r, const char *file, struct ana_doc *doc)
 {
-	struct ana_report_opts def;
-	struct rstate st;
-	struct row *order = NULL;
-	o = with_keys(o, &def);
-	int ret = aggregate(s, o, &st);
-	if (ret < 0)
-		goto out;
-
-	size_t n = prec_hashmap_count(&st.table);
-	order = malloc((n ? n : 1) * sizeof(*order));
-	ret = -ENOMEM;
+	const struct ana_report_opts *o = &r->o;
+	size_t n = prec_hashmap_count(&r->rows);
+	struct row *order = malloc((n ? n : 1) * sizeof(*order));
 	if (!order)
-		goto out;
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		order[i].k = prec_hashmap_key(&st.table, i);
-		order[i].v = prec_hashmap_val(&st.table, i);
+		order[i].k = prec_hashmap_key(&r->rows, i);
+		order[i].v = prec_hashmap_val(&r->rows, i);
 		order[i].children = o->children;
 	}
 	prec_sort(order, n, sizeof(*order), cmp_rows);
 
 	struct ana_table *sum = ana_doc_kv(doc, "summary");
-	ana_kv_str(sum, "file", s->path);
+	ana_kv_str(sum, "file", file ? file : r->file ? r->file : "");
 	if (o->off_cpu) {
-		offcpu_summary(s, &st, sum);
+		offcpu_summary(r, sum);
 		goto rows;
 	}
-	ana_kv_num(sum, "samples", "%" PRIu64, s->samples);
-	ana_kv_num(sum, "samples_shown", "%" PRIu64, st.samples);
-	if (!s->samples)
+	ana_kv_num(sum, "samples", "%" PRIu64, r->samples);
+	ana_kv_num(sum, "samples_shown", "%" PRIu64, r->samples_shown);
+	if (!r->samples)
 		ana_kv_str(sum, "note", "no samples in this trace: record with a "
 			   "sampling event (perfrec record -e cpu-clock -F 4000)");
-	else if (!st.samples)
+	else if (!r->samples_shown)
 		ana_kv_str(sum, "note", "no sample passed the filters");
-	ana_kv_num(sum, "total_period", "%" PRIu64, st.period);
+	ana_kv_num(sum, "total_period", "%" PRIu64, r->period);
 	{
 		char evs[1024];
 		size_t off = 0;
 		evs[0] = '\0';
-		for (size_t i = 0; i < s->nevents && off < sizeof(evs); i++)
-			if (s->events[i]->sampling)
+		for (size_t i = 0; i < r->nevents && off < sizeof(evs); i++)
+			if (r->sampling[i])
 				off += (size_t)snprintf(evs + off, sizeof(evs) - off, "%s%s",
-							off ? "," : "",
-							ana_trace_event_name(s, (int)i));
+							off ? "," : "", r->events[i]);
 		ana_kv_str(sum, "events", evs);
 	}
 	ana_kv_num(sum, "lost", "%" PRIu64,
-		   s->loss_count[0] + s->loss_count[1] + s->loss_count[2]);
-	if (s->ustack.samples) {
+		   r->loss_count[0] + r->loss_count[1] + r->loss_count[2]);
+	if (r->ustack_samples) {
 		/* --call-graph dwarf: how the copied user stacks unwound */
 		char stops[512];
 		size_t off = 0;
 		stops[0] = '\0';
 		for (int k = 0; k < 8 && off < sizeof(stops); k++)
-			if (s->ustack.stops[k])
+			if (r->stops[k])
 				off += (size_t)snprintf(stops + off, sizeof(stops) - off,
 							"%s%s %" PRIu64, off ? ", " : "",
-							prec_unwind_stop_name(k), s->ustack.stops[k]);
-		ana_kv_num(sum, "user_stacks", "%" PRIu64, s->ustack.samples);
-		ana_kv_num(sum, "user_frames_unwound", "%" PRIu64, s->ustack.frames);
-		if (s->ustack.fp_frames)
-			ana_kv_num(sum, "user_frames_by_frame_pointer", "%" PRIu64,
-				   s->ustack.fp_frames);
-		if (s->ustack.no_arch)
-			ana_kv_num(sum, "user_stacks_unknown_arch", "%" PRIu64, s->ustack.no_arch);
+							prec_unwind_stop_name(k), r->stops[k]);
+		ana_kv_num(sum, "user_stacks", "%" PRIu64, r->ustack_samples);
+		ana_kv_num(sum, "user_frames_unwound", "%" PRIu64, r->ustack_frames);
+		if (r->ustack_fp)
+			ana_kv_num(sum, "user_frames_by_frame_pointer", "%" PRIu64, r->ustack_fp);
+		if (r->ustack_no_arch)
+			ana_kv_num(sum, "user_stacks_unknown_arch", "%" PRIu64, r->ustack_no_arch);
 		ana_kv_str(sum, "unwind_stops", stops);
 	}
-	if (s->ndamage || s->torn)
-		ana_kv_num(sum, "damaged_frames", "%zu", s->ndamage);
-	if (s->ndamage)
-		ana_kv_num(sum, "packets_lost_in_damage", "%" PRIu64,
-			   ana_trace_lost_packets(s));
+	if (r->ndamage || r->torn)
+		ana_kv_num(sum, "damaged_frames", "%zu", r->ndamage);
+	if (r->ndamage)
+		ana_kv_num(sum, "packets_lost_in_damage", "%" PRIu64, r->lost_packets);
 
 rows:;
 	struct ana_table *t = ana_doc_table(doc, "rows", NULL);
@@ -618,15 +754,15 @@ rows:;
 	/* rows are sorted by the weight the limit is of */
 	while (o->percent_limit > 0 && rows &&
 	       pct(o->children ? order[rows - 1].v->child_period : order[rows - 1].v->period,
-		   st.period) < o->percent_limit)
+		   r->period) < o->percent_limit)
 		rows--;
-	for (size_t r = 0; r < rows; r++) {
-		const struct rkey *k = order[r].k;
-		const struct rval *v = order[r].v;
+	for (size_t i = 0; i < rows; i++) {
+		const struct rkey *k = order[i].k;
+		const struct rval *v = order[i].v;
 		ana_table_row(t);
 		if (o->children)
-			ana_cell_num(t, "%.2f", pct(v->child_period, st.period));
-		ana_cell_num(t, "%.2f", pct(v->period, st.period));
+			ana_cell_num(t, "%.2f", pct(v->child_period, r->period));
+		ana_cell_num(t, "%.2f", pct(v->period, r->period));
 		if (o->off_cpu) {
 			if (o->children)
 				ana_cell_num(t, "%.3f", (double)v->child_period / 1e6);
@@ -637,14 +773,46 @@ rows:;
 			ana_cell_num(t, "%" PRIu64, v->period);
 		}
 		struct ana_report_row row;
-		row_of(&st, k, v, &row);
+		row_of(r, k, v, &row);
 		ana_report_key_cells(t, o, &row);
 		if (o->tree && v->tree)
-			ana_table_text_after(t, tree_text(v, &st));
+			ana_table_text_after(t, tree_text(v, r));
 	}
-	ret = 0;
-out:
 	free(order);
-	rstate_release(&st);
+	return 0;
+}
+
+int ana_report_run(struct ana_trace *s, const struct ana_report_opts *o,
+		   struct ana_doc *doc)
+{
+	struct ana_report *r = ana_report_new(o);
+	if (!r)
+		return -ENOMEM;
+	int ret = ana_report_add(r, s);
+	if (ret >= 0)
+		ret = ana_report_render(r, NULL, doc);
+	ana_report_free(r);
+	return ret;
+}
+
+int ana_report_rows(struct ana_trace *s, const struct ana_report_opts *o,
+		    int (*on_row)(void *ctx, const struct ana_report_row *r), void *ctx,
+		    struct ana_report_totals *tot)
+{
+	struct ana_report *r = ana_report_new(o);
+	if (!r)
+		return -ENOMEM;
+	int ret = ana_report_add(r, s);
+	for (size_t i = 0; !ret && on_row && i < prec_hashmap_count(&r->rows); i++) {
+		struct ana_report_row row;
+		row_of(r, prec_hashmap_key(&r->rows, i), prec_hashmap_val(&r->rows, i), &row);
+		ret = on_row(ctx, &row);
+	}
+	if (!ret && tot) {
+		tot->samples = r->samples_shown;
+		tot->period = r->period;
+		tot->filtered_out = r->filtered_out;
+	}
+	ana_report_free(r);
 	return ret;
 }

@@ -38,7 +38,7 @@
 struct ana_trace;
 
 enum ana_key { ANA_KEY_COMM, ANA_KEY_PID, ANA_KEY_TID, ANA_KEY_CPU,
-	       ANA_KEY_DSO, ANA_KEY_SYM, ANA_KEY_EVENT, ANA_NKEYS };
+	       ANA_KEY_DSO, ANA_KEY_SYM, ANA_KEY_EVENT, ANA_KEY_HOST, ANA_NKEYS };
 
 struct ana_loc;
 struct prec_packet;
@@ -77,7 +77,26 @@ struct ana_report_opts {
 int ana_report_parse_sort(struct ana_report_opts *o, const char *arg,
 			  char *err, size_t errlen);
 
-/* Builds the report into doc (sections "summary" and "rows").
+/* A report over several traces (a dataset), one at a time:
+ *
+ *   struct ana_report *r = ana_report_new(&opts);   // NULL: ENOMEM
+ *   for each trace: ana_report_add(r, s); ana_trace_free(s);
+ *   ana_report_render(r, "what was read", doc);
+ *   ana_report_free(r);
+ *
+ * add() runs the trace's pass and folds its rows into the report: names
+ * are copied into the report's own pool (equal names from two files are
+ * one row), events are matched by name, and the trace may be freed right
+ * after. The key `host` is the trace's FileHeader.hostname. file (may be
+ * NULL: the first trace's path) is the summary's "file". opts is copied;
+ * its filter must outlive the report. */
+struct ana_report;
+struct ana_report *ana_report_new(const struct ana_report_opts *o);
+int ana_report_add(struct ana_report *r, struct ana_trace *s);
+int ana_report_render(struct ana_report *r, const char *file, struct ana_doc *doc);
+void ana_report_free(struct ana_report *r);   /* NULL is fine */
+
+/* One trace: new, add, render, free. Sections "summary" and "rows".
  * 0 or a negative errno. */
 int ana_report_run(struct ana_trace *s, const struct ana_report_opts *o,
 		   struct ana_doc *doc);
@@ -88,7 +107,7 @@ int ana_report_run(struct ana_trace *s, const struct ana_report_opts *o,
  * NULL) and its sums. Strings are borrowed from the trace (interned in
  * its pool, or its event names) and live as long as it. */
 struct ana_report_row {
-	const char *comm, *dso, *sym, *event;
+	const char *comm, *dso, *sym, *event, *host;
 	uint32_t pid, tid, cpu;
 	uint64_t samples, period;              /* self */
 	uint64_t child_samples, child_period;  /* with --children */

@@ -11,6 +11,7 @@
 
 #include "format/base/hashmap.h"
 #include "analyzer/read/merge.h"
+#include "analyzer/read/strpool.h"
 #include "analyzer/read/trace.h"
 
 #define NBUCKETS 40   /* log2 microsecond buckets */
@@ -147,7 +148,7 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 		 * start: a task first seen switching out ran since then. */
 		st->started = 1;
 		st->t0 = t;
-		if (f && f->has_time && !f->t0_open && f->tmin <= t)
+		if (f && f->tmin && f->tmin <= t)
 			st->t0 = f->tmin;
 		else if (st->s->start && st->s->start <= t)
 			st->t0 = st->s->start;
@@ -234,9 +235,6 @@ static int on_switch(struct sstate *st, const struct prec_packet *p)
 	return 0;
 }
 
-static double ms(uint64_t ns);
-static void task_cells(struct ana_table *t, struct ana_trace *s, uint32_t tid,
-		       uint64_t t1);
 
 static int on_offcpu(struct sstate *st, const struct prec_packet *p)
 {
@@ -255,68 +253,6 @@ static int on_offcpu(struct sstate *st, const struct prec_packet *p)
 	if (!oc->count && oc->duration > v->max_ns)
 		v->max_ns = oc->duration;
 	st->offcpu_ns += oc->duration;
-	return 0;
-}
-
-/* One (task, state) row to sort, heaviest first. */
-struct srow {
-	const struct skey *k;
-	const struct sval *v;
-};
-
-static int cmp_states(const void *pa, const void *pb)
-{
-	const struct srow *a = pa, *b = pb;
-	if (a->v->ns != b->v->ns)
-		return a->v->ns > b->v->ns ? -1 : 1;
-	if (a->k->tid != b->k->tid)
-		return a->k->tid < b->k->tid ? -1 : 1;
-	return a->k->state < b->k->state ? -1 : a->k->state > b->k->state;
-}
-
-/* The "states" section: blocked time by task and state. */
-static int states_table(struct sstate *st, struct ana_doc *doc, uint64_t t1)
-{
-	struct ana_trace *s = st->s;
-	const struct ana_filter *f = st->o->filter;
-	size_t n = prec_hashmap_count(&st->states), nsel = 0;
-	struct srow *rows = malloc((n ? n : 1) * sizeof(*rows));
-	if (!rows)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct skey *k = prec_hashmap_key(&st->states, i);
-		const struct sval *v = prec_hashmap_val(&st->states, i);
-		if (f && (!ana_filter_pid(f, v->pid) || !ana_filter_tid(f, k->tid) ||
-			  !ana_filter_comm(f, ana_trace_comm(s, k->tid, t1))))
-			continue;
-		rows[nsel].k = k;
-		rows[nsel].v = v;
-		nsel++;
-	}
-	prec_sort(rows, nsel, sizeof(*rows), cmp_states);
-	struct ana_table *t = ana_doc_table(doc, "states", "Off-CPU time by state (BPF)");
-	ana_table_col(t, "comm", "Command", ANA_STR);
-	ana_table_col(t, "pid", "Pid", ANA_NUM);
-	ana_table_col(t, "tid", "Tid", ANA_NUM);
-	ana_table_col(t, "state", "State", ANA_STR);
-	ana_table_col(t, "blocked_ms", "Blocked ms", ANA_NUM);
-	ana_table_col(t, "blocks", "Blocks", ANA_NUM);
-	ana_table_col(t, "max_ms", "Longest ms", ANA_NUM);
-	size_t top = st->o->top && st->o->top < nsel ? st->o->top : nsel;
-	for (size_t r = 0; r < top; r++) {
-		ana_table_row(t);
-		task_cells(t, s, rows[r].k->tid, t1);
-		ana_cell_num(t, "%" PRIu32, rows[r].v->pid);
-		ana_cell_num(t, "%" PRIu32, rows[r].k->tid);
-		ana_cell_str(t, ana_offcpu_state_name((int)rows[r].k->state));
-		ana_cell_num(t, "%.3f", ms(rows[r].v->ns));
-		ana_cell_num(t, "%" PRIu64, rows[r].v->blocks);
-		if (rows[r].v->max_ns)
-			ana_cell_num(t, "%.3f", ms(rows[r].v->max_ns));
-		else
-			ana_cell_null(t, "-");   /* only sums: no interval */
-	}
-	free(rows);
 	return 0;
 }
 
@@ -369,58 +305,159 @@ static void merge_damage(void *ctx, const struct prec_frame_info *fi, int err)
 	ana_trace_note_damage(ctx, fi->offset, err);
 }
 
-/* One task to sort: C11 qsort has no context argument, so each element
- * carries what the comparison needs (the comm is looked up once). */
-struct trow {
-	uint32_t tid;
-	int sort;
-	const struct task *k;
-	const char *comm;
+/* What the report keeps across traces, by host: tasks (host, tid), CPUs
+ * (host, cpu), off-CPU states (host, tid, state), each host's window. A
+ * trace's tasks are folded in when its pass ends, names interned in the
+ * report's pool. Rotated files of a session join without a gap: a task on
+ * a CPU at one file's end runs until that end, and from the next file's
+ * start (its first record is then a switch-out), so on-CPU time and every
+ * count add up; an off-CPU gap across the boundary is not closed. */
+struct dkey {
+	const char *host;
+	uint32_t id, state;     /* tid or cpu; state for the states map */
 };
 
-static int cmp_u64_desc(uint64_t a, uint64_t b)
+struct dtask {
+	uint32_t pid;
+	const char *comm;
+	uint64_t on_total, off_total, switch_ins, preempted, voluntary, max_gap;
+	double max_gap_at;      /* s from the host's start; < 0: none */
+	uint64_t hist[NBUCKETS];
+};
+
+struct dcpu {
+	uint64_t busy, switch_ins;
+};
+
+struct dstate {
+	uint32_t pid;
+	const char *comm;
+	uint64_t ns, blocks, max_ns;
+};
+
+struct ana_sched {
+	struct ana_sched_opts o;
+	struct prec_hashmap tasks, cpus, states;
+	struct ana_strpool pool;
+	struct { const char *host; uint64_t window; } *hosts;
+	size_t nhosts;
+	const char *file;
+	size_t ntraces;
+	uint64_t records, switches, offcpu_ns, lost_packets;
+	size_t ndamage;
+	int torn, has_states;
+};
+
+struct ana_sched *ana_sched_new(const struct ana_sched_opts *o)
 {
-	return a > b ? -1 : a < b;
+	struct ana_sched *sc = calloc(1, sizeof(*sc));
+	if (!sc)
+		return NULL;
+	sc->o = *o;
+	prec_hashmap_init(&sc->tasks, sizeof(struct dkey), sizeof(struct dtask));
+	prec_hashmap_init(&sc->cpus, sizeof(struct dkey), sizeof(struct dcpu));
+	prec_hashmap_init(&sc->states, sizeof(struct dkey), sizeof(struct dstate));
+	ana_strpool_init(&sc->pool);
+	return sc;
 }
 
-static int cmp_tasks(const void *pa, const void *pb)
+void ana_sched_free(struct ana_sched *sc)
 {
-	const struct trow *ra = pa, *rb = pb;
-	const struct task *x = ra->k, *y = rb->k;
-	uint32_t tx = ra->tid, ty = rb->tid;
-	int c = 0;
-	switch (ra->sort) {
-	case ANA_SS_ONCPU: c = cmp_u64_desc(x->on_total, y->on_total); break;
-	case ANA_SS_OFFCPU: c = cmp_u64_desc(x->off_total, y->off_total); break;
-	case ANA_SS_SWITCHES: c = cmp_u64_desc(x->switch_ins, y->switch_ins); break;
-	case ANA_SS_PREEMPT: c = cmp_u64_desc(x->preempted, y->preempted); break;
-	case ANA_SS_VOLUNTARY: c = cmp_u64_desc(x->voluntary, y->voluntary); break;
-	case ANA_SS_MAXGAP: c = cmp_u64_desc(x->max_gap, y->max_gap); break;
-	case ANA_SS_COMM:
-		c = strcmp(ra->comm ? ra->comm : "", rb->comm ? rb->comm : "");
-		break;
-	default: break;
+	if (!sc)
+		return;
+	prec_hashmap_release(&sc->tasks);
+	prec_hashmap_release(&sc->cpus);
+	prec_hashmap_release(&sc->states);
+	ana_strpool_release(&sc->pool);
+	free(sc->hosts);
+	free(sc);
+}
+
+static int fold(struct ana_sched *sc, struct sstate *st, uint64_t host_start)
+{
+	struct ana_trace *s = st->s;
+	const char *h = s->header && s->header->hostname && *s->header->hostname ?
+			s->header->hostname : "unknown";
+	const char *host = ana_strpool_intern(&sc->pool, h);
+	if (!host)
+		return -ENOMEM;
+	size_t hi;
+	for (hi = 0; hi < sc->nhosts && sc->hosts[hi].host != host; hi++)
+		;
+	if (hi == sc->nhosts) {
+		void *n = realloc(sc->hosts, (sc->nhosts + 1) * sizeof(*sc->hosts));
+		if (!n)
+			return -ENOMEM;
+		sc->hosts = n;
+		sc->hosts[sc->nhosts].host = host;
+		sc->hosts[sc->nhosts++].window = 0;
 	}
-	if (c)
-		return c;
-	return tx < ty ? -1 : tx > ty;
+	if (st->started)
+		sc->hosts[hi].window += st->t1 - st->t0;
+	for (size_t i = 0; i < prec_hashmap_count(&st->tasks); i++) {
+		uint32_t tid = *(const uint32_t *)prec_hashmap_key(&st->tasks, i);
+		const struct task *k = prec_hashmap_val(&st->tasks, i);
+		struct dkey key = { host, tid, 0 };
+		int isnew = 0;
+		struct dtask *d = prec_hashmap_get(&sc->tasks, &key, &isnew);
+		const char *comm = ana_trace_comm_name(s, tid, st->t1);
+		if (!d || !comm || !(comm = ana_strpool_intern(&sc->pool, comm)))
+			return -ENOMEM;
+		if (isnew)
+			d->max_gap_at = -1;
+		d->pid = k->pid;
+		d->comm = comm;
+		d->on_total += k->on_total;
+		d->off_total += k->off_total;
+		d->switch_ins += k->switch_ins;
+		d->preempted += k->preempted;
+		d->voluntary += k->voluntary;
+		if (k->max_gap_at && (k->max_gap > d->max_gap || d->max_gap_at < 0)) {
+			d->max_gap = k->max_gap;
+			d->max_gap_at = (double)(int64_t)(k->max_gap_at - host_start) / 1e9;
+		}
+		for (int b = 0; b < NBUCKETS; b++)
+			d->hist[b] += k->hist[b];
+	}
+	for (size_t i = 0; i < prec_hashmap_count(&st->cpus); i++) {
+		struct dkey key = { host, *(const uint32_t *)prec_hashmap_key(&st->cpus, i), 0 };
+		const struct cpu *c = prec_hashmap_val(&st->cpus, i);
+		struct dcpu *d = prec_hashmap_get(&sc->cpus, &key, NULL);
+		if (!d)
+			return -ENOMEM;
+		d->busy += c->busy;
+		d->switch_ins += c->switch_ins;
+	}
+	for (size_t i = 0; i < prec_hashmap_count(&st->states); i++) {
+		const struct skey *k = prec_hashmap_key(&st->states, i);
+		const struct sval *v = prec_hashmap_val(&st->states, i);
+		struct dkey key = { host, k->tid, k->state };
+		struct dstate *d = prec_hashmap_get(&sc->states, &key, NULL);
+		const char *comm = ana_trace_comm_name(s, k->tid, st->t1);
+		if (!d || !comm || !(comm = ana_strpool_intern(&sc->pool, comm)))
+			return -ENOMEM;
+		d->pid = v->pid;
+		d->comm = comm;
+		d->ns += v->ns;
+		d->blocks += v->blocks;
+		if (v->max_ns > d->max_ns)
+			d->max_ns = v->max_ns;
+	}
+	if (!sc->ntraces++)
+		sc->file = s->path;
+	sc->records += st->records;
+	sc->switches += s->switches;
+	sc->offcpu_ns += st->offcpu_ns;
+	sc->has_states |= prec_hashmap_count(&st->states) > 0;
+	sc->ndamage += s->ndamage;
+	sc->torn |= s->torn;
+	sc->lost_packets += ana_trace_lost_packets(s);
+	return 0;
 }
 
-static double ms(uint64_t ns)
+int ana_sched_add(struct ana_sched *sc, struct ana_trace *s, uint64_t host_start)
 {
-	return (double)ns / 1e6;
-}
-
-static void task_cells(struct ana_table *t, struct ana_trace *s, uint32_t tid,
-		       uint64_t t1)
-{
-	const char *comm = ana_trace_comm_name(s, tid, t1);
-	ana_cell_str(t, comm ? comm : "?");
-}
-
-int ana_sched_run(struct ana_trace *s, const struct ana_sched_opts *o,
-		  struct ana_doc *doc)
-{
+	const struct ana_sched_opts *o = &sc->o;
 	struct sstate st;
 	memset(&st, 0, sizeof(st));
 	st.s = s;
@@ -428,7 +465,6 @@ int ana_sched_run(struct ana_trace *s, const struct ana_sched_opts *o,
 	prec_hashmap_init(&st.tasks, sizeof(uint32_t), sizeof(struct task));
 	prec_hashmap_init(&st.states, sizeof(struct skey), sizeof(struct sval));
 	prec_hashmap_init(&st.cpus, sizeof(uint32_t), sizeof(struct cpu));
-	struct trow *order = NULL;
 	int ret;
 	/* Switches, and exits and names (task events); samples, maps and
 	 * symbols are skipped unread. */
@@ -481,55 +517,205 @@ int ana_sched_run(struct ana_trace *s, const struct ana_sched_opts *o,
 	{
 		const struct ana_filter *f = o->filter;
 		uint64_t end = s->end && s->end->end_time ? s->end->end_time : 0;
-		if (f && f->has_time && !f->t1_open && f->tmax != UINT64_MAX)
+		if (f && f->tmax != UINT64_MAX)
 			end = f->tmax;
-		if (st.started && end > st.t1 && (!f || !f->has_time || f->t1_open ||
-						  end <= f->tmax))
+		if (st.started && end > st.t1 && (!f || end <= f->tmax))
 			st.t1 = end;
 	}
 	if ((ret = close_open(&st)) < 0)
 		goto out;
+	ret = fold(sc, &st, host_start);
+out:
+	ana_merge_free(m);
+	free(st.list);
+	prec_hashmap_release(&st.states);
+	prec_hashmap_release(&st.tasks);
+	prec_hashmap_release(&st.cpus);
+	return ret < 0 ? ret : 0;
+}
 
-	/* Tasks passing the pid/tid/comm filters, sorted. */
-	size_t n = prec_hashmap_count(&st.tasks), nsel = 0;
-	order = malloc((n ? n : 1) * sizeof(*order));
-	ret = -ENOMEM;
-	if (!order)
-		goto out;
-	const struct ana_filter *f = o->filter;
+/* One row to sort: C11 qsort has no context argument, so each element
+ * carries what the comparison needs. */
+struct trow {
+	const struct dkey *key;
+	const struct dtask *k;
+	int sort;
+};
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a > b ? -1 : a < b;
+}
+
+static int cmp_tasks(const void *pa, const void *pb)
+{
+	const struct trow *ra = pa, *rb = pb;
+	const struct dtask *x = ra->k, *y = rb->k;
+	uint32_t tx = ra->key->id, ty = rb->key->id;
+	int c = 0;
+	switch (ra->sort) {
+	case ANA_SS_ONCPU: c = cmp_u64_desc(x->on_total, y->on_total); break;
+	case ANA_SS_OFFCPU: c = cmp_u64_desc(x->off_total, y->off_total); break;
+	case ANA_SS_SWITCHES: c = cmp_u64_desc(x->switch_ins, y->switch_ins); break;
+	case ANA_SS_PREEMPT: c = cmp_u64_desc(x->preempted, y->preempted); break;
+	case ANA_SS_VOLUNTARY: c = cmp_u64_desc(x->voluntary, y->voluntary); break;
+	case ANA_SS_MAXGAP: c = cmp_u64_desc(x->max_gap, y->max_gap); break;
+	case ANA_SS_COMM: c = strcmp(x->comm, y->comm); break;
+	default: break;
+	}
+	if (c)
+		return c;
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	return strcmp(ra->key->host, rb->key->host);
+}
+
+struct crow {
+	const struct dkey *key;
+	const struct dcpu *c;
+};
+
+static int cmp_cpus(const void *pa, const void *pb)
+{
+	const struct crow *a = pa, *b = pb;
+	int c = strcmp(a->key->host, b->key->host);
+	if (c)
+		return c;
+	return a->key->id < b->key->id ? -1 : a->key->id > b->key->id;
+}
+
+struct srow {
+	const struct dkey *k;
+	const struct dstate *v;
+};
+
+static int cmp_states(const void *pa, const void *pb)
+{
+	const struct srow *a = pa, *b = pb;
+	if (a->v->ns != b->v->ns)
+		return a->v->ns > b->v->ns ? -1 : 1;
+	if (a->k->id != b->k->id)
+		return a->k->id < b->k->id ? -1 : 1;
+	if (a->k->state != b->k->state)
+		return a->k->state < b->k->state ? -1 : 1;
+	return strcmp(a->k->host, b->k->host);
+}
+
+static double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static uint64_t host_window(const struct ana_sched *sc, const char *host)
+{
+	for (size_t i = 0; i < sc->nhosts; i++)
+		if (sc->hosts[i].host == host)
+			return sc->hosts[i].window;
+	return 0;
+}
+
+static int pass_filter(const struct ana_filter *f, uint32_t pid, uint32_t tid,
+		       const char *comm)
+{
+	return !f || (ana_filter_pid(f, pid) && ana_filter_tid(f, tid) &&
+		      ana_filter_comm(f, comm));
+}
+
+/* The "states" section: blocked time by task and state. */
+static int states_table(struct ana_sched *sc, struct ana_doc *doc, int hosts)
+{
+	const struct ana_filter *f = sc->o.filter;
+	size_t n = prec_hashmap_count(&sc->states), nsel = 0;
+	struct srow *rows = malloc((n ? n : 1) * sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		uint32_t tid = *(const uint32_t *)prec_hashmap_key(&st.tasks, i);
-		const struct task *k = prec_hashmap_val(&st.tasks, i);
-		if (f && (!ana_filter_pid(f, k->pid) || !ana_filter_tid(f, tid) ||
-			  !ana_filter_comm(f, ana_trace_comm(s, tid, st.t1))))
+		const struct dkey *k = prec_hashmap_key(&sc->states, i);
+		const struct dstate *v = prec_hashmap_val(&sc->states, i);
+		if (!pass_filter(f, v->pid, k->id, v->comm))
 			continue;
-		order[nsel].tid = tid;
-		order[nsel].sort = o->sort;
+		rows[nsel].k = k;
+		rows[nsel].v = v;
+		nsel++;
+	}
+	prec_sort(rows, nsel, sizeof(*rows), cmp_states);
+	struct ana_table *t = ana_doc_table(doc, "states", "Off-CPU time by state (BPF)");
+	if (hosts)
+		ana_table_col(t, "host", "Host", ANA_STR);
+	ana_table_col(t, "comm", "Command", ANA_STR);
+	ana_table_col(t, "pid", "Pid", ANA_NUM);
+	ana_table_col(t, "tid", "Tid", ANA_NUM);
+	ana_table_col(t, "state", "State", ANA_STR);
+	ana_table_col(t, "blocked_ms", "Blocked ms", ANA_NUM);
+	ana_table_col(t, "blocks", "Blocks", ANA_NUM);
+	ana_table_col(t, "max_ms", "Longest ms", ANA_NUM);
+	size_t top = sc->o.top && sc->o.top < nsel ? sc->o.top : nsel;
+	for (size_t r = 0; r < top; r++) {
+		ana_table_row(t);
+		if (hosts)
+			ana_cell_str(t, rows[r].k->host);
+		ana_cell_str(t, rows[r].v->comm);
+		ana_cell_num(t, "%" PRIu32, rows[r].v->pid);
+		ana_cell_num(t, "%" PRIu32, rows[r].k->id);
+		ana_cell_str(t, ana_offcpu_state_name((int)rows[r].k->state));
+		ana_cell_num(t, "%.3f", ms(rows[r].v->ns));
+		ana_cell_num(t, "%" PRIu64, rows[r].v->blocks);
+		if (rows[r].v->max_ns)
+			ana_cell_num(t, "%.3f", ms(rows[r].v->max_ns));
+		else
+			ana_cell_null(t, "-");   /* only sums: no interval */
+	}
+	free(rows);
+	return 0;
+}
+
+int ana_sched_render(struct ana_sched *sc, const char *file, struct ana_doc *doc)
+{
+	const struct ana_sched_opts *o = &sc->o;
+	const struct ana_filter *f = o->filter;
+	int hosts = sc->nhosts > 1;
+	size_t n = prec_hashmap_count(&sc->tasks), nsel = 0;
+	struct trow *order = malloc((n ? n : 1) * sizeof(*order));
+	size_t nc = prec_hashmap_count(&sc->cpus);
+	struct crow *cpus = malloc((nc ? nc : 1) * sizeof(*cpus));
+	int ret = -ENOMEM;
+	if (!order || !cpus)
+		goto out;
+	/* Tasks passing the pid/tid/comm filters, sorted. */
+	for (size_t i = 0; i < n; i++) {
+		const struct dkey *key = prec_hashmap_key(&sc->tasks, i);
+		const struct dtask *k = prec_hashmap_val(&sc->tasks, i);
+		if (!pass_filter(f, k->pid, key->id, k->comm))
+			continue;
+		order[nsel].key = key;
 		order[nsel].k = k;
-		order[nsel].comm = ana_trace_comm(s, tid, st.t1);
+		order[nsel].sort = o->sort;
 		nsel++;
 	}
 	prec_sort(order, nsel, sizeof(*order), cmp_tasks);
 
-	uint64_t window = st.t1 - st.t0;
+	uint64_t window = 0;
+	for (size_t i = 0; i < sc->nhosts; i++)
+		window += sc->hosts[i].window;
 	struct ana_table *sum = ana_doc_kv(doc, "summary");
-	ana_kv_str(sum, "file", s->path);
-	ana_kv_num(sum, "switch_records", "%" PRIu64, st.records);
-	if (!st.records)
-		ana_kv_str(sum, "note", s->switches ? "no context-switch record in the "
+	ana_kv_str(sum, "file", file ? file : sc->file ? sc->file : "");
+	ana_kv_num(sum, "switch_records", "%" PRIu64, sc->records);
+	if (!sc->records)
+		ana_kv_str(sum, "note", sc->switches ? "no context-switch record in the "
 			   "--cpu/--time window" : "no context-switch records in this "
 			   "trace: record with --switch-events");
 	ana_kv_num(sum, "window_ms", "%.3f", ms(window));
 	ana_kv_num(sum, "tasks", "%zu", nsel);
-	if (prec_hashmap_count(&st.states))
-		ana_kv_num(sum, "offcpu_ms", "%.3f", ms(st.offcpu_ns));
-	if (s->ndamage || s->torn)
-		ana_kv_num(sum, "damaged_frames", "%zu", s->ndamage);
-	if (s->ndamage)
-		ana_kv_num(sum, "packets_lost_in_damage", "%" PRIu64,
-			   ana_trace_lost_packets(s));
+	if (sc->has_states)
+		ana_kv_num(sum, "offcpu_ms", "%.3f", ms(sc->offcpu_ns));
+	if (sc->ndamage || sc->torn)
+		ana_kv_num(sum, "damaged_frames", "%zu", sc->ndamage);
+	if (sc->ndamage)
+		ana_kv_num(sum, "packets_lost_in_damage", "%" PRIu64, sc->lost_packets);
 
 	struct ana_table *t = ana_doc_table(doc, "tasks", NULL);
+	if (hosts)
+		ana_table_col(t, "host", "Host", ANA_STR);
 	ana_table_col(t, "comm", "Command", ANA_STR);
 	ana_table_col(t, "pid", "Pid", ANA_NUM);
 	ana_table_col(t, "tid", "Tid", ANA_NUM);
@@ -542,20 +728,21 @@ int ana_sched_run(struct ana_trace *s, const struct ana_sched_opts *o,
 	ana_table_col(t, "max_gap_at_s", "Max off at s", ANA_NUM);
 	size_t rows = o->top && o->top < nsel ? o->top : nsel;
 	for (size_t r = 0; r < rows; r++) {
-		uint32_t tid = order[r].tid;
-		const struct task *k = order[r].k;
+		const struct dtask *k = order[r].k;
 		ana_table_row(t);
-		task_cells(t, s, tid, st.t1);
+		if (hosts)
+			ana_cell_str(t, order[r].key->host);
+		ana_cell_str(t, k->comm);
 		ana_cell_num(t, "%" PRIu32, k->pid);
-		ana_cell_num(t, "%" PRIu32, tid);
+		ana_cell_num(t, "%" PRIu32, order[r].key->id);
 		ana_cell_num(t, "%.3f", ms(k->on_total));
 		ana_cell_num(t, "%.3f", ms(k->off_total));
 		ana_cell_num(t, "%" PRIu64, k->switch_ins);
 		ana_cell_num(t, "%" PRIu64, k->preempted);
 		ana_cell_num(t, "%" PRIu64, k->voluntary);
-		if (k->max_gap_at) {
+		if (k->max_gap_at >= 0) {
 			ana_cell_num(t, "%.3f", ms(k->max_gap));
-			ana_cell_num(t, "%.6f", (double)(int64_t)(k->max_gap_at - s->start) / 1e9);
+			ana_cell_num(t, "%.6f", k->max_gap_at);
 		} else {
 			ana_cell_null(t, "-");
 			ana_cell_null(t, "-");
@@ -563,66 +750,69 @@ int ana_sched_run(struct ana_trace *s, const struct ana_sched_opts *o,
 	}
 
 	struct ana_table *ct = ana_doc_table(doc, "cpus", NULL);
+	if (hosts)
+		ana_table_col(ct, "host", "Host", ANA_STR);
 	ana_table_col(ct, "cpu", "CPU", ANA_NUM);
 	ana_table_col(ct, "busy_ms", "Busy ms", ANA_NUM);
 	ana_table_col(ct, "busy_pct", "Busy", ANA_PCT);
 	ana_table_col(ct, "switch_ins", "Switch-ins", ANA_NUM);
-	/* CPUs in numeric order (few of them: insertion sort). */
-	size_t nc = prec_hashmap_count(&st.cpus);
-	{
-		uint32_t *cpus = malloc((nc ? nc : 1) * sizeof(*cpus));
-		if (!cpus)
-			goto out;
-		for (size_t i = 0; i < nc; i++)
-			cpus[i] = *(const uint32_t *)prec_hashmap_key(&st.cpus, i);
-		for (size_t i = 1; i < nc; i++)
-			for (size_t j = i; j > 0 && cpus[j - 1] > cpus[j]; j--) {
-				uint32_t x = cpus[j];
-				cpus[j] = cpus[j - 1];
-				cpus[j - 1] = x;
-			}
-		for (size_t i = 0; i < nc; i++) {
-			const struct cpu *c = prec_hashmap_find(&st.cpus, &cpus[i]);
-			ana_table_row(ct);
-			ana_cell_num(ct, "%" PRIu32, cpus[i]);
-			ana_cell_num(ct, "%.3f", ms(c->busy));
-			ana_cell_num(ct, "%.2f", window ? 100.0 * (double)c->busy / (double)window : 0.0);
-			ana_cell_num(ct, "%" PRIu64, c->switch_ins);
-		}
-		free(cpus);
+	for (size_t i = 0; i < nc; i++) {
+		cpus[i].key = prec_hashmap_key(&sc->cpus, i);
+		cpus[i].c = prec_hashmap_val(&sc->cpus, i);
+	}
+	prec_sort(cpus, nc, sizeof(*cpus), cmp_cpus);
+	for (size_t i = 0; i < nc; i++) {
+		uint64_t w = host_window(sc, cpus[i].key->host);
+		ana_table_row(ct);
+		if (hosts)
+			ana_cell_str(ct, cpus[i].key->host);
+		ana_cell_num(ct, "%" PRIu32, cpus[i].key->id);
+		ana_cell_num(ct, "%.3f", ms(cpus[i].c->busy));
+		ana_cell_num(ct, "%.2f", w ? 100.0 * (double)cpus[i].c->busy / (double)w : 0.0);
+		ana_cell_num(ct, "%" PRIu64, cpus[i].c->switch_ins);
 	}
 
 	if (o->hist) {
 		struct ana_table *ht = ana_doc_table(doc, "hist", "Off-CPU durations");
+		if (hosts)
+			ana_table_col(ht, "host", "Host", ANA_STR);
 		ana_table_col(ht, "comm", "Command", ANA_STR);
 		ana_table_col(ht, "tid", "Tid", ANA_NUM);
 		ana_table_col(ht, "from_us", "From us", ANA_NUM);
 		ana_table_col(ht, "to_us", "To us", ANA_NUM);
 		ana_table_col(ht, "count", "Count", ANA_NUM);
 		for (size_t r = 0; r < rows; r++) {
-			uint32_t tid = order[r].tid;
-			const struct task *k = order[r].k;
+			const struct dtask *k = order[r].k;
 			for (int b = 0; b < NBUCKETS; b++) {
 				if (!k->hist[b])
 					continue;
 				ana_table_row(ht);
-				task_cells(ht, s, tid, st.t1);
-				ana_cell_num(ht, "%" PRIu32, tid);
+				if (hosts)
+					ana_cell_str(ht, order[r].key->host);
+				ana_cell_str(ht, k->comm);
+				ana_cell_num(ht, "%" PRIu32, order[r].key->id);
 				ana_cell_num(ht, "%" PRIu64, b ? (uint64_t)1 << (b - 1) : 0);
 				ana_cell_num(ht, "%" PRIu64, (uint64_t)1 << b);
 				ana_cell_num(ht, "%" PRIu64, k->hist[b]);
 			}
 		}
 	}
-	if (prec_hashmap_count(&st.states) && (ret = states_table(&st, doc, st.t1)) < 0)
-		goto out;
-	ret = 0;
+	ret = sc->has_states ? states_table(sc, doc, hosts) : 0;
 out:
 	free(order);
-	ana_merge_free(m);
-	free(st.list);
-	prec_hashmap_release(&st.states);
-	prec_hashmap_release(&st.tasks);
-	prec_hashmap_release(&st.cpus);
+	free(cpus);
+	return ret;
+}
+
+int ana_sched_run(struct ana_trace *s, const struct ana_sched_opts *o,
+		  struct ana_doc *doc)
+{
+	struct ana_sched *sc = ana_sched_new(o);
+	if (!sc)
+		return -ENOMEM;
+	int ret = ana_sched_add(sc, s, s->start);
+	if (ret >= 0)
+		ret = ana_sched_render(sc, NULL, doc);
+	ana_sched_free(sc);
 	return ret;
 }

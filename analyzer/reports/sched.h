@@ -69,8 +69,31 @@ struct ana_sched_opts {
 
 int ana_sched_parse_sort(struct ana_sched_opts *o, const char *arg,
 			 char *err, size_t errlen);
-/* Sections "summary", "tasks", "cpus", with hist "hist", with off-CPU
- * packets "states". */
+/* Over several traces (a dataset), one at a time:
+ *
+ *   struct ana_sched *sc = ana_sched_new(&opts);   // NULL: ENOMEM
+ *   for each trace: ana_sched_add(sc, s, host_start); ana_trace_free(s);
+ *   ana_sched_render(sc, "what was read", doc);
+ *   ana_sched_free(sc);
+ *
+ * Tasks, CPUs and states are per host (FileHeader.hostname): a tid means
+ * nothing without its host, and a host column is shown when there are
+ * several. host_start is the start of the trace's host in the dataset
+ * ("Max off at s" counts from it). A file's on-CPU intervals close at its
+ * end; rotated files join there without a gap (the next file's first
+ * record of a running task is a switch-out, charged from that file's
+ * start), so the sums are those of the recording; an off-CPU gap across a
+ * file boundary is not closed. opts is copied; its filter must outlive
+ * the report. file (may be NULL: the first trace's path) is the
+ * summary's "file". */
+struct ana_sched;
+struct ana_sched *ana_sched_new(const struct ana_sched_opts *o);
+int ana_sched_add(struct ana_sched *sc, struct ana_trace *s, uint64_t host_start);
+int ana_sched_render(struct ana_sched *sc, const char *file, struct ana_doc *doc);
+void ana_sched_free(struct ana_sched *sc);   /* NULL is fine */
+
+/* One trace. Sections "summary", "tasks", "cpus", with hist "hist", with
+ * off-CPU packets "states". */
 int ana_sched_run(struct ana_trace *s, const struct ana_sched_opts *o,
 		  struct ana_doc *doc);
 

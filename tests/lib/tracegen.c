@@ -100,6 +100,8 @@ struct gen {
 	int by_kind;      /* CPU streams' packets by kind (tracegen.h) */
 	uint32_t shift;   /* tid offset of the current copy */
 	uint64_t base;    /* time offset of the current copy */
+	const char *host;
+	uint64_t offset;  /* tracegen_opts.offset_ns */
 };
 
 static const char *bin_path(const struct gen *g)
@@ -149,7 +151,7 @@ static void header(struct gen *g, int repeat)
 	static char *cmdline[] = { "perfrec", "record", "-a", "--switch-events",
 				   "--counters", "{task-clock,context-switches}" };
 	h.recorder_version = g->hostile ? "tracegen 1" TRACEGEN_HOSTILE_CTRL : "tracegen 1";
-	h.hostname = g->hostile ? TRACEGEN_HOSTILE_HOST : "golden-host";
+	h.hostname = g->hostile ? TRACEGEN_HOSTILE_HOST : g->host ? (char *)g->host : "golden-host";
 	h.kernel_release = "6.1.0-golden";
 	h.kernel_version = g->hostile ? TRACEGEN_HOSTILE_CTRL : "#1 SMP";
 	h.machine = "x86_64";
@@ -160,7 +162,7 @@ static void header(struct gen *g, int repeat)
 	h.monotonic_ns = TRACEGEN_START_NS;
 	h.n_cmdline = 6;
 	h.cmdline = cmdline;
-	h.start_time = TRACEGEN_START_NS;
+	h.start_time = TRACEGEN_START_NS + g->offset;
 	h.target = "system-wide";
 	h.cpu_model = "Golden CPU @ 1.00GHz";
 	h.mem_total = 8ull << 30;
@@ -598,6 +600,8 @@ int tracegen_write(const char *path, const struct tracegen_opts *o)
 	g.hostile = o->hostile;
 	g.offcpu = o->offcpu;
 	g.by_kind = o->by_kind;
+	g.host = o->host;
+	g.offset = o->offset_ns;
 	g.w = prec_writer_new(sink, &wo);
 	if (!g.w) {
 		int e = -errno;
@@ -615,7 +619,7 @@ int tracegen_write(const char *path, const struct tracegen_opts *o)
 	}
 	for (int r = 0; r < repeat && !g.err; r++) {
 		g.shift = (uint32_t)r * 1000;
-		g.base = (uint64_t)r * 100 * MS;
+		g.base = o->offset_ns + (uint64_t)r * 100 * MS;
 		timeline(&g);
 		if (g.offcpu)
 			offcpu_data(&g);
@@ -623,14 +627,17 @@ int tracegen_write(const char *path, const struct tracegen_opts *o)
 	if (!g.err) {
 		Perfrec__Packet p = PERFREC__PACKET__INIT;
 		Perfrec__SessionEnd e = PERFREC__SESSION_END__INIT;
-		e.end_time = repeat ? TRACEGEN_START_NS + (uint64_t)(repeat - 1) * 100 * MS + 70 * MS
-				    : TRACEGEN_START_NS + (uint64_t)(o->split_samples > 0 ?
-								     o->split_samples : 100) * MS;
+		e.end_time = repeat ? TRACEGEN_START_NS + o->offset_ns +
+					      (uint64_t)(repeat - 1) * 100 * MS +
+					      (uint64_t)(o->rotated ? 100 : 70) * MS
+				    : TRACEGEN_START_NS + o->offset_ns +
+					      (uint64_t)(o->split_samples > 0 ?
+							 o->split_samples : 100) * MS;
 		e.samples = 80ull * (uint64_t)repeat;
 		e.switches = 26ull * (uint64_t)repeat;
 		e.records = 106ull * (uint64_t)repeat;
 		e.lost = 5ull * (uint64_t)repeat;
-		e.stop_reason = "duration";
+		e.stop_reason = o->rotated ? "rotated" : "duration";
 		p.data_case = PERFREC__PACKET__DATA_SESSION_END;
 		p.session_end = &e;
 		append(&g, 0, &p, e.end_time);

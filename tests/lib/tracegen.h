@@ -18,6 +18,7 @@
 #define TRACEGEN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct tracegen_opts {
 	size_t frame_size;   /* packet bytes per frame (small = many frames);
@@ -40,9 +41,17 @@ struct tracegen_opts {
 	int split;
 	int split_samples;
 	unsigned long long split_period;
+	/* For datasets (many files, several hosts): */
+	const char *host;    /* FileHeader.hostname; NULL = "golden-host" */
+	uint64_t offset_ns;  /* every time later by this much (the header's
+			      * start_time too; its clock reference stays, so
+			      * the wall-clock start moves with it) */
+	int rotated;         /* end as a rotated file: stop reason "rotated"
+			      * at start + repeat * 100 ms, where the next
+			      * file (offset_ns + repeat * 100 ms) starts */
 };
 
-#define TRACEGEN_OPTS_INIT { 0, 1, 1, 0, 0 }
+#define TRACEGEN_OPTS_INIT { .write_index = 1, .repeat = 1 }
 
 /* With hostile: the symbol "ping", the comm "bash", the host name, the
  * event "page-faults" and the object path "/usr/bin/pingpong" become: */
