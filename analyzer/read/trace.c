@@ -225,11 +225,84 @@ int ana_trace_scan(struct ana_trace *s, const char *what,
 	return ret < 0 ? ret : 0;
 }
 
+/* 1 when a and b encode to the same bytes, 0 when not, -ENOMEM. */
+static int same_msg(const ProtobufCMessage *a, const ProtobufCMessage *b)
+{
+	size_t na = protobuf_c_message_get_packed_size(a);
+	if (na != protobuf_c_message_get_packed_size(b))
+		return 0;
+	uint8_t *ba = malloc(na ? 2 * na : 1);
+	if (!ba)
+		return -ENOMEM;
+	protobuf_c_message_pack(a, ba);
+	protobuf_c_message_pack(b, ba + na);
+	int same = !memcmp(ba, ba + na, na);
+	free(ba);
+	return same;
+}
+
+/* The position of the event s already holds that e describes again, -1
+ * when none, -2 when out of memory: the parts of a concatenated
+ * file (a cat of rotations, format/SPEC.md section 8) each describe the
+ * recording's events, with the same index and settings; their ids may
+ * differ, so those are left out of the match. */
+static int known_event(struct ana_trace *s, Perfrec__EventDesc *e)
+{
+	for (size_t i = 0; i < s->nevents; i++) {
+		Perfrec__EventDesc *k = s->events[i];
+		if (k->index != e->index)
+			continue;
+		size_t nk = k->n_ids, ne = e->n_ids;
+		k->n_ids = e->n_ids = 0;
+		int same = same_msg(&k->base, &e->base);
+		k->n_ids = nk;
+		e->n_ids = ne;
+		if (same < 0)
+			return -2;
+		if (same)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Adds e's ids that k lacks to k (ids allocated by protobuf-c's default
+ * allocator: malloc). */
+static int merge_ids(Perfrec__EventDesc *k, const Perfrec__EventDesc *e)
+{
+	for (size_t j = 0; j < e->n_ids; j++) {
+		size_t i = 0;
+		while (i < k->n_ids && k->ids[i] != e->ids[j])
+			i++;
+		if (i < k->n_ids)
+			continue;
+		uint64_t *ids = realloc(k->ids, (k->n_ids + 1) * sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+		k->ids = ids;
+		k->ids[k->n_ids++] = e->ids[j];
+	}
+	return 0;
+}
+
 static int add_event(struct ana_trace *s, const Perfrec__EventDesc *e)
 {
 	Perfrec__EventDesc *c = copy_msg(&e->base);
 	if (!c)
 		return -ENOMEM;
+	int pos = known_event(s, c);
+	if (pos != -1) {
+		int err = pos < 0 ? -ENOMEM : merge_ids(s->events[pos], c);
+		for (size_t j = 0; !err && j < c->n_ids; j++) {
+			int created;
+			int *ev = prec_hashmap_get(&s->id2event, &c->ids[j], &created);
+			if (!ev)
+				err = -ENOMEM;
+			else if (created)
+				*ev = pos;
+		}
+		perfrec__event_desc__free_unpacked(c, NULL);
+		return err;
+	}
 	Perfrec__EventDesc **a = realloc(s->events, (s->nevents + 1) * sizeof(*a));
 	if (!a) {
 		perfrec__event_desc__free_unpacked(c, NULL);
@@ -253,6 +326,12 @@ static int add_event(struct ana_trace *s, const Perfrec__EventDesc *e)
 
 static int add_group(struct ana_trace *s, const Perfrec__GroupDesc *g)
 {
+	/* described again by a later part of a concatenated file */
+	for (size_t i = 0; i < s->ngroups; i++) {
+		int same = same_msg(&s->groups[i]->base, &g->base);
+		if (same)
+			return same < 0 ? same : 0;
+	}
 	Perfrec__GroupDesc *c = copy_msg(&g->base);
 	if (!c)
 		return -ENOMEM;

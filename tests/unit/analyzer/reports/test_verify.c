@@ -177,6 +177,48 @@ static void test_whole(void **state)
 	free(out);
 }
 
+
+/* The "# NAME" section of a CSV document (malloc'd), up to the next one. */
+static char *csv_section(const char *csv, const char *name)
+{
+	char h[64];
+	snprintf(h, sizeof(h), "# %s\n", name);
+	const char *p = strstr(csv, h);
+	assert_non_null(p);
+	const char *e = strstr(p + strlen(h), "\n# ");
+	size_t n = e ? (size_t)(e - p) : strlen(p);
+	char *r = malloc(n + 1);
+	assert_non_null(r);
+	memcpy(r, p, n);
+	r[n] = '\0';
+	return r;
+}
+
+/* info of a concatenation of two files of one recording lists its events
+ * and groups once, as info of one of them does (the parts each describe
+ * them again). */
+static void test_info_events_once(void **state)
+{
+	static const int which[2] = { GOLDEN, BYKIND };
+	size_t off[2];
+	char *one = NULL, *cat = NULL;
+	(void)state;
+	write_cat("events.prec", which, 2, off, -1, 0);
+	assert_int_equal(anatest_run(dir, "info golden.prec --csv", &one, NULL, NULL), 0);
+	assert_int_equal(anatest_run(dir, "info events.prec --csv", &cat, NULL, NULL), 0);
+	assert_non_null(one);
+	assert_non_null(cat);
+	const char *sections[] = { "events", "groups" };
+	for (size_t i = 0; i < 2; i++) {
+		char *a = csv_section(one, sections[i]), *b = csv_section(cat, sections[i]);
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+	}
+	free(one);
+	free(cat);
+}
+
 /* The last part cut inside its index: that part is torn, by its number
  * and the torn record's offset; the first is ok; exit 1. */
 static void test_torn_last_part(void **state)
@@ -315,6 +357,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_whole),
+		cmocka_unit_test(test_info_events_once),
 		cmocka_unit_test(test_torn_last_part),
 		cmocka_unit_test(test_torn_first_part),
 		cmocka_unit_test(test_damaged_middle_part),
