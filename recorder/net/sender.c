@@ -70,6 +70,8 @@ struct rec_sender {
 				      * connection: what a collector can hold
 				      * (the sender's thread only) */
 	bool finishing, finished, stop, lost_records;
+	bool refused;                /* a definitive refusal ended the stream */
+	char refusal[REASON_MAX + 64];   /* its reason */
 	struct rec_sender_stats st;
 	struct rec_sender_drops drops;
 
@@ -97,6 +99,11 @@ static int queue_record(struct rec_sender *s, const unsigned char *b, size_t n,
 	struct entry *e;
 
 	pthread_mutex_lock(&s->lock);
+	if (s->refused) {
+		/* the stream has ended: the recording goes on without it */
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
 	if (rec->kind == PREC_RECORD_INDEX && s->lost_records) {
 		/* its offsets count records the collector never got */
 		pthread_mutex_unlock(&s->lock);
@@ -128,6 +135,11 @@ static int queue_record(struct rec_sender *s, const unsigned char *b, size_t n,
 	e->sent = false;
 	e->next = NULL;
 	pthread_mutex_lock(&s->lock);
+	if (s->refused) {
+		pthread_mutex_unlock(&s->lock);
+		free(e);
+		return 0;
+	}
 	e->seq = ++s->last_seq;
 	if (s->tail)
 		s->tail->next = e;
@@ -389,6 +401,32 @@ static bool beyond_sent(struct rec_sender *s, const char *what, uint64_t seq)
 	return true;
 }
 
+/* A refusal no reconnect can change: the thread stops, the spool is
+ * freed and the sink takes no more records. */
+static void end_stream(struct rec_sender *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void end_stream(struct rec_sender *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&s->lock);
+	va_start(ap, fmt);
+	vsnprintf(s->refusal, sizeof(s->refusal), fmt, ap);
+	va_end(ap);
+	s->refused = true;
+	while (s->head) {
+		struct entry *e = s->head;
+
+		s->head = e->next;
+		free(e);
+	}
+	s->tail = NULL;
+	s->st.spool_used = 0;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
 /* One message from the collector. false: close the link. */
 static bool on_message(struct rec_sender *s, struct link *l,
 		       const unsigned char *msg, size_t len)
@@ -446,6 +484,11 @@ static bool on_message(struct rec_sender *s, struct link *l,
 	case PERFREC__CONTROL__STREAM_MESSAGE__BODY_REFUSAL:
 		set_error(s, "refused by the collector: %.*s", REASON_MAX,
 			  m->refusal->reason ? m->refusal->reason : "");
+		/* a collector of another protocol version refuses every
+		 * reconnect alike, whether or not it says so */
+		if (m->refusal->definitive || m->refusal->version != REC_WIRE_VERSION)
+			end_stream(s, "refused by the collector: %.*s", REASON_MAX,
+				   m->refusal->reason ? m->refusal->reason : "");
 		ok = false;
 		break;
 	case PERFREC__CONTROL__STREAM_MESSAGE__BODY_PING:
@@ -720,7 +763,7 @@ static void *sender_main(void *arg)
 		int ret, revents;
 
 		pthread_mutex_lock(&s->lock);
-		stop = s->stop;
+		stop = s->stop || s->refused;
 		finishing = s->finishing;
 		done = finishing && s->acked_seq == s->last_seq && !s->head;
 		pthread_mutex_unlock(&s->lock);
@@ -899,6 +942,11 @@ int rec_sender_finish(struct rec_sender *s, uint32_t timeout_ms)
 	pthread_mutex_lock(&s->lock);
 	while (!s->finished && ret == 0)
 		ret = pthread_cond_timedwait(&s->cond, &s->lock, &dl);
+	if (s->refused) {
+		/* said once, by whoever asks rec_sender_refused() */
+		pthread_mutex_unlock(&s->lock);
+		return -ECONNREFUSED;
+	}
 	if (!s->finished) {
 		uint64_t left = s->last_seq - s->acked_seq;
 
@@ -919,6 +967,18 @@ void rec_sender_stats(struct rec_sender *s, struct rec_sender_stats *st)
 	pthread_mutex_lock(&s->lock);
 	*st = s->st;
 	pthread_mutex_unlock(&s->lock);
+}
+
+bool rec_sender_refused(struct rec_sender *s, char *why, size_t len)
+{
+	bool refused;
+
+	pthread_mutex_lock(&s->lock);
+	refused = s->refused;
+	if (refused && why && len)
+		snprintf(why, len, "%s", s->refusal);
+	pthread_mutex_unlock(&s->lock);
+	return refused;
 }
 
 bool rec_sender_take_drops(struct rec_sender *s, struct rec_sender_drops *d)

@@ -72,9 +72,10 @@ struct prec_sink *rec_sender_sink(struct rec_sender *s);
 const char *rec_sender_session(const struct rec_sender *s);
 
 /* Sends what is left, then Finish; waits until the collector has
- * acknowledged everything, for at most timeout_ms. 0, or -ETIMEDOUT
+ * acknowledged everything, for at most timeout_ms. 0, -ETIMEDOUT
  * (records still unacknowledged: they are lost when the process ends;
- * logged with the count). */
+ * logged with the count) or -ECONNREFUSED (a definitive refusal ended the
+ * stream: rec_sender_refused() gives the reason; not logged here). */
 int rec_sender_finish(struct rec_sender *s, uint32_t timeout_ms);
 
 struct rec_sender_stats {
@@ -89,6 +90,15 @@ struct rec_sender_stats {
 	char last_error[256];             /* why the last connection ended */
 };
 void rec_sender_stats(struct rec_sender *s, struct rec_sender_stats *st);
+
+/* A refusal that no reconnect can change (Refusal.definitive: bad token,
+ * frame size, names, protocol version) ends the stream at once: the
+ * thread stops, the spool is freed, and the sink takes every further
+ * record without keeping it (the writer, and a file it tees into, go on).
+ * Transient refusals and lost connections are retried with the backoff.
+ * true and the reason ("refused by the collector: ...") once that
+ * happened. */
+bool rec_sender_refused(struct rec_sender *s, char *why, size_t len);
 
 struct rec_sender_drops {
 	uint64_t records, bytes, packets;

@@ -62,6 +62,11 @@ static int sendout_record_drops(void *stream, struct rec_recording *r, char *why
 	return ret < 0 ? ret : 1;
 }
 
+static int sendout_ended(void *stream, char *why, size_t len)
+{
+	return rec_sender_refused(stream, why, len) ? 1 : 0;
+}
+
 static int sendout_finish(void *stream, uint32_t timeout_ms)
 {
 	return rec_sender_finish(stream, timeout_ms);
@@ -110,6 +115,7 @@ int rec_sendout_new(const struct rec_sender_opts *o, struct rec_sendout **out)
 		.sink = sendout_sink,
 		.id = sendout_id,
 		.record_drops = sendout_record_drops,
+		.ended = sendout_ended,
 		.finish = sendout_finish,
 		.free = sendout_free,
 	};

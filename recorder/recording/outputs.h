@@ -92,6 +92,10 @@ struct rec_outputs_stream {
 	 * recording's error. */
 	int (*record_drops)(void *stream, struct rec_recording *r, char *why,
 			    size_t len);
+	/* NULL, or 1 and why (the collector's reason) once it has ended for
+	 * good (a refusal no reconnect can change): it takes no more records,
+	 * and its finish() fails. 0 while it streams or retries. */
+	int (*ended)(void *stream, char *why, size_t len);
 	/* Sends the rest, waits at most timeout_ms for the acknowledgements
 	 * (one thread per stream). 0 or -errno (logged). */
 	int (*finish)(void *stream, uint32_t timeout_ms);
@@ -150,10 +154,14 @@ const char *rec_outputs_name(const struct rec_outputs *o);
 int rec_outputs_started(struct rec_outputs *o);
 /* After each rec_recording_step(): stream drops into the trace, rotation
  * when the size or age is reached (a next file that cannot be created is
- * tried again after the same size or age). 0 or -errno (the recording
- * failed). */
+ * tried again after the same size or age). A stream that ended for good
+ * (stream.ended) is logged as an error once: with a file the recording
+ * goes on into it (and rec_outputs_finish() fails at the end); a stream
+ * alone fails the recording with -ECONNREFUSED. 0 or -errno (the
+ * recording failed). */
 int rec_outputs_step(struct rec_outputs *o, struct rec_recording *r);
-/* The stream drops part of step(), alone (before the stop). 0 or -errno. */
+/* The stream part of step() (drops, the end of a stream), alone (before
+ * the stop). 0 or -errno. */
 int rec_outputs_note_drops(struct rec_outputs *o, struct rec_recording *r);
 /* Ends the current output and goes on in a new one; *done gets the
  * finished file's path (or stream's id). 0 or -errno (-EINVAL: a flight

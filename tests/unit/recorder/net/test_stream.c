@@ -6,7 +6,8 @@
  * collector listens drops new frames, counts them, and keeps the header;
  * a second recording under the same names is refused; a collector that
  * welcomes and refuses is retried ever more slowly; a welcome or ack
- * beyond what was sent is refused; peers before their hello, and all of
+ * beyond what was sent is refused; a definitive refusal ends the stream
+ * at once, a transient one is retried; peers before their hello, and all of
  * them together, hold bounded memory in the collector.
  */
 #include <setjmp.h>
@@ -457,6 +458,9 @@ struct fake {
 	unsigned conns;
 	uint64_t welcome_next, ack;     /* 0: not sent */
 	bool refuse, hold;
+	bool definitive;                /* the refusal says so */
+	unsigned refuse_version;        /* the refusal's version; 0 = ours */
+	uint64_t max_frame;             /* Welcome.max_frame_bytes */
 };
 
 static void fake_send(int fd, const Perfrec__Control__StreamMessage *m)
@@ -484,9 +488,11 @@ static void fake_answer(struct fake *f, int fd)
 		return;   /* the hello (small: one read) */
 	w.version = REC_WIRE_VERSION;
 	w.next_seq = f->welcome_next;
+	w.max_frame_bytes = f->max_frame;
 	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_WELCOME;
 	m.welcome = &w;
-	fake_send(fd, &m);
+	if (f->welcome_next)
+		fake_send(fd, &m);
 	if (f->ack) {
 		a.seq = f->ack;
 		m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_ACK;
@@ -494,8 +500,9 @@ static void fake_answer(struct fake *f, int fd)
 		fake_send(fd, &m);
 	}
 	if (f->refuse) {
-		r.reason = (char *)"disk full";
-		r.version = REC_WIRE_VERSION;
+		r.reason = (char *)(f->definitive ? "bad token" : "disk full");
+		r.version = f->refuse_version ? f->refuse_version : REC_WIRE_VERSION;
+		r.definitive = f->definitive;
 		m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_REFUSAL;
 		m.refusal = &r;
 		fake_send(fd, &m);
@@ -587,6 +594,71 @@ static void test_backoff_after_welcome(void **state)
 		fail_msg("%u connections in 3 s to a collector that refuses after its "
 			 "welcome", n);
 	assert_true(n >= 2);
+}
+
+/* A refusal of the hello that no reconnect can change (Refusal.definitive,
+ * or another protocol version from a collector that does not say so)
+ * ends the stream at once: one connection, the reason kept, the spool
+ * freed, records taken and not kept, finish fails at once. A transient
+ * refusal of the hello is retried. */
+static void test_definitive_refusal(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		struct fake f = { .refuse = true, .definitive = k == 0,
+				  .refuse_version = k == 1 ? REC_WIRE_VERSION + 1 : 0 };
+		struct rec_sender_opts o = REC_SENDER_OPTS_INIT;
+		struct rec_sender_stats st;
+		struct rec_sender *snd;
+		struct prec_sink *tr = st_trace(50, 1024);
+		size_t tlen;
+		const unsigned char *t = prec_sink_mem_data(tr, &tlen);
+		char to[64], why[256] = "";
+		uint64_t t0, took;
+		bool refused = false;
+
+		fake_start(&f);
+		snprintf(to, sizeof(to), "127.0.0.1:%d", f.port);
+		o.to = to;
+		o.host = "testhost";
+		o.session_id = "refused";
+		o.backoff_max_ms = 200;
+		assert_int_equal(rec_sender_new(&o, &snd), 0);
+		assert_int_equal(prec_sink_write(rec_sender_sink(snd), t, tlen), 0);
+		t0 = mono_ms();
+		while (mono_ms() - t0 < 2000 && !(refused = rec_sender_refused(snd, why,
+									       sizeof(why))))
+			usleep(10000);
+		took = mono_ms() - t0;
+		if (k == 2) {
+			/* transient: retried, never ended */
+			assert_false(refused);
+			assert_true(__atomic_load_n(&f.conns, __ATOMIC_SEQ_CST) >= 3);
+			rec_sender_free(snd);
+			fake_stop(&f);
+			prec_sink_free(tr);
+			continue;
+		}
+		if (!refused)
+			fail_msg("case %d: not ended within 2 s", k);
+		assert_true(took < 2000);
+		assert_non_null(strstr(why, k == 0 ? "refused by the collector: bad token" :
+				       "refused by the collector: disk full"));
+		usleep(500000);
+		assert_int_equal(__atomic_load_n(&f.conns, __ATOMIC_SEQ_CST), 1);
+		rec_sender_stats(snd, &st);
+		assert_int_equal(st.spool_used, 0);
+		/* the writer goes on: taken, not kept */
+		assert_int_equal(prec_sink_write(rec_sender_sink(snd), t, tlen), 0);
+		rec_sender_stats(snd, &st);
+		assert_int_equal(st.spool_used, 0);
+		t0 = mono_ms();
+		assert_int_equal(rec_sender_finish(snd, 5000), -ECONNREFUSED);
+		assert_true(mono_ms() - t0 < 500);
+		rec_sender_free(snd);
+		fake_stop(&f);
+		prec_sink_free(tr);
+	}
 }
 
 /* A welcome or an ack beyond what the sender sent (what another
@@ -797,6 +869,7 @@ int main(void)
 		cmocka_unit_test(test_two_recordings),
 		cmocka_unit_test(test_backoff_after_welcome),
 		cmocka_unit_test(test_ack_beyond_sent),
+		cmocka_unit_test(test_definitive_refusal),
 		cmocka_unit_test(test_flood_before_hello),
 		cmocka_unit_test(test_total_buffer),
 	};
