@@ -505,6 +505,7 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
 	Perfrec__Control__Welcome w = PERFREC__CONTROL__WELCOME__INIT;
 	struct stream *s;
+	uint64_t max_frame;
 	int ret;
 
 	if (h->version != REC_WIRE_VERSION) {
@@ -517,14 +518,24 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 		refuse_definitive(c, k, "bad token (see --token-file)");
 		return;
 	}
-	if (c->o.js && h->frame_bytes &&
-	    h->frame_bytes + (64u << 10) > (uint64_t)rec_js_max_payload(c->o.js)) {
-		refuse_definitive(c, k, "frames of %llu bytes do not fit the NATS servers' "
-		       "max_payload of %lld bytes: record with --frame-size %lldk or less, "
-		       "or raise max_payload (at most 64MB) on every server",
-		       (unsigned long long)h->frame_bytes,
-		       (long long)rec_js_max_payload(c->o.js),
-		       (long long)(rec_js_max_payload(c->o.js) / 1024 - 64));
+	/* an adapting recorder cuts its frames to the Welcome's limit;
+	 * others (explicit --frame-size, older recorders) must fit it */
+	max_frame = rec_wire_frame_limit(c->o.js ? (uint64_t)rec_js_max_payload(c->o.js) :
+					 REC_WIRE_MAX_RECORD);
+	if (h->frame_bytes > max_frame && !h->frame_adapts) {
+		if (c->o.js)
+			refuse_definitive(c, k, "frames of %llu bytes do not fit the NATS "
+					  "servers' max_payload of %lld bytes: record with "
+					  "--frame-size %lluk or less (or without --frame-size), "
+					  "or raise max_payload (at most 64MB) on every server",
+					  (unsigned long long)h->frame_bytes,
+					  (long long)rec_js_max_payload(c->o.js),
+					  (unsigned long long)(max_frame >> 10));
+		else
+			refuse_definitive(c, k, "frames of %llu bytes are larger than this "
+					  "collector takes: record with --frame-size %lluk or "
+					  "less", (unsigned long long)h->frame_bytes,
+					  (unsigned long long)(max_frame >> 10));
 		return;
 	}
 	nul = rec_wire_hello_nul(msg, len);
@@ -609,6 +620,7 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 	w.version = REC_WIRE_VERSION;
 	w.next_seq = s->next_seq;
 	w.complete = s->complete;
+	w.max_frame_bytes = max_frame;
 	w.collector = (char *)"perfrec collect " PERFREC_VERSION;
 	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_WELCOME;
 	m.welcome = &w;

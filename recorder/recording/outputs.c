@@ -555,6 +555,16 @@ struct prec_sink *rec_outputs_sink(const struct rec_outputs *o)
 	return o->cur.sink;
 }
 
+size_t rec_outputs_frame_size(struct rec_outputs *o, size_t want)
+{
+	size_t fs;
+
+	if (!o->cur.stream || !o->o.to->frame_size)
+		return want;
+	fs = o->o.to->frame_size(o->o.to->ctx, o->cur.stream);
+	return fs && (!want || fs < want) ? fs : want;
+}
+
 const char *rec_outputs_name(const struct rec_outputs *o)
 {
 	if (o->cur.path[0])

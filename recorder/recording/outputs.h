@@ -47,6 +47,7 @@
  *
  *   struct rec_outputs_opts oo = REC_OUTPUTS_OPTS_INIT; oo.path = "x.prec";
  *   rec_outputs_new(&oo, &out);
+ *   ro.frame_size = rec_outputs_frame_size(out, ro.frame_size);
  *   rec_recording_new(&ro, rec_outputs_sink(out), rec_outputs_name(out), &r);
  *   rec_recording_start(r);
  *   rec_outputs_started(out);               // commit the file, arm flight
@@ -92,6 +93,11 @@ struct rec_outputs_stream {
 	 * recording's error. */
 	int (*record_drops)(void *stream, struct rec_recording *r, char *why,
 			    size_t len);
+	/* NULL, or the frame size (packet bytes per frame) the stream can
+	 * carry, 0 = any: asked once, for the first output, before the
+	 * recording cuts a frame (it may wait, bounded, for the collector's
+	 * answer); the streams of later outputs carry that size. */
+	size_t (*frame_size)(void *ctx, void *stream);
 	/* NULL, or 1 and why (the collector's reason) once it has ended for
 	 * good (a refusal no reconnect can change): it takes no more records,
 	 * and its finish() fails. 0 while it streams or retries. */
@@ -143,6 +149,10 @@ struct rec_outputs;
  * only checked: it is written at rec_outputs_started()). 0 and *out, or
  * -errno (logged). */
 int rec_outputs_new(const struct rec_outputs_opts *o, struct rec_outputs **out);
+/* The recording's frame size (rec_recording_opts.frame_size) given want,
+ * the one asked for: the lower of want and what the stream can carry
+ * (stream.frame_size). Call once, before rec_recording_new(). */
+size_t rec_outputs_frame_size(struct rec_outputs *o, size_t want);
 /* What the recording writes into now. */
 struct prec_sink *rec_outputs_sink(const struct rec_outputs *o);
 /* The current output's name: its file, "standard output", its stream's
