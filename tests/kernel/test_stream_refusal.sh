@@ -4,12 +4,13 @@
 # recorder says why (the collector's reason), the collector sees one
 # connection, not a retry loop; with -o the recording goes on into the
 # file, which verifies whole, and the recorder exits non-zero at the end;
-# without -o it fails at once.
+# without -o it fails at once. A daemon session with --to goes on into its
+# files and `ctl status` shows the reason.
 set -euo pipefail
 # shellcheck source=../lib/kerntest.sh
 . "$(dirname "$0")/../lib/kerntest.sh"
 kt_begin test_stream_refusal refusal
-kt_on_fail() { kt_tail_logs "$d/coll.log" "$d"/rec*.err; }
+kt_on_fail() { kt_tail_logs "$d/coll.log" "$d"/rec*.err "$d/daemon.log"; }
 kt_need_perf
 
 echo "right-token-$$" > "$d/token"
@@ -72,4 +73,40 @@ grep -q "streaming to 127.0.0.1:$port ended: refused by the collector: bad token
   "$d/rec2.err" || fail "no reason in the recorder's error"
 n=$(grep -c "bad token" "$d/coll.log" || true)
 [ "$n" = 2 ] || fail "the collector refused $n connections in all, not 2"
+
+# --- a daemon session with --to: it goes on into its files, and status
+# shows the collector's reason
+sock=$d/run/ctl.sock
+mkdir -p "$d/conf" "$d/out"
+"$perfrec" daemon --foreground --socket "$sock" --config "$d/conf" --output-dir "$d/out" \
+  2>>"$d/daemon.log" &
+pids+=("$!")
+for _ in $(seq 100); do
+  grep -q "serving on" "$d/daemon.log" 2>/dev/null && break
+  sleep 0.1
+done
+grep -q "serving on" "$d/daemon.log" || fail "the daemon did not start"
+ctl() { "$perfrec" ctl --socket "$sock" "$@"; }
+ctl start sess -e cpu-clock -o sess.prec --to "127.0.0.1:$port" --token-file "$d/wrong" \
+  >"$d/start.out" 2>&1 || fail "start: $(cat "$d/start.out")"
+t0=$(now)
+shown=""
+for _ in $(seq 40); do
+  ctl --json status sess >"$d/st.json" 2>/dev/null || true
+  if grep -q "bad token" "$d/st.json"; then
+    shown=$(elapsed "$t0")
+    break
+  fi
+  sleep 0.1
+done
+cat "$d/st.json" >&2
+[ -n "$shown" ] || fail "ctl status does not show the collector's reason within 4 s"
+step "the daemon session's status shows the reason after ${shown}s"
+[ "$(json "$d/st.json" "r['sessions'][0]['state']")" = RUNNING ] ||
+  fail "the session does not go on into its file"
+ctl status sess | tee "$d/st.txt" >&2
+grep -q "bad token" "$d/st.txt" || fail "the text status does not show the reason"
+ctl stop sess >/dev/null 2>&1 || true
+n=$(grep -c "bad token" "$d/coll.log" || true)
+[ "$n" = 3 ] || fail "the collector refused $n connections in all, not 3"
 echo "test_stream_refusal: ok"
