@@ -48,6 +48,8 @@ struct rec_cli_record_args {
 	const char *to;
 	const char *session, *host;
 	uint64_t send_spool_bytes;
+	bool frame_size_set;            /* --frame-size given: never lowered
+					 * to the collector's limit */
 	uint64_t finish_timeout_ns;
 	bool output_given;          /* -o: keep a local copy too */
 	struct rec_cli_net net;

@@ -470,6 +470,7 @@ int rec_cli_session(int argc, char **argv)
 		to.tls = a.rec.net.tls;
 		to.spool_bytes = a.rec.send_spool_bytes;
 		to.frame_bytes = a.rec.ro.frame_size;
+		to.frame_adapts = !a.rec.frame_size_set;
 		so.to = &to;
 	}
 	so.name = name;

@@ -109,7 +109,8 @@ const struct rec_cli_opt rec_cli_record_opts[] = {
 	  "(default: 4 MiB per CPU with CAP_IPC_LOCK, e.g.\n"
 	  "root, at most 256 MiB in all; else 128 like perf)" },
 	{ "frame-size", REC_OPT_FRAME_SIZE, "SIZE", "packet bytes per compressed frame (default 1m;\n"
-	  "1k..64m)" },
+	  "1k..64m); without it, --to cuts frames to what\n"
+	  "the collector can forward" },
 	{ "flush-ms", REC_OPT_FLUSH_MS, "MS", "flush frames at least this often (default 1000)" },
 	{ "zstd-level", REC_OPT_ZSTD_LEVEL, "N", "compression level 1..19 (default 2; 1 is cheapest)" },
 	{ "spool", REC_OPT_SPOOL, "SIZE", "per-CPU buffer between the rings and the encoder\n"
@@ -286,6 +287,7 @@ static int output_option(const struct rec_cli_parser *p, struct rec_cli_record_a
 		if (rec_parse_size(arg, &v) < 0 || v < 1024 || v > (64ull << 20))
 			ret = rec_cli_bad_value(p, arg, "a size from 1k to 64m");
 		a->ro.frame_size = (size_t)v;
+		a->frame_size_set = true;
 		break;
 	case REC_OPT_FLUSH_MS:
 		if (rec_parse_uint(arg, 3600000, &v) < 0)
@@ -573,6 +575,7 @@ static int open_outputs(struct rec_cli_record_args *a, struct rec_sendout **send
 		so.tls = a->net.tls;
 		so.spool_bytes = a->send_spool_bytes;
 		so.frame_bytes = a->ro.frame_size;
+		so.frame_adapts = !a->frame_size_set;
 		ret = rec_sendout_new(&so, send);
 		if (ret < 0)
 			goto out;
@@ -690,6 +693,7 @@ static int run(struct rec_cli_record_args *a, struct rec_evspecs *evl)
 	ret = open_outputs(a, &send, &out);
 	if (ret < 0)
 		goto out;
+	o.frame_size = rec_outputs_frame_size(out, o.frame_size);
 	ret = rec_recording_new(&o, rec_outputs_sink(out), rec_outputs_name(out), &r);
 	if (ret < 0)
 		goto out;

@@ -234,6 +234,7 @@ int rec_session_run_new(const struct rec_session_run_opts *opts, struct rec_sess
 	ret = open_outputs(s, to);
 	if (ret < 0)
 		goto err;
+	s->ro.frame_size = rec_outputs_frame_size(s->out, s->ro.frame_size);
 	ret = rec_recording_new(&s->ro, rec_outputs_sink(s->out), rec_outputs_name(s->out),
 				&s->r);
 	if (ret < 0) {

@@ -147,31 +147,52 @@ static int flush_out(struct cconn *k)
 }
 
 /* Refuses the peer: the reason goes to it and to the log; the connection
- * closes once the reply is out. */
-static void refuse(struct rec_collector *c, struct cconn *k, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void refuse(struct rec_collector *c, struct cconn *k, const char *fmt, ...)
+ * closes once the reply is out. definitive: no reconnect can change the
+ * answer (the recorder stops streaming). */
+static void vrefuse(struct rec_collector *c, struct cconn *k, bool definitive,
+		    const char *fmt, va_list ap)
 {
 	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
 	Perfrec__Control__Refusal r = PERFREC__CONTROL__REFUSAL__INIT;
 	char reason[512];
-	va_list ap;
 
 	if (k->state == C_CLOSING)
 		return;
-	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
 	rec_log(REC_LOG_WARN, "collect: %s%s%s: %s", k->peer,
 		k->stream ? " " : "", k->stream ? k->stream->id : "", reason);
 	r.reason = reason;
 	r.version = REC_WIRE_VERSION;
+	r.definitive = definitive;
 	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_REFUSAL;
 	m.refusal = &r;
 	queue_msg(k, &m);
 	k->state = C_CLOSING;
 	c->st.refused++;
+}
+
+static void refuse(struct rec_collector *c, struct cconn *k, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void refuse_definitive(struct rec_collector *c, struct cconn *k,
+			      const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void refuse(struct rec_collector *c, struct cconn *k, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vrefuse(c, k, false, fmt, ap);
+	va_end(ap);
+}
+
+static void refuse_definitive(struct rec_collector *c, struct cconn *k,
+			      const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vrefuse(c, k, true, fmt, ap);
+	va_end(ap);
 }
 
 /* ---- streams */
@@ -484,51 +505,62 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 	Perfrec__Control__StreamMessage m = PERFREC__CONTROL__STREAM_MESSAGE__INIT;
 	Perfrec__Control__Welcome w = PERFREC__CONTROL__WELCOME__INIT;
 	struct stream *s;
+	uint64_t max_frame;
 	int ret;
 
 	if (h->version != REC_WIRE_VERSION) {
-		refuse(c, k, "protocol version %u is not supported: this collector "
+		refuse_definitive(c, k, "protocol version %u is not supported: this collector "
 		       "speaks version %u", h->version, REC_WIRE_VERSION);
 		return;
 	}
 	if (c->o.token && !rec_wire_token_equal(h->token.data, h->token.len,
 						c->o.token, c->o.token_len)) {
-		refuse(c, k, "bad token (see --token-file)");
+		refuse_definitive(c, k, "bad token (see --token-file)");
 		return;
 	}
-	if (c->o.js && h->frame_bytes &&
-	    h->frame_bytes + (64u << 10) > (uint64_t)rec_js_max_payload(c->o.js)) {
-		refuse(c, k, "frames of %llu bytes do not fit the NATS servers' "
-		       "max_payload of %lld bytes: record with --frame-size %lldk or less, "
-		       "or raise max_payload (at most 64MB) on every server",
-		       (unsigned long long)h->frame_bytes,
-		       (long long)rec_js_max_payload(c->o.js),
-		       (long long)(rec_js_max_payload(c->o.js) / 1024 - 64));
+	/* an adapting recorder cuts its frames to the Welcome's limit;
+	 * others (explicit --frame-size, older recorders) must fit it */
+	max_frame = rec_wire_frame_limit(c->o.js ? (uint64_t)rec_js_max_payload(c->o.js) :
+					 REC_WIRE_MAX_RECORD);
+	if (h->frame_bytes > max_frame && !h->frame_adapts) {
+		if (c->o.js)
+			refuse_definitive(c, k, "frames of %llu bytes do not fit the NATS "
+					  "servers' max_payload of %lld bytes: record with "
+					  "--frame-size %lluk or less (or without --frame-size), "
+					  "or raise max_payload (at most 64MB) on every server",
+					  (unsigned long long)h->frame_bytes,
+					  (long long)rec_js_max_payload(c->o.js),
+					  (unsigned long long)(max_frame >> 10));
+		else
+			refuse_definitive(c, k, "frames of %llu bytes are larger than this "
+					  "collector takes: record with --frame-size %lluk or "
+					  "less", (unsigned long long)h->frame_bytes,
+					  (unsigned long long)(max_frame >> 10));
 		return;
 	}
 	nul = rec_wire_hello_nul(msg, len);
 	if (nul) {
-		refuse(c, k, "bad %s: it holds a NUL byte", text_names[nul]);
+		refuse_definitive(c, k, "bad %s: it holds a NUL byte", text_names[nul]);
 		return;
 	}
 	if (!text_ok(h->boot_id) || !text_ok(h->recorder_version)) {
-		refuse(c, k, "bad %s: at most %u printable ASCII characters",
+		refuse_definitive(c, k, "bad %s: at most %u printable ASCII characters",
 		       text_ok(h->boot_id) ? "recorder version" : "boot id", REC_WIRE_MAX_TEXT);
 		return;
 	}
 	if (h->stream_id.len > REC_WIRE_MAX_STREAM_ID) {
-		refuse(c, k, "bad stream id: %zu bytes, at most %u", h->stream_id.len,
+		refuse_definitive(c, k, "bad stream id: %zu bytes, at most %u", h->stream_id.len,
 		       REC_WIRE_MAX_STREAM_ID);
 		return;
 	}
 	origin_hex(&h->stream_id, origin);
 	if (!rec_wire_name_ok(h->host)) {
-		refuse(c, k, "bad host name '%.64s': 1 to 64 of [A-Za-z0-9._-], "
+		refuse_definitive(c, k, "bad host name '%.64s': 1 to 64 of [A-Za-z0-9._-], "
 		       "not starting with '.' or '-'", h->host);
 		return;
 	}
 	if (!rec_wire_name_ok(h->session_id)) {
-		refuse(c, k, "bad session id '%.64s': 1 to 64 of [A-Za-z0-9._-], "
+		refuse_definitive(c, k, "bad session id '%.64s': 1 to 64 of [A-Za-z0-9._-], "
 		       "not starting with '.' or '-'", h->session_id);
 		return;
 	}
@@ -588,6 +620,7 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 	w.version = REC_WIRE_VERSION;
 	w.next_seq = s->next_seq;
 	w.complete = s->complete;
+	w.max_frame_bytes = max_frame;
 	w.collector = (char *)"perfrec collect " PERFREC_VERSION;
 	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_WELCOME;
 	m.welcome = &w;

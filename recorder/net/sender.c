@@ -70,6 +70,12 @@ struct rec_sender {
 				      * connection: what a collector can hold
 				      * (the sender's thread only) */
 	bool finishing, finished, stop, lost_records;
+	bool refused;                /* a definitive refusal ended the stream */
+	bool answered;               /* a first connection attempt ended */
+	uint64_t frame_bytes;        /* what the hello tells */
+	bool adapts;                 /* not fixed yet (the hello says so) */
+	uint64_t max_frame;          /* the last Welcome's limit, 0 = none */
+	char refusal[REASON_MAX + 64];   /* its reason */
 	struct rec_sender_stats st;
 	struct rec_sender_drops drops;
 
@@ -97,6 +103,11 @@ static int queue_record(struct rec_sender *s, const unsigned char *b, size_t n,
 	struct entry *e;
 
 	pthread_mutex_lock(&s->lock);
+	if (s->refused) {
+		/* the stream has ended: the recording goes on without it */
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
 	if (rec->kind == PREC_RECORD_INDEX && s->lost_records) {
 		/* its offsets count records the collector never got */
 		pthread_mutex_unlock(&s->lock);
@@ -128,6 +139,11 @@ static int queue_record(struct rec_sender *s, const unsigned char *b, size_t n,
 	e->sent = false;
 	e->next = NULL;
 	pthread_mutex_lock(&s->lock);
+	if (s->refused) {
+		pthread_mutex_unlock(&s->lock);
+		free(e);
+		return 0;
+	}
 	e->seq = ++s->last_seq;
 	if (s->tail)
 		s->tail->next = e;
@@ -321,10 +337,11 @@ static int link_open(struct rec_sender *s, struct link *l)
 	h.boot_id = s->boot_id;
 	h.session_id = s->session;
 	h.recorder_version = (char *)"perfrec " PERFREC_VERSION;
-	h.frame_bytes = s->o.frame_bytes;
 	h.stream_id.data = s->stream_id;
 	h.stream_id.len = sizeof(s->stream_id);
 	pthread_mutex_lock(&s->lock);
+	h.frame_bytes = s->frame_bytes;
+	h.frame_adapts = s->adapts;
 	h.resend_from = s->acked_seq + 1;
 	pthread_mutex_unlock(&s->lock);
 	if (s->o.token) {
@@ -389,6 +406,66 @@ static bool beyond_sent(struct rec_sender *s, const char *what, uint64_t seq)
 	return true;
 }
 
+/* A refusal no reconnect can change: the thread stops, the spool is
+ * freed and the sink takes no more records. */
+static void end_stream(struct rec_sender *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void end_stream(struct rec_sender *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&s->lock);
+	va_start(ap, fmt);
+	vsnprintf(s->refusal, sizeof(s->refusal), fmt, ap);
+	va_end(ap);
+	s->refused = true;
+	while (s->head) {
+		struct entry *e = s->head;
+
+		s->head = e->next;
+		free(e);
+	}
+	s->tail = NULL;
+	s->st.spool_used = 0;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The first answer of the collector came (rec_sender_frame_size()
+ * waits for it). */
+static void answered(struct rec_sender *s)
+{
+	pthread_mutex_lock(&s->lock);
+	if (!s->answered) {
+		s->answered = true;
+		pthread_cond_broadcast(&s->cond);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* A Welcome's frame limit (0: not said) against the frame size: false
+ * when the frames already cut cannot be forwarded (the stream ends). */
+static bool welcome_frames(struct rec_sender *s, uint64_t max_frame)
+{
+	uint64_t fb;
+	bool adapts;
+
+	pthread_mutex_lock(&s->lock);
+	s->max_frame = max_frame;
+	fb = s->frame_bytes;
+	adapts = s->adapts;
+	pthread_mutex_unlock(&s->lock);
+	if (!max_frame || adapts || fb <= max_frame)
+		return true;
+	end_stream(s, "the collector forwards frames of at most %llu bytes, and this "
+		   "recording's are %llu: record with --frame-size %lluk or less",
+		   (unsigned long long)max_frame, (unsigned long long)fb,
+		   (unsigned long long)(max_frame >> 10));
+	set_error(s, "%s", s->refusal);
+	return false;
+}
+
 /* One message from the collector. false: close the link. */
 static bool on_message(struct rec_sender *s, struct link *l,
 		       const unsigned char *msg, size_t len)
@@ -418,6 +495,10 @@ static bool on_message(struct rec_sender *s, struct link *l,
 			ok = false;
 			break;
 		}
+		if (!welcome_frames(s, m->welcome->max_frame_bytes)) {
+			ok = false;
+			break;
+		}
 		l->welcomed = true;
 		/* below next_seq the collector has it all */
 		if (m->welcome->next_seq > 1)
@@ -428,6 +509,7 @@ static bool on_message(struct rec_sender *s, struct link *l,
 		s->st.connects++;
 		s->st.connected = true;
 		pthread_mutex_unlock(&s->lock);
+		answered(s);
 		rec_log(REC_LOG_INFO, "stream to %s: session %s/%s, from record %llu",
 			s->o.to, s->host, s->session,
 			(unsigned long long)m->welcome->next_seq);
@@ -446,6 +528,11 @@ static bool on_message(struct rec_sender *s, struct link *l,
 	case PERFREC__CONTROL__STREAM_MESSAGE__BODY_REFUSAL:
 		set_error(s, "refused by the collector: %.*s", REASON_MAX,
 			  m->refusal->reason ? m->refusal->reason : "");
+		/* a collector of another protocol version refuses every
+		 * reconnect alike, whether or not it says so */
+		if (m->refusal->definitive || m->refusal->version != REC_WIRE_VERSION)
+			end_stream(s, "refused by the collector: %.*s", REASON_MAX,
+				   m->refusal->reason ? m->refusal->reason : "");
 		ok = false;
 		break;
 	case PERFREC__CONTROL__STREAM_MESSAGE__BODY_PING:
@@ -544,6 +631,7 @@ static uint64_t retry_time(struct rec_sender *s, uint64_t *backoff)
 static void link_fail(struct rec_sender *s, struct link *l, uint64_t *retry_at,
 		      uint64_t *backoff)
 {
+	answered(s);
 	link_close(s, l);
 	*retry_at = retry_time(s, backoff);
 }
@@ -565,6 +653,7 @@ static bool step_connect(struct rec_sender *s, struct link *l, uint64_t *retry_a
 		return false;
 	}
 	if (link_open(s, l) < 0) {
+		answered(s);
 		*retry_at = retry_time(s, backoff);
 		if (l->open)
 			link_close(s, l);
@@ -720,7 +809,7 @@ static void *sender_main(void *arg)
 		int ret, revents;
 
 		pthread_mutex_lock(&s->lock);
-		stop = s->stop;
+		stop = s->stop || s->refused;
 		finishing = s->finishing;
 		done = finishing && s->acked_seq == s->last_seq && !s->head;
 		pthread_mutex_unlock(&s->lock);
@@ -850,6 +939,8 @@ int rec_sender_new(const struct rec_sender_opts *o, struct rec_sender **out)
 
 		memcpy(s->stream_id, mix, sizeof(s->stream_id));
 	}
+	s->frame_bytes = s->o.frame_bytes;
+	s->adapts = s->o.frame_adapts;
 	s->sink.ops = &sender_sink_ops;
 	s->sink.priv = s;
 	pthread_mutex_init(&s->lock, NULL);
@@ -880,10 +971,10 @@ const char *rec_sender_session(const struct rec_sender *s)
 	return s->session;
 }
 
-int rec_sender_finish(struct rec_sender *s, uint32_t timeout_ms)
+/* CLOCK_REALTIME timeout_ms from now, for pthread_cond_timedwait(). */
+static struct timespec deadline(uint32_t timeout_ms)
 {
 	struct timespec dl;
-	int ret = 0;
 
 	clock_gettime(CLOCK_REALTIME, &dl);
 	dl.tv_sec += timeout_ms / 1000;
@@ -892,6 +983,41 @@ int rec_sender_finish(struct rec_sender *s, uint32_t timeout_ms)
 		dl.tv_sec++;
 		dl.tv_nsec -= 1000000000;
 	}
+	return dl;
+}
+
+uint64_t rec_sender_frame_size(struct rec_sender *s, uint32_t wait_ms)
+{
+	struct timespec dl = deadline(wait_ms);
+	uint64_t fb;
+	int ret = 0;
+
+	pthread_mutex_lock(&s->lock);
+	while (s->adapts && !s->answered && !s->refused && ret == 0)
+		ret = pthread_cond_timedwait(&s->cond, &s->lock, &dl);
+	if (s->adapts) {
+		uint64_t lim = s->max_frame ? s->max_frame : REC_WIRE_FRAME_UNHEARD;
+
+		if (!s->frame_bytes || s->frame_bytes > lim) {
+			rec_log(REC_LOG_INFO, "stream to %s: frames of %llu bytes (%s)",
+				s->o.to, (unsigned long long)lim, s->max_frame ?
+				"the largest the collector forwards" :
+				"no answer from the collector yet: what NATS's default "
+				"max_payload holds");
+			s->frame_bytes = lim;
+		}
+		s->adapts = false;
+	}
+	fb = s->frame_bytes;
+	pthread_mutex_unlock(&s->lock);
+	return fb;
+}
+
+int rec_sender_finish(struct rec_sender *s, uint32_t timeout_ms)
+{
+	struct timespec dl = deadline(timeout_ms);
+	int ret = 0;
+
 	pthread_mutex_lock(&s->lock);
 	s->finishing = true;
 	pthread_mutex_unlock(&s->lock);
@@ -899,6 +1025,11 @@ int rec_sender_finish(struct rec_sender *s, uint32_t timeout_ms)
 	pthread_mutex_lock(&s->lock);
 	while (!s->finished && ret == 0)
 		ret = pthread_cond_timedwait(&s->cond, &s->lock, &dl);
+	if (s->refused) {
+		/* said once, by whoever asks rec_sender_refused() */
+		pthread_mutex_unlock(&s->lock);
+		return -ECONNREFUSED;
+	}
 	if (!s->finished) {
 		uint64_t left = s->last_seq - s->acked_seq;
 
@@ -919,6 +1050,18 @@ void rec_sender_stats(struct rec_sender *s, struct rec_sender_stats *st)
 	pthread_mutex_lock(&s->lock);
 	*st = s->st;
 	pthread_mutex_unlock(&s->lock);
+}
+
+bool rec_sender_refused(struct rec_sender *s, char *why, size_t len)
+{
+	bool refused;
+
+	pthread_mutex_lock(&s->lock);
+	refused = s->refused;
+	if (refused && why && len)
+		snprintf(why, len, "%s", s->refusal);
+	pthread_mutex_unlock(&s->lock);
+	return refused;
 }
 
 bool rec_sender_take_drops(struct rec_sender *s, struct rec_sender_drops *d)

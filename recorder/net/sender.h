@@ -58,6 +58,8 @@ struct rec_sender_opts {
 	uint32_t backoff_max_ms;     /* reconnect delay cap; 0 = 5000 */
 	uint64_t frame_bytes;        /* the writer's frame size (told in the
 				      * hello), 0 = not told */
+	bool frame_adapts;           /* frame_bytes is a default: the writer
+				      * takes rec_sender_frame_size()'s */
 };
 
 #define REC_SENDER_OPTS_INIT { .sz = sizeof(struct rec_sender_opts) }
@@ -71,10 +73,22 @@ struct prec_sink *rec_sender_sink(struct rec_sender *s);
 /* The session id in use (generated or given). */
 const char *rec_sender_session(const struct rec_sender *s);
 
+/* The frame size the writer is to use, called once before the
+ * recording cuts its first frame. With opts.frame_adapts, it waits up to
+ * wait_ms for the collector's first answer (a Welcome, a refusal, a
+ * failed connection: whichever comes first) and returns the lower of
+ * frame_bytes and the Welcome's max_frame_bytes; with no Welcome by then,
+ * the lower of frame_bytes and REC_WIRE_FRAME_UNHEARD. The size is then
+ * fixed: every later hello tells it, not adapting, and a Welcome that
+ * arrives later with a lower limit ends the stream as a definitive
+ * refusal would. Without frame_adapts: opts.frame_bytes, at once. */
+uint64_t rec_sender_frame_size(struct rec_sender *s, uint32_t wait_ms);
+
 /* Sends what is left, then Finish; waits until the collector has
- * acknowledged everything, for at most timeout_ms. 0, or -ETIMEDOUT
+ * acknowledged everything, for at most timeout_ms. 0, -ETIMEDOUT
  * (records still unacknowledged: they are lost when the process ends;
- * logged with the count). */
+ * logged with the count) or -ECONNREFUSED (a definitive refusal ended the
+ * stream: rec_sender_refused() gives the reason; not logged here). */
 int rec_sender_finish(struct rec_sender *s, uint32_t timeout_ms);
 
 struct rec_sender_stats {
@@ -89,6 +103,15 @@ struct rec_sender_stats {
 	char last_error[256];             /* why the last connection ended */
 };
 void rec_sender_stats(struct rec_sender *s, struct rec_sender_stats *st);
+
+/* A refusal that no reconnect can change (Refusal.definitive: bad token,
+ * frame size, names, protocol version) ends the stream at once: the
+ * thread stops, the spool is freed, and the sink takes every further
+ * record without keeping it (the writer, and a file it tees into, go on).
+ * Transient refusals and lost connections are retried with the backoff.
+ * true and the reason ("refused by the collector: ...") once that
+ * happened. */
+bool rec_sender_refused(struct rec_sender *s, char *why, size_t len);
 
 struct rec_sender_drops {
 	uint64_t records, bytes, packets;

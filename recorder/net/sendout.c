@@ -17,7 +17,14 @@ struct rec_sendout {
 	struct rec_sender_opts so;       /* its strings and token copied */
 	char *to, *host, *session_id;
 	void *token;
+	uint64_t frame_fixed;            /* the recording's frame size once
+					  * the first stream fixed it */
 };
+
+/* How long a recording waits, at its start, for the collector's Welcome
+ * (its frame limit): a collector that answers at all answers well within
+ * this; one that does not costs the recording this much of its start. */
+#define WELCOME_WAIT_MS 2000
 
 static int sendout_open(void *ctx, const char *id, void **stream)
 {
@@ -28,6 +35,11 @@ static int sendout_open(void *ctx, const char *id, void **stream)
 
 	if (!o.session_id)
 		o.session_id = id;
+	if (so->frame_fixed) {
+		/* the recording cuts its frames so: later streams only tell it */
+		o.frame_bytes = so->frame_fixed;
+		o.frame_adapts = false;
+	}
 	ret = rec_sender_new(&o, &s);
 	if (ret < 0)
 		return ret;
@@ -60,6 +72,19 @@ static int sendout_record_drops(void *stream, struct rec_recording *r, char *why
 	ret = rec_recording_write_loss(r, PERFREC__LOSS__KIND__SENDER_DROPPED,
 				       d.packets, why);
 	return ret < 0 ? ret : 1;
+}
+
+static size_t sendout_frame_size(void *ctx, void *stream)
+{
+	struct rec_sendout *so = ctx;
+
+	so->frame_fixed = rec_sender_frame_size(stream, WELCOME_WAIT_MS);
+	return (size_t)so->frame_fixed;
+}
+
+static int sendout_ended(void *stream, char *why, size_t len)
+{
+	return rec_sender_refused(stream, why, len) ? 1 : 0;
 }
 
 static int sendout_finish(void *stream, uint32_t timeout_ms)
@@ -110,6 +135,8 @@ int rec_sendout_new(const struct rec_sender_opts *o, struct rec_sendout **out)
 		.sink = sendout_sink,
 		.id = sendout_id,
 		.record_drops = sendout_record_drops,
+		.ended = sendout_ended,
+		.frame_size = sendout_frame_size,
 		.finish = sendout_finish,
 		.free = sendout_free,
 	};

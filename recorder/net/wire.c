@@ -182,6 +182,13 @@ Perfrec__Control__StreamMessage *rec_wire_unpack(const unsigned char *msg,
 	return perfrec__control__stream_message__unpack(NULL, len, msg);
 }
 
+uint64_t rec_wire_frame_limit(uint64_t max_msg)
+{
+	if (max_msg < REC_WIRE_FRAME_ROOM + 4096)
+		return 4096;
+	return max_msg - REC_WIRE_FRAME_ROOM;
+}
+
 bool rec_wire_name_ok(const char *s)
 {
 	size_t n = 0;

@@ -41,6 +41,18 @@
 #define REC_WIRE_MAX_TEXT 64u
 /* Hello.stream_id: at most this many bytes (16 from this recorder). */
 #define REC_WIRE_MAX_STREAM_ID 32u
+/* Frame sizes (the writer's packet bytes per frame, Hello.frame_bytes)
+ * against a store's message limit: a record is at most its frame size
+ * plus this room (its frame-info record, zstd's bound on bytes that do not
+ * compress, the packet that crossed the size, the store's headers). */
+#define REC_WIRE_FRAME_ROOM (64u << 10)
+/* The frame size a collector that took records of at most max_msg bytes
+ * can forward (Welcome.max_frame_bytes); at least 4 KiB. */
+uint64_t rec_wire_frame_limit(uint64_t max_msg);
+/* An adapting recorder that has heard no Welcome when its recording
+ * starts cuts its frames at most this large: what fits NATS's default
+ * max_payload (1 MiB), the store most fleets run. */
+#define REC_WIRE_FRAME_UNHEARD ((1u << 20) - REC_WIRE_FRAME_ROOM)
 /* Bytes before a frame's payload: length prefix and field headers. */
 #define REC_WIRE_FRAME_HDR_MAX 32
 

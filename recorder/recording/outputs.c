@@ -53,6 +53,7 @@ struct rec_outputs {
 	uint32_t seq;                    /* outputs and snapshots named so far */
 	uint32_t snapshots;
 	bool warned;
+	bool stream_ended;               /* refused for good: no more streams */
 	struct finisher *fin;
 	struct made *made;               /* oldest first */
 	size_t nmade;
@@ -432,7 +433,7 @@ static int output_open(struct rec_outputs *o, struct output *out)
 		}
 		out->sink = out->file;
 	}
-	if (o->o.to) {
+	if (o->o.to && !o->stream_ended) {
 		const struct rec_outputs_stream *to = o->o.to;
 
 		if (o->stem || o->name)
@@ -554,6 +555,16 @@ struct prec_sink *rec_outputs_sink(const struct rec_outputs *o)
 	return o->cur.sink;
 }
 
+size_t rec_outputs_frame_size(struct rec_outputs *o, size_t want)
+{
+	size_t fs;
+
+	if (!o->cur.stream || !o->o.to->frame_size)
+		return want;
+	fs = o->o.to->frame_size(o->o.to->ctx, o->cur.stream);
+	return fs && (!want || fs < want) ? fs : want;
+}
+
 const char *rec_outputs_name(const struct rec_outputs *o)
 {
 	if (o->cur.path[0])
@@ -634,6 +645,26 @@ int rec_outputs_rotate(struct rec_outputs *o, struct rec_recording *r,
 	return 0;
 }
 
+/* The current stream ended for good: said once; -ECONNREFUSED when it was
+ * the only output (nothing records any more). */
+static int note_ended(struct rec_outputs *o)
+{
+	char why[512];
+
+	if (o->stream_ended || !o->cur.stream || !o->o.to->ended ||
+	    !o->o.to->ended(o->cur.stream, why, sizeof(why)))
+		return o->stream_ended && !o->cur.file ? -ECONNREFUSED : 0;
+	o->stream_ended = true;
+	if (!o->cur.file) {
+		rec_log(REC_LOG_ERROR, "streaming to %s ended: %s", o->o.to->where, why);
+		return -ECONNREFUSED;
+	}
+	rec_log(REC_LOG_ERROR, "streaming to %s ended: %s; the recording goes on "
+		"into %s only", o->o.to->where, why, o->cur.path[0] ? o->cur.path :
+		"the local file");
+	return 0;
+}
+
 int rec_outputs_note_drops(struct rec_outputs *o, struct rec_recording *r)
 {
 	char why[256];
@@ -641,6 +672,9 @@ int rec_outputs_note_drops(struct rec_outputs *o, struct rec_recording *r)
 
 	if (!o->cur.stream)
 		return 0;
+	ret = note_ended(o);
+	if (ret < 0)
+		return ret;
 	ret = o->o.to->record_drops(o->cur.stream, r, why, sizeof(why));
 	if (ret > 0 && !(o->o.warn_drops_once && o->warned)) {
 		rec_log(REC_LOG_WARN, "%s%s", why, o->o.warn_drops_once && o->cur.file ?
@@ -836,6 +870,10 @@ int rec_outputs_finish(struct rec_outputs *o)
 	if (o->cur.stream)
 		ret = o->o.to->finish(o->cur.stream, o->o.finish_timeout_ms);
 	join_finishers(o);
+	note_ended(o);
+	/* a stream that ended for good fails the run, whatever the file kept */
+	if (ret >= 0 && o->stream_ended)
+		ret = -ECONNREFUSED;
 	return ret;
 }
 

@@ -47,6 +47,7 @@
  *
  *   struct rec_outputs_opts oo = REC_OUTPUTS_OPTS_INIT; oo.path = "x.prec";
  *   rec_outputs_new(&oo, &out);
+ *   ro.frame_size = rec_outputs_frame_size(out, ro.frame_size);
  *   rec_recording_new(&ro, rec_outputs_sink(out), rec_outputs_name(out), &r);
  *   rec_recording_start(r);
  *   rec_outputs_started(out);               // commit the file, arm flight
@@ -92,6 +93,15 @@ struct rec_outputs_stream {
 	 * recording's error. */
 	int (*record_drops)(void *stream, struct rec_recording *r, char *why,
 			    size_t len);
+	/* NULL, or the frame size (packet bytes per frame) the stream can
+	 * carry, 0 = any: asked once, for the first output, before the
+	 * recording cuts a frame (it may wait, bounded, for the collector's
+	 * answer); the streams of later outputs carry that size. */
+	size_t (*frame_size)(void *ctx, void *stream);
+	/* NULL, or 1 and why (the collector's reason) once it has ended for
+	 * good (a refusal no reconnect can change): it takes no more records,
+	 * and its finish() fails. 0 while it streams or retries. */
+	int (*ended)(void *stream, char *why, size_t len);
 	/* Sends the rest, waits at most timeout_ms for the acknowledgements
 	 * (one thread per stream). 0 or -errno (logged). */
 	int (*finish)(void *stream, uint32_t timeout_ms);
@@ -139,6 +149,10 @@ struct rec_outputs;
  * only checked: it is written at rec_outputs_started()). 0 and *out, or
  * -errno (logged). */
 int rec_outputs_new(const struct rec_outputs_opts *o, struct rec_outputs **out);
+/* The recording's frame size (rec_recording_opts.frame_size) given want,
+ * the one asked for: the lower of want and what the stream can carry
+ * (stream.frame_size). Call once, before rec_recording_new(). */
+size_t rec_outputs_frame_size(struct rec_outputs *o, size_t want);
 /* What the recording writes into now. */
 struct prec_sink *rec_outputs_sink(const struct rec_outputs *o);
 /* The current output's name: its file, "standard output", its stream's
@@ -150,10 +164,14 @@ const char *rec_outputs_name(const struct rec_outputs *o);
 int rec_outputs_started(struct rec_outputs *o);
 /* After each rec_recording_step(): stream drops into the trace, rotation
  * when the size or age is reached (a next file that cannot be created is
- * tried again after the same size or age). 0 or -errno (the recording
- * failed). */
+ * tried again after the same size or age). A stream that ended for good
+ * (stream.ended) is logged as an error once: with a file the recording
+ * goes on into it (and rec_outputs_finish() fails at the end); a stream
+ * alone fails the recording with -ECONNREFUSED. 0 or -errno (the
+ * recording failed). */
 int rec_outputs_step(struct rec_outputs *o, struct rec_recording *r);
-/* The stream drops part of step(), alone (before the stop). 0 or -errno. */
+/* The stream part of step() (drops, the end of a stream), alone (before
+ * the stop). 0 or -errno. */
 int rec_outputs_note_drops(struct rec_outputs *o, struct rec_recording *r);
 /* Ends the current output and goes on in a new one; *done gets the
  * finished file's path (or stream's id). 0 or -errno (-EINVAL: a flight

@@ -8,7 +8,9 @@
 #   nats_cluster_stop
 #
 # Ports are chosen free at start; stores live in DIR/n1..n3. max_payload is
-# 8 MB so 1 MiB frames fit with room (see docs/fleet.md).
+# 8 MB so 1 MiB frames fit with room (see docs/fleet.md); with
+# NATS_DEFAULT_PAYLOAD=1 the servers keep NATS's default (1 MiB), as most
+# deployments run.
 # The kernel tests' fail/skip rules and temp dir are tests/lib/kerntest.sh's.
 
 # nats_free_ports N: free ports for servers (tests/lib/ports.sh)
@@ -42,7 +44,7 @@ nats_cluster_start() {   # DIR
 		cat >"$NATS_DIR/n$i.conf" <<CONF
 server_name: n$i
 listen: 127.0.0.1:${p[$i]}
-max_payload: 8MB
+$([ -n "${NATS_DEFAULT_PAYLOAD:-}" ] || echo "max_payload: 8MB")
 jetstream { store_dir: "$NATS_DIR/n$i" }
 cluster {
   name: perfrec-test

@@ -6,7 +6,9 @@
  * collector listens drops new frames, counts them, and keeps the header;
  * a second recording under the same names is refused; a collector that
  * welcomes and refuses is retried ever more slowly; a welcome or ack
- * beyond what was sent is refused; peers before their hello, and all of
+ * beyond what was sent is refused; a definitive refusal ends the stream
+ * at once, a transient one is retried; an adapting sender cuts its frames
+ * to the Welcome's limit; peers before their hello, and all of
  * them together, hold bounded memory in the collector.
  */
 #include <setjmp.h>
@@ -457,6 +459,12 @@ struct fake {
 	unsigned conns;
 	uint64_t welcome_next, ack;     /* 0: not sent */
 	bool refuse, hold;
+	bool definitive;                /* the refusal says so */
+	unsigned refuse_version;        /* the refusal's version; 0 = ours */
+	uint64_t max_frame;             /* Welcome.max_frame_bytes */
+	uint64_t hello_frame;           /* the last hello's frame_bytes */
+	bool hello_adapts;              /* and frame_adapts */
+	unsigned welcome_delay_ms;      /* before the welcome */
 };
 
 static void fake_send(int fd, const Perfrec__Control__StreamMessage *m)
@@ -480,13 +488,32 @@ static void fake_answer(struct fake *f, int fd)
 	struct pollfd p = { fd, POLLIN, 0 };
 	char buf[4096];
 
-	if (poll(&p, 1, 2000) <= 0 || read(fd, buf, sizeof(buf)) <= 0)
+	ssize_t n;
+
+	if (poll(&p, 1, 2000) <= 0 || (n = read(fd, buf, sizeof(buf))) <= 4)
 		return;   /* the hello (small: one read) */
+	{
+		Perfrec__Control__StreamMessage *h =
+			rec_wire_unpack((unsigned char *)buf + 4, (size_t)n - 4);
+
+		if (h && h->body_case == PERFREC__CONTROL__STREAM_MESSAGE__BODY_HELLO) {
+			__atomic_store_n(&f->hello_frame, h->hello->frame_bytes,
+					 __ATOMIC_SEQ_CST);
+			__atomic_store_n(&f->hello_adapts, h->hello->frame_adapts,
+					 __ATOMIC_SEQ_CST);
+		}
+		if (h)
+			perfrec__control__stream_message__free_unpacked(h, NULL);
+	}
+	if (f->welcome_delay_ms)
+		usleep(f->welcome_delay_ms * 1000u);
 	w.version = REC_WIRE_VERSION;
 	w.next_seq = f->welcome_next;
+	w.max_frame_bytes = f->max_frame;
 	m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_WELCOME;
 	m.welcome = &w;
-	fake_send(fd, &m);
+	if (f->welcome_next)
+		fake_send(fd, &m);
 	if (f->ack) {
 		a.seq = f->ack;
 		m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_ACK;
@@ -494,8 +521,9 @@ static void fake_answer(struct fake *f, int fd)
 		fake_send(fd, &m);
 	}
 	if (f->refuse) {
-		r.reason = (char *)"disk full";
-		r.version = REC_WIRE_VERSION;
+		r.reason = (char *)(f->definitive ? "bad token" : "disk full");
+		r.version = f->refuse_version ? f->refuse_version : REC_WIRE_VERSION;
+		r.definitive = f->definitive;
 		m.body_case = PERFREC__CONTROL__STREAM_MESSAGE__BODY_REFUSAL;
 		m.refusal = &r;
 		fake_send(fd, &m);
@@ -587,6 +615,188 @@ static void test_backoff_after_welcome(void **state)
 		fail_msg("%u connections in 3 s to a collector that refuses after its "
 			 "welcome", n);
 	assert_true(n >= 2);
+}
+
+/* The frame size: an adapting sender takes the Welcome's limit and tells
+ * it, fixed, in every later hello; one that heard nothing in time takes
+ * what NATS's default max_payload holds, and a later Welcome below that
+ * ends the stream; a sender that does not adapt keeps its size. */
+static void test_frame_size(void **state)
+{
+	struct fake f = { .welcome_next = 1, .refuse = true, .max_frame = 100000 };
+	struct rec_sender_opts o = REC_SENDER_OPTS_INIT;
+	struct rec_sender *snd;
+	char to[64], why[256];
+	uint64_t t0;
+	int port, held;
+
+	(void)state;
+	fake_start(&f);
+	snprintf(to, sizeof(to), "127.0.0.1:%d", f.port);
+	o.to = to;
+	o.host = "testhost";
+	o.session_id = "frames";
+	o.backoff_max_ms = 100;
+	o.frame_bytes = 1u << 20;
+	o.frame_adapts = true;
+	assert_int_equal(rec_sender_new(&o, &snd), 0);
+	t0 = mono_ms();
+	assert_int_equal(rec_sender_frame_size(snd, 5000), 100000);
+	assert_true(mono_ms() - t0 < 2000);
+	/* the first hello offered to adapt; later ones tell the size */
+	t0 = mono_ms();
+	while (__atomic_load_n(&f.conns, __ATOMIC_SEQ_CST) < 3 && mono_ms() - t0 < 3000)
+		usleep(10000);
+	assert_true(__atomic_load_n(&f.conns, __ATOMIC_SEQ_CST) >= 3);
+	usleep(50000);
+	assert_int_equal(__atomic_load_n(&f.hello_frame, __ATOMIC_SEQ_CST), 100000);
+	assert_false(__atomic_load_n(&f.hello_adapts, __ATOMIC_SEQ_CST));
+	assert_false(rec_sender_refused(snd, NULL, 0));
+	rec_sender_free(snd);
+	fake_stop(&f);
+
+	/* nobody listens: the size NATS's default max_payload holds, at once */
+	f = (struct fake){ 0 };
+	fake_start(&f);
+	fake_stop(&f);
+	port = f.port;
+	held = hold_port(port);
+	snprintf(to, sizeof(to), "127.0.0.1:%d", port);
+	assert_int_equal(rec_sender_new(&o, &snd), 0);
+	t0 = mono_ms();
+	assert_int_equal(rec_sender_frame_size(snd, 5000), REC_WIRE_FRAME_UNHEARD);
+	assert_true(mono_ms() - t0 < 2000);
+	rec_sender_free(snd);
+	close(held);
+
+	/* the Welcome comes after the size was fixed, with a lower limit */
+	f = (struct fake){ .welcome_next = 1, .hold = true, .max_frame = 4096,
+			   .welcome_delay_ms = 400 };
+	fake_start(&f);
+	snprintf(to, sizeof(to), "127.0.0.1:%d", f.port);
+	assert_int_equal(rec_sender_new(&o, &snd), 0);
+	assert_int_equal(rec_sender_frame_size(snd, 100), REC_WIRE_FRAME_UNHEARD);
+	t0 = mono_ms();
+	while (!rec_sender_refused(snd, why, sizeof(why)) && mono_ms() - t0 < 2000)
+		usleep(10000);
+	assert_true(rec_sender_refused(snd, why, sizeof(why)));
+	assert_non_null(strstr(why, "--frame-size 4k or less"));
+	rec_sender_free(snd);
+	fake_stop(&f);
+
+	/* an explicit size stays, whatever the collector says */
+	f = (struct fake){ .welcome_next = 1, .hold = true, .max_frame = 4096 };
+	fake_start(&f);
+	snprintf(to, sizeof(to), "127.0.0.1:%d", f.port);
+	o.frame_adapts = false;
+	assert_int_equal(rec_sender_new(&o, &snd), 0);
+	assert_int_equal(rec_sender_frame_size(snd, 2000), 1u << 20);
+	rec_sender_free(snd);
+	fake_stop(&f);
+}
+
+/* The collector's side, on a real one (a directory: its own record limit,
+ * 64 MiB of frame): an adapting hello above it is welcomed with the
+ * limit; a hello that does not adapt is refused, definitively. */
+static void test_frame_size_collector(void **state)
+{
+	struct server srv = { 0 };
+	struct rec_sender_opts o = REC_SENDER_OPTS_INIT;
+	struct rec_sender *snd;
+	char *dir = st_tmpdir(), to[64], why[512];
+	uint64_t t0;
+
+	(void)state;
+	server_start(&srv, dir, 0);
+	snprintf(to, sizeof(to), "127.0.0.1:%d", server_port(&srv));
+	o.to = to;
+	o.host = "testhost";
+	o.session_id = "big";
+	o.backoff_max_ms = 100;
+	o.frame_bytes = 100ull << 20;
+	o.frame_adapts = true;
+	assert_int_equal(rec_sender_new(&o, &snd), 0);
+	assert_int_equal(rec_sender_frame_size(snd, 5000),
+			 rec_wire_frame_limit(REC_WIRE_MAX_RECORD));
+	assert_int_equal(rec_wire_frame_limit(REC_WIRE_MAX_RECORD), 64ull << 20);
+	rec_sender_free(snd);
+
+	o.frame_adapts = false;
+	o.session_id = "fixed";
+	assert_int_equal(rec_sender_new(&o, &snd), 0);
+	t0 = mono_ms();
+	while (!rec_sender_refused(snd, why, sizeof(why)) && mono_ms() - t0 < 2000)
+		usleep(10000);
+	assert_true(rec_sender_refused(snd, why, sizeof(why)));
+	assert_non_null(strstr(why, "larger than this collector takes"));
+	rec_sender_free(snd);
+	server_stop(&srv);
+	st_rmdir(dir);
+}
+
+/* A refusal of the hello that no reconnect can change (Refusal.definitive,
+ * or another protocol version from a collector that does not say so)
+ * ends the stream at once: one connection, the reason kept, the spool
+ * freed, records taken and not kept, finish fails at once. A transient
+ * refusal of the hello is retried. */
+static void test_definitive_refusal(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		struct fake f = { .refuse = true, .definitive = k == 0,
+				  .refuse_version = k == 1 ? REC_WIRE_VERSION + 1 : 0 };
+		struct rec_sender_opts o = REC_SENDER_OPTS_INIT;
+		struct rec_sender_stats st;
+		struct rec_sender *snd;
+		struct prec_sink *tr = st_trace(50, 1024);
+		size_t tlen;
+		const unsigned char *t = prec_sink_mem_data(tr, &tlen);
+		char to[64], why[256] = "";
+		uint64_t t0, took;
+		bool refused = false;
+
+		fake_start(&f);
+		snprintf(to, sizeof(to), "127.0.0.1:%d", f.port);
+		o.to = to;
+		o.host = "testhost";
+		o.session_id = "refused";
+		o.backoff_max_ms = 200;
+		assert_int_equal(rec_sender_new(&o, &snd), 0);
+		assert_int_equal(prec_sink_write(rec_sender_sink(snd), t, tlen), 0);
+		t0 = mono_ms();
+		while (mono_ms() - t0 < 2000 && !(refused = rec_sender_refused(snd, why,
+									       sizeof(why))))
+			usleep(10000);
+		took = mono_ms() - t0;
+		if (k == 2) {
+			/* transient: retried, never ended */
+			assert_false(refused);
+			assert_true(__atomic_load_n(&f.conns, __ATOMIC_SEQ_CST) >= 3);
+			rec_sender_free(snd);
+			fake_stop(&f);
+			prec_sink_free(tr);
+			continue;
+		}
+		if (!refused)
+			fail_msg("case %d: not ended within 2 s", k);
+		assert_true(took < 2000);
+		assert_non_null(strstr(why, k == 0 ? "refused by the collector: bad token" :
+				       "refused by the collector: disk full"));
+		usleep(500000);
+		assert_int_equal(__atomic_load_n(&f.conns, __ATOMIC_SEQ_CST), 1);
+		rec_sender_stats(snd, &st);
+		assert_int_equal(st.spool_used, 0);
+		/* the writer goes on: taken, not kept */
+		assert_int_equal(prec_sink_write(rec_sender_sink(snd), t, tlen), 0);
+		rec_sender_stats(snd, &st);
+		assert_int_equal(st.spool_used, 0);
+		t0 = mono_ms();
+		assert_int_equal(rec_sender_finish(snd, 5000), -ECONNREFUSED);
+		assert_true(mono_ms() - t0 < 500);
+		rec_sender_free(snd);
+		fake_stop(&f);
+		prec_sink_free(tr);
+	}
 }
 
 /* A welcome or an ack beyond what the sender sent (what another
@@ -797,6 +1007,9 @@ int main(void)
 		cmocka_unit_test(test_two_recordings),
 		cmocka_unit_test(test_backoff_after_welcome),
 		cmocka_unit_test(test_ack_beyond_sent),
+		cmocka_unit_test(test_definitive_refusal),
+		cmocka_unit_test(test_frame_size),
+		cmocka_unit_test(test_frame_size_collector),
 		cmocka_unit_test(test_flood_before_hello),
 		cmocka_unit_test(test_total_buffer),
 	};
