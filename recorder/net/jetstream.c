@@ -36,10 +36,34 @@
  * the API timeout outlasts a JetStream leader's election (4-9 s) in most
  * cases. */
 #define PUBLISH_WAIT_FACTOR 2
+/* What may be sent to JetStream and not yet answered, per stream and in
+ * all: the publish deadline counts from when libnats registers a publish,
+ * and a healthy JetStream answers a record only after it stored every
+ * one sent before it on the connection. With the bytes ahead of a
+ * publish bounded, its deadline measures JetStream, not the length of
+ * the queue: 32 MiB take well under a second to store. Records beyond
+ * the bounds wait in the stream's queue (struct pending) and are sent as
+ * answers come in. A recorder sends at most its spool unacknowledged
+ * (64 MiB by default, sender.h): a queue above MAX_QUEUED fails its
+ * stream (the recorder resends later) rather than let one peer fill the
+ * collector's memory. */
+#define MAX_INFLIGHT_STREAM (8u << 20)
+#define MAX_INFLIGHT_TOTAL (32u << 20)
+#define MAX_QUEUED (256u << 20)
 
 struct result {
 	uint64_t key, seq;
+	size_t len;                  /* the record's bytes, now no longer in flight */
 	char err[160];               /* "" = stored */
+};
+
+/* A record taken from the recorder and not yet sent to JetStream. */
+struct pending {
+	struct pending *next;
+	uint64_t seq;
+	enum prec_record_kind kind;
+	size_t len;
+	unsigned char data[];
 };
 
 struct rec_js_stream {
@@ -49,6 +73,9 @@ struct rec_js_stream {
 	char subject[300];
 	char origin[80];             /* Perfrec-Origin: read at open, then sent */
 	uint64_t next_pub;           /* seq expected next from the recorder */
+	struct pending *qhead, *qtail;   /* taken, not sent yet (in seq order) */
+	size_t queued;               /* their bytes */
+	size_t inflight;             /* bytes sent and not answered */
 	uint64_t stored;             /* every seq <= stored is in JetStream */
 	uint64_t *done;              /* stored seqs above `stored`, sorted */
 	size_t ndone, cdone;
@@ -70,6 +97,7 @@ struct rec_js {
 	struct result *q;            /* results waiting for rec_js_poll() */
 	size_t nq, cq;
 	uint64_t next_key;
+	size_t inflight;             /* every stream's, closed ones' included */
 	struct rec_js_stream *streams;
 };
 
@@ -165,6 +193,7 @@ static void on_ack(jsCtx *ctx, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, voi
 		r.key = strtoull(v, NULL, 10);
 	if (natsMsgHeader_Get(msg, "Perfrec-Seq", &v) == NATS_OK && v)
 		r.seq = strtoull(v, NULL, 10);
+	r.len = (size_t)natsMsg_GetDataLength(msg);
 	if (!pa && pae && pae->Err == NATS_TIMEOUT)
 		snprintf(r.err, sizeof(r.err), "JetStream did not acknowledge record %llu "
 			 "within %u ms (a stream leader lost?): resend",
@@ -406,6 +435,9 @@ static void mark_stored(struct rec_js_stream *s, uint64_t seq)
 	s->ndone++;
 }
 
+/* sends what results made room for (defined with the publishing) */
+static void pump(struct rec_js_stream *s);
+
 void rec_js_poll(struct rec_js *js)
 {
 	struct result *q;
@@ -424,8 +456,10 @@ void rec_js_poll(struct rec_js *js)
 	for (size_t i = 0; i < n; i++) {
 		struct rec_js_stream *s = find_key(js, q[i].key);
 
+		js->inflight -= q[i].len < js->inflight ? q[i].len : js->inflight;
 		if (!s)
 			continue;   /* closed meanwhile */
+		s->inflight -= q[i].len < s->inflight ? q[i].len : s->inflight;
 		if (q[i].err[0]) {
 			if (!s->err[0])
 				snprintf(s->err, sizeof(s->err), "%s", q[i].err);
@@ -434,6 +468,8 @@ void rec_js_poll(struct rec_js *js)
 		mark_stored(s, q[i].seq);
 	}
 	free(q);
+	for (struct rec_js_stream *s = js->streams; s; s = s->next)
+		pump(s);
 }
 
 static uint64_t reconnects(struct rec_js *js)
@@ -459,17 +495,18 @@ static uint64_t reconnects(struct rec_js *js)
  * publish with later ones pipelined behind it), and a reconnect can
  * complete between this check and the publish. What makes every hole
  * filled is the publish deadline (the stream fails) and the recorder's
- * Hello.resend_from (the resend starts at the hole). */
-static int no_gap(struct rec_js_stream *s)
+ * Hello.resend_from (the resend starts at the hole). seq: the record
+ * about to be sent. */
+static int no_gap(struct rec_js_stream *s, uint64_t seq)
 {
 	uint64_t n = reconnects(s->js);
 
 	if (n != s->reconnects) {
-		if (s->next_pub - 1 > s->stored) {
+		if (seq - 1 > s->stored) {
 			snprintf(s->err, sizeof(s->err), "the connection to NATS was "
 				 "re-established with records %llu-%llu in flight: resend",
 				 (unsigned long long)s->stored + 1,
-				 (unsigned long long)s->next_pub - 1);
+				 (unsigned long long)seq - 1);
 			return -EIO;
 		}
 		s->reconnects = n;
@@ -528,8 +565,10 @@ int rec_js_stream_open(struct rec_js *js, const char *host, const char *id,
 	return 0;
 }
 
-int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind kind,
-		   const void *data, size_t len)
+/* Sends record seq to JetStream now (asynchronously). 0, or -EIO with
+ * s->err set. */
+static int send_record(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind kind,
+		       const void *data, size_t len)
 {
 	struct rec_js *js = s->js;
 	natsMsg *m = NULL;
@@ -538,16 +577,8 @@ int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind 
 	jsErrCode je = 0;
 	natsStatus st;
 
-	if (seq < s->next_pub)
-		return 0;   /* stored already (or in flight) */
-	if (s->err[0] || no_gap(s) < 0)
+	if (no_gap(s, seq) < 0)
 		return -EIO;
-	if ((int64_t)len > rec_js_max_payload(js)) {
-		snprintf(s->err, sizeof(s->err), "record %llu is %zu bytes, above the NATS "
-			 "servers' max_payload of %lld bytes", (unsigned long long)seq, len,
-			 (long long)rec_js_max_payload(js));
-		return -EMSGSIZE;
-	}
 	rec_js_msg_id(s->host, s->id, seq, id, sizeof(id));
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)seq);
 	snprintf(key, sizeof(key), "%llu", (unsigned long long)s->key);
@@ -559,7 +590,8 @@ int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind 
 	    natsMsgHeader_Set(m, "Perfrec-Key", key) != NATS_OK ||
 	    (s->origin[0] && natsMsgHeader_Set(m, "Perfrec-Origin", s->origin) != NATS_OK)) {
 		natsMsg_Destroy(m);
-		return -ENOMEM;
+		snprintf(s->err, sizeof(s->err), "out of memory");
+		return -EIO;
 	}
 	jsPubOptions_Init(&po);
 	po.MsgId = id;
@@ -581,6 +613,90 @@ int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind 
 			 js_error(st, je, why, sizeof(why)));
 		return -EIO;
 	}
+	s->inflight += len;
+	js->inflight += len;
+	return 0;
+}
+
+/* Whether a record of len bytes may be sent now: within the bounds, or
+ * the only one in flight (a record is never held back for good). */
+static bool room(const struct rec_js_stream *s, size_t len)
+{
+	return !s->inflight || (s->inflight + len <= MAX_INFLIGHT_STREAM &&
+				s->js->inflight + len <= MAX_INFLIGHT_TOTAL);
+}
+
+/* Sends what waits in the queue, in order, while there is room. */
+static void pump(struct rec_js_stream *s)
+{
+	struct pending *p;
+
+	while ((p = s->qhead) && !s->err[0] && room(s, p->len)) {
+		if (send_record(s, p->seq, p->kind, p->data, p->len) < 0)
+			return;
+		s->qhead = p->next;
+		if (!s->qhead)
+			s->qtail = NULL;
+		s->queued -= p->len;
+		free(p);
+	}
+}
+
+static void drop_queue(struct rec_js_stream *s)
+{
+	while (s->qhead) {
+		struct pending *p = s->qhead;
+
+		s->qhead = p->next;
+		free(p);
+	}
+	s->qtail = NULL;
+	s->queued = 0;
+}
+
+int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind kind,
+		   const void *data, size_t len)
+{
+	struct rec_js *js = s->js;
+	struct pending *p;
+
+	if (seq < s->next_pub)
+		return 0;   /* stored already (or in flight) */
+	if (s->err[0])
+		return -EIO;
+	if ((int64_t)len > rec_js_max_payload(js)) {
+		snprintf(s->err, sizeof(s->err), "record %llu is %zu bytes, above the NATS "
+			 "servers' max_payload of %lld bytes", (unsigned long long)seq, len,
+			 (long long)rec_js_max_payload(js));
+		return -EMSGSIZE;
+	}
+	if (!s->qhead && room(s, len)) {
+		if (send_record(s, seq, kind, data, len) < 0)
+			return -EIO;
+		s->next_pub = seq + 1;
+		return 0;
+	}
+	if (s->queued + len > MAX_QUEUED) {
+		snprintf(s->err, sizeof(s->err), "JetStream takes records slower than they "
+			 "come: %zu bytes wait to be sent; resend later", s->queued);
+		return -EIO;
+	}
+	p = malloc(sizeof(*p) + len);
+	if (!p) {
+		snprintf(s->err, sizeof(s->err), "out of memory");
+		return -EIO;
+	}
+	p->next = NULL;
+	p->seq = seq;
+	p->kind = kind;
+	p->len = len;
+	memcpy(p->data, data, len);
+	if (s->qtail)
+		s->qtail->next = p;
+	else
+		s->qhead = p;
+	s->qtail = p;
+	s->queued += len;
 	s->next_pub = seq + 1;
 	return 0;
 }
@@ -599,6 +715,7 @@ void rec_js_stream_rewind(struct rec_js_stream *s, uint64_t seq)
 {
 	if (!seq || seq >= s->next_pub)
 		return;
+	drop_queue(s);   /* called at the hello: nothing was queued */
 	s->next_pub = seq;
 	if (s->stored >= seq)
 		s->stored = seq - 1;
@@ -625,6 +742,7 @@ void rec_js_stream_close(struct rec_js_stream *s)
 		;
 	if (*pp)
 		*pp = s->next;
+	drop_queue(s);
 	free(s->done);
 	free(s);
 }
