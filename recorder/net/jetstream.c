@@ -54,6 +54,8 @@
 struct result {
 	uint64_t key, seq;
 	size_t len;                  /* the record's bytes, now no longer in flight */
+	uint64_t stream_seq;         /* where JetStream stored it */
+	bool dup;                    /* stored before: a duplicate dropped */
 	char err[160];               /* "" = stored */
 };
 
@@ -79,7 +81,8 @@ struct rec_js_stream {
 	uint64_t stored;             /* every seq <= stored is in JetStream */
 	uint64_t *done;              /* stored seqs above `stored`, sorted */
 	size_t ndone, cdone;
-	uint64_t fence;              /* expected last subject seq, first publish */
+	uint64_t fence;              /* expected last subject seq */
+	uint64_t fence_at;           /* the record that carries it (see fence_ready()) */
 	bool fenced;
 	uint64_t reconnects;         /* the connection's count at the last check */
 	char err[200];
@@ -194,6 +197,10 @@ static void on_ack(jsCtx *ctx, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, voi
 	if (natsMsgHeader_Get(msg, "Perfrec-Seq", &v) == NATS_OK && v)
 		r.seq = strtoull(v, NULL, 10);
 	r.len = (size_t)natsMsg_GetDataLength(msg);
+	if (pa) {
+		r.stream_seq = pa->Sequence;
+		r.dup = pa->Duplicate;
+	}
 	if (!pa && pae && pae->Err == NATS_TIMEOUT)
 		snprintf(r.err, sizeof(r.err), "JetStream did not acknowledge record %llu "
 			 "within %u ms (a stream leader lost?): resend",
@@ -465,6 +472,11 @@ void rec_js_poll(struct rec_js *js)
 				snprintf(s->err, sizeof(s->err), "%s", q[i].err);
 			continue;
 		}
+		/* a resent record that filled a hole is the subject's last
+		 * message now: the fence expects it */
+		if (!s->fenced && !q[i].dup && q[i].seq < s->fence_at &&
+		    q[i].stream_seq > s->fence)
+			s->fence = q[i].stream_seq;
 		mark_stored(s, q[i].seq);
 	}
 	free(q);
@@ -559,6 +571,7 @@ int rec_js_stream_open(struct rec_js *js, const char *host, const char *id,
 	}
 	s->stored = *next_seq - 1;
 	s->next_pub = *next_seq;
+	s->fence_at = *next_seq;
 	s->next = js->streams;
 	js->streams = s;
 	*out = s;
@@ -596,7 +609,7 @@ static int send_record(struct rec_js_stream *s, uint64_t seq, enum prec_record_k
 	jsPubOptions_Init(&po);
 	po.MsgId = id;
 	po.MaxWait = publish_wait_ms(js);
-	if (!s->fenced) {
+	if (!s->fenced && seq >= s->fence_at) {
 		/* nobody appended to this stream since we read its end */
 		if (s->fence)
 			po.ExpectLastSubjectSeq = s->fence;
@@ -618,10 +631,25 @@ static int send_record(struct rec_js_stream *s, uint64_t seq, enum prec_record_k
 	return 0;
 }
 
-/* Whether a record of len bytes may be sent now: within the bounds, or
- * the only one in flight (a record is never held back for good). */
-static bool room(const struct rec_js_stream *s, size_t len)
+/* The fence (the subject's last sequence as read at open, ExpectLastSubjectSeq)
+ * goes on the first record above what the stream held then: after a
+ * rewind, the records below it are resent and mostly duplicates, which
+ * JetStream drops before it evaluates any expectation. That record waits
+ * until every one below it is answered, so that the fence counts the
+ * resent records that filled holes (each became the subject's last
+ * message). */
+static bool fence_ready(const struct rec_js_stream *s, uint64_t seq)
 {
+	return s->fenced || seq < s->fence_at || s->stored + 1 >= seq;
+}
+
+/* Whether record seq, len bytes, may be sent now: within the bounds, or
+ * the only one in flight (a record is never held back for good), and
+ * not the fence's record before its time. */
+static bool room(const struct rec_js_stream *s, uint64_t seq, size_t len)
+{
+	if (!fence_ready(s, seq))
+		return false;
 	return !s->inflight || (s->inflight + len <= MAX_INFLIGHT_STREAM &&
 				s->js->inflight + len <= MAX_INFLIGHT_TOTAL);
 }
@@ -631,7 +659,7 @@ static void pump(struct rec_js_stream *s)
 {
 	struct pending *p;
 
-	while ((p = s->qhead) && !s->err[0] && room(s, p->len)) {
+	while ((p = s->qhead) && !s->err[0] && room(s, p->seq, p->len)) {
 		if (send_record(s, p->seq, p->kind, p->data, p->len) < 0)
 			return;
 		s->qhead = p->next;
@@ -670,7 +698,7 @@ int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind 
 			 (long long)rec_js_max_payload(js));
 		return -EMSGSIZE;
 	}
-	if (!s->qhead && room(s, len)) {
+	if (!s->qhead && room(s, seq, len)) {
 		if (send_record(s, seq, kind, data, len) < 0)
 			return -EIO;
 		s->next_pub = seq + 1;

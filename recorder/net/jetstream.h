@@ -21,10 +21,12 @@
  *            say one, so a stream's last message names the recording
  *            its records belong to
  *
- * Fencing: the first publish of a stream after its hello carries the
- * expected last subject sequence the collector read at hello; a second
- * collector that appended in between makes it fail, and the recorder is
- * sent away to reconnect and learn the new resume point.
+ * Fencing: the first record above what the JetStream stream held at the
+ * hello carries the expected last subject sequence the collector read
+ * then (records resent below it are mostly duplicates, which JetStream
+ * drops unevaluated); a second collector that appended in between makes
+ * it fail, and the recorder is sent away to reconnect and learn the new
+ * resume point.
  *
  * Publishing is asynchronous (libnats' own threads): results come back
  * through an eventfd (rec_js_pollfd) and rec_js_poll() applies them on
