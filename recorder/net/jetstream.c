@@ -50,6 +50,9 @@
 #define MAX_INFLIGHT_STREAM (8u << 20)
 #define MAX_INFLIGHT_TOTAL (32u << 20)
 #define MAX_QUEUED (256u << 20)
+/* Streams closed with records not known stored (struct hole) that the
+ * collector remembers; beyond this the oldest is forgotten. */
+#define MAX_HOLES 4096
 
 struct result {
 	uint64_t key, seq;
@@ -57,6 +60,16 @@ struct result {
 	uint64_t stream_seq;         /* where JetStream stored it */
 	bool dup;                    /* stored before: a duplicate dropped */
 	char err[160];               /* "" = stored */
+};
+
+/* The first record not known stored of a stream closed with records
+ * unanswered or refused: JetStream may hold later ones (a hole below its
+ * last record). The next hello of that stream resumes there, whatever
+ * the recorder says: one older than Hello.resend_from says nothing, and
+ * would otherwise be resumed after the last record, past the hole. */
+struct hole {
+	char host[65], id[65];
+	uint64_t seq;
 };
 
 /* A record taken from the recorder and not yet sent to JetStream. */
@@ -75,6 +88,7 @@ struct rec_js_stream {
 	char subject[300];
 	char origin[80];             /* Perfrec-Origin: read at open, then sent */
 	uint64_t next_pub;           /* seq expected next from the recorder */
+	uint64_t first_sent;         /* the lowest seq sent (0: none) */
 	struct pending *qhead, *qtail;   /* taken, not sent yet (in seq order) */
 	size_t queued;               /* their bytes */
 	size_t inflight;             /* bytes sent and not answered */
@@ -101,6 +115,8 @@ struct rec_js {
 	size_t nq, cq;
 	uint64_t next_key;
 	size_t inflight;             /* every stream's, closed ones' included */
+	struct hole *holes;          /* oldest first */
+	size_t nholes;
 	struct rec_js_stream *streams;
 };
 
@@ -399,6 +415,50 @@ int rec_js_pollfd(const struct rec_js *js)
 	return js->efd;
 }
 
+static struct hole *find_hole(struct rec_js *js, const char *host, const char *id)
+{
+	for (size_t i = 0; i < js->nholes; i++)
+		if (!strcmp(js->holes[i].host, host) && !strcmp(js->holes[i].id, id))
+			return &js->holes[i];
+	return NULL;
+}
+
+/* At close: a stream with records taken and not known stored leaves its
+ * first one for the next hello; one that stored its remembered hole
+ * clears it. */
+static void remember_hole(struct rec_js_stream *s)
+{
+	struct rec_js *js = s->js;
+	struct hole *h = find_hole(js, s->host, s->id);
+	bool filled = h && s->first_sent && s->first_sent <= h->seq && s->stored >= h->seq;
+
+	if (s->stored + 1 < s->next_pub) {
+		if (h) {
+			if (filled || s->stored + 1 < h->seq)
+				h->seq = s->stored + 1;
+			return;
+		}
+		if (js->nholes == MAX_HOLES) {
+			memmove(js->holes, js->holes + 1, (MAX_HOLES - 1) * sizeof(*js->holes));
+			js->nholes--;
+		}
+		if (!js->holes) {
+			js->holes = calloc(MAX_HOLES, sizeof(*js->holes));
+			if (!js->holes)
+				return;
+		}
+		h = &js->holes[js->nholes++];
+		snprintf(h->host, sizeof(h->host), "%s", s->host);
+		snprintf(h->id, sizeof(h->id), "%s", s->id);
+		h->seq = s->stored + 1;
+	} else if (filled) {
+		size_t i = (size_t)(h - js->holes);
+
+		memmove(h, h + 1, (js->nholes - i - 1) * sizeof(*h));
+		js->nholes--;
+	}
+}
+
 static struct rec_js_stream *find_key(struct rec_js *js, uint64_t key)
 {
 	for (struct rec_js_stream *s = js->streams; s; s = s->next)
@@ -530,6 +590,7 @@ int rec_js_stream_open(struct rec_js *js, const char *host, const char *id,
 		       struct rec_js_stream **out, uint64_t *next_seq, bool *complete)
 {
 	struct rec_js_stream *s = calloc(1, sizeof(*s));
+	struct hole *h;
 	natsMsg *last = NULL;
 	jsErrCode je = 0;
 	natsStatus st;
@@ -569,9 +630,16 @@ int rec_js_stream_open(struct rec_js *js, const char *host, const char *id,
 		free(s);
 		return -EIO;
 	}
+	s->fence_at = *next_seq;
+	h = find_hole(js, host, id);
+	if (h && h->seq < *next_seq) {
+		rec_log(REC_LOG_INFO, "JetStream: %s/%s resumes at record %llu, not stored "
+			"when its last connection ended", host, id, (unsigned long long)h->seq);
+		*next_seq = h->seq;
+		*complete = false;
+	}
 	s->stored = *next_seq - 1;
 	s->next_pub = *next_seq;
-	s->fence_at = *next_seq;
 	s->next = js->streams;
 	js->streams = s;
 	*out = s;
@@ -628,6 +696,8 @@ static int send_record(struct rec_js_stream *s, uint64_t seq, enum prec_record_k
 	}
 	s->inflight += len;
 	js->inflight += len;
+	if (!s->first_sent || seq < s->first_sent)
+		s->first_sent = seq;
 	return 0;
 }
 
@@ -766,6 +836,7 @@ void rec_js_stream_close(struct rec_js_stream *s)
 
 	if (!s)
 		return;
+	remember_hole(s);
 	for (pp = &s->js->streams; *pp && *pp != s; pp = &(*pp)->next)
 		;
 	if (*pp)
@@ -797,6 +868,7 @@ void rec_js_free(struct rec_js *js)
 		close(js->efd);
 	natsStatistics_Destroy(js->stats);
 	free(js->q);
+	free(js->holes);
 	pthread_mutex_destroy(&js->lock);
 	free(js);
 }

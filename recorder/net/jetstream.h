@@ -83,8 +83,13 @@ int rec_js_pollfd(const struct rec_js *js);
 void rec_js_poll(struct rec_js *js);
 void rec_js_free(struct rec_js *js);   /* NULL is fine */
 
-/* A stream's resume point from the JetStream stream (its last message). 0, or a
- * negative errno (logged). */
+/* A stream's resume point: after the JetStream stream's last message,
+ * or, when this stream's last connection ended with records not known
+ * stored, the first of them (rec_js_stream_close() remembers it, per
+ * host and session, until a later connection stored it): JetStream may
+ * hold later records, and a recorder whose hello says no resend_from
+ * would otherwise leave the hole for ever. 0, or a negative errno
+ * (logged). */
 int rec_js_stream_open(struct rec_js *js, const char *host, const char *id,
 		       struct rec_js_stream **out, uint64_t *next_seq, bool *complete);
 /* The origin (Perfrec-Origin) of the stream's last stored message, ""
