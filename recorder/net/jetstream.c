@@ -660,6 +660,16 @@ static int send_record(struct rec_js_stream *s, uint64_t seq, enum prec_record_k
 
 	if (no_gap(s, seq) < 0)
 		return -EIO;
+	if (js->o.no_reconnect_buffer &&
+	    natsConnection_Status(js->nc) != NATS_CONN_STATUS_CONNECTED) {
+		/* nats.h documents a reconnect buffer size of 0 as "the
+		 * default" (8 MB): the no_gap() rule does not rest on libnats
+		 * taking it literally. A reconnect that starts after this
+		 * check meets the zero buffer. */
+		snprintf(s->err, sizeof(s->err), "not connected to NATS (reconnecting): "
+			 "resend from record %llu", (unsigned long long)s->stored + 1);
+		return -EIO;
+	}
 	rec_js_msg_id(s->host, s->id, seq, id, sizeof(id));
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)seq);
 	snprintf(key, sizeof(key), "%llu", (unsigned long long)s->key);
