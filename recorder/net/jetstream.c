@@ -889,6 +889,7 @@ struct rec_js_consumer {
 	struct rec_js *js;
 	natsSubscription *sub;
 	natsMsgList list;
+	bool no_ack;                 /* a subject reader's */
 };
 
 int rec_js_consumer_open(struct rec_js *js, const char *durable, uint32_t ack_wait_ms,
@@ -928,6 +929,40 @@ int rec_js_consumer_open(struct rec_js *js, const char *durable, uint32_t ack_wa
 	return 0;
 }
 
+int rec_js_subject_reader(struct rec_js *js, const char *host, const char *id,
+			  uint64_t from, struct rec_js_consumer **out)
+{
+	struct rec_js_consumer *c = calloc(1, sizeof(*c));
+	jsSubOptions so;
+	jsErrCode je = 0;
+	char subj[300], why[300];
+	natsStatus st;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	if (!rec_js_subject(js->stream, host, id, subj, sizeof(subj))) {
+		free(c);
+		return -ENAMETOOLONG;
+	}
+	c->js = js;
+	c->no_ack = true;
+	jsSubOptions_Init(&so);
+	so.Stream = js->stream;
+	so.Config.AckPolicy = js_AckNone;
+	so.Config.DeliverPolicy = js_DeliverByStartSequence;
+	so.Config.OptStartSeq = from;
+	st = js_PullSubscribe(&c->sub, js->ctx, subj, NULL, NULL, &so, &je);
+	if (st != NATS_OK) {
+		rec_log(REC_LOG_WARN, "JetStream: cannot read %s from %llu at %s: %s", subj,
+			(unsigned long long)from, js->urls, js_error(st, je, why, sizeof(why)));
+		free(c);
+		return -EIO;
+	}
+	*out = c;
+	return 0;
+}
+
 static const char *header(natsMsg *m, const char *key)
 {
 	const char *v = NULL;
@@ -957,6 +992,7 @@ int rec_js_fetch(struct rec_js_consumer *c, struct rec_js_msg *msgs, int max,
 	for (int i = 0; i < c->list.Count && n < max; i++) {
 		natsMsg *m = c->list.Msgs[i];
 		const char *seq = header(m, "Perfrec-Seq");
+		jsMsgMetaData *meta = NULL;
 
 		c->list.Msgs[i] = NULL;   /* ours now: freed by rec_js_msg_done */
 		msgs[n].host = header(m, "Perfrec-Host");
@@ -966,6 +1002,14 @@ int rec_js_fetch(struct rec_js_consumer *c, struct rec_js_msg *msgs, int max,
 		msgs[n].data = natsMsg_GetData(m);
 		msgs[n].len = (size_t)natsMsg_GetDataLength(m);
 		msgs[n].handle = m;
+		msgs[n].no_answer = c->no_ack;
+		msgs[n].stream_seq = 0;
+		msgs[n].pending = 0;
+		if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
+			msgs[n].stream_seq = meta->Sequence.Stream;
+			msgs[n].pending = meta->NumPending;
+			jsMsgMetaData_Destroy(meta);
+		}
 		n++;
 	}
 	natsMsgList_Destroy(&c->list);
@@ -978,11 +1022,11 @@ void rec_js_msg_done(struct rec_js_msg *m, enum rec_js_verdict v, uint32_t delay
 
 	if (!nm)
 		return;
-	if (v == REC_JS_ACK)
+	if (!m->no_answer && v == REC_JS_ACK)   /* a subject reader's take none */
 		natsMsg_Ack(nm, NULL);
-	else if (v == REC_JS_RETRY)
+	else if (!m->no_answer && v == REC_JS_RETRY)
 		natsMsg_NakWithDelay(nm, (int64_t)delay_ms, NULL);
-	else
+	else if (!m->no_answer)
 		natsMsg_Term(nm, NULL);
 	natsMsg_Destroy(nm);
 	m->handle = NULL;
@@ -992,6 +1036,8 @@ void rec_js_consumer_close(struct rec_js_consumer *c)
 {
 	if (!c)
 		return;
+	if (c->no_ack)   /* a reader's consumer is ephemeral: removed now */
+		natsSubscription_Unsubscribe(c->sub);
 	natsSubscription_Destroy(c->sub);
 	free(c);
 }

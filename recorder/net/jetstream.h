@@ -120,10 +120,13 @@ struct rec_js_consumer;
 struct rec_js_msg {
 	const char *host, *id;           /* from the headers (untrusted) */
 	uint64_t seq;
+	uint64_t stream_seq;             /* where JetStream holds it; 0 = unknown */
+	uint64_t pending;                /* messages after it for its consumer */
 	const char *kind;
 	const void *data;
 	size_t len;
 	void *handle;                   /* for ack / nak / free */
+	bool no_answer;                 /* from a subject reader: freed only */
 };
 
 /* Binds to (creating when missing) the durable consumer of the JetStream stream.
@@ -131,6 +134,12 @@ struct rec_js_msg {
  * is delivered again (an archiver killed mid-batch). 0 or -errno. */
 int rec_js_consumer_open(struct rec_js *js, const char *durable, uint32_t ack_wait_ms,
 			 struct rec_js_consumer **out);
+/* A reader of one stream's messages (its subject) from JetStream stream
+ * sequence `from` on, in order: an ephemeral consumer with no acks, for
+ * rec_js_fetch() (answers to its messages are ignored) and
+ * rec_js_consumer_close(). 0 or -errno (logged). */
+int rec_js_subject_reader(struct rec_js *js, const char *host, const char *id,
+			  uint64_t from, struct rec_js_consumer **out);
 /* Up to max messages into msgs, waiting at most timeout_ms. Returns the
  * count (0: none came), or -errno (logged). Each message must be given to
  * rec_js_msg_done(). */
