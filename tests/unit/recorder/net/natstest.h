@@ -73,6 +73,44 @@ static inline bool nt_listening(int port)
 	return ok;
 }
 
+/* The servers running (pid, store), killed at exit: a failed assertion
+ * leaves the test function without its nt_stop(). */
+static struct {
+	pid_t pid;
+	char dir[64];
+} nt_running[8];
+
+static inline void nt_kill_all(void)
+{
+	char cmd[128];
+
+	for (size_t i = 0; i < sizeof(nt_running) / sizeof(*nt_running); i++) {
+		if (nt_running[i].pid <= 0)
+			continue;
+		kill(nt_running[i].pid, SIGKILL);
+		waitpid(nt_running[i].pid, NULL, 0);
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", nt_running[i].dir);
+		if (system(cmd) != 0) {
+			/* a temporary directory left behind */
+		}
+	}
+}
+
+static inline void nt_track(pid_t old, pid_t pid, const char *dir)
+{
+	static bool registered;
+	size_t i;
+
+	if (!registered)
+		atexit(nt_kill_all);
+	registered = true;
+	for (i = 0; i < sizeof(nt_running) / sizeof(*nt_running) - 1; i++)
+		if (nt_running[i].pid == old)
+			break;
+	nt_running[i].pid = pid;
+	snprintf(nt_running[i].dir, sizeof(nt_running[i].dir), "%s", dir);
+}
+
 /* Starts the server on n->port (0: a free one) and n->dir (""): a new
  * temporary store); false when nats-server is not installed. */
 static inline bool nt_start(struct nt_server *n)
@@ -92,6 +130,8 @@ static inline bool nt_start(struct nt_server *n)
 	snprintf(log, sizeof(log), "%s/server.log", n->dir);
 	n->pid = fork();
 	assert_true(n->pid >= 0);
+	if (n->pid)
+		nt_track(0, n->pid, n->dir);
 	if (!n->pid) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
 
@@ -115,6 +155,7 @@ static inline void nt_kill(struct nt_server *n)
 	if (n->pid > 0) {
 		kill(n->pid, SIGKILL);
 		waitpid(n->pid, NULL, 0);
+		nt_track(n->pid, 0, "");
 	}
 	n->pid = 0;
 }
