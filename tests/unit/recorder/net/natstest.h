@@ -209,7 +209,8 @@ static inline void *nt_link_run(void *arg)
 			if (off && off == len)
 				off = len = 0;
 			if (len + (size_t)r > cap) {
-				memmove(buf, buf + off, len - off);
+				if (len > off)
+					memmove(buf, buf + off, len - off);
 				len -= off;
 				off = 0;
 				cap = (len + (size_t)r) * 2;
