@@ -145,10 +145,12 @@ int rec_cli_archive(int argc, char **argv)
 
 		rec_js_archiver_stats(a, &st);
 		rec_log(REC_LOG_INFO, "archive: stopped: %llu messages, %llu records "
-			"(%llu bytes) written, %llu duplicates, %llu retried, %llu dropped, "
-			"%llu sessions completed", (unsigned long long)st.messages,
+			"(%llu bytes) written, %llu duplicates, %llu early (read again from the "
+			"stream), %llu retried, %llu dropped, %llu sessions completed",
+			(unsigned long long)st.messages,
 			(unsigned long long)st.written, (unsigned long long)st.bytes,
-			(unsigned long long)st.duplicates, (unsigned long long)st.retried,
+			(unsigned long long)st.duplicates, (unsigned long long)st.early,
+			(unsigned long long)st.retried,
 			(unsigned long long)st.dropped, (unsigned long long)st.completed);
 	}
 	code = ret < 0 ? 1 : 0;

@@ -36,10 +36,49 @@
  * the API timeout outlasts a JetStream leader's election (4-9 s) in most
  * cases. */
 #define PUBLISH_WAIT_FACTOR 2
+/* What may be sent to JetStream and not yet answered, per stream and in
+ * all: the publish deadline counts from when libnats registers a publish,
+ * and a healthy JetStream answers a record only after it stored every
+ * one sent before it on the connection. With the bytes ahead of a
+ * publish bounded, its deadline measures JetStream, not the length of
+ * the queue: 32 MiB take well under a second to store. Records beyond
+ * the bounds wait in the stream's queue (struct pending) and are sent as
+ * answers come in. A recorder sends at most its spool unacknowledged
+ * (64 MiB by default, sender.h): a queue above MAX_QUEUED fails its
+ * stream (the recorder resends later) rather than let one peer fill the
+ * collector's memory. */
+#define MAX_INFLIGHT_STREAM (8u << 20)
+#define MAX_INFLIGHT_TOTAL (32u << 20)
+#define MAX_QUEUED (256u << 20)
+/* Streams closed with records not known stored (struct hole) that the
+ * collector remembers; beyond this the oldest is forgotten. */
+#define MAX_HOLES 4096
 
 struct result {
 	uint64_t key, seq;
+	size_t len;                  /* the record's bytes, now no longer in flight */
+	uint64_t stream_seq;         /* where JetStream stored it */
+	bool dup;                    /* stored before: a duplicate dropped */
 	char err[160];               /* "" = stored */
+};
+
+/* The first record not known stored of a stream closed with records
+ * unanswered or refused: JetStream may hold later ones (a hole below its
+ * last record). The next hello of that stream resumes there, whatever
+ * the recorder says: one older than Hello.resend_from says nothing, and
+ * would otherwise be resumed after the last record, past the hole. */
+struct hole {
+	char host[65], id[65];
+	uint64_t seq;
+};
+
+/* A record taken from the recorder and not yet sent to JetStream. */
+struct pending {
+	struct pending *next;
+	uint64_t seq;
+	enum prec_record_kind kind;
+	size_t len;
+	unsigned char data[];
 };
 
 struct rec_js_stream {
@@ -49,10 +88,15 @@ struct rec_js_stream {
 	char subject[300];
 	char origin[80];             /* Perfrec-Origin: read at open, then sent */
 	uint64_t next_pub;           /* seq expected next from the recorder */
+	uint64_t first_sent;         /* the lowest seq sent (0: none) */
+	struct pending *qhead, *qtail;   /* taken, not sent yet (in seq order) */
+	size_t queued;               /* their bytes */
+	size_t inflight;             /* bytes sent and not answered */
 	uint64_t stored;             /* every seq <= stored is in JetStream */
 	uint64_t *done;              /* stored seqs above `stored`, sorted */
 	size_t ndone, cdone;
-	uint64_t fence;              /* expected last subject seq, first publish */
+	uint64_t fence;              /* expected last subject seq */
+	uint64_t fence_at;           /* the record that carries it (see fence_ready()) */
 	bool fenced;
 	uint64_t reconnects;         /* the connection's count at the last check */
 	char err[200];
@@ -70,6 +114,9 @@ struct rec_js {
 	struct result *q;            /* results waiting for rec_js_poll() */
 	size_t nq, cq;
 	uint64_t next_key;
+	size_t inflight;             /* every stream's, closed ones' included */
+	struct hole *holes;          /* oldest first */
+	size_t nholes;
 	struct rec_js_stream *streams;
 };
 
@@ -165,6 +212,11 @@ static void on_ack(jsCtx *ctx, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, voi
 		r.key = strtoull(v, NULL, 10);
 	if (natsMsgHeader_Get(msg, "Perfrec-Seq", &v) == NATS_OK && v)
 		r.seq = strtoull(v, NULL, 10);
+	r.len = (size_t)natsMsg_GetDataLength(msg);
+	if (pa) {
+		r.stream_seq = pa->Sequence;
+		r.dup = pa->Duplicate;
+	}
 	if (!pa && pae && pae->Err == NATS_TIMEOUT)
 		snprintf(r.err, sizeof(r.err), "JetStream did not acknowledge record %llu "
 			 "within %u ms (a stream leader lost?): resend",
@@ -363,6 +415,50 @@ int rec_js_pollfd(const struct rec_js *js)
 	return js->efd;
 }
 
+static struct hole *find_hole(struct rec_js *js, const char *host, const char *id)
+{
+	for (size_t i = 0; i < js->nholes; i++)
+		if (!strcmp(js->holes[i].host, host) && !strcmp(js->holes[i].id, id))
+			return &js->holes[i];
+	return NULL;
+}
+
+/* At close: a stream with records taken and not known stored leaves its
+ * first one for the next hello; one that stored its remembered hole
+ * clears it. */
+static void remember_hole(struct rec_js_stream *s)
+{
+	struct rec_js *js = s->js;
+	struct hole *h = find_hole(js, s->host, s->id);
+	bool filled = h && s->first_sent && s->first_sent <= h->seq && s->stored >= h->seq;
+
+	if (s->stored + 1 < s->next_pub) {
+		if (h) {
+			if (filled || s->stored + 1 < h->seq)
+				h->seq = s->stored + 1;
+			return;
+		}
+		if (js->nholes == MAX_HOLES) {
+			memmove(js->holes, js->holes + 1, (MAX_HOLES - 1) * sizeof(*js->holes));
+			js->nholes--;
+		}
+		if (!js->holes) {
+			js->holes = calloc(MAX_HOLES, sizeof(*js->holes));
+			if (!js->holes)
+				return;
+		}
+		h = &js->holes[js->nholes++];
+		snprintf(h->host, sizeof(h->host), "%s", s->host);
+		snprintf(h->id, sizeof(h->id), "%s", s->id);
+		h->seq = s->stored + 1;
+	} else if (filled) {
+		size_t i = (size_t)(h - js->holes);
+
+		memmove(h, h + 1, (js->nholes - i - 1) * sizeof(*h));
+		js->nholes--;
+	}
+}
+
 static struct rec_js_stream *find_key(struct rec_js *js, uint64_t key)
 {
 	for (struct rec_js_stream *s = js->streams; s; s = s->next)
@@ -406,6 +502,9 @@ static void mark_stored(struct rec_js_stream *s, uint64_t seq)
 	s->ndone++;
 }
 
+/* sends what results made room for (defined with the publishing) */
+static void pump(struct rec_js_stream *s);
+
 void rec_js_poll(struct rec_js *js)
 {
 	struct result *q;
@@ -424,16 +523,25 @@ void rec_js_poll(struct rec_js *js)
 	for (size_t i = 0; i < n; i++) {
 		struct rec_js_stream *s = find_key(js, q[i].key);
 
+		js->inflight -= q[i].len < js->inflight ? q[i].len : js->inflight;
 		if (!s)
 			continue;   /* closed meanwhile */
+		s->inflight -= q[i].len < s->inflight ? q[i].len : s->inflight;
 		if (q[i].err[0]) {
 			if (!s->err[0])
 				snprintf(s->err, sizeof(s->err), "%s", q[i].err);
 			continue;
 		}
+		/* a resent record that filled a hole is the subject's last
+		 * message now: the fence expects it */
+		if (!s->fenced && !q[i].dup && q[i].seq < s->fence_at &&
+		    q[i].stream_seq > s->fence)
+			s->fence = q[i].stream_seq;
 		mark_stored(s, q[i].seq);
 	}
 	free(q);
+	for (struct rec_js_stream *s = js->streams; s; s = s->next)
+		pump(s);
 }
 
 static uint64_t reconnects(struct rec_js *js)
@@ -459,17 +567,18 @@ static uint64_t reconnects(struct rec_js *js)
  * publish with later ones pipelined behind it), and a reconnect can
  * complete between this check and the publish. What makes every hole
  * filled is the publish deadline (the stream fails) and the recorder's
- * Hello.resend_from (the resend starts at the hole). */
-static int no_gap(struct rec_js_stream *s)
+ * Hello.resend_from (the resend starts at the hole). seq: the record
+ * about to be sent. */
+static int no_gap(struct rec_js_stream *s, uint64_t seq)
 {
 	uint64_t n = reconnects(s->js);
 
 	if (n != s->reconnects) {
-		if (s->next_pub - 1 > s->stored) {
+		if (seq - 1 > s->stored) {
 			snprintf(s->err, sizeof(s->err), "the connection to NATS was "
 				 "re-established with records %llu-%llu in flight: resend",
 				 (unsigned long long)s->stored + 1,
-				 (unsigned long long)s->next_pub - 1);
+				 (unsigned long long)seq - 1);
 			return -EIO;
 		}
 		s->reconnects = n;
@@ -481,6 +590,7 @@ int rec_js_stream_open(struct rec_js *js, const char *host, const char *id,
 		       struct rec_js_stream **out, uint64_t *next_seq, bool *complete)
 {
 	struct rec_js_stream *s = calloc(1, sizeof(*s));
+	struct hole *h;
 	natsMsg *last = NULL;
 	jsErrCode je = 0;
 	natsStatus st;
@@ -520,6 +630,14 @@ int rec_js_stream_open(struct rec_js *js, const char *host, const char *id,
 		free(s);
 		return -EIO;
 	}
+	s->fence_at = *next_seq;
+	h = find_hole(js, host, id);
+	if (h && h->seq < *next_seq) {
+		rec_log(REC_LOG_INFO, "JetStream: %s/%s resumes at record %llu, not stored "
+			"when its last connection ended", host, id, (unsigned long long)h->seq);
+		*next_seq = h->seq;
+		*complete = false;
+	}
 	s->stored = *next_seq - 1;
 	s->next_pub = *next_seq;
 	s->next = js->streams;
@@ -528,8 +646,10 @@ int rec_js_stream_open(struct rec_js *js, const char *host, const char *id,
 	return 0;
 }
 
-int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind kind,
-		   const void *data, size_t len)
+/* Sends record seq to JetStream now (asynchronously). 0, or -EIO with
+ * s->err set. */
+static int send_record(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind kind,
+		       const void *data, size_t len)
 {
 	struct rec_js *js = s->js;
 	natsMsg *m = NULL;
@@ -538,15 +658,17 @@ int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind 
 	jsErrCode je = 0;
 	natsStatus st;
 
-	if (seq < s->next_pub)
-		return 0;   /* stored already (or in flight) */
-	if (s->err[0] || no_gap(s) < 0)
+	if (no_gap(s, seq) < 0)
 		return -EIO;
-	if ((int64_t)len > rec_js_max_payload(js)) {
-		snprintf(s->err, sizeof(s->err), "record %llu is %zu bytes, above the NATS "
-			 "servers' max_payload of %lld bytes", (unsigned long long)seq, len,
-			 (long long)rec_js_max_payload(js));
-		return -EMSGSIZE;
+	if (js->o.no_reconnect_buffer &&
+	    natsConnection_Status(js->nc) != NATS_CONN_STATUS_CONNECTED) {
+		/* nats.h documents a reconnect buffer size of 0 as "the
+		 * default" (8 MB): the no_gap() rule does not rest on libnats
+		 * taking it literally. A reconnect that starts after this
+		 * check meets the zero buffer. */
+		snprintf(s->err, sizeof(s->err), "not connected to NATS (reconnecting): "
+			 "resend from record %llu", (unsigned long long)s->stored + 1);
+		return -EIO;
 	}
 	rec_js_msg_id(s->host, s->id, seq, id, sizeof(id));
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)seq);
@@ -559,12 +681,13 @@ int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind 
 	    natsMsgHeader_Set(m, "Perfrec-Key", key) != NATS_OK ||
 	    (s->origin[0] && natsMsgHeader_Set(m, "Perfrec-Origin", s->origin) != NATS_OK)) {
 		natsMsg_Destroy(m);
-		return -ENOMEM;
+		snprintf(s->err, sizeof(s->err), "out of memory");
+		return -EIO;
 	}
 	jsPubOptions_Init(&po);
 	po.MsgId = id;
 	po.MaxWait = publish_wait_ms(js);
-	if (!s->fenced) {
+	if (!s->fenced && seq >= s->fence_at) {
 		/* nobody appended to this stream since we read its end */
 		if (s->fence)
 			po.ExpectLastSubjectSeq = s->fence;
@@ -581,6 +704,107 @@ int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind 
 			 js_error(st, je, why, sizeof(why)));
 		return -EIO;
 	}
+	s->inflight += len;
+	js->inflight += len;
+	if (!s->first_sent || seq < s->first_sent)
+		s->first_sent = seq;
+	return 0;
+}
+
+/* The fence (the subject's last sequence as read at open, ExpectLastSubjectSeq)
+ * goes on the first record above what the stream held then: after a
+ * rewind, the records below it are resent and mostly duplicates, which
+ * JetStream drops before it evaluates any expectation. That record waits
+ * until every one below it is answered, so that the fence counts the
+ * resent records that filled holes (each became the subject's last
+ * message). */
+static bool fence_ready(const struct rec_js_stream *s, uint64_t seq)
+{
+	return s->fenced || seq < s->fence_at || s->stored + 1 >= seq;
+}
+
+/* Whether record seq, len bytes, may be sent now: within the bounds, or
+ * the only one in flight (a record is never held back for good), and
+ * not the fence's record before its time. */
+static bool room(const struct rec_js_stream *s, uint64_t seq, size_t len)
+{
+	if (!fence_ready(s, seq))
+		return false;
+	return !s->inflight || (s->inflight + len <= MAX_INFLIGHT_STREAM &&
+				s->js->inflight + len <= MAX_INFLIGHT_TOTAL);
+}
+
+/* Sends what waits in the queue, in order, while there is room. */
+static void pump(struct rec_js_stream *s)
+{
+	struct pending *p;
+
+	while ((p = s->qhead) && !s->err[0] && room(s, p->seq, p->len)) {
+		if (send_record(s, p->seq, p->kind, p->data, p->len) < 0)
+			return;
+		s->qhead = p->next;
+		if (!s->qhead)
+			s->qtail = NULL;
+		s->queued -= p->len;
+		free(p);
+	}
+}
+
+static void drop_queue(struct rec_js_stream *s)
+{
+	while (s->qhead) {
+		struct pending *p = s->qhead;
+
+		s->qhead = p->next;
+		free(p);
+	}
+	s->qtail = NULL;
+	s->queued = 0;
+}
+
+int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind kind,
+		   const void *data, size_t len)
+{
+	struct rec_js *js = s->js;
+	struct pending *p;
+
+	if (seq < s->next_pub)
+		return 0;   /* stored already (or in flight) */
+	if (s->err[0])
+		return -EIO;
+	if ((int64_t)len > rec_js_max_payload(js)) {
+		snprintf(s->err, sizeof(s->err), "record %llu is %zu bytes, above the NATS "
+			 "servers' max_payload of %lld bytes", (unsigned long long)seq, len,
+			 (long long)rec_js_max_payload(js));
+		return -EMSGSIZE;
+	}
+	if (!s->qhead && room(s, seq, len)) {
+		if (send_record(s, seq, kind, data, len) < 0)
+			return -EIO;
+		s->next_pub = seq + 1;
+		return 0;
+	}
+	if (s->queued + len > MAX_QUEUED) {
+		snprintf(s->err, sizeof(s->err), "JetStream takes records slower than they "
+			 "come: %zu bytes wait to be sent; resend later", s->queued);
+		return -EIO;
+	}
+	p = malloc(sizeof(*p) + len);
+	if (!p) {
+		snprintf(s->err, sizeof(s->err), "out of memory");
+		return -EIO;
+	}
+	p->next = NULL;
+	p->seq = seq;
+	p->kind = kind;
+	p->len = len;
+	memcpy(p->data, data, len);
+	if (s->qtail)
+		s->qtail->next = p;
+	else
+		s->qhead = p;
+	s->qtail = p;
+	s->queued += len;
 	s->next_pub = seq + 1;
 	return 0;
 }
@@ -599,6 +823,7 @@ void rec_js_stream_rewind(struct rec_js_stream *s, uint64_t seq)
 {
 	if (!seq || seq >= s->next_pub)
 		return;
+	drop_queue(s);   /* called at the hello: nothing was queued */
 	s->next_pub = seq;
 	if (s->stored >= seq)
 		s->stored = seq - 1;
@@ -621,10 +846,12 @@ void rec_js_stream_close(struct rec_js_stream *s)
 
 	if (!s)
 		return;
+	remember_hole(s);
 	for (pp = &s->js->streams; *pp && *pp != s; pp = &(*pp)->next)
 		;
 	if (*pp)
 		*pp = s->next;
+	drop_queue(s);
 	free(s->done);
 	free(s);
 }
@@ -651,6 +878,7 @@ void rec_js_free(struct rec_js *js)
 		close(js->efd);
 	natsStatistics_Destroy(js->stats);
 	free(js->q);
+	free(js->holes);
 	pthread_mutex_destroy(&js->lock);
 	free(js);
 }
@@ -661,6 +889,7 @@ struct rec_js_consumer {
 	struct rec_js *js;
 	natsSubscription *sub;
 	natsMsgList list;
+	bool no_ack;                 /* a subject reader's */
 };
 
 int rec_js_consumer_open(struct rec_js *js, const char *durable, uint32_t ack_wait_ms,
@@ -700,6 +929,40 @@ int rec_js_consumer_open(struct rec_js *js, const char *durable, uint32_t ack_wa
 	return 0;
 }
 
+int rec_js_subject_reader(struct rec_js *js, const char *host, const char *id,
+			  uint64_t from, struct rec_js_consumer **out)
+{
+	struct rec_js_consumer *c = calloc(1, sizeof(*c));
+	jsSubOptions so;
+	jsErrCode je = 0;
+	char subj[300], why[300];
+	natsStatus st;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	if (!rec_js_subject(js->stream, host, id, subj, sizeof(subj))) {
+		free(c);
+		return -ENAMETOOLONG;
+	}
+	c->js = js;
+	c->no_ack = true;
+	jsSubOptions_Init(&so);
+	so.Stream = js->stream;
+	so.Config.AckPolicy = js_AckNone;
+	so.Config.DeliverPolicy = js_DeliverByStartSequence;
+	so.Config.OptStartSeq = from;
+	st = js_PullSubscribe(&c->sub, js->ctx, subj, NULL, NULL, &so, &je);
+	if (st != NATS_OK) {
+		rec_log(REC_LOG_WARN, "JetStream: cannot read %s from %llu at %s: %s", subj,
+			(unsigned long long)from, js->urls, js_error(st, je, why, sizeof(why)));
+		free(c);
+		return -EIO;
+	}
+	*out = c;
+	return 0;
+}
+
 static const char *header(natsMsg *m, const char *key)
 {
 	const char *v = NULL;
@@ -729,6 +992,7 @@ int rec_js_fetch(struct rec_js_consumer *c, struct rec_js_msg *msgs, int max,
 	for (int i = 0; i < c->list.Count && n < max; i++) {
 		natsMsg *m = c->list.Msgs[i];
 		const char *seq = header(m, "Perfrec-Seq");
+		jsMsgMetaData *meta = NULL;
 
 		c->list.Msgs[i] = NULL;   /* ours now: freed by rec_js_msg_done */
 		msgs[n].host = header(m, "Perfrec-Host");
@@ -738,6 +1002,14 @@ int rec_js_fetch(struct rec_js_consumer *c, struct rec_js_msg *msgs, int max,
 		msgs[n].data = natsMsg_GetData(m);
 		msgs[n].len = (size_t)natsMsg_GetDataLength(m);
 		msgs[n].handle = m;
+		msgs[n].no_answer = c->no_ack;
+		msgs[n].stream_seq = 0;
+		msgs[n].pending = 0;
+		if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
+			msgs[n].stream_seq = meta->Sequence.Stream;
+			msgs[n].pending = meta->NumPending;
+			jsMsgMetaData_Destroy(meta);
+		}
 		n++;
 	}
 	natsMsgList_Destroy(&c->list);
@@ -750,11 +1022,11 @@ void rec_js_msg_done(struct rec_js_msg *m, enum rec_js_verdict v, uint32_t delay
 
 	if (!nm)
 		return;
-	if (v == REC_JS_ACK)
+	if (!m->no_answer && v == REC_JS_ACK)   /* a subject reader's take none */
 		natsMsg_Ack(nm, NULL);
-	else if (v == REC_JS_RETRY)
+	else if (!m->no_answer && v == REC_JS_RETRY)
 		natsMsg_NakWithDelay(nm, (int64_t)delay_ms, NULL);
-	else
+	else if (!m->no_answer)
 		natsMsg_Term(nm, NULL);
 	natsMsg_Destroy(nm);
 	m->handle = NULL;
@@ -764,6 +1036,8 @@ void rec_js_consumer_close(struct rec_js_consumer *c)
 {
 	if (!c)
 		return;
+	if (c->no_ack)   /* a reader's consumer is ephemeral: removed now */
+		natsSubscription_Unsubscribe(c->sub);
 	natsSubscription_Destroy(c->sub);
 	free(c);
 }

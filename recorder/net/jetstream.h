@@ -21,10 +21,12 @@
  *            say one, so a stream's last message names the recording
  *            its records belong to
  *
- * Fencing: the first publish of a stream after its hello carries the
- * expected last subject sequence the collector read at hello; a second
- * collector that appended in between makes it fail, and the recorder is
- * sent away to reconnect and learn the new resume point.
+ * Fencing: the first record above what the JetStream stream held at the
+ * hello carries the expected last subject sequence the collector read
+ * then (records resent below it are mostly duplicates, which JetStream
+ * drops unevaluated); a second collector that appended in between makes
+ * it fail, and the recorder is sent away to reconnect and learn the new
+ * resume point.
  *
  * Publishing is asynchronous (libnats' own threads): results come back
  * through an eventfd (rec_js_pollfd) and rec_js_poll() applies them on
@@ -81,8 +83,13 @@ int rec_js_pollfd(const struct rec_js *js);
 void rec_js_poll(struct rec_js *js);
 void rec_js_free(struct rec_js *js);   /* NULL is fine */
 
-/* A stream's resume point from the JetStream stream (its last message). 0, or a
- * negative errno (logged). */
+/* A stream's resume point: after the JetStream stream's last message,
+ * or, when this stream's last connection ended with records not known
+ * stored, the first of them (rec_js_stream_close() remembers it, per
+ * host and session, until a later connection stored it): JetStream may
+ * hold later records, and a recorder whose hello says no resend_from
+ * would otherwise leave the hole for ever. 0, or a negative errno
+ * (logged). */
 int rec_js_stream_open(struct rec_js *js, const char *host, const char *id,
 		       struct rec_js_stream **out, uint64_t *next_seq, bool *complete);
 /* The origin (Perfrec-Origin) of the stream's last stored message, ""
@@ -113,10 +120,13 @@ struct rec_js_consumer;
 struct rec_js_msg {
 	const char *host, *id;           /* from the headers (untrusted) */
 	uint64_t seq;
+	uint64_t stream_seq;             /* where JetStream holds it; 0 = unknown */
+	uint64_t pending;                /* messages after it for its consumer */
 	const char *kind;
 	const void *data;
 	size_t len;
 	void *handle;                   /* for ack / nak / free */
+	bool no_answer;                 /* from a subject reader: freed only */
 };
 
 /* Binds to (creating when missing) the durable consumer of the JetStream stream.
@@ -124,6 +134,12 @@ struct rec_js_msg {
  * is delivered again (an archiver killed mid-batch). 0 or -errno. */
 int rec_js_consumer_open(struct rec_js *js, const char *durable, uint32_t ack_wait_ms,
 			 struct rec_js_consumer **out);
+/* A reader of one stream's messages (its subject) from JetStream stream
+ * sequence `from` on, in order: an ephemeral consumer with no acks, for
+ * rec_js_fetch() (answers to its messages are ignored) and
+ * rec_js_consumer_close(). 0 or -errno (logged). */
+int rec_js_subject_reader(struct rec_js *js, const char *host, const char *id,
+			  uint64_t from, struct rec_js_consumer **out);
 /* Up to max messages into msgs, waiting at most timeout_ms. Returns the
  * count (0: none came), or -errno (logged). Each message must be given to
  * rec_js_msg_done(). */

@@ -5,15 +5,27 @@
  * every file touched and only then ack the batch's messages. A crash
  * between the sync and the acks costs redeliveries, which the files'
  * record counts turn into duplicates: nothing is written twice.
+ *
+ * Records that come before their turn (a hole in the JetStream stream:
+ * a record stored after one that was lost, until the collector resends
+ * it) are acknowledged unwritten: handed back, they stayed pending
+ * against the consumer's MaxAckPending (4096), and one hole with that
+ * many records behind it stopped the delivery of every session. The
+ * JetStream stream keeps them; the file remembers the stream sequence of
+ * the first one (<file>.catchup, synced before the ack), and once the
+ * file has caught up to it, the records are read again from the stream's
+ * subject from there (catch_up()).
  */
 #include "recorder/net/js_archiver.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "format/base/clock.h"
 #include "format/base/opts.h"
@@ -38,6 +50,10 @@ struct afile {
 	uint64_t last_use;
 	uint64_t refused_until;   /* not open (a.fd < 0) until then */
 	bool touched;
+	uint64_t catchup;         /* stream sequence of the first record acked
+				   * before its turn; 0 = none */
+	uint64_t caught_at;       /* a.next_seq after the last catch_up() that
+				   * completed; 0 = try again */
 	struct afile *next;
 };
 
@@ -101,6 +117,50 @@ static void close_file(struct rec_js_archiver *a, struct afile *f)
 	free(f);
 }
 
+static void catchup_path(const struct afile *f, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.catchup", f->a.path);
+}
+
+static uint64_t catchup_read(const struct afile *f)
+{
+	char path[4200], b[32] = "";
+	FILE *fp;
+
+	catchup_path(f, path, sizeof(path));
+	fp = fopen(path, "re");
+	if (!fp)
+		return 0;
+	if (!fgets(b, sizeof(b), fp))
+		b[0] = '\0';
+	fclose(fp);
+	return strtoull(b, NULL, 10);
+}
+
+/* Records f->catchup (0: removes the record) durably. 0 or -errno. */
+static int catchup_write(const struct afile *f)
+{
+	char path[4200], tmp[4220], b[32];
+	int fd, n, ret = 0;
+
+	catchup_path(f, path, sizeof(path));
+	if (!f->catchup)
+		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	n = snprintf(b, sizeof(b), "%llu\n", (unsigned long long)f->catchup);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, b, (size_t)n) != n || fdatasync(fd) < 0)
+		ret = -EIO;
+	close(fd);
+	if (!ret && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
 /* The open file of host/stream, opened (or resumed) when needed; NULL
  * and *delay (when to hand its message back) while another archiver
  * holds it or it cannot be resumed. */
@@ -142,6 +202,7 @@ static struct afile *file_of(struct rec_js_archiver *a, const char *host, const 
 		return NULL;
 	}
 	a->st.streams++;
+	f->catchup = catchup_read(f);
 	return f;
 }
 
@@ -170,6 +231,25 @@ static enum rec_js_verdict take(struct rec_js_archiver *a, struct rec_js_msg *m,
 	f->last_use = prec_now_ms();
 	if (m->seq < f->a.next_seq) {
 		a->st.duplicates++;
+		return REC_JS_ACK;
+	}
+	if (m->seq > f->a.next_seq && m->stream_seq) {
+		/* read again from the stream once the file is there */
+		if (!f->catchup || m->stream_seq < f->catchup) {
+			uint64_t old = f->catchup;
+
+			f->catchup = m->stream_seq;
+			ret = catchup_write(f);
+			if (ret < 0) {
+				rec_log(REC_LOG_ERROR, "archive: recording where %s resumes: %s",
+					f->a.path, strerror(-ret));
+				f->catchup = old;
+				*delay = 5000;
+				a->st.retried++;
+				return REC_JS_RETRY;
+			}
+		}
+		a->st.early++;
 		return REC_JS_ACK;
 	}
 	if (m->seq > f->a.next_seq) {
@@ -270,6 +350,79 @@ void rec_js_archiver_take(struct rec_js_archiver *a, struct rec_js_msg *msgs, in
 	close_done(a);
 }
 
+/* One pass over f's subject from f->catchup to its last message (the
+ * consumer's pending count reaches 0), appending each record that is
+ * next. *first_early: the stream sequence of the first record left for
+ * being early, 0 = none. 0, or -EIO when the pass did not complete (NATS
+ * unreachable, a fetch that timed out, a write that failed). */
+static int catch_up_pass(struct rec_js_archiver *a, struct afile *f, uint64_t *first_early)
+{
+	struct rec_js_consumer *r;
+	bool failed = false, end = false;
+
+	*first_early = 0;
+	if (rec_js_subject_reader(a->js, f->host, f->id, f->catchup, &r) < 0)
+		return -EIO;
+	while (!end && !failed) {
+		int n = rec_js_fetch(r, a->msgs, a->o.batch, FETCH_WAIT_MS);
+
+		failed = n <= 0;
+		for (int i = 0; i < n; i++) {
+			struct rec_js_msg *m = &a->msgs[i];
+
+			if (failed || end || m->seq < f->a.next_seq) {
+				/* past what this pass takes, or in the file */
+			} else if (m->seq > f->a.next_seq) {
+				if (!*first_early)
+					*first_early = m->stream_seq;
+			} else if (rec_archive_file_append(&f->a, m->data, m->len) < 0) {
+				failed = true;
+			} else {
+				a->st.written++;
+				a->st.bytes += m->len;
+			}
+			end = end || !m->pending;
+			rec_js_msg_done(m, REC_JS_ACK, 0);
+		}
+	}
+	rec_js_consumer_close(r);
+	return rec_archive_file_sync(&f->a) < 0 || failed ? -EIO : 0;
+}
+
+/* Appends f's records acknowledged early, read again from the JetStream
+ * stream: passes from f->catchup while they make progress (the stream's
+ * order is not the records' where holes were filled), each starting at
+ * the first record the last one left. catchup ends at the first record
+ * still early (another hole), or 0. A pass that did not complete leaves
+ * catchup where it was, tried again after the next fetch. */
+static void catch_up(struct rec_js_archiver *a, struct afile *f)
+{
+	uint64_t before, first_early;
+
+	f->caught_at = 0;
+	do {
+		before = f->a.next_seq;
+		if (catch_up_pass(a, f, &first_early) < 0) {
+			rec_log(REC_LOG_WARN, "archive: %s: catching up from the JetStream "
+				"stream did not complete; trying again", f->a.path);
+			return;
+		}
+		f->catchup = first_early;
+	} while (first_early && f->a.next_seq != before);
+	if (catchup_write(f) < 0)
+		rec_log(REC_LOG_WARN, "archive: %s: cannot update %s.catchup", f->a.path,
+			f->a.path);
+	f->caught_at = f->a.next_seq;
+}
+
+/* Files whose record before the ones acknowledged early came in. */
+static void catch_up_all(struct rec_js_archiver *a)
+{
+	for (struct afile *f = a->files; f; f = f->next)
+		if (f->catchup && f->a.fd >= 0 && f->a.next_seq != f->caught_at)
+			catch_up(a, f);
+}
+
 int rec_js_archiver_run(struct rec_js_archiver *a)
 {
 	int failures = 0;
@@ -291,6 +444,7 @@ int rec_js_archiver_run(struct rec_js_archiver *a)
 		for (int i = 0; i < n; i++)
 			rec_js_msg_done(&a->msgs[i], a->verdict[i],
 					a->delay[i] ? a->delay[i] : 1000);
+		catch_up_all(a);
 	}
 	return 0;
 }

@@ -6,8 +6,9 @@
  * after its bytes are fdatasync'ed. A record delivered twice (a redelivery
  * after a crash, a duplicate in the stream) is written once: the file's
  * own record count is the truth. A record that comes before its
- * predecessors (parallel archivers) is handed back to be delivered again
- * a little later. A file is closed once its index is in, or after it has
+ * predecessors (a hole in the JetStream stream) is acknowledged unwritten
+ * and read again from the stream once the file reaches it (see
+ * js_archiver.c); one whose file another archiver holds is handed back. A file is closed once its index is in, or after it has
  * been idle, so another archiver can take the stream. A file resumes as
  * net/archive_file.h says (disk damage inside it kept and logged, never cut);
  * one whose damage hides its record count is not written: its messages
@@ -47,6 +48,7 @@ void rec_js_archiver_stop(struct rec_js_archiver *a);   /* async-signal-safe */
 
 struct rec_js_archiver_stats {
 	uint64_t messages, written, bytes, duplicates, retried, dropped;
+	uint64_t early;             /* acknowledged before their turn, read again later */
 	uint64_t streams, completed;
 };
 void rec_js_archiver_stats(const struct rec_js_archiver *a, struct rec_js_archiver_stats *st);
