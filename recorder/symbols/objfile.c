@@ -133,8 +133,8 @@ static int read_cfi(const struct rec_symgather *sc, const struct sc_obj *o,
 
 	*why = NULL;
 	if (strcmp(o->path, VDSO_PATH) == 0) {
-		const void *img;
-		size_t len;
+		const void *img = NULL;
+		size_t len = 0;
 
 		ret = rec_symgather_vdso(&img, &len);
 		if (ret)
