@@ -128,7 +128,11 @@ static const struct cmd_help helps[] = {
 	  "                     blocked ms and blocks by the same keys, under the\n"
 	  "                     kernel and user stacks where the tasks blocked\n"
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
-	  "  --no-demangle      keep C++/Rust symbol names as recorded\n", 1 },
+	  "  --no-demangle      keep C++/Rust symbol names as recorded\n"
+	  "  --no-cut           keep frame-pointer chains whole: by default a chain\n"
+	  "                     ends, as one [truncated] frame, at the first address\n"
+	  "                     outside the process's code or a frame repeating to\n"
+	  "                     the end (junk of code without frame pointers)\n", 1 },
 	{ "counters", "usage: " PROG " counters FILE... [options]\n\n"
 	  "Counter groups (recorded with --counters): final raw and scaled values\n"
 	  "(value x enabled / running), rate per second, running/enabled %.\n\n"
@@ -171,6 +175,7 @@ static const struct cmd_help helps[] = {
 	  "  --report NAME      with json/csv: report (default), sched, counters, info\n"
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  --no-demangle      keep C++/Rust symbol names as recorded\n"
+	  "  --no-cut           keep frame-pointer chains whole (see report --help)\n"
 	  "  (report options -s/-n/--children apply to json/csv)\n", 1 },
 	{ "html", "usage: " PROG " html FILE -o PAGE.html [options]\n\n"
 	  "One HTML page that opens offline in any browser (everything inline, nothing\n"
@@ -254,7 +259,7 @@ static void progress_end(struct progress *p)
 enum {
 	O_JSON = 1000, O_CSV, O_NOPROG, O_CPU, O_PID, O_TID, O_COMM, O_EVENT,
 	O_TIME, O_CHILDREN, O_HIST, O_RATIO, O_FILEORDER, O_SYMFS, O_REPORT,
-	O_NODEMANGLE, O_OFFCPU, O_HOST, O_SINCE, O_UNTIL,
+	O_NODEMANGLE, O_OFFCPU, O_HOST, O_SINCE, O_UNTIL, O_NOCUT,
 	O_TREE, O_PCTLIMIT,   /* perf-shaped: report -g */
 };
 
@@ -282,6 +287,7 @@ static const struct option long_opts[] = {
 	{ "symfs", required_argument, NULL, O_SYMFS },
 	{ "report", required_argument, NULL, O_REPORT },
 	{ "no-demangle", no_argument, NULL, O_NODEMANGLE },
+	{ "no-cut", no_argument, NULL, O_NOCUT },
 	{ "off-cpu", no_argument, NULL, O_OFFCPU },
 	{ "tree", no_argument, NULL, O_TREE },
 	{ "percent-limit", required_argument, NULL, O_PCTLIMIT },
@@ -299,6 +305,7 @@ struct cli {
 	enum ana_fmt fmt;
 	int dataset;              /* several inputs, a directory, or --host */
 	int jobs, progress, children, hist, interval, file_order, no_demangle, off_cpu;
+	int no_cut;               /* frame-pointer chains kept whole */
 	size_t top;
 	struct ana_filter filter;
 	int tree;                 /* perf-shaped: report -g */
@@ -340,7 +347,7 @@ static int allowed(const char *cmd, int opt)
 		return 1;
 	if (!strcmp(cmd, "report"))
 		return filt || opt == 's' || opt == 'n' || opt == O_CHILDREN || opt == O_SYMFS ||
-		       opt == O_NODEMANGLE || opt == O_OFFCPU ||
+		       opt == O_NODEMANGLE || opt == O_OFFCPU || opt == O_NOCUT ||
 		       opt == 'g' || opt == O_TREE || opt == O_PCTLIMIT;
 	if (!strcmp(cmd, "sched"))   /* switch records belong to no event */
 		return (filt && opt != O_EVENT) || opt == 's' || opt == 'n' || opt == O_HIST;
@@ -355,7 +362,7 @@ static int allowed(const char *cmd, int opt)
 	if (!strcmp(cmd, "export"))
 		return filt || opt == 'f' || opt == 's' || opt == 'n' || opt == O_CHILDREN ||
 		       opt == O_SYMFS || opt == O_REPORT || opt == 'I' || opt == O_RATIO ||
-		       opt == O_HIST || opt == O_NODEMANGLE || opt == O_OFFCPU;
+		       opt == O_HIST || opt == O_NODEMANGLE || opt == O_OFFCPU || opt == O_NOCUT;
 	return 0;
 }
 
@@ -425,6 +432,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case O_SYMFS: c->symfs = optarg; break;
 		case O_REPORT: c->report = optarg; break;
 		case O_NODEMANGLE: c->no_demangle = 1; break;
+		case O_NOCUT: c->no_cut = 1; break;
 		case O_OFFCPU: c->off_cpu = 1; break;
 		/* perf-shaped: report -g */
 		case 'g': c->children = c->tree = 1; break;
@@ -785,9 +793,11 @@ static int run_file(struct cli *c)
 	int is_html = !strcmp(c->cmd, "html");
 	int is_script = !strcmp(c->cmd, "script");   /* perf-shaped */
 	int want_syms = !strcmp(c->cmd, "report") || !strcmp(c->cmd, "export") || is_html ||
+			!strcmp(c->cmd, "info") ||   /* counts the chains report cuts */
 			is_script;
 	struct ana_trace_opts so = { .jobs = c->jobs, .symbols = want_syms,
 				       .symfs = c->symfs, .no_demangle = c->no_demangle,
+				       .no_cut = c->no_cut,
 				       /* no callback when nothing is shown: the
 				        * reports poll it per packet */
 				       .progress = prog.enabled ? on_progress : NULL,

@@ -46,6 +46,7 @@ struct ana_trace_opts {
 	int single_pass;
 	const char *symfs;   /* optional --symfs */
 	int no_demangle;     /* keep C++/Rust symbol names as recorded */
+	int no_cut;          /* keep frame-pointer chains whole (resolve.c) */
 	/* Packet kinds pass 1 decodes (PREC_KIND() bits); 0 = all. Other
 	 * kinds are skipped without unpacking, and their counts
 	 * (kind_count, samples, switches, ...) stay 0: only for reports
@@ -134,6 +135,8 @@ struct ana_trace {
 		uint64_t no_arch;      /* stacks of an architecture without a table */
 		uint64_t stops[8];     /* by enum prec_unwind_stop */
 	} ustack;
+	/* user chains cut at junk frames (resolve.c): chains, entries */
+	struct { uint64_t chains, frames; } cut;
 	struct ana_trace_opts opts;
 	uint64_t scan_kinds;             /* see ana_trace_set_kinds() */
 	uint64_t deferred;               /* opts.deferred_kinds not yet counted */

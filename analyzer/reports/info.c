@@ -16,6 +16,7 @@
 #include "format/base/hashmap.h"
 #include "analyzer/read/dataset.h"
 #include "analyzer/read/trace.h"
+#include "analyzer/symbols/resolve.h"
 #include "format/error.h"
 
 static void join(char *buf, size_t len, char **v, size_t n)
@@ -58,6 +59,11 @@ static int tally_sample(void *ctx, const struct prec_packet *p)
 	if (p->pkt->data_case != PERFREC__PACKET__DATA_SAMPLE)
 		return 0;
 	smp = p->pkt->sample;
+	/* frame-pointer chains cut at junk frames, as report cuts them (every
+	 * sample, whatever its event) */
+	int cut = ana_resolve_cut(t->s, p);
+	t->s->cut.chains += cut > 0;
+	t->s->cut.frames += (uint64_t)cut;
 	ev = ana_trace_event_of(t->s, smp->id);
 	if (ev < 0 || (size_t)ev >= t->s->nevents)
 		return 0;
@@ -286,6 +292,10 @@ int ana_info_run(struct ana_trace *s, size_t top, struct ana_doc *doc)
 	if (s->end && (s->end->symbol_bytes || s->end->symbol_time_ns)) {
 		ana_kv_num(kv, "symbol_bytes", "%" PRIu64, s->end->symbol_bytes);
 		ana_kv_num(kv, "symbol_time_ms", "%.1f", s->end->symbol_time_ns / 1e6);
+	}
+	if (s->cut.frames) {   /* junk ends of frame-pointer chains (resolve.h) */
+		ana_kv_num(kv, "cut_chains", "%" PRIu64, s->cut.chains);
+		ana_kv_num(kv, "cut_frames", "%" PRIu64, s->cut.frames);
 	}
 	ana_kv_num(kv, "frames", "%zu", s->nframes);
 	ana_kv_num(kv, "good_frames", "%" PRIu64, s->good_frames);

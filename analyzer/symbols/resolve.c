@@ -88,6 +88,108 @@ static int resolve_caller(struct ana_trace *s, uint32_t pid, uint64_t ip,
 	return 0;
 }
 
+/* ---- junk at the end of frame-pointer chains
+ *
+ * A frame-pointer walk through code built without frame pointers reads
+ * whatever the register held: zero, small integers, 0xffffffff, or a
+ * frame that points at itself, repeated up to the kernel's depth limit.
+ * Such a walk is cut at the first entry no mapping of the process holds
+ * (the trace's mappings are the executable ones) once one entry was
+ * known (so a process whose mappings the trace lacks keeps its chain),
+ * and before a run of one address that lasts to the end of the chain (a
+ * looping walk; recursion ends in its callers, not in itself). The cut
+ * entries become one "[truncated]" frame. */
+
+/* The address space after callchain marker m (kernel = before it): a
+ * value in the markers' range that is none of them (junk of a walk)
+ * changes nothing. */
+static int marker_kernel(uint64_t m, int kernel)
+{
+	if (m == ANA_PERF_CONTEXT_KERNEL || m == ANA_PERF_CONTEXT_GUEST_KERNEL)
+		return 1;
+	if (m == ANA_PERF_CONTEXT_USER || m == ANA_PERF_CONTEXT_GUEST_USER)
+		return 0;
+	return kernel;
+}
+
+static int user_mapped(struct ana_trace *s, uint32_t pid, uint64_t ip,
+		       uint64_t time)
+{
+	struct ana_sym r;
+
+	return ip > 1 && ana_symbols_resolve(s->syms, pid, ip - 1, 0, time, &r) >= 0 &&
+	       (r.dso || r.sym);
+}
+
+/* The user entries ips[i0 .. end) (end: the next context marker, or
+ * nips) to keep: returns the index where the cut starts (end when none).
+ * known: an earlier frame of this sample was in a mapping. leaf: the
+ * sample's ip, which a chain may repeat as its first entry (not a loop). */
+static size_t user_keep(struct ana_trace *s, uint32_t pid, uint64_t time,
+			const uint64_t *ips, size_t i0, size_t nips, int known,
+			uint64_t leaf)
+{
+	size_t end = i0, run;
+
+	while (end < nips && ips[end] < ANA_PERF_CONTEXT_MAX)
+		end++;
+	if (!s->syms || s->opts.no_cut)
+		return end;
+	for (size_t i = i0; i < end; i++) {
+		if (i == i0 && ips[i] == leaf)
+			continue;   /* not shown either (ana_resolve_sample) */
+		if (user_mapped(s, pid, ips[i], time))
+			known = 1;
+		else if (known)
+			return i;
+		/* one address to the end: keep the first */
+		for (run = i + 1; run < end && ips[run] == ips[i]; run++)
+			;
+		if (run == end && end - i >= 2)
+			return i + 1;
+	}
+	return end;
+}
+
+int ana_resolve_cut(struct ana_trace *s, const struct prec_packet *p)
+{
+	const Perfrec__Sample *smp = p->pkt->sample;
+	size_t nips = 0;
+	const uint64_t *ips;
+	int kernel, known, cut = 0;
+
+	/* a copied user stack replaces the user chain (ana_resolve_sample) */
+	if (!s->syms || s->opts.no_cut || !smp->callchain || ana_ustack_present(smp))
+		return 0;
+	ips = prec_frame_callchain(p->frame, smp->callchain, &nips);
+	kernel = ana_ip_is_kernel(smp->misc, smp->ip);
+	known = !kernel && user_mapped(s, smp->pid, smp->ip + 1, p->time);
+	for (size_t i = 0; ips && i < nips; i++) {
+		if (ips[i] >= ANA_PERF_CONTEXT_MAX) {
+			kernel = marker_kernel(ips[i], kernel);
+			continue;
+		}
+		if (kernel)
+			continue;
+		size_t keep = user_keep(s, smp->pid, p->time, ips, i, nips, known, smp->ip);
+		size_t end = keep;
+
+		while (end < nips && ips[end] < ANA_PERF_CONTEXT_MAX)
+			end++;
+		cut += (int)(end - keep);
+		i = end - 1;
+	}
+	return cut;
+}
+
+/* The frame that stands for the entries cut from a chain. */
+static int truncated_frame(struct ana_trace *s, struct ana_loc *fr)
+{
+	memset(fr, 0, sizeof(*fr));
+	fr->sym = ana_strpool_intern(&s->pool, "[truncated]");
+	return fr->sym ? 0 : -ENOMEM;
+}
+
 /* Longest user stack unwound per sample (perf's default max stack is
  * 127; a report keeps at most its own frame limit anyway). */
 #define USTACK_MAX 256
@@ -128,18 +230,32 @@ int ana_resolve_sample(struct ana_trace *s, const struct prec_packet *p,
 				nu = 0;
 		}
 	}
-	int first = 1;
+	int first = 1, known = !kernel && (frames[0].dso || frames[0].sym);
+	size_t keep = 0;   /* in a user part: where its cut starts */
 	for (size_t i = 0; ips && i < nips && n < max; i++) {
 		uint64_t ip = ips[i];
 		if (ip >= ANA_PERF_CONTEXT_MAX) {
-			if (ip == ANA_PERF_CONTEXT_KERNEL || ip == ANA_PERF_CONTEXT_GUEST_KERNEL)
-				kernel = 1;
-			else if (ip == ANA_PERF_CONTEXT_USER || ip == ANA_PERF_CONTEXT_GUEST_USER)
-				kernel = 0;
+			kernel = marker_kernel(ip, kernel);
 			continue;
 		}
 		if (nu > 0 && !kernel)
 			break;   /* the unwound stack replaces the user part */
+		if (!kernel && (i == 0 || ips[i - 1] >= ANA_PERF_CONTEXT_MAX))
+			keep = user_keep(s, smp->pid, p->time, ips, i, nips, known, smp->ip);
+		if (!kernel && i >= keep) {
+			size_t end = i;
+
+			while (end < nips && ips[end] < ANA_PERF_CONTEXT_MAX)
+				end++;
+			s->cut.chains++;
+			s->cut.frames += end - i;
+			ret = truncated_frame(s, &frames[n]);
+			if (ret < 0)
+				return ret;
+			n++;
+			i = end - 1;
+			continue;
+		}
 		if (first) {
 			first = 0;
 			if (ip == smp->ip)

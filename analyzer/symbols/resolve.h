@@ -59,6 +59,13 @@ int ana_resolve_ip(struct ana_trace *s, uint32_t pid, uint64_t ip,
 int ana_resolve_sample(struct ana_trace *s, const struct prec_packet *p,
 		       struct ana_loc *frames, size_t max);
 
+/* A sample's user callchain walked by frame pointers ends at junk (see
+ * resolve.c): ana_resolve_sample() shows the cut entries as one
+ * "[truncated]" frame and counts them in s->cut, unless opts.no_cut.
+ * This returns how many entries it would cut from p's chain, without
+ * naming any frame (for `info`); 0 without symbols. */
+int ana_resolve_cut(struct ana_trace *s, const struct prec_packet *p);
+
 /* Resolves an OffCpu packet's callchain (kernel then user frames, each a
  * return address) into frames[0..max), innermost first. A packet
  * without a stack gets one frame named "[no stack]". Returns the number

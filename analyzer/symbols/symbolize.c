@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/symbols/debuginfod.h"
 #include "format/base/elf.h"
 #include "format/reader.h"
 #include "format/unwind/cfi.h"
@@ -863,6 +864,28 @@ static int symfs_load(struct ana_symbols *s, const char *path,
 	return got;
 }
 
+/* The richer file of an object: --symfs first, then the debuginfod
+ * servers of DEBUGINFOD_URLS (by build-id). 1 = loaded into *e. */
+static int richer_load(struct ana_symbols *s, const char *path,
+		       const uint8_t *bid, size_t bid_len, struct prec_elf *e)
+{
+	char *dpath;
+	int got = s->symfs ? symfs_load(s, path, bid, bid_len, e) : 0;
+
+	if (got || !bid_len || !ana_debuginfod_enabled())
+		return got;
+	if (ana_debuginfod_find(bid, bid_len, &dpath) != 0)
+		return 0;   /* no server has it (or none answers): the trace's */
+	if (prec_elf_load(dpath, e) == 0) {
+		if (!e->build_id_len || bid_eq(e->build_id, e->build_id_len, bid, bid_len))
+			got = 1;
+		else
+			prec_elf_release(e);
+	}
+	free(dpath);
+	return got;
+}
+
 static int cmp_map_obj(const void *pa, const void *pb)
 {
 	const struct map *a = *(struct map *const *)pa;
@@ -873,7 +896,7 @@ static int cmp_map_obj(const void *pa, const void *pb)
 }
 
 /* For every object a mapping names (once per path and build-id), look in
- * symfs; a hit overrides the embedded table (or creates one for an object
+ * symfs and debuginfod (richer_load); a hit overrides the embedded table (or creates one for an object
  * the trace lacks). */
 static int apply_symfs(struct ana_symbols *s)
 {
@@ -903,8 +926,8 @@ static int apply_symfs(struct ana_symbols *s)
 			continue;
 		/* the mapping may lack a build-id the object's table has */
 		got = o && !m->bid_len && o->bid_len ?
-		      symfs_load(s, m->path, o->bid, o->bid_len, &e) :
-		      symfs_load(s, m->path, m->bid, m->bid_len, &e);
+		      richer_load(s, m->path, o->bid, o->bid_len, &e) :
+		      richer_load(s, m->path, m->bid, m->bid_len, &e);
 		if (got < 0) {
 			ret = got;
 			break;
@@ -991,8 +1014,9 @@ int ana_symbols_finish(struct ana_symbols *s)
 	ret = build_obj_index(s);
 	if (ret)
 		return ret;
-	if (s->symfs) {
+	if (s->symfs || ana_debuginfod_enabled()) {
 		ret = apply_symfs(s);
+		ana_debuginfod_release();
 		if (ret)
 			return ret;
 	}

@@ -65,6 +65,8 @@ struct rec_symgather_stats {
 	uint64_t objects;           /* ELF objects written with symbols */
 	uint64_t unavailable;       /* objects written as UNAVAILABLE */
 	uint64_t symbols;           /* symbols written */
+	uint64_t fde_ranges;        /* of them, function ranges from FDEs
+				     * (addresses no symbol held) */
 	uint64_t pending_dropped;   /* hits lost: pending list was full */
 	uint64_t procs_scanned;     /* PROC/PID/maps files read */
 	uint64_t feed_errors;       /* rec_symgather_observe() failures */

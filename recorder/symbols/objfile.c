@@ -13,7 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/base/clock.h"
 #include "format/base/elf.h"
+#include "recorder/symbols/elfcfi.h"
 
 static void strip_deleted(char *path)
 {
@@ -120,4 +122,78 @@ int rec_symgather_obj_open(const struct rec_symgather *sc,
 		return -ESTALE;
 	}
 	return ret;
+}
+
+/* Reads o's unwind sections: from its file, or our own image for the
+ * [vdso]. 0, or < 0 with *why set when there is more to say. */
+static int read_cfi(const struct rec_symgather *sc, const struct sc_obj *o,
+		    struct rec_elfcfi *c, const char **why)
+{
+	int fd, ret;
+
+	*why = NULL;
+	if (strcmp(o->path, VDSO_PATH) == 0) {
+		const void *img = NULL;
+		size_t len = 0;
+
+		ret = rec_symgather_vdso(&img, &len);
+		if (ret)
+			return ret;
+		ret = rec_elfcfi_read_mem(img, len, c);
+		if (!ret && (ret = rec_symgather_vdso_mismatch(o, c->build_id,
+							       c->build_id_len, why)))
+			rec_elfcfi_release(c);
+		return ret;
+	}
+	fd = rec_symgather_obj_open(sc, o, why);
+	if (fd < 0)
+		return fd;
+	ret = rec_elfcfi_read_fd(fd, c);
+	close(fd);
+	return ret;
+}
+
+struct sc_cfi *rec_symgather_obj_cfi(struct rec_symgather *sc, struct sc_obj *o)
+{
+	struct prec_cfi_sections s = { sizeof(s) };
+	struct sc_cfi *c;
+	uint64_t t0;
+	int ret;
+
+	if (o->cfi || o->cfi_err)
+		return o->cfi;
+	t0 = prec_now_ns();
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		/* not remembered: the next frame may find memory */
+		return NULL;
+	}
+	ret = read_cfi(sc, o, &c->c, &o->cfi_why);
+	if (ret) {
+		o->cfi_err = ret;
+		sc->st.unwind_unavailable++;
+		goto err_free;
+	}
+	s.eh_frame = c->c.eh_frame.data;
+	s.eh_frame_len = c->c.eh_frame.len;
+	s.eh_frame_addr = c->c.eh_frame.addr;
+	s.eh_frame_hdr = c->c.eh_frame_hdr.data;
+	s.eh_frame_hdr_len = c->c.eh_frame_hdr.len;
+	s.eh_frame_hdr_addr = c->c.eh_frame_hdr.addr;
+	s.debug_frame = c->c.debug_frame.data;
+	s.debug_frame_len = c->c.debug_frame.len;
+	c->t = prec_cfi_table_new(&s);
+	if (!c->t) {
+		rec_elfcfi_release(&c->c);
+		goto err_free;   /* ENOMEM: tried again later */
+	}
+	o->cfi = c;
+	sc->st.unwind_objects++;
+	sc->st.unwind_held += rec_elfcfi_bytes(&c->c);
+	sc->st.unwind_load_ns += prec_now_ns() - t0;
+	return c;
+err_free:
+	free(c);
+	sc->st.unwind_load_ns += prec_now_ns() - t0;
+	return NULL;
 }

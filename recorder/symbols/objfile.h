@@ -2,8 +2,8 @@
  * objfile.h - the file of an object the gatherer saw mapped: found
  * through the process's view or its path, checked against the mapping's
  * build-id; or, for the [vdso], this process's own image. Used by
- * symwrite.c (symbols) and symunwind.c (unwind sections); calls only
- * addrspace_int.h's state and format/base/elf.h.
+ * symwrite.c (symbols, function ranges) and symunwind.c (unwind
+ * sections); calls only addrspace_int.h's state, elfcfi.h and format/.
  */
 #ifndef REC_OBJFILE_H
 #define REC_OBJFILE_H
@@ -27,5 +27,11 @@ int rec_symgather_vdso(const void **img, size_t *len);
  * o's mapping gave (another vDSO, e.g. of a 32-bit process), else 0. */
 int rec_symgather_vdso_mismatch(const struct sc_obj *o, const uint8_t *bid,
 				size_t bid_len, const char **why);
+/* o's CFI (its unwind sections and their table), read from its file at
+ * the first call and kept until the gatherer is freed: the unwinder's
+ * rules and, for addresses no symbol holds, the function ranges of its
+ * FDEs. NULL when it cannot be read: then never tried again (o->cfi_err,
+ * o->cfi_why), except after ENOMEM. */
+struct sc_cfi *rec_symgather_obj_cfi(struct rec_symgather *sc, struct sc_obj *o);
 
 #endif

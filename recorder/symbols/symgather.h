@@ -12,7 +12,10 @@
  *  - ELF objects: symbols read once per file (format/base/elf.h), keyed by
  *    build-id and path (a stripped object takes the .symtab of its debug
  *    file when one is installed); by default only the symbols hit are
- *    written (sizes exact, so nothing else is misnamed); objects that
+ *    written (sizes exact, so nothing else is misnamed); a hit no symbol
+ *    holds (a stripped object's internal functions) is written as the
+ *    function range of the .eh_frame FDE covering it, named
+ *    "object+0xSTART" (objfile.h's CFI, read once per object); objects that
  *    vanished, are not ELF or changed since they were mapped become
  *    UNAVAILABLE tables with the reason;
  *  - the kernel: /proc/kallsyms is read at rec_symgather_new() (modules can

@@ -299,15 +299,73 @@ static int cmp_esym(const void *pa, const void *pb)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
+/* The function range covering vaddr, for an address of o no symbol
+ * holds: the FDE of o's unwind table that covers it (a compiler emits one
+ * per function, stripped or not), clipped to the gap between e's symbols
+ * so that no address changes name. 0 and [*start, *start + *size), or
+ * -ENOENT (no CFI, or no FDE covers it). */
+static int fde_range(struct rec_symgather *sc, struct sc_obj *o,
+		     const struct prec_elf *e, uint64_t vaddr, uint64_t *start,
+		     uint64_t *size)
+{
+	const struct sc_cfi *c = rec_symgather_obj_cfi(sc, o);
+	struct prec_cfi_fde fde;
+	uint64_t lo, hi;
+	size_t a = 0, b = e->nsyms;
+
+	if (!c || prec_cfi_table_find(c->t, vaddr, &fde) != 0 ||
+	    vaddr < fde.pc_begin || vaddr >= fde.pc_end)
+		return -ENOENT;
+	lo = fde.pc_begin;
+	hi = fde.pc_end;
+	while (a < b) {   /* first symbol starting after vaddr */
+		size_t mid = a + (b - a) / 2;
+
+		if (e->syms[mid].start <= vaddr)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a < e->nsyms && e->syms[a].start < hi)
+		hi = e->syms[a].start;
+	for (size_t k = 0; k < 16 && k < a; k++) {
+		const struct prec_elf_sym *s = &e->syms[a - 1 - k];
+		uint64_t end = s->start + s->size;
+
+		if (end > lo && end <= vaddr)
+			lo = end;
+	}
+	*start = lo;
+	*size = hi - lo;
+	return 0;
+}
+
+/* "libname.so+0x1a2b0": a function range's name (its start, in the
+ * object's addresses, as perf prints an address of a DSO). NULL + ENOMEM. */
+static char *range_name(const char *path, uint64_t start)
+{
+	const char *base = strrchr(path, '/');
+	char *name;
+	size_t n;
+
+	base = base ? base + 1 : path;
+	n = strlen(base) + 24;
+	name = malloc(n);
+	if (name)
+		snprintf(name, n, "%s+0x%llx", base, (unsigned long long)start);
+	return name;
+}
+
 static int write_obj(struct rec_symgather *sc, struct prec_writer *w,
 		     uint32_t stream, uint64_t t, struct sc_obj *o)
 {
 	struct table_hdr h = { 0 };
 	struct prec_elf e;
 	struct esym *es = NULL;
+	char **rnames = NULL;
 	const char *why;
 	char reason[256];
-	size_t n = 0;
+	size_t n = 0, nr = 0, nhits = rec_u64map_count(&o->hits);
 	int ret;
 
 	h.path = o->path;
@@ -354,8 +412,9 @@ static int write_obj(struct rec_symgather *sc, struct prec_writer *w,
 		h.segs = e.segs;
 		h.nsegs = e.nsegs;
 	}
-	es = calloc(e.nsyms ? e.nsyms : 1, sizeof(*es));
-	if (!es) {
+	es = calloc(e.nsyms + nhits + 1, sizeof(*es));
+	rnames = calloc(nhits + 1, sizeof(*rnames));
+	if (!es || !rnames) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -367,26 +426,44 @@ static int write_obj(struct rec_symgather *sc, struct prec_writer *w,
 			n++;
 		}
 		o->full_done = 1;
-	} else {
-		/* the symbols holding a hit (return addresses brought
-		 * their byte before, see user_hit) */
-		for (size_t i = 0; i < rec_u64map_count(&o->hits); i++) {
-			uint64_t off = rec_u64map_key(&o->hits, i);
-			const struct prec_elf_sym *s;
-
-			s = prec_elf_find(&e, prec_elf_vaddr(&e, off));
-			if (!s || rec_u64map_get(&o->done, s->start))
-				continue;
-			ret = rec_u64map_put(&o->done, s->start, 0);
-			if (ret < 0)
-				goto out;
-			es[n].start = s->start;
-			es[n].size = s->size;
-			es[n].name = s->name;
-			n++;
-		}
-		qsort(es, n, sizeof(*es), cmp_esym);
 	}
+	/* the symbols holding a hit (return addresses brought their byte
+	 * before, see user_hit), or else the function range of its FDE */
+	for (size_t i = 0; i < nhits; i++) {
+		uint64_t off = rec_u64map_key(&o->hits, i), va, start, size;
+		const struct prec_elf_sym *s;
+
+		va = prec_elf_vaddr(&e, off);
+		s = prec_elf_find(&e, va);
+		if (s && sc->o.full_tables)
+			continue;   /* written above */
+		if (s) {
+			start = s->start;
+			size = s->size;
+		} else if (fde_range(sc, o, &e, va, &start, &size) != 0) {
+			continue;
+		}
+		if (rec_u64map_get(&o->done, start))
+			continue;
+		ret = rec_u64map_put(&o->done, start, 0);
+		if (ret < 0)
+			goto out;
+		es[n].start = start;
+		es[n].size = size;
+		if (s) {
+			es[n].name = s->name;
+		} else {
+			rnames[nr] = range_name(o->path, start);
+			if (!rnames[nr]) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			es[n].name = rnames[nr++];
+			sc->st.fde_ranges++;
+		}
+		n++;
+	}
+	qsort(es, n, sizeof(*es), cmp_esym);
 	rec_u64map_clear(&o->hits);
 	if (o->written && !n) {
 		ret = 0;
@@ -397,6 +474,9 @@ static int write_obj(struct rec_symgather *sc, struct prec_writer *w,
 	o->written = 1;
 	ret = emit_table(sc, w, stream, t, &h, es, n);
 out:
+	for (size_t i = 0; i < nr; i++)
+		free(rnames[i]);
+	free(rnames);
 	free(es);
 	prec_elf_release(&e);
 	return ret;

@@ -124,6 +124,13 @@ static void write_trace(void **buf, size_t *len)
 	/* kernel leaf, kernel caller returning to K_NEXT, then user frames. */
 	uint64_t c2[] = { CTX_KERNEL, K_LEAF + 4, K_NEXT, CTX_USER, A_LEAF + 8, A_NEXT };
 	sample(&t, 3000, K_LEAF + 4, 1, c2, 6);
+	/* frame pointers walked through code without them: after leaf's
+	 * caller, addresses no mapping holds (then one that is mapped again) */
+	uint64_t c3[] = { CTX_USER, A_LEAF + 8, A_NEXT, 0xffffffffull, 0, A_NEXT };
+	sample(&t, 4000, A_LEAF + 8, 0, c3, 6);
+	/* a walk that loops: one frame repeated to the end of the chain */
+	uint64_t c4[] = { CTX_USER, A_LEAF + 8, A_NEXT, A_NEXT, A_NEXT, A_NEXT };
+	sample(&t, 5000, A_LEAF + 8, 0, c4, 6);
 
 	assert_int_equal(prec_writer_close(t.w), 0);
 	const void *b;
@@ -139,8 +146,8 @@ static void write_trace(void **buf, size_t *len)
 
 struct collect {
 	struct ana_trace *s;
-	struct ana_loc fr[2][8];
-	int n[2];
+	struct ana_loc fr[4][8];
+	int n[4], cut[4];
 	int nsamples;
 };
 
@@ -149,7 +156,8 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	struct collect *c = ctx;
 	if (p->pkt->data_case != PERFREC__PACKET__DATA_SAMPLE)
 		return 0;
-	assert_true(c->nsamples < 2);
+	assert_true(c->nsamples < 4);
+	c->cut[c->nsamples] = ana_resolve_cut(c->s, p);
 	int n = ana_resolve_sample(c->s, p, c->fr[c->nsamples], 8);
 	assert_true(n > 0);
 	c->n[c->nsamples++] = n;
@@ -167,7 +175,7 @@ static void test_return_addresses(void **state)
 	memset(&c, 0, sizeof(c));
 	assert_int_equal(ana_trace_open(&c.s, "mem", &so), 0);
 	assert_int_equal(ana_trace_scan(c.s, "test", on_packet, &c), 0);
-	assert_int_equal(c.nsamples, 2);
+	assert_int_equal(c.nsamples, 4);
 
 	/* sample 1: leaf callee_next (exact ip), caller from A_NEXT - 1 */
 	assert_int_equal(c.n[0], 2);
@@ -187,7 +195,48 @@ static void test_return_addresses(void **state)
 	assert_false(c.fr[1][2].kernel);
 	assert_string_equal(c.fr[1][3].sym, "caller");
 	assert_true(c.fr[1][3].ip == A_NEXT);
+	assert_int_equal(c.cut[0] + c.cut[1], 0);
 
+	/* sample 3: leaf, caller, then one [truncated] for the 3 entries
+	 * from the first unmapped one on */
+	assert_int_equal(c.n[2], 3);
+	assert_string_equal(c.fr[2][1].sym, "caller");
+	assert_string_equal(c.fr[2][2].sym, "[truncated]");
+	assert_null(c.fr[2][2].dso);
+	assert_int_equal(c.cut[2], 3);
+	/* sample 4: the repeated frame once, the 3 repeats cut */
+	assert_int_equal(c.n[3], 3);
+	assert_string_equal(c.fr[3][1].sym, "caller");
+	assert_string_equal(c.fr[3][2].sym, "[truncated]");
+	assert_int_equal(c.cut[3], 3);
+	assert_true(c.s->cut.chains == 2 && c.s->cut.frames == 6);
+
+	ana_trace_free(c.s);
+	free(buf);
+}
+
+/* --no-cut: the chains as recorded, nothing counted */
+static void test_no_cut(void **state)
+{
+	(void)state;
+	void *buf;
+	size_t len;
+	write_trace(&buf, &len);
+	struct ana_trace_opts so = { .jobs = 1, .symbols = 1, .mem = buf, .mem_len = len,
+				     .no_cut = 1 };
+	struct collect c;
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(ana_trace_open(&c.s, "mem", &so), 0);
+	assert_int_equal(ana_trace_scan(c.s, "test", on_packet, &c), 0);
+	assert_int_equal(c.nsamples, 4);
+	assert_int_equal(c.n[2], 5);   /* leaf + 4 callers */
+	assert_null(c.fr[2][2].sym);
+	assert_true(c.fr[2][2].ip == 0xffffffffull);
+	assert_string_equal(c.fr[2][4].sym, "caller");
+	assert_int_equal(c.n[3], 5);
+	assert_string_equal(c.fr[3][4].sym, "caller");
+	assert_int_equal(c.cut[2] + c.cut[3], 0);
+	assert_true(c.s->cut.chains == 0 && c.s->cut.frames == 0);
 	ana_trace_free(c.s);
 	free(buf);
 }
@@ -196,6 +245,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_return_addresses),
+		cmocka_unit_test(test_no_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

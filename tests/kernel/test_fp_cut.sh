@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# test_fp_cut.sh - frame-pointer chains through code without frame
+# pointers end at their junk, as one [truncated] frame, counted by `info`.
+#
+# A parallel build (make -j2, gcc -O2 over copies of one of our sources:
+# Debian's cc1 and as have no frame pointers) recorded with `-g`
+# (frame-pointer chains walked by the kernel). The kernel's walk through
+# them reads zeros, stack addresses and loops up to 127 entries deep.
+# Checked on the one trace:
+#  - with --no-cut the chains hold runs of unnamed addresses (the junk
+#    this is about: otherwise the test proves nothing);
+#  - by default no stack holds two unmapped addresses in a row, none ends
+#    in a repeated frame, and [truncated] appears at most once per stack,
+#    as its outermost frame;
+#  - info's cut_frames equals the frames --no-cut shows and the default
+#    does not (both from export --format folded), cut_chains the samples
+#    with a [truncated] frame.
+set -euo pipefail
+# shellcheck source=../lib/kerntest.sh
+. "$(dirname "$0")/../lib/kerntest.sh"
+kt_begin test_fp_cut fpcut
+kt_need_root
+[ -x "$perfrec" ] && [ -x "$analyze" ] || fail "build perfrec and perfrec-analyze first"
+command -v gcc >/dev/null && command -v make >/dev/null || skip "no gcc or make"
+
+mkdir "$d/src"
+for i in 1 2 3 4 5 6; do cp "$src/analyzer/symbols/demangle_rust.c" "$d/src/f$i.c"; done
+printf 'all: $(patsubst %%.c,%%.o,$(wildcard *.c))\n%%.o: %%.c\n\tgcc -O2 -I%s -I%s -c $< -o $@\n' \
+  "$src" "$build" >"$d/src/Makefile"
+"$perfrec" record -g -e cpu-clock -F 2000 -o "$d/t.prec" -- make -C "$d/src" -j2 \
+  >"$d/run.out" 2>&1 || fail "record: $(tail -5 "$d/run.out")"
+[ "$(ls "$d"/src/*.o | wc -l)" = 6 ] || fail "the build did not finish: $(tail -5 "$d/run.out")"
+
+"$analyze" export --format folded "$d/t.prec" >"$d/cut.folded" || fail "export failed"
+"$analyze" export --format folded --no-cut "$d/t.prec" >"$d/raw.folded" || fail "export --no-cut failed"
+"$analyze" info --json "$d/t.prec" >"$d/info.json" || fail "info failed"
+cut_frames=$(json "$d/info.json" 'r["info"].get("cut_frames", 0)')
+cut_chains=$(json "$d/info.json" 'r["info"].get("cut_chains", 0)')
+
+# frames per file (weighted by count; [truncated] apart), longest stack,
+# unnamed runs (two 0x... frames in a row), stacks ending in a repeat,
+# misplaced or repeated [truncated] frames, stacks with one
+stats() {
+  awk '{ c = $NF; $NF = ""; sub(/ $/, ""); n = split($0, a, ";"); t = 0
+         for (i = 1; i <= n; i++) {
+           if (a[i] == "[truncated]") { t++; if (i != 2) bad++ }
+           if (i > 1 && a[i] ~ /^0x/ && a[i - 1] ~ /^0x/) junk += c
+         }
+         if (t > 1) bad++
+         if (n >= 3 && a[2] == a[3] && a[2] != "[truncated]") rep += c
+         F += c * (n - t); T += c * (t > 0); if (n > m) m = n }
+       END { printf "%d %d %d %d %d %d\n", F, m, junk, rep, bad, T }' "$1"
+}
+read -r cf cm cjunk crep cbad ct < <(stats "$d/cut.folded")
+read -r rf rm rjunk rrep _ _ < <(stats "$d/raw.folded")
+echo "--no-cut: $rf frames, deepest $rm, $rjunk samples with unnamed runs, $rrep ending in a repeat"
+echo "default:  $cf frames, deepest $cm, $cjunk samples with unnamed runs, $crep ending in a repeat, $ct with [truncated]"
+echo "info: cut_chains $cut_chains, cut_frames $cut_frames"
+[ "$rjunk" -gt 0 ] || fail "no junk in the raw chains: the workload has frame pointers?"
+[ "$cjunk" = 0 ] || fail "$cjunk samples still hold runs of unnamed addresses"
+[ "$crep" = 0 ] || fail "$crep samples still end in a repeated frame"
+[ "$cbad" = 0 ] || fail "$cbad stacks with a [truncated] frame that is not their one outermost"
+[ "$cut_frames" -gt 0 ] && [ "$cut_frames" = $((rf - cf)) ] ||
+  fail "info counts $cut_frames cut frames, the folded stacks differ by $((rf - cf))"
+[ "$cut_chains" = "$ct" ] || fail "info counts $cut_chains cut chains, the folded stacks $ct"
+"$analyze" info "$d/t.prec" | grep -qE '^cut_frames +[1-9]' || fail "info's text shows no cut_frames"
+echo "PASS"
