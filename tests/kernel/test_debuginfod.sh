@@ -5,7 +5,8 @@
 # The test builds a program with -g -O2 (static functions dbg_mix and
 # dbg_sum hold the time, under main), strips a copy and records the copy
 # (cpu-clock, --call-graph dwarf). Debian's debuginfod serves the -g build
-# from a directory on a loopback port. Checked:
+# from a directory on a loopback port, in a network namespace with only a
+# loopback (the server cannot be told to listen on 127.0.0.1 alone). Checked:
 #  - without DEBUGINFOD_URLS the program's frames are function ranges
 #    (dbg+0x...), never its function names;
 #  - with DEBUGINFOD_URLS (and DEBUGINFOD_CACHE_PATH in the test dir),
@@ -72,8 +73,12 @@ bid=$(readelf -n "$d/bin/dbg" | awk '/Build ID/ { print $3 }')
 "$perfrec" record -e cpu-clock -F 2000 --call-graph dwarf -o "$d/t.prec" -- "$d/bin/dbg" 2 \
   >"$d/run.out" 2>&1 || fail "record: $(tail -5 "$d/run.out")"
 
+# The server listens on every interface (it has no address option): it
+# runs in a network namespace of its own that has only a loopback, with
+# the clients that ask it (run: empty before the server starts).
+run=()
 rows() {   # the program's frames, by name, from folded stacks
-  "$analyze" export --format folded "$d/t.prec" "$@" |
+  "${run[@]}" "$analyze" export --format folded "$d/t.prec" "$@" |
     awk '$1 ~ /^dbg;/ { sub(/ [0-9]+$/, ""); n = split($0, a, ";"); for (i = 2; i <= n; i++) print a[i] }' |
     sort -u
 }
@@ -81,14 +86,23 @@ rows >"$d/plain.txt"
 grep -q '^dbg+0x' "$d/plain.txt" || fail "without debuginfod, no function range of dbg: $(head -5 "$d/plain.txt")"
 ! grep -qE '^(dbg_mix|dbg_sum)$' "$d/plain.txt" || fail "dbg's functions named without its debug file"
 
+unshare --net sleep 3600 &
+nspid=$!
+pids+=("$nspid")
+sleep 0.1
+run=(nsenter -t "$nspid" -n)
+"${run[@]}" ip link set lo up || fail "cannot bring up the namespace's loopback"
 port=$(free_ports 1)
-debuginfod -F "$d/debug" -p "$port" -d "$d/db.sqlite" -t 0 -g 0 >"$d/server.log" 2>&1 &
+"${run[@]}" debuginfod -F "$d/debug" -p "$port" -d "$d/db.sqlite" -t 0 -g 0 >"$d/server.log" 2>&1 &
 server=$!
 pids+=("$server")
 # the server scans its directory in the background: ready when it serves
 ok=0
 for _ in $(seq 300); do
-  if curl -sf -o /dev/null "http://127.0.0.1:$port/buildid/$bid/debuginfo"; then ok=1; break; fi
+  if "${run[@]}" curl -sf -o /dev/null "http://127.0.0.1:$port/buildid/$bid/debuginfo"; then
+    ok=1
+    break
+  fi
   sleep 0.1
 done
 [ $ok = 1 ] || fail "debuginfod did not serve $bid within 30 s: $(tail -5 "$d/server.log")"
@@ -103,7 +117,7 @@ done
 ! grep -qE '^(dbg\+0x|\[dbg\]\+0x)' "$d/named.txt" || fail "frames of dbg left unnamed: $(grep -E '^(dbg|\[dbg)' "$d/named.txt")"
 find "$d/cache" -path "*$bid*" -name debuginfo | grep -q . || fail "no debug file in the cache"
 # the report's rows too: the hot function by name
-"$analyze" report -s sym --csv "$d/t.prec" | grep -q ',dbg_mix' || fail "report does not name dbg_mix"
+"${run[@]}" "$analyze" report -s sym --csv "$d/t.prec" | grep -q ',dbg_mix' || fail "report does not name dbg_mix"
 
 kill "$server"
 wait "$server" 2>/dev/null || true
