@@ -99,6 +99,32 @@ struct cmd_help {
 };
 
 static const struct cmd_help helps[] = {
+	/* diff and html --diff: main sends them to diff_main */
+	{ "diff",
+	  "usage: " PROG " diff BASE NEW [options]\n"
+	  "       " PROG " diff FILE --base-time A,B --new-time C,D [options]\n"
+	  "       " PROG " html --diff BASE NEW -o PAGE.html [options]\n\n"
+	  "BASE and NEW are each a .prec file or a directory of them (read as one dataset:\n"
+	  "rotated files joined, the same data twice read once).\n\n"
+	  "Compares two profiles key by key, as `perf diff` does: for each key (default\n"
+	  "sym) the share of the sample period in BASE and in NEW, the change in points\n"
+	  "(Delta = New - Base), and the samples behind each share; rows sorted by the\n"
+	  "size of the change, largest first. Shares are of each side's own total\n"
+	  "period, so recordings of different lengths or rates compare. Keys are\n"
+	  "matched by name, so two recordings of the same program line up.\n"
+	  "BASE and NEW are .prec files; with one FILE, --base-time and --new-time cut\n"
+	  "it into two windows instead (the --time syntax). The filters apply to both\n"
+	  "sides; --base-time/--new-time with two files window each side.\n"
+	  "`html --diff` writes NEW's page with a differential flame graph: widths from\n"
+	  "NEW, red where a frame's share grew, blue where it shrank (the deeper the\n"
+	  "color, the more points), both shares on hover.\n\n"
+	  "  -s, --sort KEYS    comma-separated keys from comm, pid, tid, cpu, dso,\n"
+	  "                     sym, event (default: sym)\n"
+	  "  -n, --top N        only the first N rows\n"
+	  "  --base-time A,B    the base side's window (seconds from its start)\n"
+	  "  --new-time C,D     the new side's window\n"
+	  "  --symfs DIR        richer symbol files by build-id or path\n"
+	  "  --no-demangle      keep C++/Rust symbol names as recorded\n", 1 },
 	{ "info", "usage: " PROG " info FILE... [-n N] [--json|--csv] [-o FILE]\n\n"
 	  "What the trace is. First a summary: host, wall-clock start, duration,\n"
 	  "what was recorded and how it stopped, losses and damage when there are\n"
@@ -261,6 +287,7 @@ enum {
 	O_TIME, O_CHILDREN, O_HIST, O_RATIO, O_FILEORDER, O_SYMFS, O_REPORT,
 	O_NODEMANGLE, O_OFFCPU, O_HOST, O_SINCE, O_UNTIL, O_NOCUT,
 	O_TREE, O_PCTLIMIT,   /* perf-shaped: report -g */
+	O_BASETIME, O_NEWTIME, O_DIFF,   /* diff */
 };
 
 static const struct option long_opts[] = {
@@ -295,6 +322,9 @@ static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, O_HOST },
 	{ "since", required_argument, NULL, O_SINCE },
 	{ "until", required_argument, NULL, O_UNTIL },
+	{ "base-time", required_argument, NULL, O_BASETIME },
+	{ "new-time", required_argument, NULL, O_NEWTIME },
+	{ "diff", no_argument, NULL, O_DIFF },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -310,6 +340,8 @@ struct cli {
 	struct ana_filter filter;
 	int tree;                 /* perf-shaped: report -g */
 	double percent_limit;
+	int diff;                 /* diff, or html --diff: BASE and NEW */
+	struct ana_filter *side_time[2];   /* diff: --base-time, --new-time */
 };
 
 /* arg may hold names from the trace (an error naming its events):
@@ -343,6 +375,11 @@ static int allowed(const char *cmd, int opt)
 		   opt == O_EVENT || opt == O_TIME || opt == O_SINCE || opt == O_UNTIL;
 	int common = opt == 'h' || opt == O_JSON || opt == O_CSV || opt == 'o' ||
 		     opt == 'j' || opt == O_NOPROG || opt == 'i' || opt == O_HOST;
+	if (!strcmp(cmd, "diff"))   /* and html --diff: BASE and NEW are its inputs */
+		return (common && opt != 'i' && opt != O_HOST) ||
+		       (filt && opt != O_SINCE && opt != O_UNTIL) || opt == 's' || opt == 'n' ||
+		       opt == O_SYMFS || opt == O_NODEMANGLE || opt == O_BASETIME ||
+		       opt == O_NEWTIME || opt == O_DIFF;
 	if (common)
 		return 1;
 	if (!strcmp(cmd, "report"))
@@ -368,6 +405,7 @@ static int allowed(const char *cmd, int opt)
 
 static int parse_args(struct cli *c, int argc, char **argv)
 {
+	const char *as = c->diff ? "diff" : c->cmd;   /* whose options */
 	char err[512];
 	int opt;
 	optind = 1;
@@ -379,18 +417,18 @@ static int parse_args(struct cli *c, int argc, char **argv)
 				return fail_usage(c->cmd, "option '%s' needs a value", bad);
 			return fail_usage(c->cmd, "unknown option '%s'", bad);
 		}
-		if (!allowed(c->cmd, opt)) {
+		if (!allowed(as, opt)) {
 			char name[64];
 			snprintf(name, sizeof(name), "-%c", opt < 256 ? opt : '?');
 			for (const struct option *lo = long_opts; lo->name; lo++)
 				if (lo->val == opt)
 					snprintf(name, sizeof(name), "--%s", lo->name);
-			return fail_usage(c->cmd, "option '%s' does not apply to this command",
-					  name);
+			return fail_usage(c->cmd, c->diff ? "unknown option '%s'" :
+					  "option '%s' does not apply to this command", name);
 		}
 		switch (opt) {
 		case 'h':
-			print_help(stdout, c->cmd);
+			print_help(stdout, as);
 			return 0;
 		case O_JSON: c->fmt = ANA_FMT_JSON; break;
 		case O_CSV: c->fmt = ANA_FMT_CSV; break;
@@ -447,11 +485,28 @@ static int parse_args(struct cli *c, int argc, char **argv)
 						  "from 0 to 100, e.g. 0.5", optarg);
 			break;
 		}
+		case O_BASETIME: case O_NEWTIME: {
+			struct ana_filter *t = c->side_time[opt == O_NEWTIME];
+			ana_filter_release(t);
+			/* (the filter's message names --time: say which option) */
+			if (ana_filter_parse(t, "time", optarg, err, sizeof(err)))
+				return fail_usage(c->cmd, opt == O_NEWTIME ?
+						  "bad --new-time '%s': expected START,END as "
+						  "--time takes them" :
+						  "bad --base-time '%s': expected START,END as "
+						  "--time takes them", optarg);
+			break;
+		}
+		case O_DIFF:
+			if (strcmp(c->cmd, "html"))
+				return fail_usage(c->cmd, "%s", "--diff belongs to html "
+						  "(html --diff BASE NEW -o PAGE.html)");
+			break;
 		}
 	}
 	while (optind < argc)
 		c->inputs[c->ninputs++] = argv[optind++];
-	if (!c->ninputs)   /* what `perfrec record` writes, as perf reads perf.data */
+	if (!c->ninputs && !c->diff)   /* what `perfrec record` writes, as perf reads perf.data */
 		c->inputs[c->ninputs++] = "perfrec.prec";
 	c->file = c->inputs[0];
 	return -1;   /* go on */
@@ -961,33 +1016,6 @@ out:
 
 /* ---- diff and html --diff: two sides, each a list of traces */
 
-static const char diff_help[] =
-"usage: " PROG " diff BASE NEW [options]\n"
-"       " PROG " diff FILE --base-time A,B --new-time C,D [options]\n"
-"       " PROG " html --diff BASE NEW -o PAGE.html [options]\n\n"
-"BASE and NEW are each a .prec file or a directory of them (read as one dataset:\n"
-"rotated files joined, the same data twice read once).\n\n"
-"Compares two profiles key by key, as `perf diff` does: for each key (default\n"
-"sym) the share of the sample period in BASE and in NEW, the change in points\n"
-"(Delta = New - Base), and the samples behind each share; rows sorted by the\n"
-"size of the change, largest first. Shares are of each side's own total\n"
-"period, so recordings of different lengths or rates compare. Keys are\n"
-"matched by name, so two recordings of the same program line up.\n"
-"BASE and NEW are .prec files; with one FILE, --base-time and --new-time cut\n"
-"it into two windows instead (the --time syntax). The filters apply to both\n"
-"sides; --base-time/--new-time with two files window each side.\n"
-"`html --diff` writes NEW's page with a differential flame graph: widths from\n"
-"NEW, red where a frame's share grew, blue where it shrank (the deeper the\n"
-"color, the more points), both shares on hover.\n\n"
-"  -s, --sort KEYS    comma-separated keys from comm, pid, tid, cpu, dso,\n"
-"                     sym, event (default: sym)\n"
-"  -n, --top N        only the first N rows\n"
-"  --base-time A,B    the base side's window (seconds from its start)\n"
-"  --new-time C,D     the new side's window\n"
-"  --symfs DIR        richer symbol files by build-id or path\n"
-"  --no-demangle      keep C++/Rust symbol names as recorded\n";
-
-enum { O_BASETIME = 1100, O_NEWTIME, O_DIFF };
 
 struct diff_side {
 	struct ana_filter time;       /* --base-time / --new-time, or none */
@@ -1125,98 +1153,18 @@ struct diff_cli {
 	struct cli c;                 /* the options diff shares with report */
 	struct diff_side sides[2];    /* their windows; their traces once open */
 	struct ana_diff_opts dopt;
-	const char *inputs[2];
-	int ninputs, html;
+	int html;
 };
 
 /* -1 to go on, else the exit status (after printing why). */
 static int diff_parse(struct diff_cli *dc, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "csv", no_argument, NULL, O_CSV },
-		{ "output", required_argument, NULL, 'o' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "no-progress", no_argument, NULL, O_NOPROG },
-		{ "cpu", required_argument, NULL, O_CPU },
-		{ "pid", required_argument, NULL, O_PID },
-		{ "tid", required_argument, NULL, O_TID },
-		{ "comm", required_argument, NULL, O_COMM },
-		{ "event", required_argument, NULL, O_EVENT },
-		{ "time", required_argument, NULL, O_TIME },
-		{ "sort", required_argument, NULL, 's' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "symfs", required_argument, NULL, O_SYMFS },
-		{ "no-demangle", no_argument, NULL, O_NODEMANGLE },
-		{ "base-time", required_argument, NULL, O_BASETIME },
-		{ "new-time", required_argument, NULL, O_NEWTIME },
-		{ "diff", no_argument, NULL, O_DIFF },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct cli *c = &dc->c;
 	const char *cmd = c->cmd;
 	char err[512];
-	int opt;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ho:j:s:n:", opts, NULL)) != -1) {
-		switch (opt) {
-		case '?': case ':':
-			if (optopt && strchr("ojsn", optopt))
-				return fail_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
-			return fail_usage(cmd, "unknown option '%s'", argv[optind - 1]);
-		case 'h':
-			fputs(diff_help, stdout);
-			fputc('\n', stdout);
-			fputs(filter_opts, stdout);
-			fputc('\n', stdout);
-			fputs(common_opts, stdout);
-			return 0;
-		case O_JSON: c->fmt = ANA_FMT_JSON; break;
-		case O_CSV: c->fmt = ANA_FMT_CSV; break;
-		case 'o': c->output = optarg; break;
-		case 'j': {
-			size_t n;
-			if (parse_count(optarg, &n) || n < 1 || n > 256)
-				return fail_usage(cmd, "bad --jobs '%s': a number from 1 to 256",
-						  optarg);
-			c->jobs = (int)n;
-			break;
-		}
-		case O_NOPROG: c->progress = 0; break;
-		case O_CPU: case O_PID: case O_TID: case O_COMM: case O_EVENT: case O_TIME: {
-			static const char *const names[] = { "cpu", "pid", "tid", "comm", "event", "time" };
-			if (ana_filter_parse(&c->filter, names[opt - O_CPU], optarg, err, sizeof(err)))
-				return fail_usage(cmd, "%s", err);
-			break;
-		}
-		case O_BASETIME: case O_NEWTIME: {
-			struct ana_filter *t = &dc->sides[opt == O_NEWTIME].time;
-			ana_filter_release(t);
-			/* (the filter's message names --time: say which option) */
-			if (ana_filter_parse(t, "time", optarg, err, sizeof(err)))
-				return fail_usage(cmd, opt == O_NEWTIME ?
-						  "bad --new-time '%s': expected START,END as "
-						  "--time takes them" :
-						  "bad --base-time '%s': expected START,END as "
-						  "--time takes them", optarg);
-			break;
-		}
-		case 's': c->sort = optarg; break;
-		case 'n':
-			if (parse_count(optarg, &c->top))
-				return fail_usage(cmd, "bad --top '%s': a positive number", optarg);
-			break;
-		case O_SYMFS: c->symfs = optarg; break;
-		case O_NODEMANGLE: c->no_demangle = 1; break;
-		case O_DIFF:
-			if (!dc->html)
-				return fail_usage(cmd, "%s", "--diff belongs to html "
-						  "(html --diff BASE NEW -o PAGE.html)");
-			break;
-		}
-	}
+	int ret = parse_args(c, argc, argv);
+	if (ret >= 0)
+		return ret;
 	dc->dopt.top = c->top;
 	if (c->sort) {
 		struct ana_report_opts ro = { 0 };
@@ -1225,17 +1173,14 @@ static int diff_parse(struct diff_cli *dc, int argc, char **argv)
 		memcpy(dc->dopt.keys, ro.keys, sizeof(dc->dopt.keys));
 		dc->dopt.nkeys = ro.nkeys;
 	}
-	dc->ninputs = argc - optind;
-	if (dc->ninputs < 1 || dc->ninputs > 2)
-		return fail_usage(cmd, "%s", dc->ninputs ? "too many inputs: give BASE and NEW, "
+	if (c->ninputs < 1 || c->ninputs > 2)
+		return fail_usage(cmd, "%s", c->ninputs ? "too many inputs: give BASE and NEW, "
 				  "or one FILE with --base-time and --new-time" :
 				  "missing BASE and NEW (two .prec traces)");
-	for (int i = 0; i < dc->ninputs; i++)
-		dc->inputs[i] = argv[optind + i];
-	if (dc->ninputs == 1 && (!dc->sides[0].time.has_time || !dc->sides[1].time.has_time))
+	if (c->ninputs == 1 && (!dc->sides[0].time.has_time || !dc->sides[1].time.has_time))
 		return fail_usage(cmd, "%s", "one input: give --base-time A,B and --new-time "
 				  "C,D to compare two windows of it, or two files");
-	if (dc->ninputs == 1 && c->filter.has_time)
+	if (c->ninputs == 1 && c->filter.has_time)
 		return fail_usage(cmd, "%s", "--time does not apply to one input cut by "
 				  "--base-time and --new-time");
 	if (dc->html && c->fmt != ANA_FMT_TEXT)
@@ -1288,7 +1233,7 @@ static int diff_run(struct diff_cli *dc)
 {
 	struct cli *c = &dc->c;
 	struct diff_side *sides = dc->sides;
-	int split = dc->ninputs == 1;
+	int split = c->ninputs == 1;
 	struct progress prog = { 0 };
 	prog.enabled = c->progress && isatty(2);
 	clock_gettime(CLOCK_MONOTONIC, &prog.start);
@@ -1309,8 +1254,8 @@ static int diff_run(struct diff_cli *dc)
 		so.pass1_kinds = 0;
 		so.deferred_kinds = 0;
 	}
-	for (int i = 0; i < dc->ninputs; i++) {
-		int st = diff_open_side(c->cmd, dc->inputs[i], &so, &sides[i]);
+	for (size_t i = 0; i < c->ninputs; i++) {
+		int st = diff_open_side(c->cmd, c->inputs[i], &so, &sides[i]);
 		progress_end(&prog);
 		if (st)
 			return st;
@@ -1357,10 +1302,18 @@ static int diff_main(int argc, char **argv)
 	dc.c.cmd = argv[0];
 	dc.c.progress = 1;
 	dc.c.jobs = ana_cpu_count();
+	dc.c.diff = 1;
 	dc.html = !strcmp(argv[0], "html");
 	ana_filter_init(&dc.c.filter);
 	ana_filter_init(&dc.sides[0].time);
 	ana_filter_init(&dc.sides[1].time);
+	dc.c.side_time[0] = &dc.sides[0].time;
+	dc.c.side_time[1] = &dc.sides[1].time;
+	/* every input is an argument: argc bounds them */
+	if (!(dc.c.inputs = calloc((size_t)argc + 1, sizeof(*dc.c.inputs)))) {
+		fprintf(stderr, "%s: out of memory\n", PROG);
+		return 1;
+	}
 	int ret = diff_parse(&dc, argc, argv);
 	if (ret < 0)
 		ret = diff_run(&dc);
@@ -1372,6 +1325,7 @@ static int diff_main(int argc, char **argv)
 	diff_side_release(&dc.sides[0]);
 	diff_side_release(&dc.sides[1]);
 	ana_filter_release(&dc.c.filter);
+	free(dc.c.inputs);
 	return ret;
 }
 
@@ -1391,8 +1345,6 @@ int main(int argc, char **argv)
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help")) {
 		if (argc >= 3 && !strcmp(argv[1], "help")) {
-			if (!strcmp(argv[2], "diff"))
-				return diff_main(2, (char *[]){ "diff", "--help", NULL });
 			print_help(stdout, argv[2]);
 			return 0;
 		}

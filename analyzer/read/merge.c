@@ -3,6 +3,7 @@
  */
 #include "analyzer/read/merge.h"
 #include "format/base/hashmap.h"
+#include "analyzer/read/trace.h"
 
 #include <errno.h>
 
@@ -218,4 +219,18 @@ void ana_merge_free(struct ana_merge *m)
 	free(m->heap);
 	free(m->list);
 	free(m);
+}
+
+static void note_damage(void *ctx, const struct prec_frame_info *fi, int err)
+{
+	ana_trace_note_damage(ctx, fi->offset, err);
+}
+
+struct ana_merge *ana_merge_trace(struct ana_trace *s, const struct prec_frame_info *list,
+				  size_t n, const struct ana_frames_opts *opts)
+{
+	struct ana_merge *m = ana_merge_new(s->reader, list, n, opts);
+	if (m)
+		ana_merge_on_damage(m, note_damage, s);
+	return m;
 }

@@ -29,6 +29,7 @@
 #include "analyzer/read/frames.h"
 
 struct ana_merge;
+struct ana_trace;
 
 /* list is copied. Returns NULL and sets errno. */
 struct ana_merge *ana_merge_new(struct prec_reader *r,
@@ -40,6 +41,11 @@ int ana_merge_next(struct ana_merge *m, const struct prec_packet **p);
 void ana_merge_on_damage(struct ana_merge *m,
 			 void (*cb)(void *ctx, const struct prec_frame_info *fi, int err),
 			 void *ctx);
+/* ana_merge_new() over frames of s (list as ana_trace_select() gives
+ * it) that notes each damaged frame in s (ana_trace_note_damage()), as
+ * every pass over a trace does. */
+struct ana_merge *ana_merge_trace(struct ana_trace *s, const struct prec_frame_info *list,
+				  size_t n, const struct ana_frames_opts *opts);
 /* Frames delivered so far / in total (for progress). */
 void ana_merge_progress(const struct ana_merge *m, size_t *done, size_t *total);
 /* Most frames held at once so far (see ana_frames_buffers()). */

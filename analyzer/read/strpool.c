@@ -4,6 +4,7 @@
  */
 #include "analyzer/read/strpool.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,4 +98,11 @@ const char *ana_strpool_intern_n(struct ana_strpool *p, const char *s, size_t le
 const char *ana_strpool_intern(struct ana_strpool *p, const char *s)
 {
 	return ana_strpool_intern_n(p, s, strlen(s));
+}
+
+int ana_strpool_intern_in(struct ana_strpool *p, const char **s)
+{
+	if (*s && !(*s = ana_strpool_intern(p, *s)))
+		return -ENOMEM;
+	return 0;
 }

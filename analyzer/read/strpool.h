@@ -27,5 +27,7 @@ void ana_strpool_release(struct ana_strpool *p);
  * ENOMEM. */
 const char *ana_strpool_intern_n(struct ana_strpool *p, const char *s, size_t len);
 const char *ana_strpool_intern(struct ana_strpool *p, const char *s);
+/* *s replaced by its pooled copy (NULL stays NULL): 0 or -ENOMEM. */
+int ana_strpool_intern_in(struct ana_strpool *p, const char **s);
 
 #endif

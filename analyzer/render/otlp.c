@@ -21,6 +21,7 @@
 #include "format/base/hashmap.h"
 #include "analyzer/read/trace.h"
 #include "analyzer/render/pbwrite.h"
+#include "analyzer/render/timed.h"
 #include "analyzer/symbols/resolve.h"
 
 #define MAX_FRAMES 256
@@ -133,21 +134,6 @@ struct ostate {
 	int64_t wall;                  /* realtime - monotonic, ns */
 };
 
-static int grow(void *pp, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 64;
-	while (c < need)
-		c *= 2;
-	void *p = realloc(*(void **)pp, c * size);
-	if (!p)
-		return -ENOMEM;
-	*(void **)pp = p;
-	*cap = c;
-	return 0;
-}
-
 /* The string table index of s; -1 on ENOMEM. */
 static int32_t str_index(struct ostate *st, const char *s)
 {
@@ -157,7 +143,7 @@ static int32_t str_index(struct ostate *st, const char *s)
 	if (!v)
 		return -1;
 	if (created) {
-		if (grow(&st->strv, &st->capstr, st->nstr + 1, sizeof(*st->strv)))
+		if (ana_timed_grow(&st->strv, &st->capstr, st->nstr + 1, sizeof(*st->strv)))
 			return -1;
 		st->strv[st->nstr] = k;
 		*v = (int32_t)st->nstr++;
@@ -173,7 +159,7 @@ static int32_t map_index(struct ostate *st, const char *dso)
 		return -1;
 	if (created) {
 		int32_t name = str_index(st, dso);
-		if (name < 0 || grow(&st->mapv, &st->capmap, st->nmap + 1, sizeof(*st->mapv)))
+		if (name < 0 || ana_timed_grow(&st->mapv, &st->capmap, st->nmap + 1, sizeof(*st->mapv)))
 			return -1;
 		st->mapv[st->nmap] = name;
 		*v = (int32_t)st->nmap++;
@@ -202,7 +188,7 @@ static int32_t loc_index(struct ostate *st, const struct ana_loc *fr)
 		l.map = m + 1;   /* after the zero entry */
 	}
 	l.addr = fr->dso ? fr->dso_off : fr->ip;
-	if (grow(&st->locv, &st->caploc, st->nloc + 1, sizeof(*st->locv)) ||
+	if (ana_timed_grow(&st->locv, &st->caploc, st->nloc + 1, sizeof(*st->locv)) ||
 	    !(v = prec_hashmap_get(&st->locs, &k, NULL)))
 		return -1;
 	st->locv[st->nloc] = l;
@@ -225,8 +211,10 @@ static int32_t stack_index(struct ostate *st, int n)
 	if (!v)
 		return -1;
 	if (created) {
-		if (grow(&st->stackoff, &st->capstackoff, st->nstack + 2, sizeof(*st->stackoff)) ||
-		    grow(&st->stackpool, &st->cappool, st->npool + (size_t)n, sizeof(*st->stackpool)))
+		if (ana_timed_grow(&st->stackoff, &st->capstackoff, st->nstack + 2,
+				   sizeof(*st->stackoff)) ||
+		    ana_timed_grow(&st->stackpool, &st->cappool, st->npool + (size_t)n,
+				   sizeof(*st->stackpool)))
 			return -1;
 		st->stackoff[st->nstack] = st->npool;
 		memcpy(st->stackpool + st->npool, st->ids, (size_t)n * sizeof(*st->ids));
@@ -252,7 +240,7 @@ static int32_t attr_index(struct ostate *st, const char *key, const char *sval, 
 	if (!v)
 		return -1;
 	if (created) {
-		if (grow(&st->attrv, &st->capattr, st->nattr + 1, sizeof(*st->attrv)))
+		if (ana_timed_grow(&st->attrv, &st->capattr, st->nattr + 1, sizeof(*st->attrv)))
 			return -1;
 		st->attrv[st->nattr] = k;
 		*v = (int32_t)st->nattr++;
@@ -294,17 +282,10 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 		return 0;
 	const Perfrec__Sample *smp = p->pkt->sample;
 	struct ana_trace *s = st->s;
-	const struct ana_filter *f = st->f;
 	int ev = ana_trace_event_of(s, smp->id);
-	if (f && f->active) {
-		const char *comm = ana_trace_comm_name(s, smp->tid, p->time);
-		if (!comm)
-			return -ENOMEM;
-		if (!ana_filter_cpu(f, smp->cpu) || !ana_filter_pid(f, smp->pid) ||
-		    !ana_filter_tid(f, smp->tid) || !ana_filter_time(f, p->time) ||
-		    !ana_filter_comm(f, comm) || !ana_filter_event(f, ana_trace_event_name(s, ev)))
-			return 0;
-	}
+	int keep = ana_timed_keep(s, st->f, p);
+	if (keep <= 0)
+		return keep;
 	int n = ana_resolve_sample(s, p, st->frames, MAX_FRAMES);
 	if (n < 0)
 		return n;

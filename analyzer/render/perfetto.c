@@ -22,6 +22,7 @@
 #include "format/base/hashmap.h"
 #include "analyzer/read/trace.h"
 #include "analyzer/render/pbwrite.h"
+#include "analyzer/render/timed.h"
 #include "analyzer/render/table.h"
 #include "analyzer/reports/sched.h"
 #include "analyzer/symbols/resolve.h"
@@ -450,17 +451,9 @@ static int on_sample(struct pstate *st, const struct prec_packet *p)
 {
 	const Perfrec__Sample *smp = p->pkt->sample;
 	struct ana_trace *s = st->s;
-	const struct ana_filter *f = st->f;
-	if (f && f->active) {
-		const char *comm = ana_trace_comm_name(s, smp->tid, p->time);
-		if (!comm)
-			return -ENOMEM;
-		if (!ana_filter_cpu(f, smp->cpu) || !ana_filter_pid(f, smp->pid) ||
-		    !ana_filter_tid(f, smp->tid) || !ana_filter_time(f, p->time) ||
-		    !ana_filter_comm(f, comm) ||
-		    !ana_filter_event(f, ana_trace_event_name(s, ana_trace_event_of(s, smp->id))))
-			return 0;
-	}
+	int keep = ana_timed_keep(s, st->f, p);
+	if (keep <= 0)
+		return keep;
 	if (!thread_track(st, smp->pid, smp->tid))
 		return st->err ? st->err : -ENOMEM;
 	int n = ana_resolve_sample(s, p, st->locs, MAX_FRAMES);

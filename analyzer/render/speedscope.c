@@ -20,6 +20,7 @@
 #include "analyzer/read/merge.h"
 #include "analyzer/read/trace.h"
 #include "analyzer/render/table.h"
+#include "analyzer/render/timed.h"
 #include "analyzer/symbols/resolve.h"
 
 #define MAX_FRAMES 256
@@ -78,21 +79,6 @@ struct sstate {
 	size_t keycap;
 };
 
-static int grow(void *pp, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 64;
-	while (c < need)
-		c *= 2;
-	void *p = realloc(*(void **)pp, c * size);
-	if (!p)
-		return -ENOMEM;
-	*(void **)pp = p;
-	*cap = c;
-	return 0;
-}
-
 static int frame_index(struct sstate *st, const struct ana_loc *loc, uint32_t *out)
 {
 	struct framekey k;
@@ -106,7 +92,7 @@ static int frame_index(struct sstate *st, const struct ana_loc *loc, uint32_t *o
 		return -ENOMEM;
 	if (created) {
 		size_t n = prec_hashmap_count(&st->frames);
-		if (grow(&st->frametab, &st->capframes, n, sizeof(*st->frametab)))
+		if (ana_timed_grow(&st->frametab, &st->capframes, n, sizeof(*st->frametab)))
 			return -ENOMEM;
 		st->frametab[n - 1] = k;
 		*v = (uint32_t)(n - 1);
@@ -133,8 +119,8 @@ static int stack_index(struct sstate *st, int n, uint32_t *out)
 		return -ENOMEM;
 	if (created) {
 		size_t i = prec_hashmap_count(&st->stacks) - 1;
-		if (grow(&st->stackoff, &st->capstacks, i + 2, sizeof(*st->stackoff)) ||
-		    grow(&st->stackpool, &st->cappool, st->npool + (size_t)n,
+		if (ana_timed_grow(&st->stackoff, &st->capstacks, i + 2, sizeof(*st->stackoff)) ||
+		    ana_timed_grow(&st->stackpool, &st->cappool, st->npool + (size_t)n,
 			 sizeof(*st->stackpool)))
 			return -ENOMEM;
 		st->stackoff[i] = st->npool;
@@ -149,7 +135,7 @@ static int stack_index(struct sstate *st, int n, uint32_t *out)
 
 static int spill_chunk(struct sstate *st, struct thread *t)
 {
-	if (grow(&t->chunks, &t->capchunks, t->nchunks + 1, sizeof(*t->chunks)))
+	if (ana_timed_grow(&t->chunks, &t->capchunks, t->nchunks + 1, sizeof(*t->chunks)))
 		return -ENOMEM;
 	if (fseek(st->spill, 0, SEEK_END))
 		return -EIO;
@@ -167,17 +153,9 @@ static int on_sample(struct sstate *st, const struct prec_packet *p)
 {
 	const Perfrec__Sample *smp = p->pkt->sample;
 	struct ana_trace *s = st->s;
-	const struct ana_filter *f = st->f;
-	if (f && f->active) {
-		const char *comm = ana_trace_comm_name(s, smp->tid, p->time);
-		if (!comm)
-			return -ENOMEM;
-		if (!ana_filter_cpu(f, smp->cpu) || !ana_filter_pid(f, smp->pid) ||
-		    !ana_filter_tid(f, smp->tid) || !ana_filter_time(f, p->time) ||
-		    !ana_filter_comm(f, comm) ||
-		    !ana_filter_event(f, ana_trace_event_name(s, ana_trace_event_of(s, smp->id))))
-			return 0;
-	}
+	int keep = ana_timed_keep(s, st->f, p);
+	if (keep <= 0)
+		return keep;
 	int n = ana_resolve_sample(s, p, st->locs, MAX_FRAMES);
 	if (n < 0)
 		return n;
@@ -193,7 +171,7 @@ static int on_sample(struct sstate *st, const struct prec_packet *p)
 	if (!tp)
 		return -ENOMEM;
 	if (created) {
-		if (grow(&st->order, &st->capthreads, st->nthreads + 1, sizeof(*st->order)) ||
+		if (ana_timed_grow(&st->order, &st->capthreads, st->nthreads + 1, sizeof(*st->order)) ||
 		    !(*tp = calloc(1, sizeof(**tp))))
 			return -ENOMEM;
 		(*tp)->k = tk;
@@ -207,11 +185,6 @@ static int on_sample(struct sstate *st, const struct prec_packet *p)
 	return t->n == CHUNK ? spill_chunk(st, t) : 0;
 }
 
-static void merge_damage(void *ctx, const struct prec_frame_info *fi, int err)
-{
-	ana_trace_note_damage(ctx, fi->offset, err);
-}
-
 static int read_samples(struct sstate *st)
 {
 	struct ana_trace *s = st->s;
@@ -222,12 +195,11 @@ static int read_samples(struct sstate *st)
 	int ret = ana_trace_select(s, fo.kinds, 0, s->windowed, &list, &n);
 	if (ret < 0)
 		return ret;
-	struct ana_merge *m = ana_merge_new(s->reader, list, n, &fo);
+	struct ana_merge *m = ana_merge_trace(s, list, n, &fo);
 	if (list != s->frames)
 		free((void *)list);
 	if (!m)
 		return -ENOMEM;
-	ana_merge_on_damage(m, merge_damage, s);
 	const struct prec_packet *p;
 	while ((ret = ana_merge_next(m, &p)) > 0)
 		if (p->pkt->data_case == PERFREC__PACKET__DATA_SAMPLE &&

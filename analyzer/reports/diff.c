@@ -68,22 +68,18 @@ struct add_ctx {
 	int side;
 };
 
-static int intern(struct ana_diff *d, const char *s, const char **out)
-{
-	*out = NULL;
-	if (s && !(*out = ana_strpool_intern(&d->pool, s)))
-		return -ENOMEM;
-	return 0;
-}
-
 static int on_row(void *ctx, const struct ana_report_row *r)
 {
 	struct add_ctx *a = ctx;
 	struct ana_diff *d = a->d;
 	struct dkey k;
 	memset(&k, 0, sizeof(k));
-	if (intern(d, r->comm, &k.comm) || intern(d, r->dso, &k.dso) ||
-	    intern(d, r->sym, &k.sym) || intern(d, r->event, &k.event))
+	k.comm = r->comm;
+	k.dso = r->dso;
+	k.sym = r->sym;
+	k.event = r->event;
+	if (ana_strpool_intern_in(&d->pool, &k.comm) || ana_strpool_intern_in(&d->pool, &k.dso) ||
+	    ana_strpool_intern_in(&d->pool, &k.sym) || ana_strpool_intern_in(&d->pool, &k.event))
 		return -ENOMEM;
 	k.pid = r->pid;
 	k.tid = r->tid;

@@ -783,11 +783,6 @@ static int dump_one(void *ctx, const struct prec_packet *p)
 	return d->e.err;
 }
 
-static void merge_damage(void *ctx, const struct prec_frame_info *fi, int err)
-{
-	ana_trace_note_damage(ctx, fi->offset, err);
-}
-
 int ana_dump_run(struct ana_trace *s, const struct ana_dump_opts *o, FILE *out)
 {
 	struct dctx d;
@@ -818,14 +813,13 @@ int ana_dump_run(struct ana_trace *s, const struct ana_dump_opts *o, FILE *out)
 			return ret;
 		}
 		struct ana_frames_opts fo = { .jobs = o->jobs };
-		struct ana_merge *m = ana_merge_new(s->reader, list, n, &fo);
+		struct ana_merge *m = ana_merge_trace(s, list, n, &fo);
 		if (!m) {
 			if (list != s->frames)
 				free((void *)list);
 			free(d.e.buf);
 			return -ENOMEM;
 		}
-		ana_merge_on_damage(m, merge_damage, s);
 		const struct prec_packet *p;
 		size_t done = 0, total = 0, last = 0;
 		while ((ret = ana_merge_next(m, &p)) > 0) {

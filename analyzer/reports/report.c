@@ -495,13 +495,6 @@ static int event_pos(struct ana_report *r, const char *name, int sampling)
 	return (int)r->nevents++;
 }
 
-static int intern(struct ana_report *r, const char **s)
-{
-	if (*s && !(*s = ana_strpool_intern(&r->pool, *s)))
-		return -ENOMEM;
-	return 0;
-}
-
 /* Moves one trace's rows into the report: names into its pool, event
  * positions into its list. */
 static int fold(struct ana_report *r, struct rstate *st)
@@ -527,8 +520,9 @@ static int fold(struct ana_report *r, struct rstate *st)
 	for (size_t i = 0; i < n && ret >= 0; i++) {
 		struct rkey k = *(const struct rkey *)prec_hashmap_key(&st->table, i);
 		const struct rval *v = prec_hashmap_val(&st->table, i);
-		if ((ret = intern(r, &k.comm)) < 0 || (ret = intern(r, &k.dso)) < 0 ||
-		    (ret = intern(r, &k.sym)) < 0)
+		if ((ret = ana_strpool_intern_in(&r->pool, &k.comm)) < 0 ||
+		    (ret = ana_strpool_intern_in(&r->pool, &k.dso)) < 0 ||
+		    (ret = ana_strpool_intern_in(&r->pool, &k.sym)) < 0)
 			break;
 		k.host = host;
 		if (st->use[ANA_KEY_EVENT] && k.event >= 0 && (size_t)k.event < s->nevents)

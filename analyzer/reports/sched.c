@@ -300,11 +300,6 @@ static int close_open(struct sstate *st)
 	return 0;
 }
 
-static void merge_damage(void *ctx, const struct prec_frame_info *fi, int err)
-{
-	ana_trace_note_damage(ctx, fi->offset, err);
-}
-
 /* What the report keeps across traces, by host: tasks (host, tid), CPUs
  * (host, cpu), off-CPU states (host, tid, state), each host's window. A
  * trace's tasks are folded in when its pass ends, names interned in the
@@ -479,12 +474,11 @@ int ana_sched_add(struct ana_sched *sc, struct ana_trace *s, uint64_t host_start
 		goto out;
 	if (list != s->frames)
 		st.list = (struct prec_frame_info *)list;
-	m = ana_merge_new(s->reader, list, nlist, &fo);
+	m = ana_merge_trace(s, list, nlist, &fo);
 	if (!m) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	ana_merge_on_damage(m, merge_damage, s);
 	const struct prec_packet *p;
 	size_t done = 0, total = 0, last = 0;
 	while ((ret = ana_merge_next(m, &p)) > 0) {

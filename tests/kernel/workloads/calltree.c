@@ -19,11 +19,7 @@
  * for a byte from it, so that recorders can attach before the work starts.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
+#include "workload.h"
 
 /* one function, one frame: never inlined, never cloned (gcc) */
 #ifdef __clang__
@@ -77,27 +73,6 @@ KEEP unsigned calltree_round(void)
 	unsigned r = calltree_alpha();
 
 	return r ^ calltree_beta();
-}
-
-static double cpu_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-/* Blocks until a byte comes through the fifo at path. */
-static void wait_go(const char *path)
-{
-	char c;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0 || read(fd, &c, 1) != 1) {
-		perror(path);
-		exit(2);
-	}
-	close(fd);
 }
 
 int main(int argc, char **argv)

@@ -23,12 +23,9 @@
  * attach before the work starts; SECS count from then.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <sys/resource.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "workload.h"
 
 #define N 2048
 
@@ -81,27 +78,6 @@ KEEP int chain_one(int *v, int n)
 
 	__asm__ volatile("" ::: "memory");
 	return r + 2;
-}
-
-static double cpu_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-/* Blocks until a byte comes through the fifo at path. */
-static void wait_go(const char *path)
-{
-	char c;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0 || read(fd, &c, 1) != 1) {
-		perror(path);
-		exit(2);
-	}
-	close(fd);
 }
 
 int main(int argc, char **argv)
