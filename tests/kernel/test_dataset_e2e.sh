@@ -18,7 +18,7 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rm -rf "$d"
+  if [ -n "${KEEP:-}" ]; then echo "test_dataset_e2e: files kept in $d" >&2; else rm -rf "$d"; fi
 }
 trap cleanup EXIT
 fail() {
@@ -84,9 +84,34 @@ s, f, l = (json.load(open(f"{d}/{n}.json"))["info"] for n in ("si", "fi", "la"))
 lo = max(s["start_s"], f["start_s"]) + 0.5
 hi = min(s["start_s"] + s["duration_s"], l["start_s"] + l["duration_s"]) - 0.5
 assert hi - lo > 5, (lo, hi)
-print(f"@{lo:.6f},@{hi:.6f}")
+print(f"{lo:.6f} {hi:.6f}")
 EOF
 ) || fail "no common window"
+# Each perf event reads the clock for its own copy of a switch record: the
+# two recordings time the same switch some 0.3-1 us apart, so a switch
+# that close to an edge is inside one window and outside the other. Each
+# edge goes to the middle of the longest pause between switch records of
+# either recording within 0.1 s of it, far wider than that skew.
+quiet() {
+  "$analyze" dump "$d/single.prec" "$d/out" --json --no-progress \
+    --time "$(python3 -c "import sys; a = float(sys.argv[1]); print(f'@{a - 0.1:.6f},@{a + 0.1:.6f}')" "$1")" \
+    > "$d/edge.jsonl" || return 1
+  python3 - "$d/edge.jsonl" <<'EOF'
+import json, sys
+ts = sorted({json.loads(x)["time"] for x in open(sys.argv[1]) if '"context_switch"' in x})
+gap, at = max((b - a, a + (b - a) // 2) for a, b in zip(ts, ts[1:]))
+if gap < 20000:
+    sys.exit(f"no pause of 20 us between switch records near the edge (longest {gap} ns)")
+print(f"{at / 1e9:.9f} {gap}")
+EOF
+}
+read -r lo0 hi0 <<<"$win"
+edge=$(quiet "$lo0") || fail "window start: $edge"
+read -r lo gaplo <<<"$edge"
+edge=$(quiet "$hi0") || fail "window end: $edge"
+read -r hi gaphi <<<"$edge"
+win="@$lo,@$hi"
+echo "test_dataset_e2e: window $win, edges in pauses of $gaplo and $gaphi ns between switch records"
 # a comparison of the same events needs both to have lost none
 for f in "$d/single.prec" $files; do
   "$analyze" info --json "$f" > "$d/l.json"
