@@ -6,8 +6,12 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang clang-tidy libclang-rt-14-dev
       libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
       libcmocka-dev libbpf-dev zlib1g-dev linux-perf
-      libssl-dev openssl libnats-dev nats-server python3 procps elfutils binutils gzip chromium npm bpftool
+      libssl-dev openssl libnats-dev nats-server python3 procps elfutils binutils gzip chromium bpftool
       libdebuginfod-dev debuginfod curl)
+# npm (the browser tests fetch speedscope's page with it): Debian's
+# package only where no npm is installed already -- it would conflict with
+# a Node.js from elsewhere (NodeSource's nodejs ships its own npm).
+command -v npm >/dev/null || pkgs+=(npm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
