@@ -439,6 +439,28 @@ int ana_filter_event(const struct ana_filter *f, const char *name)
 	return 0;
 }
 
+int ana_filter_sample(const struct ana_filter *f, struct ana_trace *s,
+		      const struct prec_packet *p, const char **comm)
+{
+	const Perfrec__Sample *smp = p->pkt->sample;
+	if (comm)
+		*comm = NULL;
+	if (!f)
+		return 1;
+	if (!ana_filter_cpu(f, smp->cpu) || !ana_filter_pid(f, smp->pid) ||
+	    !ana_filter_tid(f, smp->tid) || !ana_filter_time(f, p->time) ||
+	    !ana_filter_event(f, ana_trace_event_name(s, ana_trace_event_of(s, smp->id))))
+		return 0;
+	if (!f->ncomms)
+		return 1;
+	const char *c = ana_trace_comm_name(s, smp->tid, p->time);
+	if (!c)
+		return -ENOMEM;
+	if (comm)
+		*comm = c;
+	return ana_filter_comm(f, c);
+}
+
 int ana_filter_time(const struct ana_filter *f, uint64_t t)
 {
 	return !ana_filter_windowed(f) || (t >= f->tmin && t <= f->tmax);

@@ -74,6 +74,14 @@ int ana_filter_pid(const struct ana_filter *f, uint32_t pid);
 int ana_filter_tid(const struct ana_filter *f, uint32_t tid);
 int ana_filter_comm(const struct ana_filter *f, const char *comm);
 int ana_filter_event(const struct ana_filter *f, const char *name);
+
+struct ana_trace;
+struct prec_packet;
+/* Whether the Sample packet p of s passes every filter of f (NULL: all
+ * do): 1 or 0, or -ENOMEM. The task's name is looked up only when a
+ * --comm filter needs it; *comm (may be NULL) gets it then, else NULL. */
+int ana_filter_sample(const struct ana_filter *f, struct ana_trace *s,
+		      const struct prec_packet *p, const char **comm);
 int ana_filter_time(const struct ana_filter *f, uint64_t t);
 /* An off-CPU packet (OffCpu fields) by --cpu, --pid, --tid and --time: a
  * sum (count >= 1) has no CPU, so a --cpu filter keeps intervals only.

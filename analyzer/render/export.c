@@ -130,14 +130,11 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 		weight = oc->duration;
 	} else if (!st->off_cpu && p->pkt->data_case == PERFREC__PACKET__DATA_SAMPLE) {
 		const Perfrec__Sample *smp = p->pkt->sample;
-		if (!(comm = ana_trace_comm_name(s, smp->tid, p->time)))
+		int keep = ana_filter_sample(f, s, p, &comm);
+		if (keep <= 0)
+			return keep;
+		if (!comm && !(comm = ana_trace_comm_name(s, smp->tid, p->time)))
 			return -ENOMEM;
-		if (f && (!ana_filter_cpu(f, smp->cpu) || !ana_filter_pid(f, smp->pid) ||
-			  !ana_filter_tid(f, smp->tid) || !ana_filter_time(f, p->time) ||
-			  !ana_filter_comm(f, comm) ||
-			  !ana_filter_event(f, ana_trace_event_name(s,
-					ana_trace_event_of(s, smp->id)))))
-			return 0;
 		n = ana_resolve_sample(s, p, st->frames, MAX_FRAMES);
 		if (n < 0)
 			return n;

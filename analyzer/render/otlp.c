@@ -21,7 +21,7 @@
 #include "format/base/hashmap.h"
 #include "analyzer/read/trace.h"
 #include "analyzer/render/pbwrite.h"
-#include "analyzer/render/timed.h"
+#include "format/base/grow.h"
 #include "analyzer/symbols/resolve.h"
 
 #define MAX_FRAMES 256
@@ -143,7 +143,7 @@ static int32_t str_index(struct ostate *st, const char *s)
 	if (!v)
 		return -1;
 	if (created) {
-		if (ana_timed_grow(&st->strv, &st->capstr, st->nstr + 1, sizeof(*st->strv)))
+		if (prec_grow(&st->strv, &st->capstr, st->nstr + 1, sizeof(*st->strv)))
 			return -1;
 		st->strv[st->nstr] = k;
 		*v = (int32_t)st->nstr++;
@@ -159,7 +159,7 @@ static int32_t map_index(struct ostate *st, const char *dso)
 		return -1;
 	if (created) {
 		int32_t name = str_index(st, dso);
-		if (name < 0 || ana_timed_grow(&st->mapv, &st->capmap, st->nmap + 1, sizeof(*st->mapv)))
+		if (name < 0 || prec_grow(&st->mapv, &st->capmap, st->nmap + 1, sizeof(*st->mapv)))
 			return -1;
 		st->mapv[st->nmap] = name;
 		*v = (int32_t)st->nmap++;
@@ -188,7 +188,7 @@ static int32_t loc_index(struct ostate *st, const struct ana_loc *fr)
 		l.map = m + 1;   /* after the zero entry */
 	}
 	l.addr = fr->dso ? fr->dso_off : fr->ip;
-	if (ana_timed_grow(&st->locv, &st->caploc, st->nloc + 1, sizeof(*st->locv)) ||
+	if (prec_grow(&st->locv, &st->caploc, st->nloc + 1, sizeof(*st->locv)) ||
 	    !(v = prec_hashmap_get(&st->locs, &k, NULL)))
 		return -1;
 	st->locv[st->nloc] = l;
@@ -211,9 +211,9 @@ static int32_t stack_index(struct ostate *st, int n)
 	if (!v)
 		return -1;
 	if (created) {
-		if (ana_timed_grow(&st->stackoff, &st->capstackoff, st->nstack + 2,
+		if (prec_grow(&st->stackoff, &st->capstackoff, st->nstack + 2,
 				   sizeof(*st->stackoff)) ||
-		    ana_timed_grow(&st->stackpool, &st->cappool, st->npool + (size_t)n,
+		    prec_grow(&st->stackpool, &st->cappool, st->npool + (size_t)n,
 				   sizeof(*st->stackpool)))
 			return -1;
 		st->stackoff[st->nstack] = st->npool;
@@ -240,7 +240,7 @@ static int32_t attr_index(struct ostate *st, const char *key, const char *sval, 
 	if (!v)
 		return -1;
 	if (created) {
-		if (ana_timed_grow(&st->attrv, &st->capattr, st->nattr + 1, sizeof(*st->attrv)))
+		if (prec_grow(&st->attrv, &st->capattr, st->nattr + 1, sizeof(*st->attrv)))
 			return -1;
 		st->attrv[st->nattr] = k;
 		*v = (int32_t)st->nattr++;
@@ -283,7 +283,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	const Perfrec__Sample *smp = p->pkt->sample;
 	struct ana_trace *s = st->s;
 	int ev = ana_trace_event_of(s, smp->id);
-	int keep = ana_timed_keep(s, st->f, p);
+	int keep = ana_filter_sample(st->f, s, p, NULL);
 	if (keep <= 0)
 		return keep;
 	int n = ana_resolve_sample(s, p, st->frames, MAX_FRAMES);

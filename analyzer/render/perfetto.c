@@ -22,7 +22,6 @@
 #include "format/base/hashmap.h"
 #include "analyzer/read/trace.h"
 #include "analyzer/render/pbwrite.h"
-#include "analyzer/render/timed.h"
 #include "analyzer/render/table.h"
 #include "analyzer/reports/sched.h"
 #include "analyzer/symbols/resolve.h"
@@ -451,7 +450,7 @@ static int on_sample(struct pstate *st, const struct prec_packet *p)
 {
 	const Perfrec__Sample *smp = p->pkt->sample;
 	struct ana_trace *s = st->s;
-	int keep = ana_timed_keep(s, st->f, p);
+	int keep = ana_filter_sample(st->f, s, p, NULL);
 	if (keep <= 0)
 		return keep;
 	if (!thread_track(st, smp->pid, smp->tid))

@@ -20,7 +20,7 @@
 #include "analyzer/read/merge.h"
 #include "analyzer/read/trace.h"
 #include "analyzer/render/table.h"
-#include "analyzer/render/timed.h"
+#include "format/base/grow.h"
 #include "analyzer/symbols/resolve.h"
 
 #define MAX_FRAMES 256
@@ -92,7 +92,7 @@ static int frame_index(struct sstate *st, const struct ana_loc *loc, uint32_t *o
 		return -ENOMEM;
 	if (created) {
 		size_t n = prec_hashmap_count(&st->frames);
-		if (ana_timed_grow(&st->frametab, &st->capframes, n, sizeof(*st->frametab)))
+		if (prec_grow(&st->frametab, &st->capframes, n, sizeof(*st->frametab)))
 			return -ENOMEM;
 		st->frametab[n - 1] = k;
 		*v = (uint32_t)(n - 1);
@@ -119,8 +119,8 @@ static int stack_index(struct sstate *st, int n, uint32_t *out)
 		return -ENOMEM;
 	if (created) {
 		size_t i = prec_hashmap_count(&st->stacks) - 1;
-		if (ana_timed_grow(&st->stackoff, &st->capstacks, i + 2, sizeof(*st->stackoff)) ||
-		    ana_timed_grow(&st->stackpool, &st->cappool, st->npool + (size_t)n,
+		if (prec_grow(&st->stackoff, &st->capstacks, i + 2, sizeof(*st->stackoff)) ||
+		    prec_grow(&st->stackpool, &st->cappool, st->npool + (size_t)n,
 			 sizeof(*st->stackpool)))
 			return -ENOMEM;
 		st->stackoff[i] = st->npool;
@@ -135,7 +135,7 @@ static int stack_index(struct sstate *st, int n, uint32_t *out)
 
 static int spill_chunk(struct sstate *st, struct thread *t)
 {
-	if (ana_timed_grow(&t->chunks, &t->capchunks, t->nchunks + 1, sizeof(*t->chunks)))
+	if (prec_grow(&t->chunks, &t->capchunks, t->nchunks + 1, sizeof(*t->chunks)))
 		return -ENOMEM;
 	if (fseek(st->spill, 0, SEEK_END))
 		return -EIO;
@@ -153,7 +153,7 @@ static int on_sample(struct sstate *st, const struct prec_packet *p)
 {
 	const Perfrec__Sample *smp = p->pkt->sample;
 	struct ana_trace *s = st->s;
-	int keep = ana_timed_keep(s, st->f, p);
+	int keep = ana_filter_sample(st->f, s, p, NULL);
 	if (keep <= 0)
 		return keep;
 	int n = ana_resolve_sample(s, p, st->locs, MAX_FRAMES);
@@ -171,7 +171,7 @@ static int on_sample(struct sstate *st, const struct prec_packet *p)
 	if (!tp)
 		return -ENOMEM;
 	if (created) {
-		if (ana_timed_grow(&st->order, &st->capthreads, st->nthreads + 1, sizeof(*st->order)) ||
+		if (prec_grow(&st->order, &st->capthreads, st->nthreads + 1, sizeof(*st->order)) ||
 		    !(*tp = calloc(1, sizeof(**tp))))
 			return -ENOMEM;
 		(*tp)->k = tk;

@@ -47,33 +47,3 @@ int ana_export_timed(struct ana_trace *s, const struct ana_filter *f, const char
 	int i = find(fmt);
 	return i < 0 ? -EINVAL : timed[i].run(s, f, out);
 }
-
-int ana_timed_keep(struct ana_trace *s, const struct ana_filter *f,
-		   const struct prec_packet *p)
-{
-	const Perfrec__Sample *smp = p->pkt->sample;
-	if (!f || !f->active)
-		return 1;
-	const char *comm = ana_trace_comm_name(s, smp->tid, p->time);
-	if (!comm)
-		return -ENOMEM;
-	return ana_filter_cpu(f, smp->cpu) && ana_filter_pid(f, smp->pid) &&
-	       ana_filter_tid(f, smp->tid) && ana_filter_time(f, p->time) &&
-	       ana_filter_comm(f, comm) &&
-	       ana_filter_event(f, ana_trace_event_name(s, ana_trace_event_of(s, smp->id)));
-}
-
-int ana_timed_grow(void *pp, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 64;
-	while (c < need)
-		c *= 2;
-	void *p = realloc(*(void **)pp, c * size);
-	if (!p)
-		return -ENOMEM;
-	*(void **)pp = p;
-	*cap = c;
-	return 0;
-}

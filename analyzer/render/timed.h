@@ -26,14 +26,4 @@ int ana_export_timed_binary(const char *fmt);
 int ana_export_timed(struct ana_trace *s, const struct ana_filter *f, const char *fmt,
 		     FILE *out);
 
-/* ---- shared by the exports of the table */
-
-/* Whether the sample packet p passes f (NULL: all do): 1 or 0, or
- * -ENOMEM. */
-int ana_timed_keep(struct ana_trace *s, const struct ana_filter *f,
-		   const struct prec_packet *p);
-/* *pp (an array of size-byte items, *cap of them) holds at least need:
- * 0 or -ENOMEM (*pp unchanged). */
-int ana_timed_grow(void *pp, size_t *cap, size_t need, size_t size);
-
 #endif

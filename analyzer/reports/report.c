@@ -262,20 +262,12 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	const Perfrec__Sample *smp = p->pkt->sample;
 	const struct ana_filter *f = st->o->filter;
 	int ev = ana_trace_event_of(s, smp->id);
-	const char *comm = NULL;
-	if (f) {
-		if (!ana_filter_cpu(f, smp->cpu) || !ana_filter_pid(f, smp->pid) ||
-		    !ana_filter_tid(f, smp->tid) || !ana_filter_time(f, p->time) ||
-		    !ana_filter_event(f, ana_trace_event_name(s, ev)))
-			goto out_filtered;
-		if (f->ncomms) {
-			comm = ana_trace_comm_name(s, smp->tid, p->time);
-			if (!comm)
-				return -ENOMEM;
-			if (!ana_filter_comm(f, comm))
-				goto out_filtered;
-		}
-	}
+	const char *comm;
+	int keep = ana_filter_sample(f, s, p, &comm);
+	if (keep < 0)
+		return keep;
+	if (!keep)
+		goto out_filtered;
 	uint64_t w = smp->period ? smp->period : 1;
 	struct rkey k;
 	memset(&k, 0, sizeof(k));
