@@ -511,7 +511,7 @@ static int fold(struct ana_report *r, struct rstate *st)
 	size_t n = prec_hashmap_count(&st->table);
 	for (size_t i = 0; i < n && ret >= 0; i++) {
 		struct rkey k = *(const struct rkey *)prec_hashmap_key(&st->table, i);
-		const struct rval *v = prec_hashmap_val(&st->table, i);
+		struct rval *v = prec_hashmap_val(&st->table, i);
 		if ((ret = ana_strpool_intern_in(&r->pool, &k.comm)) < 0 ||
 		    (ret = ana_strpool_intern_in(&r->pool, &k.dso)) < 0 ||
 		    (ret = ana_strpool_intern_in(&r->pool, &k.sym)) < 0)
@@ -537,7 +537,7 @@ static int fold(struct ana_report *r, struct rstate *st)
 				break;
 			}
 			to->tree = v->tree;
-			((struct rval *)v)->tree = NULL;
+			v->tree = NULL;
 		}
 	}
 	free(map);
