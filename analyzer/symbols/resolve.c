@@ -261,16 +261,27 @@ int ana_resolve_sample(struct ana_trace *s, const struct prec_packet *p,
 			if (ip == smp->ip)
 				continue;   /* the chain repeats the leaf */
 		}
-		ret = resolve_caller(s, smp->pid, ip, kernel, p->time, &frames[n]);
+		/* A user part starts with the user pc where the task entered
+		 * the kernel: the interrupted instruction itself (a fault at a
+		 * function's first byte belongs to that function), not a
+		 * return address. */
+		if (!kernel && (i == 0 || ips[i - 1] >= ANA_PERF_CONTEXT_MAX))
+			ret = ana_resolve_ip(s, smp->pid, ip, 0, p->time, &frames[n]);
+		else
+			ret = resolve_caller(s, smp->pid, ip, kernel, p->time, &frames[n]);
 		if (ret < 0)
 			return ret;
 		n++;
 	}
 	/* The unwound chain starts with the user pc: the leaf itself for a
 	 * sample taken in user mode, else where the task entered the kernel
-	 * (named like a return address, as the kernel's own user chains). */
+	 * (the interrupted instruction, named as itself); the rest are
+	 * return addresses. */
 	for (int i = ana_ip_is_kernel(smp->misc, smp->ip) ? 0 : 1; i < nu && n < max; i++) {
-		ret = resolve_caller(s, smp->pid, uips[i], 0, p->time, &frames[n]);
+		if (i == 0)
+			ret = ana_resolve_ip(s, smp->pid, uips[i], 0, p->time, &frames[n]);
+		else
+			ret = resolve_caller(s, smp->pid, uips[i], 0, p->time, &frames[n]);
 		if (ret < 0)
 			return ret;
 		n++;

@@ -5,8 +5,8 @@
  * last instruction of its function, the return address is the first byte
  * of the next function; resolving it as-is names the wrong caller. The
  * trace here has exactly that layout, in user space and in the kernel, and
- * checks that callers are looked up at ip - 1 while the leaf (an exact ip)
- * is not, and that frames keep the recorded address and offset.
+ * checks that callers are looked up at ip - 1 while the leaf and the user
+ * pc where a task entered the kernel (exact ips) are not, and that frames keep the recorded address and offset.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -131,6 +131,10 @@ static void write_trace(void **buf, size_t *len)
 	/* a walk that loops: one frame repeated to the end of the chain */
 	uint64_t c4[] = { CTX_USER, A_LEAF + 8, A_NEXT, A_NEXT, A_NEXT, A_NEXT };
 	sample(&t, 5000, A_LEAF + 8, 0, c4, 6);
+	/* a fault at callee_next's first instruction: the user part starts
+	 * with the interrupted pc itself, then a return address */
+	uint64_t c5[] = { CTX_KERNEL, K_LEAF + 4, CTX_USER, A_NEXT, A_CALLER + 0x20 };
+	sample(&t, 6000, K_LEAF + 4, 1, c5, 5);
 
 	assert_int_equal(prec_writer_close(t.w), 0);
 	const void *b;
@@ -146,8 +150,8 @@ static void write_trace(void **buf, size_t *len)
 
 struct collect {
 	struct ana_trace *s;
-	struct ana_loc fr[4][8];
-	int n[4], cut[4];
+	struct ana_loc fr[5][8];
+	int n[5], cut[5];
 	int nsamples;
 };
 
@@ -156,7 +160,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	struct collect *c = ctx;
 	if (p->pkt->data_case != PERFREC__PACKET__DATA_SAMPLE)
 		return 0;
-	assert_true(c->nsamples < 4);
+	assert_true(c->nsamples < 5);
 	c->cut[c->nsamples] = ana_resolve_cut(c->s, p);
 	int n = ana_resolve_sample(c->s, p, c->fr[c->nsamples], 8);
 	assert_true(n > 0);
@@ -175,7 +179,7 @@ static void test_return_addresses(void **state)
 	memset(&c, 0, sizeof(c));
 	assert_int_equal(ana_trace_open(&c.s, "mem", &so), 0);
 	assert_int_equal(ana_trace_scan(c.s, "test", on_packet, &c), 0);
-	assert_int_equal(c.nsamples, 4);
+	assert_int_equal(c.nsamples, 5);
 
 	/* sample 1: leaf callee_next (exact ip), caller from A_NEXT - 1 */
 	assert_int_equal(c.n[0], 2);
@@ -210,6 +214,13 @@ static void test_return_addresses(void **state)
 	assert_string_equal(c.fr[3][2].sym, "[truncated]");
 	assert_int_equal(c.cut[3], 3);
 	assert_true(c.s->cut.chains == 2 && c.s->cut.frames == 6);
+	/* sample 5: k_leaf, then callee_next (the faulting pc, not looked
+	 * up at pc - 1, which is caller's last byte), then caller */
+	assert_int_equal(c.n[4], 3);
+	assert_string_equal(c.fr[4][0].sym, "k_leaf");
+	assert_string_equal(c.fr[4][1].sym, "callee_next");
+	assert_true(c.fr[4][1].sym_off == 0);
+	assert_string_equal(c.fr[4][2].sym, "caller");
 
 	ana_trace_free(c.s);
 	free(buf);
@@ -228,7 +239,7 @@ static void test_no_cut(void **state)
 	memset(&c, 0, sizeof(c));
 	assert_int_equal(ana_trace_open(&c.s, "mem", &so), 0);
 	assert_int_equal(ana_trace_scan(c.s, "test", on_packet, &c), 0);
-	assert_int_equal(c.nsamples, 4);
+	assert_int_equal(c.nsamples, 5);
 	assert_int_equal(c.n[2], 5);   /* leaf + 4 callers */
 	assert_null(c.fr[2][2].sym);
 	assert_true(c.fr[2][2].ip == 0xffffffffull);
