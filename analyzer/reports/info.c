@@ -209,15 +209,22 @@ static void summary(struct ana_trace *s, struct ana_table *kv)
 	ana_kv_str(kv, "recorded", buf);
 	ana_kv_str(kv, "stopped", s->end ? s->end->stop_reason :
 		   "no session end (recorder killed?)");
+	/* EVENT_LOST breaks KERNEL_LOST down by event: the same samples,
+	 * named beside the total but not added to it */
 	for (int k = 0; k < ANA_NLOSS; k++)
-		lost += s->loss_count[k];
-	if (lost) {
+		if (k != PERFREC__LOSS__KIND__EVENT_LOST)
+			lost += s->loss_count[k];
+	if (lost || s->loss_count[PERFREC__LOSS__KIND__EVENT_LOST]) {
 		o = (size_t)snprintf(buf, sizeof(buf), "%" PRIu64 " (%.2f%% of events:", lost,
 				     100.0 * (double)lost / (double)(events + lost));
 		for (int k = 0; k < ANA_NLOSS && o < sizeof(buf); k++)
-			if (s->loss_count[k])
+			if (s->loss_count[k] && k != PERFREC__LOSS__KIND__EVENT_LOST)
 				o += (size_t)snprintf(buf + o, sizeof(buf) - o, " %s %" PRIu64,
 						      ana_loss_kind_name(k), s->loss_count[k]);
+		if (s->loss_count[PERFREC__LOSS__KIND__EVENT_LOST] && o < sizeof(buf))
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o,
+					      "; of which by event %" PRIu64,
+					      s->loss_count[PERFREC__LOSS__KIND__EVENT_LOST]);
 		if (o < sizeof(buf))
 			snprintf(buf + o, sizeof(buf) - o, ")");
 		ana_kv_str(kv, "lost", buf);

@@ -586,7 +586,6 @@ int rec_evlist_write_lost(struct rec_evlist *s, struct prec_writer *w,
 	unsigned char buf[8 * (3 + 3 * REC_GROUP_MAX)];
 	int ret = 0;
 
-	*total = 0;
 	if (!s->have_lost)
 		return 0;
 	for (size_t i = 0; i < s->nsel && !ret; i++) {
@@ -602,13 +601,14 @@ int rec_evlist_write_lost(struct rec_evlist *s, struct prec_writer *w,
 			if (n <= 0 || rec_group_read_parse(buf, (size_t)n, e->attr.read_format, &gr) < 0)
 				continue;
 			k = gr.has_id ? rec_group_read_find(&gr, e->fds[j].id) : 0;
-			if (k < 0 || !gr.has_lost || !gr.lost[k])
+			if (k < 0 || !gr.has_lost || gr.lost[k] <= e->fds[j].lost_written)
 				continue;
 			l.kind = PERFREC__LOSS__KIND__EVENT_LOST;
 			l.id = e->fds[j].id;
 			l.cpu = e->fds[j].cpu < 0 ? 0 : (uint32_t)e->fds[j].cpu;
-			l.count = gr.lost[k];
-			*total += gr.lost[k];
+			l.count = gr.lost[k] - e->fds[j].lost_written;
+			e->fds[j].lost_written = gr.lost[k];
+			*total += l.count;
 			p.data_case = PERFREC__PACKET__DATA_LOSS;
 			p.loss = &l;
 			ret = prec_writer_append(w, 0, &p, now_ns);

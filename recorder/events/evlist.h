@@ -76,6 +76,7 @@ struct rec_evsel_fd {
 	int cpu;
 	int pid;
 	uint64_t id;
+	uint64_t lost_written;          /* read_format LOST written so far */
 };
 
 struct rec_evsel {
@@ -124,9 +125,11 @@ int rec_evlist_enable(struct rec_evlist *s);
 int rec_evlist_disable(struct rec_evlist *s);
 void rec_evlist_release(struct rec_evlist *s);
 
-/* After the final drain: reads every fd's per-event lost count
- * (PERF_FORMAT_LOST, Linux >= 6.0) and writes a Loss EVENT_LOST packet on
- * stream 0 for each non-zero one. *total = their sum. Returns 0 or the
+/* At the end of each output (after the final drain, or at a rotation):
+ * reads every fd's per-event lost count (PERF_FORMAT_LOST, Linux >= 6.0)
+ * and writes a Loss EVENT_LOST packet on stream 0 for each one that grew
+ * since the previous output's, with the growth as its count, so that every
+ * output holds its own share. *total grows by their sum. Returns 0 or the
  * writer's error. */
 int rec_evlist_write_lost(struct rec_evlist *s, struct prec_writer *w,
 			   uint64_t now_ns, uint64_t *total);

@@ -150,7 +150,8 @@ static void output_counts(struct rec_recording *r, struct rec_emit_stats *st)
 	}
 }
 
-/* Symbols hit so far, counter values, SessionEnd, index, sync. */
+/* Symbols hit so far, counter values, per-event losses, SessionEnd,
+ * index, sync. */
 int recording_end_output(struct rec_recording *r, uint64_t now, const char *reason,
 		      bool final_counters)
 {
@@ -168,6 +169,8 @@ int recording_end_output(struct rec_recording *r, uint64_t now, const char *reas
 		if (sret < 0)
 			ret = sret;
 	}
+	if (!ret && r->src->ops->write_lost)
+		ret = r->src->ops->write_lost(r->src, r->w, now, &r->event_lost);
 	if (ret < 0)
 		return ret;
 	output_counts(r, &st);

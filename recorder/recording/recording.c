@@ -620,8 +620,6 @@ int rec_recording_stop(struct rec_recording *r, const char *reason)
 	}
 	if (!ret && r->src->ops->tick)
 		ret = r->src->ops->tick(r->src, &r->e, prec_now_ns(), true);
-	if (!ret && r->src->ops->write_lost)
-		ret = r->src->ops->write_lost(r->src, r->w, prec_now_ns(), &r->event_lost);
 	if (!ret)
 		ret = recording_end_output(r, prec_now_ns(), r->stop_reason, true);
 	if (ret < 0) {

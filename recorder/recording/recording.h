@@ -195,7 +195,7 @@ struct rec_recording_stats {
 	const char *output_name;
 	uint64_t wakeups;                 /* drain thread woken by a ring */
 	uint64_t spool_full;              /* the encoder fell behind */
-	uint64_t event_lost;              /* per-event lost counts (at stop) */
+	uint64_t event_lost;              /* per-event lost counts, all outputs */
 	uint64_t bpf_records;             /* off-CPU records from the rings */
 	size_t mmap_pages;                /* data pages per ring */
 	bool switch_events;               /* asked for (opts) */

@@ -13,7 +13,9 @@
  *                      rings (BPF maps), written through the emitter
  *   disable()          before the final drain
  *   tick(e, now, 1)    after the final drain: everything left
- *   write_lost(w, ..)  per-event lost counts, after the final drain
+ *   write_lost(w, ..)  per-event lost counts since the previous output's, at
+ *                      the end of each output (a rotation or after the
+ *                      final drain)
  *   free()
  *
  * A source that has nothing to say for describe or write_lost returns 0.

@@ -9,6 +9,7 @@
 #   - --flight: SIGUSR2 writes a snapshot that analyzes alone while the
 #     recording goes on, and the end writes one more;
 #   - --max-size stops the recording ("stopped by max size");
+#   - per-event losses (read_format LOST) are each file's own share;
 #   - combinations that cannot work are refused with a reason.
 set -euo pipefail
 # shellcheck source=../lib/kerntest.sh
@@ -90,6 +91,36 @@ echo "test_record_outputs: --flight: SIGUSR2 and the end each wrote a snapshot t
 grep -q "stopped by max size" ms.err || fail "--max-size did not stop it: $(cat ms.err)"
 "$analyze" verify ms.prec > verify.out || fail "ms.prec does not verify: $(cat verify.out)"
 echo "test_record_outputs: --max-size stops the recording, the file complete"
+
+# --- per-event losses (read_format LOST) in each rotated file: tiny rings
+# at a high rate lose samples all along; every file carries the growth of
+# the kernel's per-event count during it, not the last file the session's
+"$perfrec" record -a -e cpu-clock -F 20000 -g -m 1 --switch-events --rotate-time 1s \
+  -o el.prec -d 4 2> el.err || fail "record with tiny rings: $(tail -3 el.err)"
+ls el.*.prec > el.files
+python3 - "$analyze" el.files <<'PY' || fail "per-event losses are not per file"
+import json, subprocess, sys
+files = open(sys.argv[2]).read().split()
+rows = []
+for f in files:
+    d = json.loads(subprocess.run([sys.argv[1], "info", "--json", f], check=True,
+                                  capture_output=True, text=True).stdout)
+    by = {l["kind"]: l["lost"] for l in d.get("losses", [])}
+    rows.append((f, by.get("kernel_lost", 0), by.get("event_lost", 0)))
+print("files (kernel_lost, event_lost):", [(k, e) for _, k, e in rows])
+lossy = [r for r in rows[:-1] if r[1] >= 100]
+if not lossy:
+    print("no file but the last lost records with 1-page rings at 20 kHz: nothing to check"); sys.exit(1)
+for f, k, e in lossy:
+    if e == 0:
+        print(f, "lost", k, "records but carries no per-event loss"); sys.exit(1)
+total = sum(e for _, _, e in rows)
+if rows[-1][2] > total / 2 and len(rows) > 3:
+    print("the last file carries", rows[-1][2], "of", total, "per-event losses"); sys.exit(1)
+PY
+grep -q "of which by event" <("$analyze" info "$(head -1 el.files)") ||
+  fail "info does not name per-event losses apart from the total"
+echo "test_record_outputs: per-event losses are written per rotated file"
 
 # --- refused
 "$perfrec" record -a --flight 64m --to 127.0.0.1:1 2> bad.err && fail "--flight with --to"
