@@ -59,6 +59,13 @@ struct ctx {
 	struct blk *blks;
 };
 
+/* Why the last get() failed: always negative (a failed pread sets errno,
+ * but nothing here relies on it). */
+static int get_err(const struct ctx *c)
+{
+	return c->err < 0 ? c->err : -EIO;
+}
+
 /* [off, off + n) of the file, or NULL with c->err set. */
 static const uint8_t *get(struct ctx *c, uint64_t off, uint64_t n)
 {
@@ -156,7 +163,7 @@ static int read_hdr(struct ctx *c, struct hdr *h)
 	c->msb = e[EI_DATA] == ELFDATA2MSB;
 	e = get(c, 0, c->is64 ? 64 : 52);
 	if (!e)
-		return c->err;
+		return get_err(c);
 	h->type = rd16(c, e, 16);
 	if (c->is64) {
 		h->phoff = rd(c, e, 32, 8);
@@ -186,7 +193,7 @@ static int read_hdr(struct ctx *c, struct hdr *h)
 	if (h->shoff && (h->shnum == 0 || h->shstrndx == SHN_XINDEX)) {
 		s0 = get(c, h->shoff, h->shentsize);
 		if (!s0)
-			return c->err;
+			return get_err(c);
 		if (h->shnum == 0)
 			h->shnum = (uint32_t)(c->is64 ? rd(c, s0, 32, 8) :
 						       rd32(c, s0, 20));
@@ -196,12 +203,12 @@ static int read_hdr(struct ctx *c, struct hdr *h)
 	if (h->phnum) {
 		h->ph = get(c, h->phoff, (uint64_t)h->phnum * h->phentsize);
 		if (!h->ph)
-			return c->err;
+			return get_err(c);
 	}
 	if (h->shnum) {
 		h->sh = get(c, h->shoff, (uint64_t)h->shnum * h->shentsize);
 		if (!h->sh)
-			return c->err;
+			return get_err(c);
 	}
 	return 0;
 }
@@ -430,13 +437,13 @@ static int read_syms(struct ctx *c, const struct hdr *h,
 		return -EBADMSG;
 	tab = get(c, st->offset, st->size);
 	if (!tab)
-		return c->err;
+		return get_err(c);
 	read_shdr(c, h, st->link, &str);
 	if (str.type == SHT_NOBITS)
 		return -EBADMSG;
 	strs = get(c, str.offset, str.size);
 	if (!strs)
-		return c->err;
+		return get_err(c);
 	n = st->size / st->entsize;
 	raw = n ? calloc(n, sizeof(*raw)) : NULL;
 	if (n && !raw)
@@ -678,7 +685,7 @@ static int lookup(struct ctx *c, const struct hdr *h, const char *name,
 		return -EBADMSG;
 	strs = get(c, str.offset, str.size);
 	if (!strs)
-		return c->err;
+		return get_err(c);
 	for (uint32_t i = 1; i < h->shnum; i++) {
 		read_shdr(c, h, i, sh);
 		if (sh->name >= str.size || str.size - sh->name <= nlen ||
@@ -705,7 +712,7 @@ static int take(struct ctx *c, const struct shdr *sh,
 		return 0;
 	p = get(c, sh->offset, sh->size);
 	if (!p)
-		return c->err;
+		return get_err(c);
 	out->data = p;
 	if (!(sh->flags & SHF_COMPRESSED))
 		return 0;
