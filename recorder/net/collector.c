@@ -368,7 +368,7 @@ static int check_origin(struct rec_collector *c, struct stream *s, struct cconn 
 
 	if (next <= 1 || !strcmp(stored, s->origin))
 		return 0;
-	refuse(c, k, "%s holds %llu records of another recording (stream %s, this "
+	refuse_definitive(c, k, "%s holds %llu records of another recording (stream %s, this "
 	       "one %s): give each recording its own --session", what,
 	       (unsigned long long)(next - 1), origin_name(stored, a, sizeof(a)),
 	       origin_name(s->origin, b, sizeof(b)));
@@ -568,7 +568,9 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 	if (s && s->owner && strcmp(s->origin, origin)) {
 		char a[20], b[20];
 
-		refuse(c, k, "session %s/%s is being streamed by another recording "
+		/* definitive too: the owner's records reach the stores, after
+		 * which check_origin() refuses this recording for good */
+		refuse_definitive(c, k, "session %s/%s is being streamed by another recording "
 		       "(stream %s, this one %s): give each recording its own --session",
 		       s->host, s->id, origin_name(s->origin, a, sizeof(a)),
 		       origin_name(origin, b, sizeof(b)));
