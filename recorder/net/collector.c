@@ -671,6 +671,13 @@ static void on_frame(struct rec_collector *c, struct cconn *k, uint64_t seq,
 	}
 	if (s->js) {
 		ret = rec_js_publish(s->js, seq, rec.kind, data, len);
+		if (ret == -EMSGSIZE) {
+			/* the record is what it is: no resend fits it */
+			refuse_definitive(c, k, "%s: record with a smaller --frame-size, or "
+					  "raise the servers' max_payload",
+					  rec_js_stream_error(s->js));
+			return;
+		}
 		if (ret < 0) {
 			refuse(c, k, "%s", rec_js_stream_error(s->js) ?
 			       rec_js_stream_error(s->js) : "JetStream publish failed");
