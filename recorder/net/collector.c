@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -959,6 +960,16 @@ static void check_deadlines(struct rec_collector *c)
 	uint32_t idle = c->o.idle_timeout_ms ? c->o.idle_timeout_ms : 60000;
 
 	for (struct cconn *k = c->conns; k; k = k->next) {
+		int waiting = 0;
+
+		/* Bytes the peer sent that this loop has not read yet (it was
+		 * busy: every hello reads its stream's end from JetStream,
+		 * one round trip at a time, so a thousand recorders
+		 * reconnecting at once wait in line) are our lateness, not
+		 * theirs: the next read takes them. */
+		if (k->state == C_HELLO && now > k->hello_deadline &&
+		    ioctl(k->io.fd, FIONREAD, &waiting) == 0 && waiting > 0)
+			continue;
 		if (k->state == C_HELLO && now > k->hello_deadline)
 			refuse(c, k, "no hello within %u ms", c->o.hello_timeout_ms ?
 			       c->o.hello_timeout_ms : 5000);
