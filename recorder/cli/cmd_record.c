@@ -595,12 +595,13 @@ static void print_stream_summary(struct rec_cli_record_args *a, struct rec_sende
 	rec_sender_stats(sender, &ss);
 	rec_status_bytes(ss.acked_bytes, bytes, sizeof(bytes));
 	fprintf(stderr, "perfrec: streamed to %s as %s: %llu frames sent, %llu "
-		"acknowledged (%s), %llu resent, %llu dropped%s\n", a->to,
+		"acknowledged (%s), %llu resent, %llu dropped%s%s\n", a->to,
 		rec_log_escape(session, sizeof(session), rec_sender_session(sender)),
 		(unsigned long long)ss.sent,
 		(unsigned long long)ss.acked, bytes, (unsigned long long)ss.resent,
 		(unsigned long long)ss.dropped,
-		ss.connects > 1 ? " (reconnected)" : "");
+		ss.connects > 1 ? " (reconnected)" : "",
+		rec_sender_refused(sender, NULL, 0) ? ", ended by the collector's refusal" : "");
 }
 
 void rec_cli_record_recording_opts(const struct rec_cli_record_args *a,
@@ -737,7 +738,7 @@ static int run(struct rec_cli_record_args *a, struct rec_evspecs *evl)
 		int fret;
 
 		rec_cli_status_end();
-		if (!a->quiet && !stop_signal)
+		if (!a->quiet && !stop_signal && !rec_sender_refused(os.stream, NULL, 0))
 			rec_log(REC_LOG_INFO, "waiting for %s to acknowledge the last frames",
 				a->to);
 		fret = rec_outputs_finish(out);

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -368,7 +369,7 @@ static int check_origin(struct rec_collector *c, struct stream *s, struct cconn 
 
 	if (next <= 1 || !strcmp(stored, s->origin))
 		return 0;
-	refuse(c, k, "%s holds %llu records of another recording (stream %s, this "
+	refuse_definitive(c, k, "%s holds %llu records of another recording (stream %s, this "
 	       "one %s): give each recording its own --session", what,
 	       (unsigned long long)(next - 1), origin_name(stored, a, sizeof(a)),
 	       origin_name(s->origin, b, sizeof(b)));
@@ -568,7 +569,9 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 	if (s && s->owner && strcmp(s->origin, origin)) {
 		char a[20], b[20];
 
-		refuse(c, k, "session %s/%s is being streamed by another recording "
+		/* definitive too: the owner's records reach the stores, after
+		 * which check_origin() refuses this recording for good */
+		refuse_definitive(c, k, "session %s/%s is being streamed by another recording "
 		       "(stream %s, this one %s): give each recording its own --session",
 		       s->host, s->id, origin_name(s->origin, a, sizeof(a)),
 		       origin_name(origin, b, sizeof(b)));
@@ -669,6 +672,13 @@ static void on_frame(struct rec_collector *c, struct cconn *k, uint64_t seq,
 	}
 	if (s->js) {
 		ret = rec_js_publish(s->js, seq, rec.kind, data, len);
+		if (ret == -EMSGSIZE) {
+			/* the record is what it is: no resend fits it */
+			refuse_definitive(c, k, "%s: record with a smaller --frame-size, or "
+					  "raise the servers' max_payload",
+					  rec_js_stream_error(s->js));
+			return;
+		}
 		if (ret < 0) {
 			refuse(c, k, "%s", rec_js_stream_error(s->js) ?
 			       rec_js_stream_error(s->js) : "JetStream publish failed");
@@ -950,6 +960,16 @@ static void check_deadlines(struct rec_collector *c)
 	uint32_t idle = c->o.idle_timeout_ms ? c->o.idle_timeout_ms : 60000;
 
 	for (struct cconn *k = c->conns; k; k = k->next) {
+		int waiting = 0;
+
+		/* Bytes the peer sent that this loop has not read yet (it was
+		 * busy: every hello reads its stream's end from JetStream,
+		 * one round trip at a time, so a thousand recorders
+		 * reconnecting at once wait in line) are our lateness, not
+		 * theirs: the next read takes them. */
+		if (k->state == C_HELLO && now > k->hello_deadline &&
+		    ioctl(k->io.fd, FIONREAD, &waiting) == 0 && waiting > 0)
+			continue;
 		if (k->state == C_HELLO && now > k->hello_deadline)
 			refuse(c, k, "no hello within %u ms", c->o.hello_timeout_ms ?
 			       c->o.hello_timeout_ms : 5000);

@@ -103,7 +103,9 @@ void rec_js_stream_set_origin(struct rec_js_stream *s, const char *origin);
  * filled; records already stored come back as duplicates and are dropped
  * (message ids), or skipped by the archiver past the duplicate window. */
 void rec_js_stream_rewind(struct rec_js_stream *s, uint64_t seq);
-/* Publishes record seq (asynchronously). 0 or a negative errno. */
+/* Publishes record seq (asynchronously). 0 or a negative errno:
+ * -EMSGSIZE when the record is larger than the servers' max_payload (no
+ * resend of it can succeed), -EIO otherwise (rec_js_stream_error()). */
 int rec_js_publish(struct rec_js_stream *s, uint64_t seq, enum prec_record_kind kind,
 		   const void *data, size_t len);
 /* Every record <= this seq is stored in the JetStream stream. */

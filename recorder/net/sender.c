@@ -72,6 +72,7 @@ struct rec_sender {
 	bool finishing, finished, stop, lost_records;
 	bool refused;                /* a definitive refusal ended the stream */
 	bool answered;               /* a first connection attempt ended */
+	bool reached;                /* a connection reached the collector */
 	uint64_t frame_bytes;        /* what the hello tells */
 	bool adapts;                 /* not fixed yet (the hello says so) */
 	uint64_t max_frame;          /* the last Welcome's limit, 0 = none */
@@ -332,6 +333,12 @@ static int link_open(struct rec_sender *s, struct link *l)
 	}
 	l->open = true;
 	prec_msgbuf_init(&l->in, REC_WIRE_MAX_SMALL);
+	pthread_mutex_lock(&s->lock);
+	if (!s->reached) {
+		s->reached = true;
+		pthread_cond_broadcast(&s->cond);   /* rec_sender_frame_size() */
+	}
+	pthread_mutex_unlock(&s->lock);
 	h.version = REC_WIRE_VERSION;
 	h.host = s->host;
 	h.boot_id = s->boot_id;
@@ -986,14 +993,18 @@ static struct timespec deadline(uint32_t timeout_ms)
 	return dl;
 }
 
-uint64_t rec_sender_frame_size(struct rec_sender *s, uint32_t wait_ms)
+uint64_t rec_sender_frame_size(struct rec_sender *s, uint32_t reach_ms,
+			       uint32_t wait_ms)
 {
+	struct timespec reach = deadline(reach_ms < wait_ms ? reach_ms : wait_ms);
 	struct timespec dl = deadline(wait_ms);
 	uint64_t fb;
 	int ret = 0;
 
 	pthread_mutex_lock(&s->lock);
-	while (s->adapts && !s->answered && !s->refused && ret == 0)
+	while (s->adapts && !s->reached && !s->answered && !s->refused && ret == 0)
+		ret = pthread_cond_timedwait(&s->cond, &s->lock, &reach);
+	while (s->adapts && s->reached && !s->answered && !s->refused && ret == 0)
 		ret = pthread_cond_timedwait(&s->cond, &s->lock, &dl);
 	if (s->adapts) {
 		uint64_t lim = s->max_frame ? s->max_frame : REC_WIRE_FRAME_UNHEARD;

@@ -75,14 +75,18 @@ const char *rec_sender_session(const struct rec_sender *s);
 
 /* The frame size the writer is to use, called once before the
  * recording cuts its first frame. With opts.frame_adapts, it waits up to
- * wait_ms for the collector's first answer (a Welcome, a refusal, a
- * failed connection: whichever comes first) and returns the lower of
+ * reach_ms for the first connection to reach the collector (TCP
+ * connected; a collector that does not answer a SYN, or a dead address
+ * of --to, costs the recording's start no more), then up to wait_ms in
+ * all for the collector's first answer (a Welcome, a refusal, a failed
+ * connection: whichever comes first), and returns the lower of
  * frame_bytes and the Welcome's max_frame_bytes; with no Welcome by then,
  * the lower of frame_bytes and REC_WIRE_FRAME_UNHEARD. The size is then
  * fixed: every later hello tells it, not adapting, and a Welcome that
  * arrives later with a lower limit ends the stream as a definitive
  * refusal would. Without frame_adapts: opts.frame_bytes, at once. */
-uint64_t rec_sender_frame_size(struct rec_sender *s, uint32_t wait_ms);
+uint64_t rec_sender_frame_size(struct rec_sender *s, uint32_t reach_ms,
+			       uint32_t wait_ms);
 
 /* Sends what is left, then Finish; waits until the collector has
  * acknowledged everything, for at most timeout_ms. 0, -ETIMEDOUT

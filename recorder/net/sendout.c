@@ -23,8 +23,14 @@ struct rec_sendout {
 
 /* How long a recording waits, at its start, for the collector's Welcome
  * (its frame limit): a collector that answers at all answers well within
- * this; one that does not costs the recording this much of its start. */
+ * this, TLS handshake included; one that accepts the connection and then
+ * says nothing costs the recording this much of its start. */
 #define WELCOME_WAIT_MS 2000
+/* ... and for the TCP connection to it, within that: a few round trips
+ * of a WAN. A collector that is down or unreachable (no answer to the
+ * SYN) costs no more; the frames are then cut to REC_WIRE_FRAME_UNHEARD,
+ * what most collectors forward. */
+#define REACH_WAIT_MS 300
 
 static int sendout_open(void *ctx, const char *id, void **stream)
 {
@@ -78,7 +84,7 @@ static size_t sendout_frame_size(void *ctx, void *stream)
 {
 	struct rec_sendout *so = ctx;
 
-	so->frame_fixed = rec_sender_frame_size(stream, WELCOME_WAIT_MS);
+	so->frame_fixed = rec_sender_frame_size(stream, REACH_WAIT_MS, WELCOME_WAIT_MS);
 	return (size_t)so->frame_fixed;
 }
 

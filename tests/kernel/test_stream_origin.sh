@@ -33,15 +33,35 @@ start_collector() {
 }
 # record NAME SECONDS: a recording streamed as h1/same, with a local copy
 record() {
+  rec_t0=$(date +%s.%N)
   "$perfrec" record -a -e cpu-clock -F 1000 -d "$2" --to "127.0.0.1:$cport" --host h1 \
     --session same --frame-size 256k --finish-timeout 3s -o "$d/$1.prec" 2>"$d/rec-$1.err" &
   rpid=$!
   pids+=("$rpid")
 }
-# refused NAME WHAT: NAME exited, was never acknowledged, and said why
+# refused NAME WHAT: NAME was refused once, for good: its streaming ended
+# within 2 s of its start (no retries), it recorded on into its -o copy
+# and exited 1; it was never acknowledged, and said why
 refused() {
-  wait "$rpid" || true
+  local ended="" code=0
+  for _ in $(seq 60); do
+    if grep -q "streaming to 127.0.0.1:$cport ended" "$d/rec-$1.err"; then
+      ended=$(awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $rec_t0 }")
+      break
+    fi
+    sleep 0.05
+  done
+  wait "$rpid" || code=$?
+  [ -n "$ended" ] || fail "$2: the refused recording's streaming did not end within 3 s"
+  awk "BEGIN { exit !($ended < 2.0) }" || fail "$2: streaming ended after ${ended}s"
+  [ "$code" = 1 ] || fail "$2: the refused recording exited $code, not 1"
+  grep -q "recording goes on into" "$d/rec-$1.err" || fail "$2: no word of the local copy"
+  "$analyze" verify "$d/$1.prec" >/dev/null || fail "$2: the refused recording's local copy does not verify"
   grep -q "another recording" "$d/rec-$1.err" || fail "$2: the second recording was not refused"
+  grep -q "waiting for .* to acknowledge" "$d/rec-$1.err" &&
+    fail "$2: the summary waits for acknowledgements of a refused stream"
+  grep -q "ended by the collector's refusal" "$d/rec-$1.err" ||
+    fail "$2: the stream's summary does not say it was refused"
   grep -q " 0 acknowledged" "$d/rec-$1.err" || fail "$2: the second recording was acknowledged"
   grep -q "18446744073709" "$d/rec-$1.err" && fail "$2: a counter wrapped"
   return 0

@@ -95,6 +95,41 @@ static int hold_port(int port)
 	return fd;
 }
 
+/* A listener on 127.0.0.1 whose accept queue is full: the kernel drops
+ * the SYNs of further connections, as an unreachable collector's network
+ * would (the connect hangs). Its port; the listener and the connections
+ * filling its queue in fds[0..7], -1 where unused. */
+static int silent_port(int fds[8])
+{
+	struct sockaddr_in a = { 0 };
+	socklen_t al = sizeof(a);
+	int port;
+
+	for (int i = 0; i < 8; i++)
+		fds[i] = -1;
+	fds[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fds[0] >= 0);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fds[0], (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fds[0], 0), 0);
+	assert_int_equal(getsockname(fds[0], (struct sockaddr *)&a, &al), 0);
+	port = ntohs(a.sin_port);
+	for (int i = 1; i < 8; i++) {
+		struct pollfd p;
+
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		assert_true(fds[i] >= 0);
+		if (connect(fds[i], (struct sockaddr *)&a, sizeof(a)) < 0)
+			assert_int_equal(errno, EINPROGRESS);
+		p = (struct pollfd){ fds[i], POLLOUT, 0 };
+		if (poll(&p, 1, 100) == 0)
+			return port;   /* this SYN was dropped: the queue is full */
+	}
+	fail_msg("the accept queue of a listen(fd, 0) socket did not fill");
+	return -1;
+}
+
 /* A writer on a tee: local memory copy + the sender. */
 struct client {
 	struct rec_sender *snd;
@@ -434,9 +469,11 @@ static void test_two_recordings(void **state)
 	rec_sender_stats(a.snd, &sa);
 	assert_int_equal(sa.acked, sa.records);
 	same_bytes(&a, dir, "same");
-	/* the first has gone: its file still is another recording's */
+	/* the refusal was definitive: the second stream ended at once (its
+	 * file stays another recording's) */
+	assert_true(rec_sender_refused(b.snd, NULL, 0));
 	assert_int_equal(prec_writer_close(b.w), 0);
-	assert_int_equal(rec_sender_finish(b.snd, 1500), -ETIMEDOUT);
+	assert_int_equal(rec_sender_finish(b.snd, 1500), -ECONNREFUSED);
 	rec_sender_stats(b.snd, &sb);
 	assert_int_equal(sb.acked, 0);
 	assert_int_equal(sb.connects, 0);
@@ -641,7 +678,7 @@ static void test_frame_size(void **state)
 	o.frame_adapts = true;
 	assert_int_equal(rec_sender_new(&o, &snd), 0);
 	t0 = mono_ms();
-	assert_int_equal(rec_sender_frame_size(snd, 5000), 100000);
+	assert_int_equal(rec_sender_frame_size(snd, 5000, 5000), 100000);
 	assert_true(mono_ms() - t0 < 2000);
 	/* the first hello offered to adapt; later ones tell the size */
 	t0 = mono_ms();
@@ -664,10 +701,40 @@ static void test_frame_size(void **state)
 	snprintf(to, sizeof(to), "127.0.0.1:%d", port);
 	assert_int_equal(rec_sender_new(&o, &snd), 0);
 	t0 = mono_ms();
-	assert_int_equal(rec_sender_frame_size(snd, 5000), REC_WIRE_FRAME_UNHEARD);
+	assert_int_equal(rec_sender_frame_size(snd, 5000, 5000), REC_WIRE_FRAME_UNHEARD);
 	assert_true(mono_ms() - t0 < 2000);
 	rec_sender_free(snd);
 	close(held);
+
+	/* a collector whose network drops the SYN: no longer than reach_ms
+	 * (the connect itself would take its 5 s timeout) */
+	{
+		int fds[8];
+
+		port = silent_port(fds);
+		snprintf(to, sizeof(to), "127.0.0.1:%d", port);
+		assert_int_equal(rec_sender_new(&o, &snd), 0);
+		t0 = mono_ms();
+		assert_int_equal(rec_sender_frame_size(snd, 300, 2000), REC_WIRE_FRAME_UNHEARD);
+		t0 = mono_ms() - t0;
+		if (t0 < 250 || t0 > 1000)
+			fail_msg("an unreachable collector cost %llu ms, not ~300",
+				 (unsigned long long)t0);
+		rec_sender_free(snd);
+		for (int i = 0; i < 8; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
+
+	/* reached, a Welcome that takes longer than reach_ms still counts */
+	f = (struct fake){ .welcome_next = 1, .hold = true, .max_frame = 200000,
+			   .welcome_delay_ms = 600 };
+	fake_start(&f);
+	snprintf(to, sizeof(to), "127.0.0.1:%d", f.port);
+	assert_int_equal(rec_sender_new(&o, &snd), 0);
+	assert_int_equal(rec_sender_frame_size(snd, 300, 3000), 200000);
+	rec_sender_free(snd);
+	fake_stop(&f);
 
 	/* the Welcome comes after the size was fixed, with a lower limit */
 	f = (struct fake){ .welcome_next = 1, .hold = true, .max_frame = 4096,
@@ -675,7 +742,7 @@ static void test_frame_size(void **state)
 	fake_start(&f);
 	snprintf(to, sizeof(to), "127.0.0.1:%d", f.port);
 	assert_int_equal(rec_sender_new(&o, &snd), 0);
-	assert_int_equal(rec_sender_frame_size(snd, 100), REC_WIRE_FRAME_UNHEARD);
+	assert_int_equal(rec_sender_frame_size(snd, 100, 100), REC_WIRE_FRAME_UNHEARD);
 	t0 = mono_ms();
 	while (!rec_sender_refused(snd, why, sizeof(why)) && mono_ms() - t0 < 2000)
 		usleep(10000);
@@ -690,7 +757,7 @@ static void test_frame_size(void **state)
 	snprintf(to, sizeof(to), "127.0.0.1:%d", f.port);
 	o.frame_adapts = false;
 	assert_int_equal(rec_sender_new(&o, &snd), 0);
-	assert_int_equal(rec_sender_frame_size(snd, 2000), 1u << 20);
+	assert_int_equal(rec_sender_frame_size(snd, 2000, 2000), 1u << 20);
 	rec_sender_free(snd);
 	fake_stop(&f);
 }
@@ -716,7 +783,7 @@ static void test_frame_size_collector(void **state)
 	o.frame_bytes = 100ull << 20;
 	o.frame_adapts = true;
 	assert_int_equal(rec_sender_new(&o, &snd), 0);
-	assert_int_equal(rec_sender_frame_size(snd, 5000),
+	assert_int_equal(rec_sender_frame_size(snd, 5000, 5000),
 			 rec_wire_frame_limit(REC_WIRE_MAX_RECORD));
 	assert_int_equal(rec_wire_frame_limit(REC_WIRE_MAX_RECORD), 64ull << 20);
 	rec_sender_free(snd);
