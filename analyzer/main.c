@@ -32,6 +32,7 @@
 #include "analyzer/read/trace.h"
 #include "analyzer/render/table.h"
 #include "analyzer/reports/verify.h"
+#include "analyzer/query/query.h"
 #include "format/error.h"
 
 #define PROG "perfrec-analyze"
@@ -58,6 +59,7 @@ static const char usage_main[] =
 "  export    folded stacks, pprof, or a report as JSON/CSV\n"
 "  html      one self-contained page: flame graphs, CPU timeline, tables\n"
 "  diff      two recordings (or two windows of one) compared key by key\n"
+"  query     SQL over the dataset (SQLite): samples, stacks, switches, ...\n"
 "\n"
 "Run `" PROG " COMMAND --help` for the options of a command, `" PROG " --version`\n"
 "for the version. `perfrec report|script|diff|html|info ...` runs the same\n"
@@ -226,6 +228,22 @@ static const struct cmd_help helps[] = {
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  --no-demangle      keep C++/Rust symbol names as recorded\n", 1 },
 	/* ---- end perf-shaped */
+	{ "query", "usage: " PROG " query SQL [FILE|DIR]... [options]\n"
+	  "       " PROG " query --file F.sql [FILE|DIR]...   (SQL '-': standard input)\n"
+	  "       " PROG " query --db OUT.sqlite [FILE|DIR]...\n\n"
+	  "SQL (SQLite's dialect) over the dataset, read in place: the tables samples,\n"
+	  "stacks, switches, offcpu, counters, tasks, losses, files and the view profile\n"
+	  "decode frames as a statement reads them; a condition on time_ns (wall-clock\n"
+	  "ns since the epoch), host or cpu reaches the reader, so a window reads only\n"
+	  "its files and frames. Queries only read. docs/query.md lists every column.\n"
+	  "Exit status 2 when SQLite refuses the SQL (its message is shown).\n\n"
+	  "  --file F           the SQL from file F ('-': standard input)\n"
+	  "  --db OUT.sqlite    write every table, and profile's rows, into a SQLite\n"
+	  "                     file (for sqlite3, Python, Datasette) instead\n"
+	  "  --stats            files opened and frames decoded, on stderr\n"
+	  "  --symfs DIR        richer symbol files by build-id or path\n"
+	  "  --no-demangle      keep C++/Rust symbol names as recorded\n"
+	  "  --no-cut           keep frame-pointer chains whole (see report --help)\n", 0 },
 };
 
 static void print_help(FILE *f, const char *cmd)
@@ -288,6 +306,7 @@ enum {
 	O_NODEMANGLE, O_OFFCPU, O_HOST, O_SINCE, O_UNTIL, O_NOCUT,
 	O_TREE, O_PCTLIMIT,   /* perf-shaped: report -g */
 	O_BASETIME, O_NEWTIME, O_DIFF,   /* diff */
+	O_SQLFILE, O_DB, O_STATS,        /* query */
 };
 
 static const struct option long_opts[] = {
@@ -325,6 +344,9 @@ static const struct option long_opts[] = {
 	{ "base-time", required_argument, NULL, O_BASETIME },
 	{ "new-time", required_argument, NULL, O_NEWTIME },
 	{ "diff", no_argument, NULL, O_DIFF },
+	{ "file", required_argument, NULL, O_SQLFILE },
+	{ "db", required_argument, NULL, O_DB },
+	{ "stats", no_argument, NULL, O_STATS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -341,6 +363,9 @@ struct cli {
 	int tree;                 /* perf-shaped: report -g */
 	double percent_limit;
 	int diff;                 /* diff, or html --diff: BASE and NEW */
+	const char *sql_file, *db;   /* query */
+	int stats;
+	int default_input;        /* no input given: perfrec.prec */
 	struct ana_filter *side_time[2];   /* diff: --base-time, --new-time */
 };
 
@@ -396,6 +421,9 @@ static int allowed(const char *cmd, int opt)
 		return filt || opt == O_SYMFS || opt == O_NODEMANGLE;
 	if (!strcmp(cmd, "html"))
 		return filt || opt == 'n' || opt == O_SYMFS;
+	if (!strcmp(cmd, "query"))
+		return opt == O_SQLFILE || opt == O_DB || opt == O_STATS || opt == O_SYMFS ||
+		       opt == O_NODEMANGLE || opt == O_NOCUT;
 	if (!strcmp(cmd, "export"))
 		return filt || opt == 'f' || opt == 's' || opt == 'n' || opt == O_CHILDREN ||
 		       opt == O_SYMFS || opt == O_REPORT || opt == 'I' || opt == O_RATIO ||
@@ -497,6 +525,9 @@ static int parse_args(struct cli *c, int argc, char **argv)
 						  "--time takes them", optarg);
 			break;
 		}
+		case O_SQLFILE: c->sql_file = optarg; break;
+		case O_DB: c->db = optarg; break;
+		case O_STATS: c->stats = 1; break;
 		case O_DIFF:
 			if (strcmp(c->cmd, "html"))
 				return fail_usage(c->cmd, "%s", "--diff belongs to html "
@@ -506,8 +537,10 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	}
 	while (optind < argc)
 		c->inputs[c->ninputs++] = argv[optind++];
-	if (!c->ninputs && !c->diff)   /* what `perfrec record` writes, as perf reads perf.data */
+	if (!c->ninputs && !c->diff) {   /* what `perfrec record` writes, as perf reads perf.data */
 		c->inputs[c->ninputs++] = "perfrec.prec";
+		c->default_input = 1;
+	}
 	c->file = c->inputs[0];
 	return -1;   /* go on */
 }
@@ -646,12 +679,15 @@ static int dataset_trace(struct cli *c, const struct ana_dataset *ds, size_t i,
 	return 1;
 }
 
-static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_report_opts *ro,
-		       struct ana_sched_opts *sco, const char *which, struct progress *prog)
+/* Opens the dataset of inputs (with --host), names on stderr the
+ * inputs skipped and the copies read once: 0 and *out, else the exit
+ * status (1 failed, 2 nothing to read). */
+static int open_dataset(const struct cli *c, char *const *inputs, size_t n,
+			struct ana_dataset **out)
 {
 	struct ana_dataset_opts dso = { .hosts = c->filter.hosts, .nhosts = c->filter.nhosts };
 	struct ana_dataset *ds;
-	int ret = ana_dataset_open(&ds, c->inputs, c->ninputs, &dso);
+	int ret = ana_dataset_open(&ds, inputs, n, &dso);
 	if (ret < 0) {
 		fprintf(stderr, "%s %s: %s\n", PROG, c->cmd, prec_strerror(ret));
 		return 1;
@@ -669,14 +705,25 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		ana_text_str(stderr, ds->dups[i].kept);
 		fputs(" (same host and recording start): read once\n", stderr);
 	}
-	int status = ds->nskipped ? 3 : 0, whole = 1;
 	if (!ds->nfiles) {
 		fprintf(stderr, "%s %s: no trace to read in the %zu input%s given%s\n", PROG,
-			c->cmd, c->ninputs, c->ninputs == 1 ? "" : "s",
+			c->cmd, n, n == 1 ? "" : "s",
 			ds->outside ? " (none of the named hosts)" : "");
 		ana_dataset_free(ds);
 		return 2;
 	}
+	*out = ds;
+	return 0;
+}
+
+static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_report_opts *ro,
+		       struct ana_sched_opts *sco, const char *which, struct progress *prog)
+{
+	struct ana_dataset *ds;
+	int ret = open_dataset(c, c->inputs, c->ninputs, &ds);
+	if (ret)
+		return ret;
+	int status = ds->nskipped ? 3 : 0, whole = 1;
 	/* A pid or tid means nothing without its host. */
 	if (ds->nhosts > 1 && !strcmp(which, "report")) {
 		int pidkey = 0, hostkey = 0;
@@ -835,6 +882,141 @@ done:
 		status = 1;
 	}
 	ana_dataset_free(ds);
+	return status;
+}
+
+/* The whole of f (NUL-terminated, malloc'd), or NULL with errno. */
+static char *read_text(FILE *f)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	do {
+		if (len + 4096 + 1 > cap) {
+			char *b = cap < ((size_t)64 << 20) ? realloc(buf, cap = cap * 2 + 8192) : NULL;
+			if (!b) {
+				free(buf);
+				errno = cap >= ((size_t)64 << 20) ? EFBIG : ENOMEM;
+				return NULL;
+			}
+			buf = b;
+		}
+		len += n = fread(buf + len, 1, 4096, f);
+	} while (n);
+	if (ferror(f)) {
+		free(buf);
+		errno = EIO;
+		return NULL;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/* query: SQL (argument, --file, standard input) or --db over the
+ * dataset of the other inputs (analyzer/query/). */
+static int run_query(struct cli *c)
+{
+	char *const *inputs = c->inputs;
+	size_t n = c->default_input ? 0 : c->ninputs;
+	const char *sql_arg = NULL, *sql_file = c->sql_file;
+	if (c->db && sql_file)
+		return fail_usage(c->cmd, "%s", "--db writes the tables, it runs no SQL: drop --file");
+	if (!c->db && !sql_file) {
+		if (!n)
+			return fail_usage(c->cmd, "%s", "no SQL: give it as the first argument, "
+					  "--file F, or '-' for standard input");
+		if (!strcmp(inputs[0], "-"))
+			sql_file = "-";
+		else
+			sql_arg = inputs[0];
+		inputs++;
+		n--;
+	}
+	char *sql = NULL;
+	if (sql_file) {
+		FILE *f = strcmp(sql_file, "-") ? fopen(sql_file, "r") : stdin;
+		if (!f || !(sql = read_text(f))) {
+			fprintf(stderr, "%s %s: cannot read the SQL from %s: %s\n", PROG, c->cmd,
+				f == stdin ? "standard input" : sql_file, strerror(errno));
+			if (f && f != stdin)
+				fclose(f);
+			return 2;
+		}
+		if (f != stdin)
+			fclose(f);
+		sql_arg = sql;
+	}
+	static char *const def_input[] = { "perfrec.prec" };
+	struct ana_dataset *ds = NULL;
+	int status = open_dataset(c, n ? inputs : def_input, n ? n : 1, &ds);
+	if (status) {
+		free(sql);
+		return status;
+	}
+	status = ds->nskipped ? 3 : 0;
+	struct ana_query_opts qo = { .jobs = c->jobs, .symfs = c->symfs,
+				     .no_demangle = c->no_demangle, .no_cut = c->no_cut };
+	struct ana_query *q = NULL;
+	struct ana_doc *doc = NULL;
+	FILE *out = stdout;
+	char err[1024] = "";
+	int ret = ana_query_new(&q, ds, &qo);
+	if (ret >= 0 && c->db) {
+		ret = ana_query_write_db(q, c->db, err, sizeof(err));
+	} else if (ret >= 0) {
+		ret = (doc = ana_doc_new()) ? ana_query_run(q, sql_arg, doc, err, sizeof(err)) :
+					      -ENOMEM;
+		if (ret >= 0 && c->output && !(out = fopen(c->output, "w"))) {
+			fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
+				strerror(errno));
+			out = stdout;
+			status = 1;
+		} else if (ret >= 0) {
+			ret = ana_doc_render(doc, out, c->fmt);
+		}
+	}
+	if (ret == ANA_QUERY_E_SQL) {
+		fprintf(stderr, "%s %s: SQL error: ", PROG, c->cmd);
+		ana_text_str(stderr, err);
+		fputc('\n', stderr);
+		status = 2;
+	} else if (ret < 0) {
+		fprintf(stderr, "%s %s: ", PROG, c->cmd);
+		ana_text_str(stderr, *err ? err : ret == -EIO ?
+			     "write error (disk full or closed pipe?)" : prec_strerror(ret));
+		fputc('\n', stderr);
+		status = 1;
+	}
+	if (q) {
+		struct ana_query_stats st;
+		ana_query_stats(q, &st);
+		if (st.files_skipped) {
+			fprintf(stderr, "%s %s: %llu file%s could not be read and %s skipped, the "
+				"last ", PROG, c->cmd, (unsigned long long)st.files_skipped,
+				st.files_skipped == 1 ? "" : "s", st.files_skipped == 1 ? "was" : "were");
+			ana_text_str(stderr, st.skip_cause);
+			fputc('\n', stderr);
+			status = status ? status : 3;
+		}
+		if (st.damaged)
+			fprintf(stderr, "%s: warning: %llu damaged frame%s skipped (`%s verify` "
+				"names them)\n", PROG, (unsigned long long)st.damaged,
+				st.damaged == 1 ? "" : "s", PROG);
+		if (c->stats)
+			fprintf(stderr, "%s %s: stats: files_opened=%llu frames_read=%llu "
+				"frames_total=%llu\n", PROG, c->cmd,
+				(unsigned long long)st.files_opened,
+				(unsigned long long)st.frames_read,
+				(unsigned long long)st.frames_total);
+	}
+	if (out != stdout && fclose(out) && !status) {
+		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
+			strerror(errno));
+		status = 1;
+	}
+	ana_doc_free(doc);
+	ana_query_free(q);
+	ana_dataset_free(ds);
+	free(sql);
 	return status;
 }
 
@@ -1386,7 +1568,7 @@ int main(int argc, char **argv)
 		struct stat st;
 		c.dataset = c.ninputs > 1 || c.filter.nhosts ||
 			    (stat(c.inputs[0], &st) == 0 && S_ISDIR(st.st_mode));
-		ret = run_file(&c);
+		ret = !strcmp(c.cmd, "query") ? run_query(&c) : run_file(&c);
 	}
 	ana_filter_release(&c.filter);
 	free(c.inputs);

@@ -5,7 +5,7 @@ set -euo pipefail
 # only as libbpf's own dependency (libbpf-dev pulls it in).
 pkgs=(build-essential cmake pkg-config clang clang-tidy libclang-rt-14-dev
       libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
-      libcmocka-dev libbpf-dev zlib1g-dev linux-perf
+      libcmocka-dev libbpf-dev zlib1g-dev libsqlite3-dev linux-perf
       libssl-dev openssl libnats-dev nats-server python3 procps elfutils binutils gzip chromium bpftool
       libdebuginfod-dev debuginfod curl)
 # npm (the browser tests fetch speedscope's page with it): Debian's

@@ -137,6 +137,12 @@ void ana_table_col(struct ana_table *t, const char *name, const char *header,
 	t->ncols++;
 }
 
+void ana_table_col_kind(struct ana_table *t, size_t col, enum ana_col_kind kind)
+{
+	if (t != &dummy_table && col < t->ncols)
+		t->cols[col].kind = kind;
+}
+
 void ana_table_row(struct ana_table *t)
 {
 	if (t == &dummy_table || !t->ncols)

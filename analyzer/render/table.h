@@ -58,6 +58,9 @@ struct ana_table *ana_doc_kv(struct ana_doc *d, const char *name);
 
 void ana_table_col(struct ana_table *t, const char *name, const char *header,
 		   enum ana_col_kind kind);
+/* Changes column col's kind before rendering: for rows whose types are
+ * known only once they are all in (query results). */
+void ana_table_col_kind(struct ana_table *t, size_t col, enum ana_col_kind kind);
 void ana_table_row(struct ana_table *t);
 void ana_cell_str(struct ana_table *t, const char *s);
 void ana_cell_num(struct ana_table *t, const char *fmt, ...)
