@@ -190,11 +190,11 @@ static void encode_row(struct ana_rowbin *b, const struct ana_chtable *t, sqlite
 static int file_key(struct ana_loader *ld, sqlite3 *db, const char *path, int64_t *key,
 		    char *first, size_t firstsz, int64_t *samples)
 {
-	static const char sql[] = "SELECT host, session, start_ns, end_ns, bytes, samples, path "
-				  "FROM files ORDER BY host, session, start_ns, end_ns, bytes";
+	static const char sql[] = "SELECT host, start_ns, end_ns, bytes, samples, path "
+				  "FROM files ORDER BY host, start_ns, end_ns, bytes, samples";
 	static const struct ana_col id_cols[] = {
-		{ "host", ANA_COL_STR }, { "session", ANA_COL_STR }, { "start_ns", ANA_COL_I64 },
-		{ "end_ns", ANA_COL_I64 }, { "bytes", ANA_COL_I64 }, { "samples", ANA_COL_I64 },
+		{ "host", ANA_COL_STR }, { "start_ns", ANA_COL_I64 }, { "end_ns", ANA_COL_I64 },
+		{ "bytes", ANA_COL_I64 }, { "samples", ANA_COL_I64 },
 	};
 	const struct ana_chtable id = { .name = "files", .cols = id_cols,
 					.ncols = sizeof(id_cols) / sizeof(id_cols[0]) };
@@ -213,9 +213,9 @@ static int file_key(struct ana_loader *ld, sqlite3 *db, const char *path, int64_
 	first[0] = '\0';
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		encode_row(&b, &id, st, 0);
-		*samples += sqlite3_column_int64(st, 5);
+		*samples += sqlite3_column_int64(st, 4);
 		if (!nrows++)
-			snprintf(first, firstsz, "%s", sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "");
+			snprintf(first, firstsz, "%s", sqlite3_column_text(st, 5) ? (const char *)sqlite3_column_text(st, 5) : "");
 	}
 	sqlite3_finalize(st);
 	int ret = ana_rowbin_error(&b);

@@ -12,8 +12,9 @@
  * The input is a SQLite database of the SQL tables (format/SPEC.md; what
  * `query --db` writes, normally for one .prec file). Its rows are the
  * unit of a load, identified by the file_key: a hash of its files rows'
- * host, session, start_ns, end_ns, bytes and samples (not the path: a
- * file moved or copied is the same file; a file that grew is another).
+ * host, start_ns, end_ns, bytes and samples (the file's content, not its
+ * path or the session name a dataset gave it: a file moved, copied or
+ * read in another dataset is the same file; a file that grew is another).
  *
  * A load runs in this order, so that killing it anywhere and running it
  * again stores every row once:
