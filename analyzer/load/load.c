@@ -160,7 +160,9 @@ static int db_int(struct ana_loader *ld, sqlite3 *db, const char *path, const ch
 }
 
 /* Appends the current row of st (the table's columns, after file_key when
- * it has one) to the rows buffer. A NULL stores as 0 or ''. */
+ * it has one) to the rows buffer. A NULL stores as NULL in a Nullable
+ * column (RowBinary: a byte 1, no value; else 0 and the value), as 0 or
+ * '' in the others. */
 static void encode_row(struct ana_rowbin *b, const struct ana_chtable *t, sqlite3_stmt *st,
 		       int64_t key)
 {
@@ -168,6 +170,12 @@ static void encode_row(struct ana_rowbin *b, const struct ana_chtable *t, sqlite
 		ana_rowbin_i64(b, key);
 	for (size_t c = 0; c < t->ncols; c++) {
 		int i = (int)c;
+		if (t->cols[c].nullable) {
+			int null = sqlite3_column_type(st, i) == SQLITE_NULL;
+			ana_rowbin_u8(b, (uint8_t)null);
+			if (null)
+				continue;
+		}
 		switch (t->cols[c].type) {
 		case ANA_COL_I64:
 			ana_rowbin_i64(b, sqlite3_column_int64(st, i));

@@ -31,11 +31,11 @@ static const struct ana_col offcpu_cols[] = {
 static const struct ana_col counters_cols[] = {
 	{ "host", ANA_COL_STR }, { "time_ns", ANA_COL_I64 }, { "event", ANA_COL_STR },
 	{ "group_leader", ANA_COL_STR }, { "value", ANA_COL_I64 }, { "enabled_ns", ANA_COL_I64 },
-	{ "running_ns", ANA_COL_I64 }, { "scaled", ANA_COL_F64 },
+	{ "running_ns", ANA_COL_I64 }, { "scaled", ANA_COL_F64, 1 },
 };
 static const struct ana_col tasks_cols[] = {
 	{ "host", ANA_COL_STR }, { "pid", ANA_COL_I64 }, { "tid", ANA_COL_I64 },
-	{ "comm", ANA_COL_STR }, { "start_ns", ANA_COL_I64 }, { "end_ns", ANA_COL_I64 },
+	{ "comm", ANA_COL_STR }, { "start_ns", ANA_COL_I64, 1 }, { "end_ns", ANA_COL_I64, 1 },
 };
 static const struct ana_col files_cols[] = {
 	{ "host", ANA_COL_STR }, { "session", ANA_COL_STR }, { "path", ANA_COL_STR },
@@ -116,7 +116,8 @@ int ana_chtable_ddl(const struct ana_chtable *t, int distributed, const char *cl
 	if (t->per_file)
 		ADD("file_key Int64, ");
 	for (size_t i = 0; i < t->ncols; i++)
-		ADD("%s %s%s", t->cols[i].name, types[t->cols[i].type], i + 1 < t->ncols ? ", " : "");
+		ADD("%s %s%s%s%s", t->cols[i].name, t->cols[i].nullable ? "Nullable(" : "",
+		    types[t->cols[i].type], t->cols[i].nullable ? ")" : "", i + 1 < t->ncols ? ", " : "");
 	ADD(") ENGINE = %s", t->engine);
 	if (t->partition)
 		ADD(" PARTITION BY %s", t->partition);

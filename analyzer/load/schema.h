@@ -22,6 +22,11 @@ enum ana_coltype { ANA_COL_I64, ANA_COL_F64, ANA_COL_STR };
 struct ana_col {
 	const char *name;
 	enum ana_coltype type;
+	/* Nullable(T): the SQL tables' NULL (a task's start before the
+	 * recording, a counter never scheduled) stays NULL. A column of the
+	 * sort key cannot be Nullable in ClickHouse: a NULL there stores as
+	 * 0 or ''. */
+	int nullable;
 };
 
 struct ana_chtable {

@@ -40,6 +40,9 @@ static void test_ddl(void **state)
 					 buf, sizeof(buf)), -EINVAL);
 	assert_int_equal(ana_chtable_ddl(p, 1, "", buf, sizeof(buf)), -EINVAL);
 	assert_int_equal(ana_chtable_ddl(p, 0, "perfrec", buf, 40), -ENAMETOOLONG);
+	/* a NULL that means something stays NULL */
+	assert_int_equal(ana_chtable_ddl(ana_chtable_find("tasks"), 0, "perfrec", buf, sizeof(buf)), 0);
+	assert_non_null(strstr(buf, "start_ns Nullable(Int64), end_ns Nullable(Int64))"));
 	/* files, the marker, is loaded last */
 	assert_string_equal(ana_chtables[ana_nchtables - 1].name, "files");
 }
