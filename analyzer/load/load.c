@@ -249,19 +249,26 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /* The ids of ids[0..n) that the cluster's stacks table holds, sorted,
- * into *have (malloc'd) and *nhave. */
+ * into *have (malloc'd, NULL when n is 0) and *nhave. The server answers
+ * each batch with at most the ids it was asked about: more is a bad reply. */
 static int stacks_held(struct ana_loader *ld, const int64_t *ids, size_t n, int64_t **have,
 		       size_t *nhave)
 {
-	size_t cap = 0, cnt = 0, sqlcap = 0;
-	int64_t *all = NULL;
-	char *sql = NULL;
+	size_t cnt = 0;
+	int64_t *all;
+	char *sql;
 	int ret = 0;
 
+	*have = NULL;
+	*nhave = 0;
+	if (!n)
+		return 0;
+	if (!(all = calloc(n, sizeof(*all))) || !(sql = malloc(128 + IDS_PER_QUERY * 22))) {
+		free(all);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n && !ret; i += IDS_PER_QUERY) {
 		size_t m = n - i < IDS_PER_QUERY ? n - i : IDS_PER_QUERY, len;
-		if ((ret = prec_grow(&sql, &sqlcap, 128 + m * 22, 1)))
-			break;
 		len = (size_t)sprintf(sql, "SELECT DISTINCT stack_id FROM stacks WHERE stack_id IN (");
 		for (size_t k = 0; k < m; k++)
 			len += (size_t)sprintf(sql + len, "%s%" PRId64, k ? "," : "", ids[i + k]);
@@ -273,17 +280,15 @@ static int stacks_held(struct ana_loader *ld, const int64_t *ids, size_t n, int6
 			ret = ch_fail(ld, ld->ch[0], ret);
 			break;
 		}
-		if ((ret = ana_chreply_ints(r, rn, &v, &nv))) {
-			set_err(ld, "ClickHouse at %s: stack ids expected, got '%.200s'",
-				ana_ch_name(ld->ch[0]), r);
+		if ((ret = ana_chreply_ints(r, rn, &v, &nv)) || nv > m) {
+			free(v);
+			set_err(ld, "ClickHouse at %s: at most %zu stack ids expected, got '%.200s'",
+				ana_ch_name(ld->ch[0]), m, r);
 			ret = ret == -ENOMEM ? ret : -EIO;
 			break;
 		}
-		if (!(ret = prec_grow(&all, &cap, cnt + nv + 1, sizeof(*all)))) {
-			if (nv)
-				memcpy(all + cnt, v, nv * sizeof(*v));
-			cnt += nv;
-		}
+		for (size_t k = 0; k < nv; k++)
+			all[cnt++] = v[k];
 		free(v);
 	}
 	free(sql);
@@ -291,8 +296,7 @@ static int stacks_held(struct ana_loader *ld, const int64_t *ids, size_t n, int6
 		free(all);
 		return ret;
 	}
-	if (cnt)
-		qsort(all, cnt, sizeof(*all), cmp_i64);
+	qsort(all, cnt, sizeof(*all), cmp_i64);
 	*have = all;
 	*nhave = cnt;
 	return 0;
@@ -335,6 +339,8 @@ static int load_stacks(struct ana_loader *ld, sqlite3 *db, const char *path,
 		if (!(ret = prec_grow(&ids, &cap, nids + 1, sizeof(*ids))))
 			ids[nids++] = sqlite3_column_int64(q, 0);
 	sqlite3_finalize(q);
+	if (!ret && rc != SQLITE_DONE)
+		goto err_db;
 	if (ret || (ret = stacks_held(ld, ids, nids, &have, &nhave)))
 		goto out;
 	if (sqlite3_prepare_v2(db, t->select, -1, &q, NULL) != SQLITE_OK)
