@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analyzer/load/load.h"
 #include "analyzer/read/dataset.h"
 #include "analyzer/reports/counters.h"
 #include "analyzer/reports/diff.h"
@@ -60,6 +61,7 @@ static const char usage_main[] =
 "  html      one self-contained page: flame graphs, CPU timeline, tables\n"
 "  diff      two recordings (or two windows of one) compared key by key\n"
 "  query     SQL over the dataset (SQLite): samples, stacks, switches, ...\n"
+"  load      the SQL tables into a ClickHouse cluster (load --help)\n"
 "\n"
 "Run `" PROG " COMMAND --help` for the options of a command, `" PROG " --version`\n"
 "for the version. `perfrec report|script|diff|html|info ...` runs the same\n"
@@ -127,6 +129,19 @@ static const struct cmd_help helps[] = {
 	  "  --new-time C,D     the new side's window\n"
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  --no-demangle      keep C++/Rust symbol names as recorded\n", 1 },
+	/* main sends load to load_main */
+	{ "load", "usage: " PROG " load --clickhouse URL[,URL...] DB.sqlite... [--cluster NAME]\n\n"
+	  "Loads the aggregated SQL tables (profile, stacks, offcpu_profile, counters,\n"
+	  "tasks, files; see docs/fleet.md) of databases `query --db` wrote into a\n"
+	  "ClickHouse cluster, through its HTTP interface. Idempotent: a recording\n"
+	  "already loaded is skipped (keyed by its host and its content: start, end,\n"
+	  "bytes, samples), and a load interrupted anywhere resumes without duplicates.\n\n"
+	  "  --clickhouse URLS  every server of the cluster, comma-separated\n"
+	  "                     (http://host:8123, ClickHouse parameters such as\n"
+	  "                     ?database=perfrec may follow): the tables are made on\n"
+	  "                     each, rows go through the first\n"
+	  "  --cluster NAME     the remote_servers entry the Distributed tables use\n"
+	  "                     (default: perfrec)\n", 0 },
 	{ "info", "usage: " PROG " info FILE... [-n N] [--json|--csv] [-o FILE]\n\n"
 	  "What the trace is. First a summary: host, wall-clock start, duration,\n"
 	  "what was recorded and how it stopped, losses and damage when there are\n"
@@ -1522,6 +1537,72 @@ static int is_diff(int argc, char **argv)
 	return 0;
 }
 
+static void on_load_note(void *ctx, const char *line)
+{
+	(void)ctx;
+	ana_text_str(stderr, line);   /* paths and hosts are the data's: escaped */
+	fputc('\n', stderr);
+}
+
+static void load_fail(const char *msg)
+{
+	fprintf(stderr, "%s load: ", PROG);
+	ana_text_str(stderr, msg);
+	fputc('\n', stderr);
+}
+
+/* load --clickhouse URL[,URL...] [--cluster NAME] DB... (analyzer/load/load.h) */
+static int load_main(int argc, char **argv)
+{
+	const char *urls_arg = NULL, *cluster = NULL, *dbs[argc];
+	size_t ndb = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			print_help(stdout, "load");
+			return 0;
+		}
+		if ((!strcmp(argv[i], "--clickhouse") || !strcmp(argv[i], "--cluster")) && i + 1 < argc) {
+			*(strcmp(argv[i], "--cluster") ? &urls_arg : &cluster) = argv[i + 1];
+			i++;
+		} else if (argv[i][0] == '-') {
+			return fail_usage("load", "unknown option or missing value: %s", argv[i]);
+		} else {
+			dbs[ndb++] = argv[i];
+		}
+	}
+	if (!urls_arg || !ndb)
+		return fail_usage("load", "%s", "needs --clickhouse URL and at least one database");
+	char *list = strdup(urls_arg), *save = NULL;
+	const char *urls[strlen(urls_arg) / 2 + 1];
+	size_t nurls = 0;
+	for (char *u = list ? strtok_r(list, ",", &save) : NULL; u; u = strtok_r(NULL, ",", &save))
+		urls[nurls++] = u;
+	struct ana_load_opts o = { .size = sizeof(o), .urls = urls, .nurls = nurls,
+				   .cluster = cluster, .note = on_load_note };
+	struct ana_loader *ld = list && nurls ? ana_loader_new(&o) : NULL;
+	struct ana_load_stats st = { 0 };
+	int ret = 0;
+	if (!ld) {
+		fprintf(stderr, "%s load: %s: %s\n", PROG, urls_arg,
+			errno == EINVAL ? "not an http:// or https:// URL" : strerror(errno));
+		free(list);
+		return 2;
+	}
+	if ((ret = ana_loader_prepare(ld)) < 0)
+		load_fail(ana_loader_errmsg(ld));
+	for (size_t i = 0; i < ndb && !ret; i++)
+		if ((ret = ana_loader_load_db(ld, dbs[i], &st)) < 0)
+			load_fail(ana_loader_errmsg(ld));
+	if (!ret)
+		fprintf(stderr, "%s load: %zu loaded, %zu already loaded; %llu rows, %llu bytes\n",
+			PROG, st.loaded, st.skipped, (unsigned long long)st.rows,
+			(unsigned long long)st.bytes);
+	ana_loader_free(ld);
+	free(list);
+	return ret == -EINVAL ? 2 : ret ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
@@ -1541,6 +1622,8 @@ int main(int argc, char **argv)
 	/* ---- end perf-shaped */
 	if (is_diff(argc, argv))
 		return diff_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "load"))
+		return load_main(argc - 1, argv + 1);
 	struct cli c;
 	memset(&c, 0, sizeof(c));
 	/* every input is an argument or an -i: argc bounds them */

@@ -1,0 +1,494 @@
+/*
+ * load.c - see load.h for the order of a load and why it is safe to kill.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "analyzer/load/load.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analyzer/load/chclient.h"
+#include "analyzer/load/chreply.h"
+#include "analyzer/load/rowbin.h"
+#include "analyzer/load/schema.h"
+#include "format/base/grow.h"
+#include "format/base/hashmap.h"
+#include "format/base/opts.h"
+
+/* Stack ids asked about in one query: 2,000 ids of up to 20 digits keep
+ * the statement far below max_query_size (256 KiB by default). */
+#define IDS_PER_QUERY 2000
+/* How long a delete of a partial file's rows may take to finish. */
+#define MUTATION_WAIT_S 120
+
+struct ana_loader {
+	struct ana_ch **ch;          /* one per server; ch[0] takes the rows */
+	size_t nch;
+	char *cluster;
+	void (*note)(void *ctx, const char *line);
+	void *ctx;
+	struct ana_rowbin rows;
+	char err[1280];
+};
+
+static void set_err(struct ana_loader *ld, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ld->err, sizeof(ld->err), fmt, ap);
+	va_end(ap);
+}
+
+/* A failed ClickHouse call: its own message is the error. */
+static int ch_fail(struct ana_loader *ld, struct ana_ch *ch, int ret)
+{
+	set_err(ld, "%s", ana_ch_errmsg(ch));
+	return ret;
+}
+
+struct ana_loader *ana_loader_new(const struct ana_load_opts *opts)
+{
+	struct ana_load_opts o = { .size = sizeof(o) };
+	struct ana_loader *ld;
+	int err = 0;
+
+	if (prec_opts_copy(&o, sizeof(o), opts) || !o.nurls || !o.urls) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(ld = calloc(1, sizeof(*ld))) || !(ld->ch = calloc(o.nurls, sizeof(*ld->ch))))
+		goto err_free;
+	ld->cluster = prec_opts_strdup(o.cluster ? o.cluster : "perfrec", &err);
+	if (err)
+		goto err_free;
+	for (; ld->nch < o.nurls; ld->nch++)
+		if (!(ld->ch[ld->nch] = ana_ch_new(o.urls[ld->nch]))) {
+			err = -errno;
+			goto err_free;
+		}
+	ld->note = o.note;
+	ld->ctx = o.ctx;
+	ana_rowbin_init(&ld->rows);
+	return ld;
+err_free:
+	ana_loader_free(ld);
+	errno = err ? -err : ENOMEM;
+	return NULL;
+}
+
+void ana_loader_free(struct ana_loader *ld)
+{
+	if (!ld)
+		return;
+	for (size_t i = 0; ld->ch && i < ld->nch; i++)
+		ana_ch_free(ld->ch[i]);
+	free(ld->ch);
+	free(ld->cluster);
+	ana_rowbin_release(&ld->rows);
+	free(ld);
+}
+
+const char *ana_loader_errmsg(const struct ana_loader *ld)
+{
+	return ld->err;
+}
+
+int ana_loader_prepare(struct ana_loader *ld)
+{
+	char ddl[2048];
+	int ret;
+
+	for (size_t s = 0; s < ld->nch; s++)
+		for (int dist = 0; dist < 2; dist++)
+			for (size_t i = 0; i < ana_nchtables; i++) {
+				ret = ana_chtable_ddl(&ana_chtables[i], dist, ld->cluster, ddl, sizeof(ddl));
+				if (ret == -EINVAL) {
+					set_err(ld, "cluster name '%s' is not an identifier (letters, "
+						"digits, '_'): name a remote_servers entry", ld->cluster);
+					return ret;
+				}
+				if (ret)
+					return ret;
+				if ((ret = ana_ch_query(ld->ch[s], ddl, NULL, NULL)))
+					return ch_fail(ld, ld->ch[s], ret);
+			}
+	return 0;
+}
+
+/* One integer from a `SELECT count() ...`-like statement on ch. */
+static int ch_int(struct ana_loader *ld, struct ana_ch *ch, const char *sql, int64_t *out)
+{
+	const char *r;
+	size_t n, nv;
+	int64_t *v;
+	int ret;
+
+	if ((ret = ana_ch_query(ch, sql, &r, &n)))
+		return ch_fail(ld, ch, ret);
+	if ((ret = ana_chreply_ints(r, n, &v, &nv)) || nv != 1) {
+		free(v);
+		set_err(ld, "ClickHouse at %s: '%.200s' gave no single integer: '%.200s'",
+			ana_ch_name(ch), sql, r);
+		return ret == -ENOMEM ? ret : -EIO;
+	}
+	*out = v[0];
+	free(v);
+	return 0;
+}
+
+static int db_int(struct ana_loader *ld, sqlite3 *db, const char *path, const char *sql,
+		  int64_t *out)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		set_err(ld, "%s: %s (is it a database `perfrec-analyze query --db` wrote?)",
+			path, sqlite3_errmsg(db));
+		return -EINVAL;
+	}
+	int rc = sqlite3_step(st);
+	*out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* Appends the current row of st (the table's columns, after file_key when
+ * it has one) to the rows buffer. A NULL stores as NULL in a Nullable
+ * column (RowBinary: a byte 1, no value; else 0 and the value), as 0 or
+ * '' in the others. */
+static void encode_row(struct ana_rowbin *b, const struct ana_chtable *t, sqlite3_stmt *st,
+		       int64_t key)
+{
+	if (t->per_file)
+		ana_rowbin_i64(b, key);
+	for (size_t c = 0; c < t->ncols; c++) {
+		int i = (int)c;
+		if (t->cols[c].nullable) {
+			int null = sqlite3_column_type(st, i) == SQLITE_NULL;
+			ana_rowbin_u8(b, (uint8_t)null);
+			if (null)
+				continue;
+		}
+		switch (t->cols[c].type) {
+		case ANA_COL_I64:
+			ana_rowbin_i64(b, sqlite3_column_int64(st, i));
+			break;
+		case ANA_COL_F64:
+			ana_rowbin_f64(b, sqlite3_column_double(st, i));
+			break;
+		case ANA_COL_STR: {
+			const void *p = sqlite3_column_blob(st, i);
+			int n = sqlite3_column_bytes(st, i);
+			ana_rowbin_str(b, p, p && n > 0 ? (size_t)n : 0);
+			break;
+		}
+		}
+	}
+}
+
+/* The file_key of the database: see load.h. Also its first path and the
+ * samples its files hold, for the note. */
+static int file_key(struct ana_loader *ld, sqlite3 *db, const char *path, int64_t *key,
+		    char *first, size_t firstsz, int64_t *samples)
+{
+	static const char sql[] = "SELECT host, start_ns, end_ns, bytes, samples, path "
+				  "FROM files ORDER BY host, start_ns, end_ns, bytes, samples";
+	static const struct ana_col id_cols[] = {
+		{ "host", ANA_COL_STR }, { "start_ns", ANA_COL_I64 }, { "end_ns", ANA_COL_I64 },
+		{ "bytes", ANA_COL_I64 }, { "samples", ANA_COL_I64 },
+	};
+	const struct ana_chtable id = { .name = "files", .cols = id_cols,
+					.ncols = sizeof(id_cols) / sizeof(id_cols[0]) };
+	struct ana_rowbin b;
+	sqlite3_stmt *st;
+	size_t nrows = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		set_err(ld, "%s: %s (is it a database `perfrec-analyze query --db` wrote?)",
+			path, sqlite3_errmsg(db));
+		return -EINVAL;
+	}
+	ana_rowbin_init(&b);
+	*samples = 0;
+	first[0] = '\0';
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		encode_row(&b, &id, st, 0);
+		*samples += sqlite3_column_int64(st, 4);
+		if (!nrows++)
+			snprintf(first, firstsz, "%s", sqlite3_column_text(st, 5) ? (const char *)sqlite3_column_text(st, 5) : "");
+	}
+	sqlite3_finalize(st);
+	int ret = ana_rowbin_error(&b);
+	if (!ret && rc != SQLITE_DONE) {
+		set_err(ld, "%s: reading files: %s", path, sqlite3_errmsg(db));
+		ret = -EINVAL;
+	} else if (!ret && !nrows) {
+		set_err(ld, "%s: no files rows: nothing says which recording the rows are of "
+			"(write it with `perfrec-analyze query --db` from .prec files)", path);
+		ret = -EINVAL;
+	}
+	if (!ret)
+		*key = (int64_t)prec_hash_bytes(b.buf, b.len);
+	ana_rowbin_release(&b);
+	return ret;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The ids of ids[0..n) that the cluster's stacks table holds, sorted,
+ * into *have (malloc'd, NULL when n is 0) and *nhave. The server answers
+ * each batch with at most the ids it was asked about: more is a bad reply. */
+static int stacks_held(struct ana_loader *ld, const int64_t *ids, size_t n, int64_t **have,
+		       size_t *nhave)
+{
+	size_t cnt = 0;
+	int64_t *all;
+	char *sql;
+	int ret = 0;
+
+	*have = NULL;
+	*nhave = 0;
+	if (!n)
+		return 0;
+	if (!(all = calloc(n, sizeof(*all))) || !(sql = malloc(128 + IDS_PER_QUERY * 22))) {
+		free(all);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n && !ret; i += IDS_PER_QUERY) {
+		size_t m = n - i < IDS_PER_QUERY ? n - i : IDS_PER_QUERY, len;
+		len = (size_t)sprintf(sql, "SELECT DISTINCT stack_id FROM stacks WHERE stack_id IN (");
+		for (size_t k = 0; k < m; k++)
+			len += (size_t)sprintf(sql + len, "%s%" PRId64, k ? "," : "", ids[i + k]);
+		strcpy(sql + len, ") FORMAT TabSeparated");
+		const char *r;
+		size_t rn, nv;
+		int64_t *v;
+		if ((ret = ana_ch_query(ld->ch[0], sql, &r, &rn))) {
+			ret = ch_fail(ld, ld->ch[0], ret);
+			break;
+		}
+		if ((ret = ana_chreply_ints(r, rn, &v, &nv)) || nv > m) {
+			free(v);
+			set_err(ld, "ClickHouse at %s: at most %zu stack ids expected, got '%.200s'",
+				ana_ch_name(ld->ch[0]), m, r);
+			ret = ret == -ENOMEM ? ret : -EIO;
+			break;
+		}
+		for (size_t k = 0; k < nv; k++)
+			all[cnt++] = v[k];
+		free(v);
+	}
+	free(sql);
+	if (ret) {
+		free(all);
+		return ret;
+	}
+	qsort(all, cnt, sizeof(*all), cmp_i64);
+	*have = all;
+	*nhave = cnt;
+	return 0;
+}
+
+static int insert(struct ana_loader *ld, const struct ana_chtable *t, int64_t key,
+		  struct ana_load_stats *st)
+{
+	char sql[160], id[160];
+	int ret;
+
+	if (ana_rowbin_error(&ld->rows))
+		return ana_rowbin_error(&ld->rows);
+	if (!ld->rows.len)
+		return 0;
+	/* the query_id (see load.h): a second insert of the same rows while
+	 * the first still runs is refused by the server */
+	snprintf(sql, sizeof(sql), "INSERT INTO %s FORMAT RowBinary", t->name);
+	snprintf(id, sizeof(id), "perfrec-load-%016" PRIx64 "-%s", (uint64_t)key, t->name);
+	if ((ret = ana_ch_insert(ld->ch[0], sql, t->per_file ? id : NULL, ld->rows.buf,
+				 ld->rows.len)))
+		return ch_fail(ld, ld->ch[0], ret);
+	if (st)
+		st->bytes += ld->rows.len;
+	return 0;
+}
+
+/* Stacks of the database the cluster lacks (2. in load.h). */
+static int load_stacks(struct ana_loader *ld, sqlite3 *db, const char *path,
+		       const struct ana_chtable *t, struct ana_load_stats *st)
+{
+	sqlite3_stmt *q;
+	int64_t *ids = NULL, *have = NULL;
+	size_t nids = 0, cap = 0, nhave = 0;
+	int ret = 0, rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT DISTINCT stack_id FROM stacks", -1, &q, NULL) != SQLITE_OK)
+		goto err_db;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW && !ret)
+		if (!(ret = prec_grow(&ids, &cap, nids + 1, sizeof(*ids))))
+			ids[nids++] = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	if (!ret && rc != SQLITE_DONE)
+		goto err_db;
+	if (ret || (ret = stacks_held(ld, ids, nids, &have, &nhave)))
+		goto out;
+	if (sqlite3_prepare_v2(db, t->select, -1, &q, NULL) != SQLITE_OK)
+		goto err_db;
+	ana_rowbin_reset(&ld->rows);
+	uint64_t n = 0;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(q, 0);
+		if (nhave && bsearch(&id, have, nhave, sizeof(*have), cmp_i64))
+			continue;
+		encode_row(&ld->rows, t, q, 0);
+		n++;
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_DONE)
+		goto err_db;
+	if (!(ret = insert(ld, t, 0, st)) && st)
+		st->rows += n;
+	goto out;
+err_db:
+	set_err(ld, "%s: reading %s: %s", path, t->name, sqlite3_errmsg(db));
+	ret = -EINVAL;
+out:
+	free(ids);
+	free(have);
+	return ret;
+}
+
+/* Deletes table t's rows of file key on every server and waits until the
+ * deletes are done: what an interrupted load left of the file (3. in load.h). */
+static int delete_partial(struct ana_loader *ld, const struct ana_chtable *t, int64_t key)
+{
+	char sql[256];
+	int ret;
+
+	for (size_t s = 0; s < ld->nch; s++) {
+		snprintf(sql, sizeof(sql), "ALTER TABLE %s_local DELETE WHERE file_key = %" PRId64,
+			 t->name, key);
+		if ((ret = ana_ch_query(ld->ch[s], sql, NULL, NULL)))
+			return ch_fail(ld, ld->ch[s], ret);
+	}
+	snprintf(sql, sizeof(sql), "SELECT count() FROM system.mutations WHERE database = "
+		 "currentDatabase() AND table = '%s_local' AND is_done = 0 FORMAT TabSeparated",
+		 t->name);
+	for (size_t s = 0; s < ld->nch; s++) {
+		int64_t pending = 1;
+		for (int tries = 0; tries < MUTATION_WAIT_S * 10; tries++) {
+			if ((ret = ch_int(ld, ld->ch[s], sql, &pending)))
+				return ret;
+			if (!pending)
+				break;
+			nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
+		}
+		if (pending) {
+			set_err(ld, "ClickHouse at %s: the delete of %s's partial rows (file_key %"
+				PRId64 ") did not finish in %d s: see system.mutations there",
+				ana_ch_name(ld->ch[s]), t->name, key, MUTATION_WAIT_S);
+			return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+/* One per-file table (3. and 4. in load.h). *stored: the rows it holds now. */
+static int load_table(struct ana_loader *ld, sqlite3 *db, const char *path,
+		      const struct ana_chtable *t, int64_t key, struct ana_load_stats *st)
+{
+	char sql[256];
+	int64_t want, have;
+	sqlite3_stmt *q;
+	int ret, rc;
+
+	if ((ret = db_int(ld, db, path, t->count, &want)))
+		return ret;
+	snprintf(sql, sizeof(sql), "SELECT count() FROM %s WHERE file_key = %" PRId64
+		 " FORMAT TabSeparated", t->name, key);
+	if ((ret = ch_int(ld, ld->ch[0], sql, &have)))
+		return ret;
+	if (have == want)
+		return 0;   /* all of them: an interrupted load stored the table whole */
+	if (have && (ret = delete_partial(ld, t, key)))
+		return ret;
+	if (sqlite3_prepare_v2(db, t->select, -1, &q, NULL) != SQLITE_OK) {
+		set_err(ld, "%s: reading %s: %s", path, t->name, sqlite3_errmsg(db));
+		return -EINVAL;
+	}
+	ana_rowbin_reset(&ld->rows);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+		encode_row(&ld->rows, t, q, key);
+	sqlite3_finalize(q);
+	if (rc != SQLITE_DONE) {
+		set_err(ld, "%s: reading %s: %s", path, t->name, sqlite3_errmsg(db));
+		return -EINVAL;
+	}
+	if (!(ret = insert(ld, t, key, st)) && st)
+		st->rows += (uint64_t)want;
+	return ret;
+}
+
+int ana_loader_load_db(struct ana_loader *ld, const char *path, struct ana_load_stats *st)
+{
+	char first[512], sql[256], line[1024];
+	int64_t key, have, samples;
+	sqlite3 *db = NULL;
+	int ret;
+
+	ld->err[0] = '\0';
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		set_err(ld, "%s: cannot open as SQLite: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return db ? -EINVAL : -ENOMEM;
+	}
+	if ((ret = file_key(ld, db, path, &key, first, sizeof(first), &samples)))
+		goto out;
+	snprintf(sql, sizeof(sql), "SELECT count() FROM files WHERE file_key = %" PRId64
+		 " FORMAT TabSeparated", key);
+	if ((ret = ch_int(ld, ld->ch[0], sql, &have)))
+		goto out;
+	if (have) {
+		if (st)
+			st->skipped++;
+		snprintf(line, sizeof(line), "%s: already loaded (%s, file_key %" PRId64 ")",
+			 path, first, key);
+		if (ld->note)
+			ld->note(ld->ctx, line);
+		goto out;
+	}
+	struct ana_load_stats mine = { 0 };
+	for (size_t i = 0; i < ana_nchtables && !ret; i++) {
+		const struct ana_chtable *t = &ana_chtables[i];
+		ret = t->per_file ? load_table(ld, db, path, t, key, &mine)
+				  : load_stacks(ld, db, path, t, &mine);
+	}
+	if (ret)
+		goto out;
+	if (st) {
+		st->loaded++;
+		st->rows += mine.rows;
+		st->bytes += mine.bytes;
+		st->samples += (uint64_t)samples;
+	}
+	snprintf(line, sizeof(line), "%s: loaded %" PRIu64 " rows, %" PRIu64 " bytes (%s, file_key %"
+		 PRId64 ")", path, mine.rows, mine.bytes, first, key);
+	if (ld->note)
+		ld->note(ld->ctx, line);
+out:
+	if (ret == -ENOMEM && !ld->err[0])
+		set_err(ld, "%s: out of memory", path);
+	sqlite3_close(db);
+	return ret;
+}

@@ -1,0 +1,76 @@
+/*
+ * load.h - perfrec's aggregated tables into a ClickHouse cluster
+ * (`perfrec-analyze load --clickhouse URL`), idempotent and resumable.
+ *
+ *   struct ana_load_opts o = { .size = sizeof(o), .urls = urls, .nurls = n };
+ *   struct ana_loader *ld = ana_loader_new(&o);       // NULL: errno
+ *   ana_loader_prepare(ld);                            // tables on every server
+ *   for each database: ana_loader_load_db(ld, "t.sqlite", &st);
+ *   on a negative return: ana_loader_errmsg(ld)
+ *   ana_loader_free(ld);
+ *
+ * The input is a SQLite database of the SQL tables (format/SPEC.md; what
+ * `query --db` writes, normally for one .prec file). Its rows are the
+ * unit of a load, identified by the file_key: a hash of its files rows'
+ * host, start_ns, end_ns, bytes and samples (the file's content, not its
+ * path or the session name a dataset gave it: a file moved, copied or
+ * read in another dataset is the same file; a file that grew is another).
+ *
+ * A load runs in this order, so that killing it anywhere and running it
+ * again stores every row once:
+ *   1. a files row with this file_key in the cluster: already loaded, done;
+ *   2. stacks the cluster does not hold yet (stacks are shared by files;
+ *      ReplacingMergeTree folds a stack two loaders raced to insert);
+ *   3. each per-file table: as many rows with this file_key as the
+ *      database holds -> already stored by an interrupted load, skipped;
+ *      none -> inserted as one block (one INSERT, one part per day, all
+ *      on the host's shard: stored whole or not at all); some -> deleted
+ *      on every server (ALTER ... DELETE, waited for), then inserted;
+ *   4. the files rows last: the marker that says the file is complete.
+ * Each INSERT carries a query_id made of the file_key and the table, so an
+ * insert still running on the server for a killed loader refuses the
+ * next one's instead of racing it.
+ */
+#ifndef ANA_LOAD_LOAD_H
+#define ANA_LOAD_LOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ana_load_opts {
+	size_t size;                 /* sizeof(struct ana_load_opts) */
+	/* Every server of the cluster (HTTP URLs, see chclient.h): the tables
+	 * are created on each (there is no ZooKeeper for ON CLUSTER) and a
+	 * partial file's rows deleted on each; rows go through urls[0]. */
+	const char *const *urls;
+	size_t nurls;
+	const char *cluster;         /* remote_servers entry; NULL: "perfrec" */
+	/* One line per loaded or skipped database (may be NULL). */
+	void (*note)(void *ctx, const char *line);
+	void *ctx;
+};
+
+struct ana_load_stats {
+	size_t loaded, skipped;      /* databases stored now / already stored */
+	uint64_t rows;               /* rows inserted */
+	uint64_t bytes;              /* RowBinary bytes sent */
+	uint64_t samples;            /* the samples the loaded files hold */
+};
+
+struct ana_loader;
+
+struct ana_loader *ana_loader_new(const struct ana_load_opts *o);
+void ana_loader_free(struct ana_loader *ld);
+
+/* Creates the tables (IF NOT EXISTS) on every server. 0 or negative errno. */
+int ana_loader_prepare(struct ana_loader *ld);
+
+/* Loads the database at path; adds to *st (may be NULL). 0 or negative errno:
+ * -ECONNREFUSED/-EIO (ClickHouse, chclient.h), -EINVAL (path is not a
+ * database of the SQL tables), -ENOMEM. */
+int ana_loader_load_db(struct ana_loader *ld, const char *path, struct ana_load_stats *st);
+
+/* The last error's message, naming the database or URL and the cause. */
+const char *ana_loader_errmsg(const struct ana_loader *ld);
+
+#endif
