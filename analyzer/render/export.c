@@ -5,6 +5,16 @@
  * distinct stacks: a stack is turned into an interned string key so the
  * table is keyed by one pointer. For pprof the key holds location ids
  * ("comm\x1f" then ids as decimal, comma-separated, leaf first).
+ *
+ * Names are looked up once per callchain node, not per sample: a frame's
+ * samples that share (pid, ip, misc, interned callchain, comm) name the
+ * same stack, so the first of them is resolved and its key kept in
+ * `chains`, and the others only add to that key's counts. The table
+ * restarts with every frame (callchain ids are the frame's own, SPEC.md);
+ * a frame spans about a second, so a mapping replaced inside one frame at
+ * the same address names that frame's later samples as its first. Samples
+ * with a copy of the user stack (--call-graph dwarf) differ by the stack's
+ * bytes: each is unwound and named itself.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "analyzer/render/export.h"
@@ -17,6 +27,7 @@
 
 #include "format/base/hashmap.h"
 #include "analyzer/symbols/resolve.h"
+#include "analyzer/symbols/ustack.h"
 #include "analyzer/read/trace.h"
 #include "analyzer/render/table.h"
 #include "profile.pb-c.h"
@@ -50,6 +61,19 @@ static int buf_add(struct buf *b, const char *s, size_t n)
 	return 0;
 }
 
+/* A sample's callchain node within one frame (chains' key): zeroed
+ * before filling, padding included, since it is hashed as bytes. */
+struct chainkey {
+	uint64_t chain, ip;
+	uint32_t pid, misc;
+	const char *comm;
+};
+
+struct chainval {
+	const char *key;                /* interned stack key */
+	uint64_t cut_chains, cut_frames;   /* what resolving it added to s->cut */
+};
+
 struct xstate {
 	struct ana_trace *s;
 	const struct ana_filter *f;
@@ -58,6 +82,8 @@ struct xstate {
 	struct ana_loc *frames;
 	struct buf key;
 	struct prec_hashmap stacks;     /* const char * key -> struct agg */
+	struct prec_hashmap chains;     /* struct chainkey -> struct chainval */
+	uint64_t chains_frame;          /* frame_offset chains holds ids of */
 	/* pprof tables */
 	struct prec_hashmap locs;       /* {dso, sym} -> uint64 id */
 	struct prec_hashmap maps;       /* dso -> uint64 id */
@@ -106,6 +132,52 @@ static int loc_id(struct xstate *st, const struct ana_loc *fr, uint64_t *id)
 	return 0;
 }
 
+/* The stack key of frames[0..n) under comm, interned in the trace's
+ * pool: the folded line, or comm and location ids for pprof. NULL when
+ * out of memory. */
+static const char *stack_key(struct xstate *st, const char *comm, int n)
+{
+	struct ana_trace *s = st->s;
+	st->key.len = 0;
+	int ret;
+	if (!st->pprof) {
+		ret = add_frame_name(&st->key, comm);
+		for (int i = n - 1; !ret && i >= 0; i--) {
+			const char *name = ana_frame_name(s, &st->frames[i]);
+			if (!name)
+				return NULL;
+			ret = buf_add(&st->key, ";", 1);
+			if (!ret)
+				ret = add_frame_name(&st->key, name);
+		}
+	} else {
+		ret = buf_add(&st->key, comm, strlen(comm));
+		if (!ret)
+			ret = buf_add(&st->key, "\x1f", 1);
+		for (int i = 0; !ret && i < n; i++) {
+			uint64_t id;
+			char num[24];
+			ret = loc_id(st, &st->frames[i], &id);
+			if (ret)
+				break;
+			int len = snprintf(num, sizeof(num), "%s%" PRIu64, i ? "," : "", id);
+			ret = buf_add(&st->key, num, (size_t)len);
+		}
+	}
+	return ret ? NULL : ana_strpool_intern_n(&s->pool, st->key.p, st->key.len);
+}
+
+static int add_stack(struct xstate *st, const char *k, uint64_t count, uint64_t weight)
+{
+	struct agg *a = prec_hashmap_get(&st->stacks, &k, NULL);
+	if (!a)
+		return -ENOMEM;
+	a->samples += count;
+	a->period += weight;
+	st->total++;
+	return 0;
+}
+
 static int on_packet(void *ctx, const struct prec_packet *p)
 {
 	struct xstate *st = ctx;
@@ -135,52 +207,52 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 			return keep;
 		if (!comm && !(comm = ana_trace_comm_name(s, smp->tid, p->time)))
 			return -ENOMEM;
+		count = 1;
+		weight = smp->period ? smp->period : 1;
+		if (!ana_ustack_present(smp)) {
+			struct chainkey ck;
+			memset(&ck, 0, sizeof(ck));
+			ck.chain = smp->callchain;
+			ck.ip = smp->ip;
+			ck.pid = smp->pid;
+			ck.misc = smp->misc;
+			ck.comm = comm;
+			if (st->chains_frame != p->frame_offset) {
+				prec_hashmap_clear(&st->chains);
+				st->chains_frame = p->frame_offset;
+			}
+			int created;
+			struct chainval *cv = prec_hashmap_get(&st->chains, &ck, &created);
+			if (!cv)
+				return -ENOMEM;
+			if (!created) {
+				s->cut.chains += cv->cut_chains;
+				s->cut.frames += cv->cut_frames;
+				return add_stack(st, cv->key, count, weight);
+			}
+			uint64_t cc = s->cut.chains, cf = s->cut.frames;
+			/* cv moves when a later insert grows the table: it is
+			 * filled before anything else is added */
+			n = ana_resolve_sample(s, p, st->frames, MAX_FRAMES);
+			const char *k = n < 0 ? NULL : stack_key(st, comm, n);
+			if (!k) {
+				prec_hashmap_clear(&st->chains);   /* no half-filled entry */
+				return n < 0 ? n : -ENOMEM;
+			}
+			cv = prec_hashmap_find(&st->chains, &ck);
+			cv->key = k;
+			cv->cut_chains = s->cut.chains - cc;
+			cv->cut_frames = s->cut.frames - cf;
+			return add_stack(st, k, count, weight);
+		}
 		n = ana_resolve_sample(s, p, st->frames, MAX_FRAMES);
 		if (n < 0)
 			return n;
-		count = 1;
-		weight = smp->period ? smp->period : 1;
 	} else {
 		return 0;
 	}
-	st->key.len = 0;
-	int ret;
-	if (!st->pprof) {
-		ret = add_frame_name(&st->key, comm);
-		for (int i = n - 1; !ret && i >= 0; i--) {
-			const char *name = ana_frame_name(s, &st->frames[i]);
-			if (!name)
-				return -ENOMEM;
-			ret = buf_add(&st->key, ";", 1);
-			if (!ret)
-				ret = add_frame_name(&st->key, name);
-		}
-	} else {
-		ret = buf_add(&st->key, comm, strlen(comm));
-		if (!ret)
-			ret = buf_add(&st->key, "\x1f", 1);
-		for (int i = 0; !ret && i < n; i++) {
-			uint64_t id;
-			char num[24];
-			ret = loc_id(st, &st->frames[i], &id);
-			if (ret)
-				break;
-			int len = snprintf(num, sizeof(num), "%s%" PRIu64, i ? "," : "", id);
-			ret = buf_add(&st->key, num, (size_t)len);
-		}
-	}
-	if (ret)
-		return ret;
-	const char *k = ana_strpool_intern_n(&s->pool, st->key.p, st->key.len);
-	if (!k)
-		return -ENOMEM;
-	struct agg *a = prec_hashmap_get(&st->stacks, &k, NULL);
-	if (!a)
-		return -ENOMEM;
-	a->samples += count;
-	a->period += weight;
-	st->total++;
-	return 0;
+	const char *k = stack_key(st, comm, n);
+	return k ? add_stack(st, k, count, weight) : -ENOMEM;
 }
 
 static int xstate_run(struct xstate *st, struct ana_trace *s,
@@ -192,6 +264,8 @@ static int xstate_run(struct xstate *st, struct ana_trace *s,
 	st->pprof = pprof;
 	st->off_cpu = off_cpu;
 	prec_hashmap_init(&st->stacks, sizeof(const char *), sizeof(struct agg));
+	prec_hashmap_init(&st->chains, sizeof(struct chainkey), sizeof(struct chainval));
+	st->chains_frame = UINT64_MAX;
 	prec_hashmap_init(&st->locs, sizeof(struct lockey), sizeof(uint64_t));
 	prec_hashmap_init(&st->maps, sizeof(const char *), sizeof(uint64_t));
 	st->frames = calloc(MAX_FRAMES, sizeof(*st->frames));
@@ -209,6 +283,7 @@ static void xstate_release(struct xstate *st)
 	free(st->frames);
 	free(st->key.p);
 	prec_hashmap_release(&st->stacks);
+	prec_hashmap_release(&st->chains);
 	prec_hashmap_release(&st->locs);
 	prec_hashmap_release(&st->maps);
 }
