@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# test_export_dataset.sh - exports of real recordings, one file and a
+# dataset of two hosts (one of them rotated into several files):
+#   - folded names each callchain once per frame and counts the others:
+#     its stacks give, per (comm, leaf), the self samples `report -s
+#     comm,sym` counts by naming every sample itself;
+#   - folded over the dataset: a host's lines ("host;comm;...") are, with
+#     the host taken off, the export of that host's files alone (its
+#     rotated files counted together), and each host's sum is its sample
+#     count in `report -s host`;
+#   - pprof over the dataset: the samples of each "host" label add up to
+#     the same counts (decoded by protoc).
+set -euo pipefail
+perfrec=${PERFREC_BIN:?}
+analyze=${PERFREC_ANALYZE_BIN:?}
+src=${PERFREC_SOURCE_DIR:?}
+pingpong=${PERFREC_BUILD_DIR:?}/tests/pingpong
+d=$(mktemp -d /tmp/perfrec-export-ds-XXXXXX)
+cleanup() {
+  if [ -n "${KEEP:-}" ]; then echo "test_export_dataset: files kept in $d" >&2; else rm -rf "$d"; fi
+}
+trap cleanup EXIT
+fail() { echo "test_export_dataset: FAIL: $*" >&2; exit 1; }
+if ! "$perfrec" record -e cpu-clock -d 0.1 -q -o "$d/probe.prec" -- true 2>"$d/probe.err"; then
+  if [ -n "${CI:-}" ]; then fail "perf events unavailable: $(cat "$d/probe.err")"; fi
+  echo "test_export_dataset: skipped: perf events unavailable"; exit 0
+fi
+rm -f "$d/probe.prec"
+command -v unshare >/dev/null || fail "unshare (util-linux) is needed for a second host name"
+
+# host "vm-b" (its own UTS namespace): rotated every second; this host: one
+# file. Both pingpong with kernel and user stacks.
+mkdir -p "$d/ds/b" "$d/ds/a"
+unshare -u sh -c "hostname export-ds-b && exec \"$perfrec\" record -e cpu-clock -F 999 -g -q \
+  --rotate-time 1s -o \"$d/ds/b/b.prec\" -- \"$pingpong\" 3000 10 0 200" >/dev/null ||
+  fail "recording host b"
+"$perfrec" record -e cpu-clock -F 999 -g -q -o "$d/ds/a/a.prec" -- "$pingpong" 2000 10 0 200 \
+  >/dev/null || fail "recording this host"
+nb=$(ls "$d"/ds/b/*.prec | wc -l)
+[ "$nb" -ge 2 ] || fail "host b's recording did not rotate: $(ls "$d/ds/b")"
+ha=$("$analyze" info --json "$d/ds/a/a.prec" | python3 -c 'import json,sys; print(json.load(sys.stdin)["info"]["hostname"])')
+[ "$ha" != export-ds-b ] || fail "both recordings name host export-ds-b"
+
+# --- one file: folded per (comm, leaf) = report's self samples
+for f in "$d/ds/a/a.prec" $(ls "$d"/ds/b/*.prec | head -1); do
+  "$analyze" export --format folded "$f" > "$d/one.folded" || fail "export folded $f"
+  "$analyze" report -s comm,sym --top 0 --json "$f" > "$d/one.json" || fail "report $f"
+  python3 - "$d/one.folded" "$d/one.json" <<'EOF' || fail "folded leaves of $f differ from report"
+import json, sys
+from collections import Counter
+fold = Counter()
+for line in open(sys.argv[1]):
+    stack, n = line.rstrip("\n").rsplit(" ", 1)
+    fr = stack.split(";")
+    fold[(fr[0], fr[-1])] += int(n)
+rep = Counter()
+for r in json.load(open(sys.argv[2]))["rows"]:
+    if r["samples"]:
+        rep[(r["comm"], r["sym"])] += r["samples"]
+if fold != rep:
+    diff = {k: (fold.get(k), rep.get(k)) for k in set(fold) | set(rep) if fold.get(k) != rep.get(k)}
+    sys.exit(f"(comm, leaf): folded vs report: {sorted(diff.items())[:10]}")
+print(f"test_export_dataset: {sys.argv[1]}: {sum(fold.values())} samples, "
+      f"{len(fold)} (comm, leaf) pairs as report counts them")
+EOF
+done
+
+# --- the dataset: per host, its own export; sums = report -s host
+"$analyze" export --format folded "$d/ds" > "$d/ds.folded" 2>"$d/ds.err" ||
+  fail "export folded over the dataset: $(cat "$d/ds.err")"
+"$analyze" export --format folded "$d/ds/b" > "$d/b.folded" || fail "export folded host b"
+"$analyze" export --format folded "$d/ds/a" > "$d/a.folded" || fail "export folded host a"
+"$analyze" report -s host --json "$d/ds" > "$d/hosts.json" || fail "report -s host"
+python3 - "$d" export-ds-b "$ha" <<'EOF' || fail "folded over the dataset"
+import json, sys
+from collections import Counter
+d, hb, ha = sys.argv[1:]
+def lines(path, strip=None):
+    c = Counter()
+    for line in open(path):
+        stack, n = line.rstrip("\n").rsplit(" ", 1)
+        if strip is not None:
+            host, stack = stack.split(";", 1)
+            if host != strip:
+                continue
+        c[stack] += int(n)
+    return c
+hosts = {r["host"]: r["samples"] for r in json.load(open(f"{d}/hosts.json"))["rows"]}
+for host, alone in ((hb, "b"), (ha, "a")):
+    ds, own = lines(f"{d}/ds.folded", host), lines(f"{d}/{alone}.folded")
+    if ds != own:
+        sys.exit(f"{host}: its lines in the dataset's export differ from its files' export")
+    if sum(ds.values()) != hosts[host]:
+        sys.exit(f"{host}: folded counts {sum(ds.values())}, report -s host {hosts[host]}")
+    print(f"test_export_dataset: folded over the dataset: {host} {sum(ds.values())} samples "
+          f"in {len(ds)} stacks = its files' export = report -s host")
+EOF
+
+# --- pprof over the dataset: samples per host label
+if command -v protoc >/dev/null; then
+  "$analyze" export --format pprof -o "$d/ds.pb.gz" "$d/ds" || fail "export pprof over the dataset"
+  gunzip -c "$d/ds.pb.gz" | protoc --decode=perftools.profiles.Profile -I "$src/proto" \
+    "$src/proto/profile.proto" > "$d/ds.pprof.txt" || fail "protoc cannot decode the pprof"
+  python3 - "$d/ds.pprof.txt" "$d/hosts.json" <<'EOF' || fail "pprof host labels"
+import json, re, sys
+from collections import Counter
+text = open(sys.argv[1]).read()
+strings = [eval(m) for m in re.findall(r'^string_table: (".*")$', text, re.M)]
+host = strings.index("host")
+per = Counter()
+for s in re.findall(r'^sample \{\n(.*?)^\}', text, re.M | re.S):
+    v = int(re.findall(r'value: (\d+)', s)[0])
+    labels = dict((int(k), int(x)) for k, x in re.findall(r'label \{\s*key: (\d+)\s*str: (\d+)', s))
+    per[strings[labels[host]]] += v
+hosts = {r["host"]: r["samples"] for r in json.load(open(sys.argv[2]))["rows"]}
+if dict(per) != hosts:
+    sys.exit(f"pprof samples per host label {dict(per)}, report -s host {hosts}")
+print(f"test_export_dataset: pprof over the dataset: samples per host label {dict(per)}")
+EOF
+else
+  [ -z "${CI:-}" ] || fail "protoc missing"
+  echo "test_export_dataset: pprof decode skipped: protoc not installed"
+fi
+echo "test_export_dataset: PASS"
