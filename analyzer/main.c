@@ -710,7 +710,7 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		return 2;
 	}
 	if (!strcmp(c->cmd, "html") || !strcmp(c->cmd, "script") || c->tree ||
-	    (is_export && ana_export_timed_known(xfmt)) ||
+	    (is_export && ana_export_timed_known(xfmt) && !ana_export_timed_dataset(xfmt)) ||
 	    (is_export && !strcmp(which, "info"))) {
 		fprintf(stderr, "%s %s: this output reads one file: give one of the %zu files "
 			"(`%s info` lists them)\n", PROG, c->cmd, ds->nfiles, PROG);
@@ -735,13 +735,16 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 	struct ana_counters *cnt = NULL;
 	struct ana_trace *last = NULL;   /* counters name events from it */
 	struct ana_export *xp = NULL;
+	struct ana_timed *xt = NULL;     /* the exports with time */
 	ret = doc ? 0 : -ENOMEM;
 	if (!ret && stacks)
 		ret = ana_export_new(&xp, !strcmp(xfmt, "pprof"), c->off_cpu, &c->filter,
 				     &ds->pool);
+	if (!ret && is_export && ana_export_timed_known(xfmt))
+		ret = ana_timed_new(&xt, xfmt, &c->filter, &ds->pool, out);
 	if (!ret && !strcmp(which, "counters") && !(cnt = ana_counters_new()))
 		ret = -ENOMEM;
-	if (!ret && !strcmp(which, "report") && !stacks && !(rep = ana_report_new(ro)))
+	if (!ret && !strcmp(which, "report") && !stacks && !xt && !(rep = ana_report_new(ro)))
 		ret = -ENOMEM;
 	if (!ret && !strcmp(which, "sched") && !(sch = ana_sched_new(sco)))
 		ret = -ENOMEM;
@@ -777,6 +780,8 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		} else if (xp) {
 			/* several hosts: each stack under its host */
 			ret = ana_export_add(xp, s, ds->nhosts > 1 ? ds->files[i].host : NULL);
+		} else if (xt) {
+			ret = ana_timed_add(xt, s, ds->nhosts > 1 ? ds->files[i].host : NULL);
 		} else if (!strcmp(c->cmd, "dump")) {
 			struct ana_dump_opts d = { .fmt = fmt, .jobs = c->jobs,
 						   .file_order = c->file_order,
@@ -818,6 +823,8 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 	}
 	if (ret >= 0 && xp)
 		ret = ana_export_write(xp, out);
+	if (ret >= 0 && xt)
+		ret = ana_timed_finish(xt);
 	if (ret >= 0 && (rep || sch)) {
 		ret = rep ? ana_report_render(rep, label, doc) : ana_sched_render(sch, label, doc);
 		if (ret >= 0)
@@ -836,6 +843,7 @@ done:
 	ana_sched_free(sch);
 	ana_counters_free(cnt);
 	ana_export_free(xp);
+	ana_timed_free(xt);
 	ana_trace_free(last);
 	ana_doc_free(doc);
 	if (out != stdout && fclose(out) && !status) {

@@ -9,7 +9,10 @@
 #     rotated files counted together), and each host's sum is its sample
 #     count in `report -s host`;
 #   - pprof over the dataset: the samples of each "host" label add up to
-#     the same counts (decoded by protoc).
+#     the same counts (decoded by protoc);
+#   - perfetto over the dataset (decoded by protoc against Perfetto's
+#     proto): each host a machine, named; its PerfSamples per thread equal
+#     `report -s host,tid`; its processes named "comm @host".
 set -euo pipefail
 perfrec=${PERFREC_BIN:?}
 analyze=${PERFREC_ANALYZE_BIN:?}
@@ -117,8 +120,44 @@ if dict(per) != hosts:
     sys.exit(f"pprof samples per host label {dict(per)}, report -s host {hosts}")
 print(f"test_export_dataset: pprof over the dataset: samples per host label {dict(per)}")
 EOF
+  "$analyze" export --format perfetto -o "$d/ds.pftrace" "$d/ds" || fail "export perfetto over the dataset"
+  protoc --decode=perfetto.protos.Trace -I "$src/tests/data/perfetto" \
+    "$src/tests/data/perfetto/perfetto_trace.proto" < "$d/ds.pftrace" > "$d/ds.pf.txt" ||
+    fail "protoc cannot decode the perfetto export"
+  "$analyze" report -s host,tid --top 0 --json "$d/ds" > "$d/tids.json" || fail "report -s host,tid"
+  python3 - "$d/ds.pf.txt" "$d/tids.json" <<'EOF' || fail "perfetto over the dataset"
+import json, re, sys
+from collections import Counter
+text = open(sys.argv[1]).read()
+packets = re.split(r'^packet \{$', text, flags=re.M)[1:]
+names, samples, procs = {}, Counter(), set()
+for p in packets:
+    m = re.search(r'^  machine_id: (\d+)$', p, re.M)
+    mid = int(m.group(1)) if m else 0
+    n = re.search(r'machine_name: "(.*)"', p)
+    if n:
+        names[mid] = n.group(1)
+    if 'perf_sample {' in p:
+        samples[(mid, int(re.search(r'^    tid: (\d+)$', p, re.M).group(1)))] += 1
+    for name in re.findall(r'process_name: "(.*)"', p):
+        procs.add((mid, name))
+if 0 in names or len(names) != 2:
+    sys.exit(f"machines {names}: expected two, numbered from 1")
+got = Counter({(names[m], t): n for (m, t), n in samples.items()})
+want = Counter({(r["host"], int(r["tid"])): r["samples"]
+                for r in json.load(open(sys.argv[2]))["rows"] if r["samples"]})
+if got != want:
+    diff = {k: (got.get(k), want.get(k)) for k in set(got) | set(want) if got.get(k) != want.get(k)}
+    sys.exit(f"perf_samples per (host, tid) vs report -s host,tid: {sorted(diff.items())[:10]}")
+bad = [(m, n) for m, n in procs if not n.endswith(" @" + names.get(m, "?"))]
+if bad:
+    sys.exit(f"process names without their host: {bad[:5]}")
+print(f"test_export_dataset: perfetto over the dataset: {len(names)} machines "
+      f"{sorted(names.values())}, {sum(got.values())} samples in {len(got)} threads "
+      f"= report -s host,tid")
+EOF
 else
   [ -z "${CI:-}" ] || fail "protoc missing"
-  echo "test_export_dataset: pprof decode skipped: protoc not installed"
+  echo "test_export_dataset: pprof and perfetto decode skipped: protoc not installed"
 fi
 echo "test_export_dataset: PASS"
