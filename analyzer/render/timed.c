@@ -60,10 +60,11 @@ struct ana_timed {
 #define OBJECT(prefix) prefix##_vnew, prefix##_vadd, prefix##_vfinish, prefix##_vfree, NULL
 
 OBJECT_OPS(ana_perfetto, ana_perfetto)
+OBJECT_OPS(ana_speedscope, ana_speedscope)
 
 static const struct ops timed[] = {
 	{ "perfetto", 1, OBJECT(ana_perfetto) },
-	{ "speedscope", 0, NULL, NULL, NULL, NULL, ana_export_speedscope },
+	{ "speedscope", 0, OBJECT(ana_speedscope) },
 	{ "otlp", 1, NULL, NULL, NULL, NULL, ana_export_otlp },
 };
 

@@ -12,7 +12,10 @@
 #     the same counts (decoded by protoc);
 #   - perfetto over the dataset (decoded by protoc against Perfetto's
 #     proto): each host a machine, named; its PerfSamples per thread equal
-#     `report -s host,tid`; its processes named "comm @host".
+#     `report -s host,tid`; its processes named "comm @host";
+#   - speedscope over the dataset: a profile per host and thread, with
+#     the samples `report -s host,tid` counts; and of thousands of short
+#     processes, per thread the periods in time order (the unit checker).
 set -euo pipefail
 perfrec=${PERFREC_BIN:?}
 analyze=${PERFREC_ANALYZE_BIN:?}
@@ -99,6 +102,8 @@ for host, alone in ((hb, "b"), (ha, "a")):
           f"in {len(ds)} stacks = its files' export = report -s host")
 EOF
 
+"$analyze" report -s host,tid --top 0 --json "$d/ds" > "$d/tids.json" || fail "report -s host,tid"
+
 # --- pprof over the dataset: samples per host label
 if command -v protoc >/dev/null; then
   "$analyze" export --format pprof -o "$d/ds.pb.gz" "$d/ds" || fail "export pprof over the dataset"
@@ -124,7 +129,6 @@ EOF
   protoc --decode=perfetto.protos.Trace -I "$src/tests/data/perfetto" \
     "$src/tests/data/perfetto/perfetto_trace.proto" < "$d/ds.pftrace" > "$d/ds.pf.txt" ||
     fail "protoc cannot decode the perfetto export"
-  "$analyze" report -s host,tid --top 0 --json "$d/ds" > "$d/tids.json" || fail "report -s host,tid"
   python3 - "$d/ds.pf.txt" "$d/tids.json" <<'EOF' || fail "perfetto over the dataset"
 import json, re, sys
 from collections import Counter
@@ -160,4 +164,36 @@ else
   [ -z "${CI:-}" ] || fail "protoc missing"
   echo "test_export_dataset: pprof and perfetto decode skipped: protoc not installed"
 fi
+# --- speedscope over the dataset: a profile per (host, thread), its
+# samples those report counts; and a trace of thousands of short
+# processes (more samples than all threads may buffer: every buffer
+# spilled several times) read back by the unit checker: per thread, its
+# periods in dump's time order
+"$analyze" export --format speedscope -o "$d/ds.speedscope.json" "$d/ds" ||
+  fail "export speedscope over the dataset"
+python3 - "$d/ds.speedscope.json" "$d/tids.json" <<'EOF' || fail "speedscope over the dataset"
+import json, re, sys
+from collections import Counter
+d = json.load(open(sys.argv[1]))
+got = Counter()
+for p in d["profiles"]:
+    m = re.fullmatch(r'.* \(host (.*), pid \d+, tid (\d+)\)', p["name"])
+    if not m:
+        sys.exit(f"profile {p['name']!r} does not name its host")
+    got[(m.group(1), int(m.group(2)))] += len(p["samples"])
+want = Counter({(r["host"], int(r["tid"])): r["samples"]
+                for r in json.load(open(sys.argv[2]))["rows"] if r["samples"]})
+if got != want:
+    sys.exit(f"speedscope samples per (host, tid) {sorted(got.items())} vs report {sorted(want.items())}")
+print(f"test_export_dataset: speedscope over the dataset: {len(got)} profiles "
+      f"= report -s host,tid")
+EOF
+"$perfrec" record -q -e cpu-clock -F 4999 -g -o "$d/many.prec" -- \
+  sh -c 'i=0; while [ $i -lt 800 ]; do awk "BEGIN { for (i = 0; i < 100000; i++) s += i }"; i=$((i + 1)); done' ||
+  fail "recording many processes"
+out=$(bash "$src/tests/unit/analyzer/render/test_export_speedscope.sh" "$d/many.prec") ||
+  fail "speedscope of many short processes: $out"
+n=$(sed -n 's/.* samples=\([0-9]*\).*/\1/p' <<<"$out")
+[ "${n:-0}" -gt 8192 ] || fail "many short processes: $n samples, fewer than the threads may buffer (8192)"
+echo "test_export_dataset: many short processes: $out"
 echo "test_export_dataset: PASS"
