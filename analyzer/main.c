@@ -709,7 +709,7 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		ana_dataset_free(ds);
 		return 2;
 	}
-	if (!strcmp(c->cmd, "html") || !strcmp(c->cmd, "script") || c->tree ||
+	if (!strcmp(c->cmd, "html") ||
 	    (is_export && ana_export_timed_known(xfmt) && !ana_export_timed_dataset(xfmt)) ||
 	    (is_export && !strcmp(which, "info"))) {
 		fprintf(stderr, "%s %s: this output reads one file: give one of the %zu files "
@@ -782,6 +782,10 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 			ret = ana_export_add(xp, s, ds->nhosts > 1 ? ds->files[i].host : NULL);
 		} else if (xt) {
 			ret = ana_timed_add(xt, s, ds->nhosts > 1 ? ds->files[i].host : NULL);
+		} else if (!strcmp(c->cmd, "script")) {
+			struct ana_script_opts sc = { .filter = &c->filter,
+						      .host = ds->nhosts > 1 ? ds->files[i].host : NULL };
+			ret = ana_script_run(s, &sc, out);
 		} else if (!strcmp(c->cmd, "dump")) {
 			struct ana_dump_opts d = { .fmt = fmt, .jobs = c->jobs,
 						   .file_order = c->file_order,

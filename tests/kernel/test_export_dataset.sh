@@ -15,7 +15,10 @@
 #     `report -s host,tid`; its processes named "comm @host";
 #   - speedscope over the dataset: a profile per host and thread, with
 #     the samples `report -s host,tid` counts; and of thousands of short
-#     processes, per thread the periods in time order (the unit checker).
+#     processes, per thread the periods in time order (the unit checker);
+#   - report -g and script over host b's rotated files print what they
+#     print for the files concatenated (one trace); script over both
+#     hosts shows each sample's host ("comm @host").
 set -euo pipefail
 perfrec=${PERFREC_BIN:?}
 analyze=${PERFREC_ANALYZE_BIN:?}
@@ -103,6 +106,31 @@ for host, alone in ((hb, "b"), (ha, "a")):
 EOF
 
 "$analyze" report -s host,tid --top 0 --json "$d/ds" > "$d/tids.json" || fail "report -s host,tid"
+
+# --- report -g and script over host b's rotated files: as of the files
+# concatenated into one trace (read as one, one call tree per row, no
+# merging); over both hosts, script's samples per "comm @host" header
+# add up to report -s host
+cat $(ls "$d"/ds/b/*.prec) > "$d/b-cat.prec"
+"$analyze" report -g -s comm "$d/ds/b" | tail -n +2 > "$d/g-dir.txt" || fail "report -g over host b's files"
+"$analyze" report -g -s comm "$d/b-cat.prec" | tail -n +2 > "$d/g-cat.txt" || fail "report -g of the concatenation"
+grep -q -- '--[0-9.]*%--' "$d/g-dir.txt" || fail "report -g over host b's files shows no call tree"
+cmp -s "$d/g-dir.txt" "$d/g-cat.txt" ||
+  fail "report -g over host b's files differs from the concatenation's: $(diff "$d/g-dir.txt" "$d/g-cat.txt" | head -20)"
+"$analyze" script "$d/ds/b" > "$d/s-dir.txt" || fail "script over host b's files"
+"$analyze" script "$d/b-cat.prec" > "$d/s-cat.txt" || fail "script of the concatenation"
+cmp -s "$d/s-dir.txt" "$d/s-cat.txt" || fail "script over host b's files differs from the concatenation's"
+"$analyze" script "$d/ds" > "$d/s-ds.txt" || fail "script over the dataset"
+python3 - "$d/s-ds.txt" "$d/hosts.json" <<'EOF' || fail "script over the dataset"
+import json, re, sys
+from collections import Counter
+got = Counter(m.group(1) for m in re.finditer(r'^\S.* @(\S+) +\d+/\d+ +\[\d+\]', open(sys.argv[1]).read(), re.M))
+want = {r["host"]: r["samples"] for r in json.load(open(sys.argv[2]))["rows"]}
+if dict(got) != want:
+    sys.exit(f"script samples per host {dict(got)}, report -s host {want}")
+print(f"test_export_dataset: script over the dataset: samples per host {dict(got)}")
+EOF
+echo "test_export_dataset: report -g and script over host b's $nb files = of their concatenation"
 
 # --- pprof over the dataset: samples per host label
 if command -v protoc >/dev/null; then
