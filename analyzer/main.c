@@ -710,7 +710,6 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		return 2;
 	}
 	if (!strcmp(c->cmd, "html") ||
-	    (is_export && ana_export_timed_known(xfmt) && !ana_export_timed_dataset(xfmt)) ||
 	    (is_export && !strcmp(which, "info"))) {
 		fprintf(stderr, "%s %s: this output reads one file: give one of the %zu files "
 			"(`%s info` lists them)\n", PROG, c->cmd, ds->nfiles, PROG);

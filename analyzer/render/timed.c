@@ -1,9 +1,8 @@
 /*
  * timed.c - the table of exports that keep time (see timed.h).
  *
- * Each export is an object (new, add per trace, finish, free) behind
- * void pointers here; an export that reads one trace only is run whole by
- * its add and has no object.
+ * Each export is an object (new, add per trace, finish, free), behind
+ * void pointers here.
  */
 #include "analyzer/render/timed.h"
 
@@ -19,20 +18,15 @@
 struct ops {
 	const char *name;
 	int binary;
-	/* the object's functions; NULL new: one trace, run by `one` */
 	int (*new)(void **x, const struct ana_filter *f, struct ana_strpool *pool, FILE *out);
 	int (*add)(void *x, struct ana_trace *s, const char *host);
 	int (*finish)(void *x);
 	void (*free)(void *x);
-	int (*one)(struct ana_trace *s, const struct ana_filter *f, FILE *out);
 };
 
 struct ana_timed {
 	const struct ops *ops;
 	void *x;
-	const struct ana_filter *f;
-	FILE *out;
-	int added;
 };
 
 /* Adapters from an export's own object type to the table's void *. */
@@ -57,15 +51,16 @@ struct ana_timed {
 	{                                                                           \
 		prefix##_free(x);                                                   \
 	}
-#define OBJECT(prefix) prefix##_vnew, prefix##_vadd, prefix##_vfinish, prefix##_vfree, NULL
+#define OBJECT(prefix) prefix##_vnew, prefix##_vadd, prefix##_vfinish, prefix##_vfree
 
 OBJECT_OPS(ana_perfetto, ana_perfetto)
 OBJECT_OPS(ana_speedscope, ana_speedscope)
+OBJECT_OPS(ana_otlp, ana_otlp)
 
 static const struct ops timed[] = {
 	{ "perfetto", 1, OBJECT(ana_perfetto) },
 	{ "speedscope", 0, OBJECT(ana_speedscope) },
-	{ "otlp", 1, NULL, NULL, NULL, NULL, ana_export_otlp },
+	{ "otlp", 1, OBJECT(ana_otlp) },
 };
 
 static const struct ops *find(const char *fmt)
@@ -87,12 +82,6 @@ int ana_export_timed_binary(const char *fmt)
 	return o && o->binary;
 }
 
-int ana_export_timed_dataset(const char *fmt)
-{
-	const struct ops *o = find(fmt);
-	return o && o->new;
-}
-
 int ana_timed_new(struct ana_timed **out, const char *fmt, const struct ana_filter *f,
 		  struct ana_strpool *pool, FILE *fout)
 {
@@ -104,9 +93,7 @@ int ana_timed_new(struct ana_timed **out, const char *fmt, const struct ana_filt
 	if (!t)
 		return -ENOMEM;
 	t->ops = o;
-	t->f = f;
-	t->out = fout;
-	int ret = o->new ? o->new(&t->x, f, pool, fout) : 0;
+	int ret = o->new(&t->x, f, pool, fout);
 	if (ret < 0) {
 		free(t);
 		return ret;
@@ -117,24 +104,19 @@ int ana_timed_new(struct ana_timed **out, const char *fmt, const struct ana_filt
 
 int ana_timed_add(struct ana_timed *t, struct ana_trace *s, const char *host)
 {
-	if (t->ops->new)
-		return t->ops->add(t->x, s, host);
-	if (t->added++)
-		return -EINVAL;   /* one trace only: ana_export_timed_dataset() */
-	return t->ops->one(s, t->f, t->out);
+	return t->ops->add(t->x, s, host);
 }
 
 int ana_timed_finish(struct ana_timed *t)
 {
-	return t->ops->new ? t->ops->finish(t->x) : 0;
+	return t->ops->finish(t->x);
 }
 
 void ana_timed_free(struct ana_timed *t)
 {
 	if (!t)
 		return;
-	if (t->ops->new)
-		t->ops->free(t->x);
+	t->ops->free(t->x);
 	free(t);
 }
 

@@ -10,7 +10,6 @@
  *
  * How to use, over the traces of a dataset (one file: ana_export_timed):
  *
- *   if (!ana_export_timed_dataset(fmt)) ... it reads one file only
  *   ret = ana_timed_new(&x, fmt, filter, pool, out);  // borrows all
  *   for each trace s: ana_timed_add(x, s, host);      // NULL: one host
  *   ret = ana_timed_finish(x);                        // writes the rest
@@ -34,8 +33,6 @@ struct ana_timed;
 int ana_export_timed_known(const char *fmt);
 /* 1 when its output is binary (not for a terminal). */
 int ana_export_timed_binary(const char *fmt);
-/* 1 when it takes several traces (a dataset). */
-int ana_export_timed_dataset(const char *fmt);
 
 int ana_timed_new(struct ana_timed **x, const char *fmt, const struct ana_filter *f,
 		  struct ana_strpool *pool, FILE *out);

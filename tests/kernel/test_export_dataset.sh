@@ -13,6 +13,8 @@
 #   - perfetto over the dataset (decoded by protoc against Perfetto's
 #     proto): each host a machine, named; its PerfSamples per thread equal
 #     `report -s host,tid`; its processes named "comm @host";
+#   - otlp over the dataset (decoded by protoc): one ResourceProfiles per
+#     host, with the samples `report -s host` counts, one dictionary;
 #   - speedscope over the dataset: a profile per host and thread, with
 #     the samples `report -s host,tid` counts; and of thousands of short
 #     processes, per thread the periods in time order (the unit checker);
@@ -188,9 +190,32 @@ print(f"test_export_dataset: perfetto over the dataset: {len(names)} machines "
       f"{sorted(names.values())}, {sum(got.values())} samples in {len(got)} threads "
       f"= report -s host,tid")
 EOF
+  data=$src/tests/data/otlp
+  "$analyze" export --format otlp -o "$d/ds.otlp" "$d/ds" || fail "export otlp over the dataset"
+  protoc --decode=opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest \
+    -I "$data" "$data/opentelemetry/proto/collector/profiles/v1development/profiles_service.proto" \
+    < "$d/ds.otlp" > "$d/ds.otlp.txt" || fail "protoc cannot decode the otlp export"
+  python3 - "$d/ds.otlp.txt" "$d/hosts.json" <<'EOF' || fail "otlp over the dataset"
+import json, re, sys
+text = open(sys.argv[1]).read()
+blocks = re.split(r'^resource_profiles \{$', text, flags=re.M)[1:]
+got = {}
+for b in blocks:
+    b = b.split('\ndictionary {', 1)[0]
+    host = re.search(r'key: "host.name"\s*value \{\s*string_value: "(.*)"', b).group(1)
+    if host in got:
+        sys.exit(f"host {host} has two ResourceProfiles")
+    got[host] = len(re.findall(r'^      samples \{$', b, re.M))
+want = {r["host"]: r["samples"] for r in json.load(open(sys.argv[2]))["rows"]}
+if got != want:
+    sys.exit(f"otlp samples per resource {got}, report -s host {want}")
+if text.count('\ndictionary {') != 1:
+    sys.exit("not one dictionary")
+print(f"test_export_dataset: otlp over the dataset: one ResourceProfiles per host, samples {got}")
+EOF
 else
   [ -z "${CI:-}" ] || fail "protoc missing"
-  echo "test_export_dataset: pprof and perfetto decode skipped: protoc not installed"
+  echo "test_export_dataset: pprof, perfetto and otlp decode skipped: protoc not installed"
 fi
 # --- speedscope over the dataset: a profile per (host, thread), its
 # samples those report counts; and a trace of thousands of short
