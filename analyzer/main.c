@@ -761,7 +761,8 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		snprintf(label, sizeof(label), "%zu inputs", c->ninputs);
 	int is_export = !strcmp(c->cmd, "export");
 	const char *xfmt = c->format;
-	int folded = is_export && !strcmp(xfmt, "folded");
+	/* folded and pprof count the stacks of every file together */
+	int stacks = is_export && (!strcmp(xfmt, "folded") || !strcmp(xfmt, "pprof"));
 	if (!strcmp(which, "counters") && ds->nsessions > 1) {
 		fprintf(stderr, "%s %s: counters read one recording (its values are cumulative "
 			"and its ids its own): the inputs hold %zu sessions; give one session's "
@@ -770,8 +771,7 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		ana_dataset_free(ds);
 		return 2;
 	}
-	if (!strcmp(c->cmd, "html") || !strcmp(c->cmd, "script") || c->tree ||
-	    (is_export && (!strcmp(xfmt, "pprof") || ana_export_timed_known(xfmt))) ||
+	if (!strcmp(c->cmd, "html") ||
 	    (is_export && !strcmp(which, "info"))) {
 		fprintf(stderr, "%s %s: this output reads one file: give one of the %zu files "
 			"(`%s info` lists them)\n", PROG, c->cmd, ds->nfiles, PROG);
@@ -795,10 +795,17 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 	struct ana_sched *sch = NULL;
 	struct ana_counters *cnt = NULL;
 	struct ana_trace *last = NULL;   /* counters name events from it */
+	struct ana_export *xp = NULL;
+	struct ana_timed *xt = NULL;     /* the exports with time */
 	ret = doc ? 0 : -ENOMEM;
+	if (!ret && stacks)
+		ret = ana_export_new(&xp, !strcmp(xfmt, "pprof"), c->off_cpu, &c->filter,
+				     &ds->pool);
+	if (!ret && is_export && ana_export_timed_known(xfmt))
+		ret = ana_timed_new(&xt, xfmt, &c->filter, &ds->pool, out);
 	if (!ret && !strcmp(which, "counters") && !(cnt = ana_counters_new()))
 		ret = -ENOMEM;
-	if (!ret && !strcmp(which, "report") && !folded && !(rep = ana_report_new(ro)))
+	if (!ret && !strcmp(which, "report") && !stacks && !xt && !(rep = ana_report_new(ro)))
 		ret = -ENOMEM;
 	if (!ret && !strcmp(which, "sched") && !(sch = ana_sched_new(sco)))
 		ret = -ENOMEM;
@@ -831,8 +838,15 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 			while (h > 0 && ds->files[h - 1].host == ds->files[i].host)
 				h--;
 			ret = ana_sched_add(sch, s, ds->files[h].start);
-		} else if (folded) {
-			ret = ana_export_folded(s, &c->filter, c->off_cpu, out);
+		} else if (xp) {
+			/* several hosts: each stack under its host */
+			ret = ana_export_add(xp, s, ds->nhosts > 1 ? ds->files[i].host : NULL);
+		} else if (xt) {
+			ret = ana_timed_add(xt, s, ds->nhosts > 1 ? ds->files[i].host : NULL);
+		} else if (!strcmp(c->cmd, "script")) {
+			struct ana_script_opts sc = { .filter = &c->filter,
+						      .host = ds->nhosts > 1 ? ds->files[i].host : NULL };
+			ret = ana_script_run(s, &sc, out);
 		} else if (!strcmp(c->cmd, "dump")) {
 			struct ana_dump_opts d = { .fmt = fmt, .jobs = c->jobs,
 						   .file_order = c->file_order,
@@ -872,6 +886,10 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		if (ret >= 0)
 			ret = ana_doc_render(doc, out, fmt);
 	}
+	if (ret >= 0 && xp)
+		ret = ana_export_write(xp, out);
+	if (ret >= 0 && xt)
+		ret = ana_timed_finish(xt);
 	if (ret >= 0 && (rep || sch)) {
 		ret = rep ? ana_report_render(rep, label, doc) : ana_sched_render(sch, label, doc);
 		if (ret >= 0)
@@ -889,6 +907,8 @@ done:
 	ana_report_free(rep);
 	ana_sched_free(sch);
 	ana_counters_free(cnt);
+	ana_export_free(xp);
+	ana_timed_free(xt);
 	ana_trace_free(last);
 	ana_doc_free(doc);
 	if (out != stdout && fclose(out) && !status) {

@@ -5,6 +5,16 @@
  * distinct stacks: a stack is turned into an interned string key so the
  * table is keyed by one pointer. For pprof the key holds location ids
  * ("comm\x1f" then ids as decimal, comma-separated, leaf first).
+ *
+ * Names are looked up once per callchain node, not per sample: a frame's
+ * samples that share (pid, ip, misc, interned callchain, comm) name the
+ * same stack, so the first of them is resolved and its key kept in
+ * `chains`, and the others only add to that key's counts. The table
+ * restarts with every frame (callchain ids are the frame's own, SPEC.md);
+ * a frame spans about a second, so a mapping replaced inside one frame at
+ * the same address names that frame's later samples as its first. Samples
+ * with a copy of the user stack (--call-graph dwarf) differ by the stack's
+ * bytes: each is unwound and named itself.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "analyzer/render/export.h"
@@ -17,6 +27,7 @@
 
 #include "format/base/hashmap.h"
 #include "analyzer/symbols/resolve.h"
+#include "analyzer/symbols/ustack.h"
 #include "analyzer/read/trace.h"
 #include "analyzer/render/table.h"
 #include "profile.pb-c.h"
@@ -50,14 +61,35 @@ static int buf_add(struct buf *b, const char *s, size_t n)
 	return 0;
 }
 
-struct xstate {
-	struct ana_trace *s;
+/* A sample's callchain node within one frame (chains' key): zeroed
+ * before filling, padding included, since it is hashed as bytes. */
+struct chainkey {
+	uint64_t chain, ip;
+	uint32_t pid, misc;
+	const char *comm;
+};
+
+struct chainval {
+	const char *key;                /* interned stack key */
+	uint64_t cut_chains, cut_frames;   /* what resolving it added to s->cut */
+};
+
+struct ana_export {
+	struct ana_strpool *pool;       /* keys and pprof names (outlives traces) */
+	struct ana_trace *s;            /* the trace being added */
+	const char *host;               /* its host (pooled), or NULL */
 	const struct ana_filter *f;
 	int pprof;
 	int off_cpu;
+	/* pprof's value type (the first trace's sampling event) and the
+	 * traces' wall-clock span */
+	const char *ev, *unit;
+	uint64_t wall_lo, wall_hi;
 	struct ana_loc *frames;
 	struct buf key;
 	struct prec_hashmap stacks;     /* const char * key -> struct agg */
+	struct prec_hashmap chains;     /* struct chainkey -> struct chainval */
+	uint64_t chains_frame;          /* frame_offset chains holds ids of */
 	/* pprof tables */
 	struct prec_hashmap locs;       /* {dso, sym} -> uint64 id */
 	struct prec_hashmap maps;       /* dso -> uint64 id */
@@ -81,13 +113,27 @@ static int add_frame_name(struct buf *b, const char *n)
 	return ret;
 }
 
-static int loc_id(struct xstate *st, const struct ana_loc *fr, uint64_t *id)
+/* A pprof key's label (host, comm) may not hold the key's separators:
+ * they become '_'. */
+static int add_label(struct buf *b, const char *n)
+{
+	size_t start = b->len;
+	int ret = buf_add(b, n, strlen(n));
+	for (size_t i = start; !ret && i < b->len; i++)
+		if (b->p[i] == '\x1e' || b->p[i] == '\x1f')
+			b->p[i] = '_';
+	return ret;
+}
+
+static int loc_id(struct ana_export *st, const struct ana_loc *fr, uint64_t *id)
 {
 	struct lockey k;
 	memset(&k, 0, sizeof(k));
-	k.dso = fr->dso;
-	k.sym = ana_frame_name(st->s, fr);
-	if (!k.sym)
+	/* pooled in the export's pool: equal across the dataset's traces */
+	const char *sym = ana_frame_name(st->s, fr);
+	k.sym = sym ? ana_strpool_intern(st->pool, sym) : NULL;
+	k.dso = fr->dso ? ana_strpool_intern(st->pool, fr->dso) : NULL;
+	if (!k.sym || (fr->dso && !k.dso))
 		return -ENOMEM;
 	int created;
 	uint64_t *v = prec_hashmap_get(&st->locs, &k, &created);
@@ -106,9 +152,66 @@ static int loc_id(struct xstate *st, const struct ana_loc *fr, uint64_t *id)
 	return 0;
 }
 
+/* The stack key of frames[0..n) under comm, interned in the export's
+ * pool: the folded line ("host;" first when the dataset has several
+ * hosts), or [host "\x1e"] comm "\x1f" and location ids for pprof. NULL
+ * when out of memory. */
+static const char *stack_key(struct ana_export *st, const char *comm, int n)
+{
+	struct ana_trace *s = st->s;
+	st->key.len = 0;
+	int ret = 0;
+	if (!st->pprof) {
+		if (st->host)
+			ret = add_frame_name(&st->key, st->host);
+		if (!ret && st->host)
+			ret = buf_add(&st->key, ";", 1);
+		if (!ret)
+			ret = add_frame_name(&st->key, comm);
+		for (int i = n - 1; !ret && i >= 0; i--) {
+			const char *name = ana_frame_name(s, &st->frames[i]);
+			if (!name)
+				return NULL;
+			ret = buf_add(&st->key, ";", 1);
+			if (!ret)
+				ret = add_frame_name(&st->key, name);
+		}
+	} else {
+		if (st->host)
+			ret = add_label(&st->key, st->host);
+		if (!ret && st->host)
+			ret = buf_add(&st->key, "\x1e", 1);
+		if (!ret)
+			ret = add_label(&st->key, comm);
+		if (!ret)
+			ret = buf_add(&st->key, "\x1f", 1);
+		for (int i = 0; !ret && i < n; i++) {
+			uint64_t id;
+			char num[24];
+			ret = loc_id(st, &st->frames[i], &id);
+			if (ret)
+				break;
+			int len = snprintf(num, sizeof(num), "%s%" PRIu64, i ? "," : "", id);
+			ret = buf_add(&st->key, num, (size_t)len);
+		}
+	}
+	return ret ? NULL : ana_strpool_intern_n(st->pool, st->key.p, st->key.len);
+}
+
+static int add_stack(struct ana_export *st, const char *k, uint64_t count, uint64_t weight)
+{
+	struct agg *a = prec_hashmap_get(&st->stacks, &k, NULL);
+	if (!a)
+		return -ENOMEM;
+	a->samples += count;
+	a->period += weight;
+	st->total++;
+	return 0;
+}
+
 static int on_packet(void *ctx, const struct prec_packet *p)
 {
-	struct xstate *st = ctx;
+	struct ana_export *st = ctx;
 	struct ana_trace *s = st->s;
 	const struct ana_filter *f = st->f;
 	uint64_t count, weight;
@@ -135,82 +238,52 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 			return keep;
 		if (!comm && !(comm = ana_trace_comm_name(s, smp->tid, p->time)))
 			return -ENOMEM;
+		count = 1;
+		weight = smp->period ? smp->period : 1;
+		if (!ana_ustack_present(smp)) {
+			struct chainkey ck;
+			memset(&ck, 0, sizeof(ck));
+			ck.chain = smp->callchain;
+			ck.ip = smp->ip;
+			ck.pid = smp->pid;
+			ck.misc = smp->misc;
+			ck.comm = comm;
+			if (st->chains_frame != p->frame_offset) {
+				prec_hashmap_clear(&st->chains);
+				st->chains_frame = p->frame_offset;
+			}
+			int created;
+			struct chainval *cv = prec_hashmap_get(&st->chains, &ck, &created);
+			if (!cv)
+				return -ENOMEM;
+			if (!created) {
+				s->cut.chains += cv->cut_chains;
+				s->cut.frames += cv->cut_frames;
+				return add_stack(st, cv->key, count, weight);
+			}
+			uint64_t cc = s->cut.chains, cf = s->cut.frames;
+			/* cv moves when a later insert grows the table: it is
+			 * filled before anything else is added */
+			n = ana_resolve_sample(s, p, st->frames, MAX_FRAMES);
+			const char *k = n < 0 ? NULL : stack_key(st, comm, n);
+			if (!k) {
+				prec_hashmap_clear(&st->chains);   /* no half-filled entry */
+				return n < 0 ? n : -ENOMEM;
+			}
+			cv = prec_hashmap_find(&st->chains, &ck);
+			cv->key = k;
+			cv->cut_chains = s->cut.chains - cc;
+			cv->cut_frames = s->cut.frames - cf;
+			return add_stack(st, k, count, weight);
+		}
 		n = ana_resolve_sample(s, p, st->frames, MAX_FRAMES);
 		if (n < 0)
 			return n;
-		count = 1;
-		weight = smp->period ? smp->period : 1;
 	} else {
 		return 0;
 	}
-	st->key.len = 0;
-	int ret;
-	if (!st->pprof) {
-		ret = add_frame_name(&st->key, comm);
-		for (int i = n - 1; !ret && i >= 0; i--) {
-			const char *name = ana_frame_name(s, &st->frames[i]);
-			if (!name)
-				return -ENOMEM;
-			ret = buf_add(&st->key, ";", 1);
-			if (!ret)
-				ret = add_frame_name(&st->key, name);
-		}
-	} else {
-		ret = buf_add(&st->key, comm, strlen(comm));
-		if (!ret)
-			ret = buf_add(&st->key, "\x1f", 1);
-		for (int i = 0; !ret && i < n; i++) {
-			uint64_t id;
-			char num[24];
-			ret = loc_id(st, &st->frames[i], &id);
-			if (ret)
-				break;
-			int len = snprintf(num, sizeof(num), "%s%" PRIu64, i ? "," : "", id);
-			ret = buf_add(&st->key, num, (size_t)len);
-		}
-	}
-	if (ret)
-		return ret;
-	const char *k = ana_strpool_intern_n(&s->pool, st->key.p, st->key.len);
-	if (!k)
-		return -ENOMEM;
-	struct agg *a = prec_hashmap_get(&st->stacks, &k, NULL);
-	if (!a)
-		return -ENOMEM;
-	a->samples += count;
-	a->period += weight;
-	st->total++;
-	return 0;
-}
-
-static int xstate_run(struct xstate *st, struct ana_trace *s,
-		      const struct ana_filter *f, int pprof, int off_cpu)
-{
-	memset(st, 0, sizeof(*st));
-	st->s = s;
-	st->f = f;
-	st->pprof = pprof;
-	st->off_cpu = off_cpu;
-	prec_hashmap_init(&st->stacks, sizeof(const char *), sizeof(struct agg));
-	prec_hashmap_init(&st->locs, sizeof(struct lockey), sizeof(uint64_t));
-	prec_hashmap_init(&st->maps, sizeof(const char *), sizeof(uint64_t));
-	st->frames = calloc(MAX_FRAMES, sizeof(*st->frames));
-	if (!st->frames)
-		return -ENOMEM;
-	ana_trace_set_kinds(s, PREC_KIND(off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
-					   PERFREC__PACKET__DATA_SAMPLE));
-	int ret = ana_trace_scan(s, "export", on_packet, st);
-	ana_trace_set_kinds(s, 0);
-	return ret;
-}
-
-static void xstate_release(struct xstate *st)
-{
-	free(st->frames);
-	free(st->key.p);
-	prec_hashmap_release(&st->stacks);
-	prec_hashmap_release(&st->locs);
-	prec_hashmap_release(&st->maps);
+	const char *k = stack_key(st, comm, n);
+	return k ? add_stack(st, k, count, weight) : -ENOMEM;
 }
 
 static int cmp_strp(const void *a, const void *b)
@@ -218,24 +291,19 @@ static int cmp_strp(const void *a, const void *b)
 	return strcmp(**(const char *const *const *)a, **(const char *const *const *)b);
 }
 
-int ana_export_folded(struct ana_trace *s, const struct ana_filter *f, int off_cpu,
-		      FILE *out)
+static int write_folded(struct ana_export *st, FILE *out)
 {
-	struct xstate st;
-	const char ***order = NULL;
-	int ret = xstate_run(&st, s, f, 0, off_cpu);
-	if (ret < 0)
-		goto out;
-	size_t n = prec_hashmap_count(&st.stacks);
-	order = malloc((n ? n : 1) * sizeof(*order));
-	ret = -ENOMEM;
+	int off_cpu = st->off_cpu;
+	size_t n = prec_hashmap_count(&st->stacks);
+	const char ***order = malloc((n ? n : 1) * sizeof(*order));
+	int ret = -ENOMEM;
 	if (!order)
 		goto out;
 	for (size_t i = 0; i < n; i++)
-		order[i] = prec_hashmap_key(&st.stacks, i);
+		order[i] = prec_hashmap_key(&st->stacks, i);
 	prec_sort(order, n, sizeof(*order), cmp_strp);
 	for (size_t i = 0; i < n; i++) {
-		const struct agg *a = prec_hashmap_find(&st.stacks, order[i]);
+		const struct agg *a = prec_hashmap_find(&st->stacks, order[i]);
 		/* off-CPU: microseconds, rounded */
 		uint64_t v = off_cpu ? (a->period + 500) / 1000 : a->samples;
 		if (!v)
@@ -248,7 +316,6 @@ int ana_export_folded(struct ana_trace *s, const struct ana_filter *f, int off_c
 	ret = ferror(out) ? -EIO : 0;
 out:
 	free(order);
-	xstate_release(&st);
 	return ret;
 }
 
@@ -324,14 +391,13 @@ static int64_t str_id(struct strtab *t, const char *s)
 	return *v;
 }
 
-int ana_export_pprof(struct ana_trace *s, const struct ana_filter *f, int off_cpu,
-		     FILE *out)
+static int write_pprof(struct ana_export *st, FILE *out)
 {
-	struct xstate st;
+	int off_cpu = st->off_cpu;
 	struct strtab tab;
 	memset(&tab, 0, sizeof(tab));
 	prec_hashmap_init(&tab.idx, sizeof(const char *), sizeof(int64_t));
-	tab.pool = &s->pool;
+	tab.pool = st->pool;
 	Perftools__Profiles__Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	Perftools__Profiles__ValueType vt[2], pt;
 	Perftools__Profiles__ValueType *vtp[2] = { &vt[0], &vt[1] };
@@ -346,26 +412,12 @@ int ana_export_pprof(struct ana_trace *s, const struct ana_filter *f, int off_cp
 	uint8_t *packed = NULL;
 	size_t nids = 0;
 
-	int ret = xstate_run(&st, s, f, 1, off_cpu);
-	if (ret < 0)
-		goto out;
-	ret = -ENOMEM;
+	int ret = -ENOMEM;
 	if (str_id(&tab, "") != 0)
 		goto out;
 
 	/* Value types: samples/count and the event's period unit. */
-	const char *ev = "events", *unit = "count";
-	if (off_cpu) {
-		ev = "off-cpu";
-		unit = "nanoseconds";
-	}
-	for (size_t i = 0; !off_cpu && i < s->nevents; i++)
-		if (s->events[i]->sampling) {
-			ev = ana_trace_event_name(s, (int)i);
-			if (strstr(ev, "clock"))
-				unit = "nanoseconds";
-			break;
-		}
+	const char *ev = st->ev ? st->ev : "events", *unit = st->ev ? st->unit : "count";
 	perftools__profiles__value_type__init(&vt[0]);
 	perftools__profiles__value_type__init(&vt[1]);
 	perftools__profiles__value_type__init(&pt);
@@ -377,17 +429,17 @@ int ana_export_pprof(struct ana_trace *s, const struct ana_filter *f, int off_cp
 	prof.n_sample_type = 2;
 	prof.sample_type = vtp;
 	prof.period_type = &pt;
-	int64_t comm_key = str_id(&tab, "comm");
+	int64_t comm_key = str_id(&tab, "comm"), host_key = -1;   /* when used */
 
 	/* Mappings. */
-	size_t nm = prec_hashmap_count(&st.maps);
+	size_t nm = prec_hashmap_count(&st->maps);
 	maps = calloc(nm ? nm : 1, sizeof(*maps));
 	mapp = calloc(nm ? nm : 1, sizeof(*mapp));
 	if (!maps || !mapp)
 		goto out;
 	for (size_t i = 0; i < nm; i++) {
-		const char *dso = *(const char **)prec_hashmap_key(&st.maps, i);
-		uint64_t id = *(uint64_t *)prec_hashmap_val(&st.maps, i);
+		const char *dso = *(const char **)prec_hashmap_key(&st->maps, i);
+		uint64_t id = *(uint64_t *)prec_hashmap_val(&st->maps, i);
 		perftools__profiles__mapping__init(&maps[id - 1]);
 		maps[id - 1].id = id;
 		maps[id - 1].filename = str_id(&tab, dso);
@@ -398,7 +450,7 @@ int ana_export_pprof(struct ana_trace *s, const struct ana_filter *f, int off_cp
 	prof.mapping = mapp;
 
 	/* One function and one location per (dso, sym). */
-	size_t nl = prec_hashmap_count(&st.locs);
+	size_t nl = prec_hashmap_count(&st->locs);
 	locs = calloc(nl ? nl : 1, sizeof(*locs));
 	locp = calloc(nl ? nl : 1, sizeof(*locp));
 	lines = calloc(nl ? nl : 1, sizeof(*lines));
@@ -408,8 +460,8 @@ int ana_export_pprof(struct ana_trace *s, const struct ana_filter *f, int off_cp
 	if (!locs || !locp || !lines || !linep || !funcs || !funcp)
 		goto out;
 	for (size_t i = 0; i < nl; i++) {
-		const struct lockey *k = prec_hashmap_key(&st.locs, i);
-		uint64_t id = *(uint64_t *)prec_hashmap_val(&st.locs, i);
+		const struct lockey *k = prec_hashmap_key(&st->locs, i);
+		uint64_t id = *(uint64_t *)prec_hashmap_val(&st->locs, i);
 		size_t j = id - 1;
 		perftools__profiles__function__init(&funcs[j]);
 		funcs[j].id = id;
@@ -423,7 +475,7 @@ int ana_export_pprof(struct ana_trace *s, const struct ana_filter *f, int off_cp
 		perftools__profiles__location__init(&locs[j]);
 		locs[j].id = id;
 		if (k->dso) {
-			uint64_t *m = prec_hashmap_find(&st.maps, &k->dso);
+			uint64_t *m = prec_hashmap_find(&st->maps, &k->dso);
 			locs[j].mapping_id = m ? *m : 0;
 		}
 		locs[j].n_line = 1;
@@ -436,9 +488,9 @@ int ana_export_pprof(struct ana_trace *s, const struct ana_filter *f, int off_cp
 	prof.function = funcp;
 
 	/* Samples: parse the location ids back out of each stack key. */
-	size_t ns = prec_hashmap_count(&st.stacks);
+	size_t ns = prec_hashmap_count(&st->stacks);
 	for (size_t i = 0; i < ns; i++) {
-		const char *k = *(const char **)prec_hashmap_key(&st.stacks, i);
+		const char *k = *(const char **)prec_hashmap_key(&st->stacks, i);
 		const char *sep = strchr(k, '\x1f');
 		for (const char *q = sep ? sep + 1 : k; *q; q++)
 			if (*q == ',')
@@ -447,16 +499,16 @@ int ana_export_pprof(struct ana_trace *s, const struct ana_filter *f, int off_cp
 	}
 	samples = calloc(ns ? ns : 1, sizeof(*samples));
 	samplep = calloc(ns ? ns : 1, sizeof(*samplep));
-	labels = calloc(ns ? ns : 1, sizeof(*labels));
-	labelp = calloc(ns ? ns : 1, sizeof(*labelp));
+	labels = calloc(2 * (ns ? ns : 1), sizeof(*labels));   /* comm, host */
+	labelp = calloc(2 * (ns ? ns : 1), sizeof(*labelp));
 	ids = calloc(nids ? nids : 1, sizeof(*ids));
 	values = calloc(2 * (ns ? ns : 1), sizeof(*values));
 	if (!samples || !samplep || !labels || !labelp || !ids || !values)
 		goto out;
 	size_t used = 0;
 	for (size_t i = 0; i < ns; i++) {
-		const char *k = *(const char **)prec_hashmap_key(&st.stacks, i);
-		const struct agg *a = prec_hashmap_val(&st.stacks, i);
+		const char *k = *(const char **)prec_hashmap_key(&st->stacks, i);
+		const struct agg *a = prec_hashmap_val(&st->stacks, i);
 		const char *sep = strchr(k, '\x1f');
 		Perftools__Profiles__Sample *sm = &samples[i];
 		perftools__profiles__sample__init(sm);
@@ -473,27 +525,37 @@ int ana_export_pprof(struct ana_trace *s, const struct ana_filter *f, int off_cp
 		values[2 * i + 1] = (int64_t)a->period;
 		sm->n_value = 2;
 		sm->value = &values[2 * i];
-		perftools__profiles__label__init(&labels[i]);
-		labels[i].key = comm_key;
-		char comm[256];
-		size_t cl = sep ? (size_t)(sep - k) : strlen(k);
-		if (cl >= sizeof(comm))
-			cl = sizeof(comm) - 1;
-		memcpy(comm, k, cl);
-		comm[cl] = '\0';
-		labels[i].str = str_id(&tab, comm);
-		labelp[i] = &labels[i];
-		sm->n_label = 1;
-		sm->label = &labelp[i];
+		/* [host "\x1e"] comm "\x1f": the labels */
+		const char *hsep = memchr(k, '\x1e', sep ? (size_t)(sep - k) : strlen(k));
+		const char *cstart = hsep ? hsep + 1 : k;
+		sm->label = &labelp[2 * i];
+		for (int l = 0; l < (hsep ? 2 : 1); l++) {
+			Perftools__Profiles__Label *lb = &labels[2 * i + (size_t)l];
+			const char *from = l ? k : cstart;
+			size_t len = l ? (size_t)(hsep - k) :
+				(sep ? (size_t)(sep - cstart) : strlen(cstart));
+			char name[256];
+			if (len >= sizeof(name))
+				len = sizeof(name) - 1;
+			memcpy(name, from, len);
+			name[len] = '\0';
+			perftools__profiles__label__init(lb);
+			if (l && host_key < 0)
+				host_key = str_id(&tab, "host");
+			lb->key = l ? host_key : comm_key;
+			lb->str = str_id(&tab, name);
+			labelp[2 * i + (size_t)l] = lb;
+			sm->n_label++;
+		}
 		samplep[i] = sm;
 	}
 	prof.n_sample = ns;
 	prof.sample = samplep;
 
-	if (s->header && s->header->realtime_ns)
-		prof.time_nanos = (int64_t)(s->header->realtime_ns +
-					    (s->start - s->header->monotonic_ns));
-	prof.duration_nanos = s->t_max > s->start ? (int64_t)(s->t_max - s->start) : 0;
+	if (st->wall_lo <= st->wall_hi) {
+		prof.time_nanos = (int64_t)st->wall_lo;
+		prof.duration_nanos = (int64_t)(st->wall_hi - st->wall_lo);
+	}
 	prof.n_string_table = tab.n;
 	prof.string_table = tab.v;
 	for (size_t i = 0; i < tab.n; i++)
@@ -524,6 +586,127 @@ out:
 	free(mapp);
 	free(tab.v);
 	prec_hashmap_release(&tab.idx);
-	xstate_release(&st);
 	return ret;
 }
+
+int ana_export_new(struct ana_export **out, int pprof, int off_cpu,
+		   const struct ana_filter *f, struct ana_strpool *pool)
+{
+	struct ana_export *st = calloc(1, sizeof(*st));
+	*out = NULL;
+	if (!st)
+		return -ENOMEM;
+	st->pool = pool;
+	st->f = f;
+	st->pprof = pprof;
+	st->off_cpu = off_cpu;
+	st->wall_lo = UINT64_MAX;
+	prec_hashmap_init(&st->stacks, sizeof(const char *), sizeof(struct agg));
+	prec_hashmap_init(&st->chains, sizeof(struct chainkey), sizeof(struct chainval));
+	prec_hashmap_init(&st->locs, sizeof(struct lockey), sizeof(uint64_t));
+	prec_hashmap_init(&st->maps, sizeof(const char *), sizeof(uint64_t));
+	st->frames = calloc(MAX_FRAMES, sizeof(*st->frames));
+	if (!st->frames) {
+		ana_export_free(st);
+		return -ENOMEM;
+	}
+	*out = st;
+	return 0;
+}
+
+/* pprof's value type: the first sampling event's name, nanoseconds for
+ * a clock event (a dataset's traces describe the same events). */
+static int value_type(struct ana_export *st, struct ana_trace *s)
+{
+	const char *ev = NULL, *unit = "count";
+	if (st->ev)
+		return 0;
+	if (st->off_cpu) {
+		ev = "off-cpu";
+		unit = "nanoseconds";
+	}
+	for (size_t i = 0; !ev && i < s->nevents; i++)
+		if (s->events[i]->sampling) {
+			ev = ana_trace_event_name(s, (int)i);
+			if (strstr(ev, "clock"))
+				unit = "nanoseconds";
+		}
+	if (!ev)
+		return 0;   /* a later trace may name it */
+	st->unit = unit;
+	st->ev = ana_strpool_intern(st->pool, ev);
+	return st->ev ? 0 : -ENOMEM;
+}
+
+int ana_export_add(struct ana_export *st, struct ana_trace *s, const char *host)
+{
+	st->s = s;
+	st->host = NULL;
+	if (host && !(st->host = ana_strpool_intern(st->pool, host)))
+		return -ENOMEM;
+	/* callchain ids and comm pointers are the trace's own */
+	prec_hashmap_clear(&st->chains);
+	st->chains_frame = UINT64_MAX;
+	int ret = value_type(st, s);
+	if (ret < 0)
+		return ret;
+	if (s->header && s->header->realtime_ns) {
+		uint64_t lo = s->header->realtime_ns + (s->start - s->header->monotonic_ns);
+		uint64_t hi = lo + (s->t_max > s->start ? s->t_max - s->start : 0);
+		st->wall_lo = lo < st->wall_lo ? lo : st->wall_lo;
+		st->wall_hi = hi > st->wall_hi ? hi : st->wall_hi;
+	}
+	ana_trace_set_kinds(s, PREC_KIND(st->off_cpu ? PERFREC__PACKET__DATA_OFF_CPU :
+					   PERFREC__PACKET__DATA_SAMPLE));
+	ret = ana_trace_scan(s, "export", on_packet, st);
+	ana_trace_set_kinds(s, 0);
+	prec_hashmap_clear(&st->chains);
+	st->s = NULL;
+	return ret;
+}
+
+int ana_export_write(struct ana_export *st, FILE *out)
+{
+	return st->pprof ? write_pprof(st, out) : write_folded(st, out);
+}
+
+void ana_export_free(struct ana_export *st)
+{
+	if (!st)
+		return;
+	free(st->frames);
+	free(st->key.p);
+	prec_hashmap_release(&st->stacks);
+	prec_hashmap_release(&st->chains);
+	prec_hashmap_release(&st->locs);
+	prec_hashmap_release(&st->maps);
+	free(st);
+}
+
+/* One trace: an export of its own, pooled in the trace. */
+static int export_one(struct ana_trace *s, const struct ana_filter *f, int pprof,
+		      int off_cpu, FILE *out)
+{
+	struct ana_export *x;
+	int ret = ana_export_new(&x, pprof, off_cpu, f, &s->pool);
+	if (ret < 0)
+		return ret;
+	ret = ana_export_add(x, s, NULL);
+	if (ret >= 0)
+		ret = ana_export_write(x, out);
+	ana_export_free(x);
+	return ret;
+}
+
+int ana_export_folded(struct ana_trace *s, const struct ana_filter *f, int off_cpu,
+		      FILE *out)
+{
+	return export_one(s, f, 0, off_cpu, out);
+}
+
+int ana_export_pprof(struct ana_trace *s, const struct ana_filter *f, int off_cpu,
+		     FILE *out)
+{
+	return export_one(s, f, 1, off_cpu, out);
+}
+

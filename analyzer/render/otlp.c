@@ -7,6 +7,11 @@
  * spill file -> write the request: the ResourceProfiles prefix, each
  * Profile's head and its spilled samples copied, then the dictionary.
  *
+ * A dataset's traces share the dictionary (names pooled in the dataset's
+ * pool); its files come host by host, so a host's ResourceProfiles is
+ * written when the next host's first trace comes (or at the end), its
+ * spill files then emptied, and the dictionary last.
+ *
  * Field numbers are those of profiles.proto, profiles_service.proto,
  * common.proto and resource.proto (tests/data/otlp).
  */
@@ -97,14 +102,23 @@ struct threadattrs {
 	int has;
 };
 
-struct profile {        /* one sampling event's samples */
+struct profile {        /* one sampling event's samples, of the host */
+	const char *event;  /* pooled name, NULL: unknown event */
+	int clock;          /* a clock event: nanoseconds */
+	size_t order;       /* event position + 1 where first met, 0 unknown */
 	FILE *spill;
 	uint64_t samples;
 };
 
-struct ostate {
-	struct ana_trace *s;
+struct ana_otlp {
+	struct ana_trace *s;           /* the trace being added */
 	const struct ana_filter *f;
+	FILE *out;
+	struct ana_strpool *pool;      /* names kept across traces */
+	/* the host being written: its name (NULL before the first trace)
+	 * and its first header's fields, pooled; its traces' wall-clock span */
+	const char *host, *arch, *kernel, *version;
+	uint64_t wall_lo, wall_hi;
 	struct ana_pbw w;
 	/* tables: entry 0 of each is the zero value, written at the end */
 	struct prec_hashmap strs;      /* pooled const char * -> int32 */
@@ -124,9 +138,9 @@ struct ostate {
 	struct prec_hashmap attrs;     /* struct attrkey -> int32 */
 	struct attrkey *attrv;
 	size_t nattr, capattr;
-	struct prec_hashmap threads;   /* uint32 tid -> struct threadattrs */
-	struct profile *profiles;      /* by event position + 1 (0: unknown) */
-	size_t nprofiles;
+	struct prec_hashmap threads;   /* uint32 tid -> struct threadattrs, per trace */
+	struct profile *profiles;      /* the host's, in order of first sample */
+	size_t nprofiles, capprofiles;
 	struct ana_loc *frames;
 	int32_t *ids;
 	char *key;
@@ -135,9 +149,9 @@ struct ostate {
 };
 
 /* The string table index of s; -1 on ENOMEM. */
-static int32_t str_index(struct ostate *st, const char *s)
+static int32_t str_index(struct ana_otlp *st, const char *s)
 {
-	const char *k = ana_strpool_intern(&st->s->pool, s ? s : "");
+	const char *k = ana_strpool_intern(st->pool, s ? s : "");
 	int created;
 	int32_t *v = k ? prec_hashmap_get(&st->strs, &k, &created) : NULL;
 	if (!v)
@@ -151,7 +165,7 @@ static int32_t str_index(struct ostate *st, const char *s)
 	return *v;
 }
 
-static int32_t map_index(struct ostate *st, const char *dso)
+static int32_t map_index(struct ana_otlp *st, const char *dso)
 {
 	int created;
 	int32_t *v = prec_hashmap_get(&st->maps, &dso, &created);
@@ -167,12 +181,14 @@ static int32_t map_index(struct ostate *st, const char *dso)
 	return *v;
 }
 
-static int32_t loc_index(struct ostate *st, const struct ana_loc *fr)
+static int32_t loc_index(struct ana_otlp *st, const struct ana_loc *fr)
 {
 	struct framekey k;
 	memset(&k, 0, sizeof(k));
-	k.dso = fr->dso;
-	if (!(k.sym = ana_frame_name(st->s, fr)))
+	const char *sym = ana_frame_name(st->s, fr);
+	k.sym = sym ? ana_strpool_intern(st->pool, sym) : NULL;
+	k.dso = fr->dso ? ana_strpool_intern(st->pool, fr->dso) : NULL;
+	if (!k.sym || (fr->dso && !k.dso))
 		return -1;
 	int32_t *v = prec_hashmap_find(&st->locs, &k);
 	if (v)
@@ -196,7 +212,7 @@ static int32_t loc_index(struct ostate *st, const struct ana_loc *fr)
 	return *v;
 }
 
-static int32_t stack_index(struct ostate *st, int n)
+static int32_t stack_index(struct ana_otlp *st, int n)
 {
 	size_t len = 0;
 	for (int i = 0; i < n; i++) {   /* leaf first */
@@ -205,7 +221,7 @@ static int32_t stack_index(struct ostate *st, int n)
 		len += (size_t)snprintf(st->key + len, st->keycap - len, "%" PRIx32 ",",
 					(uint32_t)st->ids[i]);
 	}
-	const char *k = ana_strpool_intern_n(&st->s->pool, st->key, len);
+	const char *k = ana_strpool_intern_n(st->pool, st->key, len);
 	int created;
 	int32_t *v = k ? prec_hashmap_get(&st->stacks, &k, &created) : NULL;
 	if (!v)
@@ -225,7 +241,7 @@ static int32_t stack_index(struct ostate *st, int n)
 	return *v;
 }
 
-static int32_t attr_index(struct ostate *st, const char *key, const char *sval, int64_t ival)
+static int32_t attr_index(struct ana_otlp *st, const char *key, const char *sval, int64_t ival)
 {
 	struct attrkey k;
 	memset(&k, 0, sizeof(k));
@@ -233,7 +249,7 @@ static int32_t attr_index(struct ostate *st, const char *key, const char *sval, 
 		return -1;
 	k.is_str = sval != NULL;
 	k.ival = ival;
-	if (sval && !(k.sval = ana_strpool_intern(&st->s->pool, sval)))
+	if (sval && !(k.sval = ana_strpool_intern(st->pool, sval)))
 		return -1;
 	int created;
 	int32_t *v = prec_hashmap_get(&st->attrs, &k, &created);
@@ -248,7 +264,7 @@ static int32_t attr_index(struct ostate *st, const char *key, const char *sval, 
 	return *v;
 }
 
-static const struct threadattrs *thread_attrs(struct ostate *st, uint32_t pid, uint32_t tid)
+static const struct threadattrs *thread_attrs(struct ana_otlp *st, uint32_t pid, uint32_t tid)
 {
 	int created;
 	struct threadattrs *t = prec_hashmap_get(&st->threads, &tid, &created);
@@ -275,9 +291,31 @@ static const struct threadattrs *thread_attrs(struct ostate *st, uint32_t pid, u
 	return t;
 }
 
+/* The host's profile of event position ev of the trace (-1 or out of
+ * range: unknown); NULL without memory. */
+static struct profile *profile_of(struct ana_otlp *st, int ev)
+{
+	struct ana_trace *s = st->s;
+	const char *name = NULL;
+	if (ev >= 0 && (size_t)ev < s->nevents &&
+	    !(name = ana_strpool_intern(st->pool, ana_trace_event_name(s, ev))))
+		return NULL;
+	for (size_t i = 0; i < st->nprofiles; i++)
+		if (st->profiles[i].event == name)
+			return &st->profiles[i];
+	if (prec_grow(&st->profiles, &st->capprofiles, st->nprofiles + 1, sizeof(*st->profiles)))
+		return NULL;
+	struct profile *pr = &st->profiles[st->nprofiles++];
+	memset(pr, 0, sizeof(*pr));
+	pr->event = name;
+	pr->clock = name && strstr(name, "clock") != NULL;
+	pr->order = name ? (size_t)ev + 1 : 0;
+	return pr;
+}
+
 static int on_packet(void *ctx, const struct prec_packet *p)
 {
-	struct ostate *st = ctx;
+	struct ana_otlp *st = ctx;
 	if (p->pkt->data_case != PERFREC__PACKET__DATA_SAMPLE)
 		return 0;
 	const Perfrec__Sample *smp = p->pkt->sample;
@@ -293,8 +331,9 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	const struct threadattrs *t = thread_attrs(st, smp->pid, smp->tid);
 	if (stack < 0 || !t)
 		return -ENOMEM;
-	size_t pi = ev >= 0 && (size_t)ev < s->nevents ? (size_t)ev + 1 : 0;
-	struct profile *pr = &st->profiles[pi];
+	struct profile *pr = profile_of(st, ev);
+	if (!pr)
+		return -ENOMEM;
 	if (!pr->spill && !(pr->spill = tmpfile()))
 		return -EIO;
 	uint64_t wall = (uint64_t)((int64_t)p->time + st->wall);
@@ -318,24 +357,22 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	return ana_pbw_flush(w, pr->spill);
 }
 
-static int is_clock(struct ana_trace *s, int ev)
+/* A profile without its samples: its type, the host's time span. */
+static void profile_head(struct ana_otlp *st, struct ana_pbw *w, const struct profile *pr)
 {
-	return ev >= 0 && strstr(ana_trace_event_name(s, ev), "clock") != NULL;
+	ana_pbw_begin(w, F_PR_SAMPLE_TYPE);
+	ana_pbw_varint(w, F_VT_TYPE, (uint64_t)str_index(st, pr->event ? pr->event : "samples"));
+	ana_pbw_varint(w, F_VT_UNIT, (uint64_t)str_index(st, pr->clock ? "nanoseconds" : "count"));
+	ana_pbw_end(w);
+	ana_pbw_fixed64(w, F_PR_TIME, st->wall_lo);
+	if (st->wall_hi > st->wall_lo)
+		ana_pbw_varint(w, F_PR_DURATION, st->wall_hi - st->wall_lo);
 }
 
-/* The Profile of event ev (-1: unknown) without its samples. */
-static void profile_head(struct ostate *st, struct ana_pbw *w, int ev)
+static int cmp_profile(const void *a, const void *b)
 {
-	struct ana_trace *s = st->s;
-	const char *name = ev >= 0 ? ana_trace_event_name(s, ev) : "samples";
-	ana_pbw_begin(w, F_PR_SAMPLE_TYPE);
-	ana_pbw_varint(w, F_VT_TYPE, (uint64_t)str_index(st, name));
-	ana_pbw_varint(w, F_VT_UNIT, (uint64_t)str_index(st, is_clock(s, ev) ? "nanoseconds" :
-								     "count"));
-	ana_pbw_end(w);
-	ana_pbw_fixed64(w, F_PR_TIME, (uint64_t)((int64_t)s->start + st->wall));
-	if (s->t_max > s->start)
-		ana_pbw_varint(w, F_PR_DURATION, s->t_max - s->start);
+	const struct profile *x = a, *y = b;
+	return (x->order > y->order) - (x->order < y->order);
 }
 
 static void kv_str(struct ana_pbw *w, uint32_t field, const char *key, const char *val)
@@ -360,7 +397,7 @@ static int copy_file(FILE *in, FILE *out)
 	return ferror(in) ? -EIO : 0;
 }
 
-static void write_dictionary(struct ostate *st, struct ana_pbw *w)
+static void write_dictionary(struct ana_otlp *st, struct ana_pbw *w)
 {
 	ana_pbw_begin(w, F_REQ_DICTIONARY);
 	/* each table's entry 0: the zero value */
@@ -418,34 +455,37 @@ static void write_dictionary(struct ostate *st, struct ana_pbw *w)
 	ana_pbw_end(w);
 }
 
-static int write_request(struct ostate *st, FILE *out)
+/* The host's ResourceProfiles, its spill files copied and emptied. */
+static int write_resource(struct ana_otlp *st, FILE *out)
 {
-	struct ana_trace *s = st->s;
-	const Perfrec__FileHeader *h = s->header;
 	struct ana_pbw res, scope, *heads;
 	ana_pbw_init(&res);
 	ana_pbw_init(&scope);
 	int ret = -ENOMEM;
-	if (!(heads = calloc(st->nprofiles, sizeof(*heads))))
+	if (!st->host)
+		return 0;   /* no trace yet */
+	if (!(heads = calloc(st->nprofiles + 1, sizeof(*heads))))
 		return -ENOMEM;
+	/* by event position where first met, the unknown event first */
+	prec_sort(st->profiles, st->nprofiles, sizeof(*st->profiles), cmp_profile);
 	/* Resource and scope, then each profile's head: their sizes and the
 	 * spill files' make the lengths of the enclosing messages. */
 	ana_pbw_begin(&res, F_RP_RESOURCE);
-	kv_str(&res, F_RES_ATTRIBUTES, "host.name", h ? h->hostname : "");
-	kv_str(&res, F_RES_ATTRIBUTES, "host.arch", h ? h->machine : "");
+	kv_str(&res, F_RES_ATTRIBUTES, "host.name", st->host);
+	kv_str(&res, F_RES_ATTRIBUTES, "host.arch", st->arch);
 	kv_str(&res, F_RES_ATTRIBUTES, "os.type", "linux");
-	kv_str(&res, F_RES_ATTRIBUTES, "os.version", h ? h->kernel_release : "");
+	kv_str(&res, F_RES_ATTRIBUTES, "os.version", st->kernel);
 	ana_pbw_end(&res);
 	ana_pbw_begin(&scope, F_SP_SCOPE);
 	ana_pbw_str(&scope, F_SCOPE_NAME, "perfrec");
-	ana_pbw_str(&scope, F_SCOPE_VERSION, h ? h->recorder_version : "");
+	ana_pbw_str(&scope, F_SCOPE_VERSION, st->version);
 	ana_pbw_end(&scope);
 	uint64_t scope_len = scope.len;
 	for (size_t i = 0; i < st->nprofiles; i++) {
 		if (!st->profiles[i].spill)
 			continue;
 		ana_pbw_init(&heads[i]);
-		profile_head(st, &heads[i], (int)i - 1);
+		profile_head(st, &heads[i], &st->profiles[i]);
 		if (heads[i].err)
 			goto out;
 		long n = ftell(st->profiles[i].spill);
@@ -474,68 +514,125 @@ static int write_request(struct ostate *st, FILE *out)
 		    (ret = copy_file(st->profiles[i].spill, out)) < 0)
 			goto out;
 	}
-	write_dictionary(st, w);
-	if ((ret = ana_pbw_flush(w, out)) < 0)
-		goto out;
-	ret = fflush(out) || ferror(out) ? -EIO : 0;
+	ret = 0;
 out:
-	for (size_t i = 0; i < st->nprofiles; i++)
+	for (size_t i = 0; i < st->nprofiles; i++) {
 		ana_pbw_release(&heads[i]);
+		if (st->profiles[i].spill)
+			fclose(st->profiles[i].spill);
+	}
+	st->nprofiles = 0;
 	free(heads);
 	ana_pbw_release(&res);
 	ana_pbw_release(&scope);
 	return ret;
 }
 
-int ana_export_otlp(struct ana_trace *s, const struct ana_filter *f, FILE *out)
+int ana_otlp_new(struct ana_otlp **out, const struct ana_filter *f, struct ana_strpool *pool,
+		 FILE *fout)
 {
-	struct ostate st;
-	memset(&st, 0, sizeof(st));
-	st.s = s;
-	st.f = f;
-	ana_pbw_init(&st.w);
-	prec_hashmap_init(&st.strs, sizeof(const char *), sizeof(int32_t));
-	prec_hashmap_init(&st.maps, sizeof(const char *), sizeof(int32_t));
-	prec_hashmap_init(&st.locs, sizeof(struct framekey), sizeof(int32_t));
-	prec_hashmap_init(&st.stacks, sizeof(const char *), sizeof(int32_t));
-	prec_hashmap_init(&st.attrs, sizeof(struct attrkey), sizeof(int32_t));
-	prec_hashmap_init(&st.threads, sizeof(uint32_t), sizeof(struct threadattrs));
-	if (s->header && s->header->realtime_ns && s->header->monotonic_ns)
-		st.wall = (int64_t)(s->header->realtime_ns - s->header->monotonic_ns);
-	st.keycap = MAX_FRAMES * 9 + 1;   /* hex index and a comma per frame */
-	st.nprofiles = s->nevents + 1;
-	st.profiles = calloc(st.nprofiles, sizeof(*st.profiles));
-	st.frames = calloc(MAX_FRAMES, sizeof(*st.frames));
-	st.ids = calloc(MAX_FRAMES, sizeof(*st.ids));
-	st.key = malloc(st.keycap);
-	int ret = -ENOMEM;
-	if (!st.profiles || !st.frames || !st.ids || !st.key || str_index(&st, "") != 0)
-		goto out;
+	struct ana_otlp *st = calloc(1, sizeof(*st));
+	*out = NULL;
+	if (!st)
+		return -ENOMEM;
+	st->f = f;
+	st->out = fout;
+	st->pool = pool;
+	ana_pbw_init(&st->w);
+	prec_hashmap_init(&st->strs, sizeof(const char *), sizeof(int32_t));
+	prec_hashmap_init(&st->maps, sizeof(const char *), sizeof(int32_t));
+	prec_hashmap_init(&st->locs, sizeof(struct framekey), sizeof(int32_t));
+	prec_hashmap_init(&st->stacks, sizeof(const char *), sizeof(int32_t));
+	prec_hashmap_init(&st->attrs, sizeof(struct attrkey), sizeof(int32_t));
+	prec_hashmap_init(&st->threads, sizeof(uint32_t), sizeof(struct threadattrs));
+	st->keycap = MAX_FRAMES * 9 + 1;   /* hex index and a comma per frame */
+	st->frames = calloc(MAX_FRAMES, sizeof(*st->frames));
+	st->ids = calloc(MAX_FRAMES, sizeof(*st->ids));
+	st->key = malloc(st->keycap);
+	if (!st->frames || !st->ids || !st->key || str_index(st, "") != 0) {
+		ana_otlp_free(st);
+		return -ENOMEM;
+	}
+	*out = st;
+	return 0;
+}
+
+/* A header's string field, pooled ("" when absent); NULL without memory. */
+static const char *header_str(struct ana_otlp *st, const char *v)
+{
+	return ana_strpool_intern(st->pool, v ? v : "");
+}
+
+int ana_otlp_add(struct ana_otlp *st, struct ana_trace *s, const char *host)
+{
+	const Perfrec__FileHeader *h = s->header;
+	/* a trace's host is its header's (the dataset's host names it too) */
+	const char *name = header_str(st, host ? host : h ? h->hostname : NULL);
+	if (!name)
+		return -ENOMEM;
+	int ret;
+	if (name != st->host) {
+		if ((ret = write_resource(st, st->out)) < 0)
+			return ret;
+		st->host = name;
+		st->arch = header_str(st, h ? h->machine : NULL);
+		st->kernel = header_str(st, h ? h->kernel_release : NULL);
+		st->version = header_str(st, h ? h->recorder_version : NULL);
+		if (!st->arch || !st->kernel || !st->version)
+			return -ENOMEM;
+		st->wall_lo = UINT64_MAX;
+		st->wall_hi = 0;
+	}
+	st->s = s;
+	st->wall = 0;
+	if (h && h->realtime_ns && h->monotonic_ns)
+		st->wall = (int64_t)(h->realtime_ns - h->monotonic_ns);
+	uint64_t lo = (uint64_t)((int64_t)s->start + st->wall);
+	uint64_t hi = lo + (s->t_max > s->start ? s->t_max - s->start : 0);
+	st->wall_lo = lo < st->wall_lo ? lo : st->wall_lo;
+	st->wall_hi = hi > st->wall_hi ? hi : st->wall_hi;
+	prec_hashmap_clear(&st->threads);   /* names and pids of this trace */
 	ana_trace_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_SAMPLE));
-	ret = ana_trace_scan(s, "export", on_packet, &st);
+	ret = ana_trace_scan(s, "export", on_packet, st);
 	ana_trace_set_kinds(s, 0);
-	if (ret >= 0)
-		ret = write_request(&st, out);
-out:
-	for (size_t i = 0; st.profiles && i < st.nprofiles; i++)
-		if (st.profiles[i].spill)
-			fclose(st.profiles[i].spill);
-	free(st.profiles);
-	free(st.frames);
-	free(st.ids);
-	free(st.key);
-	free(st.strv);
-	free(st.mapv);
-	free(st.locv);
-	free(st.stackpool);
-	free(st.stackoff);
-	free(st.attrv);
-	ana_pbw_release(&st.w);
-	prec_hashmap_release(&st.strs);
-	prec_hashmap_release(&st.maps);
-	prec_hashmap_release(&st.locs);
-	prec_hashmap_release(&st.stacks);
-	prec_hashmap_release(&st.attrs);
-	prec_hashmap_release(&st.threads);
+	st->s = NULL;
 	return ret < 0 ? ret : 0;
+}
+
+int ana_otlp_finish(struct ana_otlp *st)
+{
+	int ret = write_resource(st, st->out);
+	if (ret < 0)
+		return ret;
+	write_dictionary(st, &st->w);
+	if ((ret = ana_pbw_flush(&st->w, st->out)) < 0)
+		return ret;
+	return fflush(st->out) || ferror(st->out) ? -EIO : 0;
+}
+
+void ana_otlp_free(struct ana_otlp *st)
+{
+	if (!st)
+		return;
+	for (size_t i = 0; i < st->nprofiles; i++)
+		if (st->profiles[i].spill)
+			fclose(st->profiles[i].spill);
+	free(st->profiles);
+	free(st->frames);
+	free(st->ids);
+	free(st->key);
+	free(st->strv);
+	free(st->mapv);
+	free(st->locv);
+	free(st->stackpool);
+	free(st->stackoff);
+	free(st->attrv);
+	ana_pbw_release(&st->w);
+	prec_hashmap_release(&st->strs);
+	prec_hashmap_release(&st->maps);
+	prec_hashmap_release(&st->locs);
+	prec_hashmap_release(&st->stacks);
+	prec_hashmap_release(&st->attrs);
+	prec_hashmap_release(&st->threads);
+	free(st);
 }

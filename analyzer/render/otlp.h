@@ -26,6 +26,21 @@
  * Streaming: samples are encoded as they are read into a temporary file
  * per event, whose sizes give the enclosing messages' lengths; memory is
  * the dictionary, not the trace. Takes the report filters.
+ *
+ * A dataset: one ResourceProfiles per host (its files' samples together,
+ * a Profile per event name, the time span of its files), one dictionary
+ * for all.
+ *
+ * How to use:
+ *
+ *   ana_otlp_new(&x, filter, pool, out);   // borrows all three
+ *   for each trace s, host by host: ana_otlp_add(x, s, host or NULL)
+ *   ana_otlp_finish(x);                    // the last host, the dictionary
+ *   ana_otlp_free(x);
+ *
+ * A host's ResourceProfiles is written when the next host's first trace
+ * is added. Each returns 0 or a negative errno (-EIO: out or a temporary
+ * file could not be written).
  */
 #ifndef ANA_OTLP_H
 #define ANA_OTLP_H
@@ -35,9 +50,13 @@
 #include "analyzer/read/filter.h"
 
 struct ana_trace;
+struct ana_strpool;
+struct ana_otlp;
 
-/* Returns 0 or a negative errno (-EIO: out or a temporary file could not
- * be written). */
-int ana_export_otlp(struct ana_trace *s, const struct ana_filter *f, FILE *out);
+int ana_otlp_new(struct ana_otlp **x, const struct ana_filter *f, struct ana_strpool *pool,
+		 FILE *out);
+int ana_otlp_add(struct ana_otlp *x, struct ana_trace *s, const char *host);
+int ana_otlp_finish(struct ana_otlp *x);
+void ana_otlp_free(struct ana_otlp *x);   /* NULL is fine */
 
 #endif

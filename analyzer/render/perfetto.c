@@ -9,6 +9,15 @@
  * interned entries a packet needs are written (or queued into its
  * InternedData) before it.
  *
+ * A dataset is written trace by trace, each on a writer sequence of its
+ * own (so its interning restarts, as the trace's own tables do): the
+ * descriptors of a host's processes and threads keep their uuids from
+ * file to file, so a session's rotated files make one timeline. With
+ * several hosts, every packet carries its host's machine_id (the first
+ * host is machine 1) and every time is moved to the wall clock through
+ * its file's clock reference, so the hosts' timelines line up; process
+ * names end in " @host", and the host's SystemInfo names the machine.
+ *
  * Field numbers are those of perfetto_trace.proto (tests/data/perfetto).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -41,6 +50,9 @@
 #define F_PKT_SEQ_FLAGS 13
 #define F_PKT_TRACK_DESC 60
 #define F_PKT_PERF_SAMPLE 66
+#define F_PKT_SYSTEM_INFO 45
+#define F_PKT_MACHINE_ID 98
+#define F_SI_MACHINE_NAME 17
 #define SEQ_CLEARED 1
 #define SEQ_NEEDS_STATE 2
 /* ClockSnapshot, Clock */
@@ -110,11 +122,13 @@
 #define TE_INSTANT 3
 #define TE_COUNTER 4
 
-/* Track uuids: a kind in the high bits, the id below. */
-#define UUID_THREAD(tid) ((1ull << 40) | (tid))
-#define UUID_PROCESS(pid) ((2ull << 40) | (pid))
-#define UUID_COUNTER(n) ((3ull << 40) | (n))
-#define UUID_LOSSES (4ull << 40)
+/* Track uuids: a kind in the high bits, the host's number (0 for one
+ * host) in the next 24 and the id (tids are below 2^22) below. */
+#define UUID_HOST(h) ((uint64_t)(h) << 32)
+#define UUID_THREAD(h, tid) ((1ull << 56) | UUID_HOST(h) | (tid))
+#define UUID_PROCESS(h, pid) ((2ull << 56) | UUID_HOST(h) | (pid))
+#define UUID_COUNTER(n) ((3ull << 56) | (n))
+#define UUID_LOSSES(h) ((4ull << 56) | UUID_HOST(h))
 
 struct lane {                /* a CPU's switch events not yet written */
 	struct ana_pbw *events;
@@ -131,7 +145,7 @@ struct framekey {
 struct counterkey {
 	uint32_t group;
 	int32_t cpu, pid;
-	uint32_t pad;
+	uint32_t host;   /* host number */
 	uint64_t id;
 };
 
@@ -140,10 +154,19 @@ struct counterval {
 	int has;
 };
 
-struct pstate {
-	struct ana_trace *s;
+struct ana_perfetto {
+	struct ana_trace *s;       /* the trace being added */
 	const struct ana_filter *f;
 	FILE *out;
+	/* per trace: its writer sequence, its host's number (0: the only
+	 * host) and name, and what moves its times to the wall clock (0
+	 * for one host) */
+	uint32_t seq;
+	uint32_t host_no;
+	const char *host;
+	uint64_t shift;
+	struct prec_hashmap hosts;         /* const char * (pooled) -> uint32 */
+	struct ana_strpool *pool;
 	struct ana_pbw w;          /* the packet being built */
 	struct ana_pbw interned;   /* InternedData entries for that packet */
 	struct prec_hashmap tids, pids;    /* uint32 -> char (described) */
@@ -152,7 +175,9 @@ struct pstate {
 	struct prec_hashmap maps;          /* const char * dso -> uint64 iid */
 	struct prec_hashmap frames;        /* struct framekey -> uint64 iid */
 	struct prec_hashmap stacks;        /* const char * key -> uint64 iid */
-	struct prec_hashmap counters;      /* struct counterkey -> counterval */
+	struct prec_hashmap counters;      /* struct counterkey -> counterval,
+					    * kept across a host's files: the
+					    * values are cumulative */
 	uint64_t ncounters;
 	struct ana_loc *locs;
 	uint64_t *ids;
@@ -162,19 +187,21 @@ struct pstate {
 	int err;
 };
 
-/* Starts a TracePacket on the one writer sequence (the first packet
+/* Starts a TracePacket on the trace's writer sequence (the first packet
  * clears its incremental state, the others use it). */
-static void packet_begin(struct pstate *st, uint64_t time)
+static void packet_begin(struct ana_perfetto *st, uint64_t time)
 {
 	ana_pbw_begin(&st->w, F_TRACE_PACKET);
 	if (time)
-		ana_pbw_varint(&st->w, F_PKT_TIMESTAMP, time);
-	ana_pbw_varint(&st->w, F_PKT_SEQ_ID, 1);
+		ana_pbw_varint(&st->w, F_PKT_TIMESTAMP, time + st->shift);
+	if (st->host_no)
+		ana_pbw_varint(&st->w, F_PKT_MACHINE_ID, st->host_no);
+	ana_pbw_varint(&st->w, F_PKT_SEQ_ID, st->seq);
 	ana_pbw_varint(&st->w, F_PKT_SEQ_FLAGS, st->first ? SEQ_CLEARED : SEQ_NEEDS_STATE);
 	st->first = 0;
 }
 
-static int packet_end(struct pstate *st)
+static int packet_end(struct ana_perfetto *st)
 {
 	ana_pbw_end(&st->w);
 	return ana_pbw_flush(&st->w, st->out);
@@ -182,7 +209,7 @@ static int packet_end(struct pstate *st)
 
 /* The name the reports give tid at time (":tid" when the trace has
  * none); "" only without memory, which the writer's flush reports. */
-static const char *comm_of(struct pstate *st, uint32_t tid, uint64_t time)
+static const char *comm_of(struct ana_perfetto *st, uint32_t tid, uint64_t time)
 {
 	const char *c = ana_trace_comm_name(st->s, tid, time);
 	if (!c)
@@ -192,14 +219,14 @@ static const char *comm_of(struct pstate *st, uint32_t tid, uint64_t time)
 
 /* Writes the descriptors of tid's process and thread the first time the
  * thread is met; returns the thread's track uuid (0 on failure). */
-static uint64_t thread_track(struct pstate *st, uint32_t pid, uint32_t tid)
+static uint64_t thread_track(struct ana_perfetto *st, uint32_t pid, uint32_t tid)
 {
 	int created;
 	char *seen = prec_hashmap_get(&st->tids, &tid, &created);
 	if (!seen)
 		return 0;
 	if (!created)
-		return UUID_THREAD(tid);
+		return UUID_THREAD(st->host_no, tid);
 	if (pid == UINT32_MAX || (pid == 0 && tid != 0))
 		pid = ana_trace_pid_of(st->s, tid);
 	/* the last name: what the thread became (exec) */
@@ -209,10 +236,16 @@ static uint64_t thread_track(struct pstate *st, uint32_t pid, uint32_t tid)
 	if (created) {
 		packet_begin(st, 0);
 		ana_pbw_begin(&st->w, F_PKT_TRACK_DESC);
-		ana_pbw_varint(&st->w, F_TD_UUID, UUID_PROCESS(pid));
+		ana_pbw_varint(&st->w, F_TD_UUID, UUID_PROCESS(st->host_no, pid));
 		ana_pbw_begin(&st->w, F_TD_PROCESS);
 		ana_pbw_varint(&st->w, F_PD_PID, pid);
-		ana_pbw_str(&st->w, F_PD_NAME, comm_of(st, pid, last));
+		if (st->host) {
+			char name[512];
+			snprintf(name, sizeof(name), "%s @%s", comm_of(st, pid, last), st->host);
+			ana_pbw_str(&st->w, F_PD_NAME, name);
+		} else {
+			ana_pbw_str(&st->w, F_PD_NAME, comm_of(st, pid, last));
+		}
 		ana_pbw_end(&st->w);
 		ana_pbw_end(&st->w);
 		if ((st->err = packet_end(st)) < 0)
@@ -220,7 +253,7 @@ static uint64_t thread_track(struct pstate *st, uint32_t pid, uint32_t tid)
 	}
 	packet_begin(st, 0);
 	ana_pbw_begin(&st->w, F_PKT_TRACK_DESC);
-	ana_pbw_varint(&st->w, F_TD_UUID, UUID_THREAD(tid));
+	ana_pbw_varint(&st->w, F_TD_UUID, UUID_THREAD(st->host_no, tid));
 	ana_pbw_begin(&st->w, F_TD_THREAD);
 	ana_pbw_varint(&st->w, F_THD_PID, pid);
 	ana_pbw_varint(&st->w, F_THD_TID, tid);
@@ -229,12 +262,12 @@ static uint64_t thread_track(struct pstate *st, uint32_t pid, uint32_t tid)
 	ana_pbw_end(&st->w);
 	if ((st->err = packet_end(st)) < 0)
 		return 0;
-	return UUID_THREAD(tid);
+	return UUID_THREAD(st->host_no, tid);
 }
 
 /* ---- CPU lanes */
 
-static int lane_flush(struct pstate *st, uint32_t cpu, struct lane *l)
+static int lane_flush(struct ana_perfetto *st, uint32_t cpu, struct lane *l)
 {
 	if (!l->n)
 		return 0;
@@ -250,7 +283,7 @@ static int lane_flush(struct pstate *st, uint32_t cpu, struct lane *l)
 	return packet_end(st);
 }
 
-static void comm_field(struct pstate *st, uint32_t field, uint32_t tid, uint32_t cpu,
+static void comm_field(struct ana_perfetto *st, uint32_t field, uint32_t tid, uint32_t cpu,
 		       uint64_t t, struct ana_pbw *w)
 {
 	char idle[32];
@@ -262,12 +295,12 @@ static void comm_field(struct pstate *st, uint32_t field, uint32_t tid, uint32_t
 	}
 }
 
-static int lane_switch(struct pstate *st, uint32_t cpu, struct lane *l, uint64_t t,
+static int lane_switch(struct ana_perfetto *st, uint32_t cpu, struct lane *l, uint64_t t,
 		       uint32_t prev, uint32_t next)
 {
 	struct ana_pbw *w = l->events;
 	ana_pbw_begin(w, F_FB_EVENT);
-	ana_pbw_varint(w, F_FE_TIMESTAMP, t);
+	ana_pbw_varint(w, F_FE_TIMESTAMP, t + st->shift);
 	ana_pbw_varint(w, F_FE_PID, prev);
 	ana_pbw_begin(w, F_FE_SCHED_SWITCH);
 	comm_field(st, F_SW_PREV_COMM, prev, cpu, t, w);
@@ -290,7 +323,7 @@ static int lane_switch(struct pstate *st, uint32_t cpu, struct lane *l, uint64_t
  * at its end, written once the CPU's next interval shows which. */
 static int on_interval(void *ctx, const struct ana_sched_interval *iv)
 {
-	struct pstate *st = ctx;
+	struct ana_perfetto *st = ctx;
 	if (!thread_track(st, iv->pid, iv->tid))
 		return st->err ? st->err : -ENOMEM;
 	int created;
@@ -334,7 +367,7 @@ static int on_interval(void *ctx, const struct ana_sched_interval *iv)
 	return ret;
 }
 
-static int write_lanes(struct pstate *st)
+static int write_lanes(struct ana_perfetto *st)
 {
 	struct ana_doc *doc = ana_doc_new();
 	if (!doc)
@@ -356,7 +389,7 @@ static int write_lanes(struct pstate *st)
 
 /* ---- interning */
 
-static uint64_t intern_str(struct pstate *st, struct prec_hashmap *m, uint32_t field,
+static uint64_t intern_str(struct ana_perfetto *st, struct prec_hashmap *m, uint32_t field,
 			   const char *s)
 {
 	int created;
@@ -373,7 +406,7 @@ static uint64_t intern_str(struct pstate *st, struct prec_hashmap *m, uint32_t f
 	return *v;
 }
 
-static uint64_t intern_map(struct pstate *st, const char *dso)
+static uint64_t intern_map(struct ana_perfetto *st, const char *dso)
 {
 	int created;
 	uint64_t *v = prec_hashmap_get(&st->maps, &dso, &created);
@@ -393,7 +426,7 @@ static uint64_t intern_map(struct pstate *st, const char *dso)
 	return *v;
 }
 
-static uint64_t intern_frame(struct pstate *st, const struct ana_loc *loc)
+static uint64_t intern_frame(struct ana_perfetto *st, const struct ana_loc *loc)
 {
 	struct framekey k;
 	memset(&k, 0, sizeof(k));
@@ -418,7 +451,7 @@ static uint64_t intern_frame(struct pstate *st, const struct ana_loc *loc)
 }
 
 /* The callstack of frames[0..n) (leaf first) as an iid; 0 on ENOMEM. */
-static uint64_t intern_stack(struct pstate *st, int n)
+static uint64_t intern_stack(struct ana_perfetto *st, int n)
 {
 	for (int i = 0; i < n; i++)
 		if (!(st->ids[i] = intern_frame(st, &st->locs[i])))
@@ -446,7 +479,7 @@ static uint64_t intern_stack(struct pstate *st, int n)
 
 /* ---- the file-order pass */
 
-static int on_sample(struct pstate *st, const struct prec_packet *p)
+static int on_sample(struct ana_perfetto *st, const struct prec_packet *p)
 {
 	const Perfrec__Sample *smp = p->pkt->sample;
 	struct ana_trace *s = st->s;
@@ -479,7 +512,7 @@ static int on_sample(struct pstate *st, const struct prec_packet *p)
 	return st->interned.err ? st->interned.err : packet_end(st);
 }
 
-static int track_event(struct pstate *st, uint64_t time, uint64_t track, int type,
+static int track_event(struct ana_perfetto *st, uint64_t time, uint64_t track, int type,
 		       const char *name, int64_t value)
 {
 	packet_begin(st, time);
@@ -494,7 +527,7 @@ static int track_event(struct pstate *st, uint64_t time, uint64_t track, int typ
 	return packet_end(st);
 }
 
-static int on_offcpu(struct pstate *st, const struct prec_packet *p)
+static int on_offcpu(struct ana_perfetto *st, const struct prec_packet *p)
 {
 	const Perfrec__OffCpu *oc = p->pkt->off_cpu;
 	struct ana_trace *s = st->s;
@@ -520,7 +553,7 @@ static int on_offcpu(struct pstate *st, const struct prec_packet *p)
 	return ret < 0 ? ret : track_event(st, p->time, track, TE_SLICE_END, NULL, 0);
 }
 
-static int on_group(struct pstate *st, const struct prec_packet *p)
+static int on_group(struct ana_perfetto *st, const struct prec_packet *p)
 {
 	const Perfrec__GroupSnapshot *g = p->pkt->group;
 	const Perfrec__GroupRead *r = g->read;
@@ -534,6 +567,7 @@ static int on_group(struct pstate *st, const struct prec_packet *p)
 		k.cpu = g->cpu;
 		k.pid = g->pid;
 		k.id = r->ids[i];
+		k.host = st->host_no;
 		int created;
 		struct counterval *cv = prec_hashmap_get(&st->counters, &k, &created);
 		if (!cv)
@@ -542,12 +576,15 @@ static int on_group(struct pstate *st, const struct prec_packet *p)
 			cv->uuid = UUID_COUNTER(++st->ncounters);
 			char name[256];
 			const char *ev = ana_trace_event_name(st->s, ana_trace_event_of(st->s, k.id));
+			int len;
 			if (k.cpu >= 0)
-				snprintf(name, sizeof(name), "%s cpu%" PRId32, ev, k.cpu);
+				len = snprintf(name, sizeof(name), "%s cpu%" PRId32, ev, k.cpu);
 			else if (k.pid >= 0)
-				snprintf(name, sizeof(name), "%s pid %" PRId32, ev, k.pid);
+				len = snprintf(name, sizeof(name), "%s pid %" PRId32, ev, k.pid);
 			else
-				snprintf(name, sizeof(name), "%s", ev);
+				len = snprintf(name, sizeof(name), "%s", ev);
+			if (st->host && len > 0 && (size_t)len < sizeof(name))
+				snprintf(name + len, sizeof(name) - (size_t)len, " @%s", st->host);
 			uint64_t uuid = cv->uuid;
 			packet_begin(st, 0);
 			ana_pbw_begin(&st->w, F_PKT_TRACK_DESC);
@@ -579,7 +616,7 @@ static int on_group(struct pstate *st, const struct prec_packet *p)
 	return 0;
 }
 
-static int on_loss(struct pstate *st, const struct prec_packet *p)
+static int on_loss(struct ana_perfetto *st, const struct prec_packet *p)
 {
 	const Perfrec__Loss *l = p->pkt->loss;
 	uint64_t t = p->time ? p->time : st->s->start;
@@ -588,12 +625,12 @@ static int on_loss(struct pstate *st, const struct prec_packet *p)
 	char name[128];
 	snprintf(name, sizeof(name), "lost %" PRIu64 " (%s) cpu%" PRIu32, l->count,
 		 ana_loss_kind_name(l->kind), l->cpu);
-	return track_event(st, t, UUID_LOSSES, TE_INSTANT, name, 0);
+	return track_event(st, t, UUID_LOSSES(st->host_no), TE_INSTANT, name, 0);
 }
 
 static int on_packet(void *ctx, const struct prec_packet *p)
 {
-	struct pstate *st = ctx;
+	struct ana_perfetto *st = ctx;
 	switch (p->pkt->data_case) {
 	case PERFREC__PACKET__DATA_SAMPLE:
 		return on_sample(st, p);
@@ -608,7 +645,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	}
 }
 
-static int write_head(struct pstate *st)
+static int write_head(struct ana_perfetto *st)
 {
 	const Perfrec__FileHeader *h = st->s->header;
 	uint64_t t0 = st->s->start;
@@ -633,70 +670,141 @@ static int write_head(struct pstate *st)
 	int ret = packet_end(st);
 	if (ret < 0)
 		return ret;
+	if (st->host) {   /* the machine's name in the UI */
+		packet_begin(st, 0);
+		ana_pbw_begin(&st->w, F_PKT_SYSTEM_INFO);
+		ana_pbw_str(&st->w, F_SI_MACHINE_NAME, st->host);
+		ana_pbw_end(&st->w);
+		if ((ret = packet_end(st)) < 0)
+			return ret;
+	}
+	char name[300];
+	snprintf(name, sizeof(name), "perfrec losses%s%s", st->host ? " @" : "",
+		 st->host ? st->host : "");
 	packet_begin(st, 0);
 	ana_pbw_begin(&st->w, F_PKT_TRACK_DESC);
-	ana_pbw_varint(&st->w, F_TD_UUID, UUID_LOSSES);
-	ana_pbw_str(&st->w, F_TD_NAME, "perfrec losses");
+	ana_pbw_varint(&st->w, F_TD_UUID, UUID_LOSSES(st->host_no));
+	ana_pbw_str(&st->w, F_TD_NAME, name);
 	ana_pbw_end(&st->w);
 	return packet_end(st);
 }
 
-int ana_export_perfetto(struct ana_trace *s, const struct ana_filter *f, FILE *out)
+int ana_perfetto_new(struct ana_perfetto **out, const struct ana_filter *f,
+		     struct ana_strpool *pool, FILE *fout)
 {
-	struct pstate st;
-	memset(&st, 0, sizeof(st));
-	st.s = s;
-	st.f = f;
-	st.out = out;
-	st.first = 1;
-	ana_pbw_init(&st.w);
-	ana_pbw_init(&st.interned);
-	prec_hashmap_init(&st.tids, sizeof(uint32_t), 1);
-	prec_hashmap_init(&st.pids, sizeof(uint32_t), 1);
-	prec_hashmap_init(&st.lanes, sizeof(uint32_t), sizeof(struct lane));
-	prec_hashmap_init(&st.funcs, sizeof(const char *), sizeof(uint64_t));
-	prec_hashmap_init(&st.paths, sizeof(const char *), sizeof(uint64_t));
-	prec_hashmap_init(&st.maps, sizeof(const char *), sizeof(uint64_t));
-	prec_hashmap_init(&st.frames, sizeof(struct framekey), sizeof(uint64_t));
-	prec_hashmap_init(&st.stacks, sizeof(const char *), sizeof(uint64_t));
-	prec_hashmap_init(&st.counters, sizeof(struct counterkey), sizeof(struct counterval));
-	st.keycap = MAX_FRAMES * 17 + 1;   /* hex iid and a comma per frame */
-	st.locs = calloc(MAX_FRAMES, sizeof(*st.locs));
-	st.ids = calloc(MAX_FRAMES, sizeof(*st.ids));
-	st.key = malloc(st.keycap);
-	int ret = -ENOMEM;
-	if (!st.locs || !st.ids || !st.key)
-		goto out;
-	if ((ret = write_head(&st)) < 0 || (ret = write_lanes(&st)) < 0)
-		goto out;
-	ana_trace_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_SAMPLE) |
-			       PREC_KIND(PERFREC__PACKET__DATA_OFF_CPU) |
-			       PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
-			       PREC_KIND(PERFREC__PACKET__DATA_LOSS));
-	ret = ana_trace_scan(s, "export", on_packet, &st);
-	ana_trace_set_kinds(s, 0);
-	if (ret >= 0 && fflush(out))
-		ret = -EIO;
-out:
-	for (size_t i = 0; i < prec_hashmap_count(&st.lanes); i++) {
-		struct lane *l = prec_hashmap_val(&st.lanes, i);
+	struct ana_perfetto *st = calloc(1, sizeof(*st));
+	*out = NULL;
+	if (!st)
+		return -ENOMEM;
+	st->f = f;
+	st->out = fout;
+	st->pool = pool;
+	ana_pbw_init(&st->w);
+	ana_pbw_init(&st->interned);
+	prec_hashmap_init(&st->hosts, sizeof(const char *), sizeof(uint32_t));
+	prec_hashmap_init(&st->tids, sizeof(uint32_t), 1);
+	prec_hashmap_init(&st->pids, sizeof(uint32_t), 1);
+	prec_hashmap_init(&st->lanes, sizeof(uint32_t), sizeof(struct lane));
+	prec_hashmap_init(&st->funcs, sizeof(const char *), sizeof(uint64_t));
+	prec_hashmap_init(&st->paths, sizeof(const char *), sizeof(uint64_t));
+	prec_hashmap_init(&st->maps, sizeof(const char *), sizeof(uint64_t));
+	prec_hashmap_init(&st->frames, sizeof(struct framekey), sizeof(uint64_t));
+	prec_hashmap_init(&st->stacks, sizeof(const char *), sizeof(uint64_t));
+	prec_hashmap_init(&st->counters, sizeof(struct counterkey), sizeof(struct counterval));
+	st->keycap = MAX_FRAMES * 17 + 1;   /* hex iid and a comma per frame */
+	st->locs = calloc(MAX_FRAMES, sizeof(*st->locs));
+	st->ids = calloc(MAX_FRAMES, sizeof(*st->ids));
+	st->key = malloc(st->keycap);
+	if (!st->locs || !st->ids || !st->key) {
+		ana_perfetto_free(st);
+		return -ENOMEM;
+	}
+	*out = st;
+	return 0;
+}
+
+/* Forgets what the previous trace's sequence knew: its interned
+ * entries and names (pointers into that trace), its lanes, the threads
+ * it described (described again from this trace: their latest names). */
+static void trace_reset(struct ana_perfetto *st)
+{
+	for (size_t i = 0; i < prec_hashmap_count(&st->lanes); i++) {
+		struct lane *l = prec_hashmap_val(&st->lanes, i);
 		if (l->events)
 			ana_pbw_release(l->events);
 		free(l->events);
 	}
-	free(st.locs);
-	free(st.ids);
-	free(st.key);
-	ana_pbw_release(&st.w);
-	ana_pbw_release(&st.interned);
-	prec_hashmap_release(&st.tids);
-	prec_hashmap_release(&st.pids);
-	prec_hashmap_release(&st.lanes);
-	prec_hashmap_release(&st.funcs);
-	prec_hashmap_release(&st.paths);
-	prec_hashmap_release(&st.maps);
-	prec_hashmap_release(&st.frames);
-	prec_hashmap_release(&st.stacks);
-	prec_hashmap_release(&st.counters);
+	prec_hashmap_clear(&st->lanes);
+	prec_hashmap_clear(&st->tids);
+	prec_hashmap_clear(&st->pids);
+	prec_hashmap_clear(&st->funcs);
+	prec_hashmap_clear(&st->paths);
+	prec_hashmap_clear(&st->maps);
+	prec_hashmap_clear(&st->frames);
+	prec_hashmap_clear(&st->stacks);
+	st->interned.len = 0;
+}
+
+int ana_perfetto_add(struct ana_perfetto *st, struct ana_trace *s, const char *host)
+{
+	trace_reset(st);
+	st->s = s;
+	st->seq++;
+	st->first = 1;
+	st->host = NULL;
+	st->host_no = 0;
+	st->shift = 0;
+	if (host) {
+		const char *h = ana_strpool_intern(st->pool, host);
+		int created;
+		uint32_t *no = h ? prec_hashmap_get(&st->hosts, &h, &created) : NULL;
+		if (!no)
+			return -ENOMEM;
+		if (created)
+			*no = (uint32_t)prec_hashmap_count(&st->hosts);
+		st->host = h;
+		st->host_no = *no;
+		/* monotonic -> wall clock (unsigned: wraps either way) */
+		if (s->header && s->header->realtime_ns)
+			st->shift = s->header->realtime_ns - s->header->monotonic_ns;
+	}
+	int ret = write_head(st);
+	if (ret < 0 || (ret = write_lanes(st)) < 0)
+		return ret;
+	ana_trace_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_SAMPLE) |
+			       PREC_KIND(PERFREC__PACKET__DATA_OFF_CPU) |
+			       PREC_KIND(PERFREC__PACKET__DATA_GROUP) |
+			       PREC_KIND(PERFREC__PACKET__DATA_LOSS));
+	ret = ana_trace_scan(s, "export", on_packet, st);
+	ana_trace_set_kinds(s, 0);
+	st->s = NULL;
 	return ret < 0 ? ret : 0;
+}
+
+int ana_perfetto_finish(struct ana_perfetto *st)
+{
+	return fflush(st->out) || ferror(st->out) ? -EIO : 0;
+}
+
+void ana_perfetto_free(struct ana_perfetto *st)
+{
+	if (!st)
+		return;
+	trace_reset(st);
+	free(st->locs);
+	free(st->ids);
+	free(st->key);
+	ana_pbw_release(&st->w);
+	ana_pbw_release(&st->interned);
+	prec_hashmap_release(&st->hosts);
+	prec_hashmap_release(&st->tids);
+	prec_hashmap_release(&st->pids);
+	prec_hashmap_release(&st->lanes);
+	prec_hashmap_release(&st->funcs);
+	prec_hashmap_release(&st->paths);
+	prec_hashmap_release(&st->maps);
+	prec_hashmap_release(&st->frames);
+	prec_hashmap_release(&st->stacks);
+	prec_hashmap_release(&st->counters);
+	free(st);
 }

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/read/strpool.h"
+
 struct skey {
 	uint32_t parent, tag;
 	const char *name;
@@ -117,6 +119,46 @@ int ana_stree_add_base(struct ana_stree *t, const struct ana_stree_frame *path,
 		       size_t n, int leaf_first, uint64_t weight)
 {
 	return add(t, path, n, leaf_first, weight, 1);
+}
+
+/* from's nodes in index order, so a node's parent is mapped before it
+ * and `to` keeps parent index < child index. */
+int ana_stree_merge(struct ana_stree *to, const struct ana_stree *from,
+		    struct ana_strpool *pool)
+{
+	size_t n = prec_hashmap_count(&from->nodes);
+	uint32_t *map = malloc((n ? n : 1) * sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	int ret = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct skey *k = prec_hashmap_key(&from->nodes, i);
+		const struct sval *v = prec_hashmap_val(&from->nodes, i);
+		struct skey nk;
+		memset(&nk, 0, sizeof(nk));
+		nk.parent = k->parent == ANA_STREE_ROOT ? ANA_STREE_ROOT : map[k->parent];
+		nk.tag = k->tag;
+		nk.name = k->name ? ana_strpool_intern(pool, k->name) : NULL;
+		struct sval *tv = NULL;
+		if ((k->name && !nk.name) || prec_hashmap_count(&to->nodes) >= ANA_STREE_ROOT - 1 ||
+		    !(tv = prec_hashmap_get(&to->nodes, &nk, NULL))) {
+			ret = -ENOMEM;
+			break;
+		}
+		tv->weight = sat_add(tv->weight, v->weight);
+		tv->self = sat_add(tv->self, v->self);
+		tv->count = sat_add(tv->count, v->count);
+		tv->base = sat_add(tv->base, v->base);
+		map[i] = (uint32_t)prec_hashmap_index(&to->nodes, tv);
+	}
+	free(map);
+	if (ret < 0)
+		return ret;
+	to->weight = sat_add(to->weight, from->weight);
+	to->count = sat_add(to->count, from->count);
+	to->base = sat_add(to->base, from->base);
+	to->base_count = sat_add(to->base_count, from->base_count);
+	return 0;
 }
 
 /* Children of every node in one array (CSR); slot n is the root. */

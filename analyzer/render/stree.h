@@ -72,6 +72,15 @@ int ana_stree_add(struct ana_stree *t, const struct ana_stree_frame *path,
 int ana_stree_add_base(struct ana_stree *t, const struct ana_stree_frame *path,
 		       size_t n, int leaf_first, uint64_t weight);
 
+/* Adds every stack of `from` to `to`, its names interned in pool (so
+ * `from` and the pool its names come from may go once merged): the
+ * trees of several traces made one. Counts, weights and base add up as
+ * if each stack had been added to `to`. 0 or -ENOMEM (then `to` holds
+ * part of `from`). */
+struct ana_strpool;
+int ana_stree_merge(struct ana_stree *to, const struct ana_stree *from,
+		    struct ana_strpool *pool);
+
 /* Distinct nodes so far, the root excluded. */
 size_t ana_stree_nodes(const struct ana_stree *t);
 

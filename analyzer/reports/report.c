@@ -528,16 +528,13 @@ static int fold(struct ana_report *r, struct rstate *st)
 		to->period += v->period;
 		to->child_samples += v->child_samples;
 		to->child_period += v->child_period;
-		if (v->tree) {
-			/* A call tree names its frames from the trace's pool:
-			 * it moves only from a report's one trace (main.c
-			 * refuses -g over several files). */
-			if (to->tree || r->ntraces) {
-				ret = -EOPNOTSUPP;
-				break;
-			}
-			to->tree = v->tree;
-			v->tree = NULL;
+		/* a call tree names its frames from the trace's pool:
+		 * merged with the names in the report's */
+		if (v->tree && !to->tree && (to->tree = malloc(sizeof(*to->tree))))
+			ana_stree_init(to->tree);
+		if (v->tree && (!to->tree || ana_stree_merge(to->tree, v->tree, &r->pool) < 0)) {
+			ret = -ENOMEM;
+			break;
 		}
 	}
 	free(map);

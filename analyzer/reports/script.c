@@ -15,6 +15,7 @@
 
 struct sstate {
 	struct ana_trace *s;
+	const char *host;
 	FILE *out;
 };
 
@@ -28,6 +29,10 @@ static int on_sample(void *ctx, const struct ana_report_sample *rs)
 	/* perf's header: what stackcollapse-perf.pl takes the comm, the
 	 * pid/tid and (before the event name) the period from */
 	ana_text_str(f, rs->comm);
+	if (st->host) {
+		fputs(" @", f);
+		ana_text_str(f, st->host);
+	}
 	fprintf(f, " %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %" PRIu64 ".%06" PRIu64
 		": %10" PRIu64 " ", smp->pid, smp->tid, smp->cpu, t / 1000000000u,
 		t % 1000000000u / 1000u, rs->weight);
@@ -60,7 +65,7 @@ static int on_sample(void *ctx, const struct ana_report_sample *rs)
 
 int ana_script_run(struct ana_trace *s, const struct ana_script_opts *o, FILE *out)
 {
-	struct sstate st = { .s = s, .out = out };
+	struct sstate st = { .s = s, .host = o->host, .out = out };
 	/* the report pass with the cheapest key: its table is not shown */
 	struct ana_report_opts ro = { .nkeys = 1, .keys = { ANA_KEY_EVENT },
 				      .filter = o->filter, .on_sample = on_sample, .ctx = &st };

@@ -12,7 +12,8 @@
  * (the header ends with ": " as perf's does; dso is the object's file
  * name; a frame without a symbol is "[unknown] (dso)"). Samples come in
  * the report pass's order: file order, which is time order within each
- * CPU's frames. The report's filters apply.
+ * CPU's frames. The report's filters apply. A dataset is written file by
+ * file (each host's files in time order, one host after the other).
  */
 #ifndef ANA_SCRIPT_H
 #define ANA_SCRIPT_H
@@ -25,6 +26,9 @@ struct ana_trace;
 
 struct ana_script_opts {
 	const struct ana_filter *filter;   /* NULL = none */
+	/* a dataset of several hosts: the trace's host, shown after the comm
+	 * ("comm @host": perf script's tools take the comm up to the pid) */
+	const char *host;
 };
 
 /* Writes the samples to out. 0, -EIO on a write error, or a negative

@@ -8,7 +8,8 @@
  * tree; the view does not depend on the order stacks were added in; and
  * untrusted weights (periods near 2^64) saturate instead of wrapping.
  * A differential tree's base weights ride on the same nodes without
- * changing the profile's weights, counts or pruning.
+ * changing the profile's weights, counts or pruning. Trees merged (the
+ * call trees of a dataset's traces) equal one tree of all their stacks.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -276,6 +277,51 @@ static void test_order_independent(void **state)
 	ana_stree_release(&b);
 }
 
+/* Two trees merged (names from another pool, as a trace's are) equal
+ * one tree of all their stacks: names, depths, weights, self weights,
+ * counts and bases, and the root's sums. */
+static void test_merge(void **state)
+{
+	(void)state;
+	static const char *const stacks[] = { "m;x;y", "m;z", "m;x", "n;x;y", "m;z;q", "m;y", "k;m" };
+	struct ana_strpool other;
+	ana_strpool_init(&other);
+	struct ana_stree all, part[2], merged;
+	ana_stree_init(&all);
+	ana_stree_init(&part[0]);
+	ana_stree_init(&part[1]);
+	ana_stree_init(&merged);
+	for (size_t i = 0; i < 7; i++) {
+		add(&all, stacks[i], i + 1, 0);
+		add(&part[i % 2], stacks[i], i + 1, 0);
+	}
+	assert_int_equal(ana_stree_merge(&merged, &part[0], &other), 0);
+	assert_int_equal(ana_stree_merge(&merged, &part[1], &other), 0);
+	assert_int_equal(merged.weight, all.weight);
+	assert_int_equal(merged.count, all.count);
+	struct ana_stree_view va, vm;
+	assert_int_equal(ana_stree_view(&all, 0, 0, &va), 0);
+	assert_int_equal(ana_stree_view(&merged, 0, 0, &vm), 0);
+	assert_int_equal(va.n, vm.n);
+	for (size_t i = 0; i < va.n; i++) {
+		assert_string_equal(va.nodes[i].name, vm.nodes[i].name);
+		/* the merged tree's names are the pool's given to merge */
+		assert_ptr_equal(vm.nodes[i].name, ana_strpool_intern(&other, va.nodes[i].name));
+		assert_int_equal(va.nodes[i].depth, vm.nodes[i].depth);
+		assert_int_equal(va.nodes[i].tag, vm.nodes[i].tag);
+		assert_int_equal(va.nodes[i].weight, vm.nodes[i].weight);
+		assert_int_equal(va.nodes[i].self, vm.nodes[i].self);
+		assert_int_equal(va.nodes[i].count, vm.nodes[i].count);
+	}
+	ana_stree_view_release(&va);
+	ana_stree_view_release(&vm);
+	ana_stree_release(&all);
+	ana_stree_release(&part[0]);
+	ana_stree_release(&part[1]);
+	ana_stree_release(&merged);
+	ana_strpool_release(&other);
+}
+
 /* Periods are trace bytes: sums saturate, children never outweigh their
  * parent, pruning still works; zero weights prune by count; an empty
  * tree gives an empty view. */
@@ -339,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_base_weights),
 		cmocka_unit_test(test_max_nodes),
 		cmocka_unit_test(test_order_independent),
+		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_odd_weights),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
