@@ -7,7 +7,10 @@
  * rather than every command over it (the fuzzer mutates the selector like
  * any other byte, so every command sees every input it finds). Bit 7 of
  * the selector decodes with two threads (parallel decode, time merge).
- * No input may crash, hang, leak or trip a sanitizer; errors are fine.
+ * C_QUERY reads the trace as a dataset of one file through the query's
+ * virtual tables (analyzer/query/), every table by a fixed set of SQL
+ * statements. No input may crash, hang, leak or trip a sanitizer; errors
+ * are fine.
  *
  * Seeds (corpus/fuzz_analyze/CMD-TRACE.prec): a trace with the selector
  * of a command in front, made as
@@ -17,8 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/query/query.h"
+#include "analyzer/read/dataset.h"
 #include "analyzer/reports/counters.h"
 #include "analyzer/reports/diff.h"
 #include "analyzer/reports/dump.h"
@@ -40,6 +46,7 @@ enum cmd {
 	C_PPROF_OFFCPU, C_HTML, C_SCHED, C_COUNTERS, C_VERIFY, C_DUMP, C_DUMP_FILE,
 	C_PERFETTO, C_SPEEDSCOPE, C_OTLP, C_REPORT_TREE, C_SCRIPT,
 	C_DIFF, C_HTML_DIFF,   /* the trace against itself */
+	C_QUERY,
 	C_COUNT
 };
 
@@ -51,12 +58,64 @@ static FILE *sink(void)
 	return f;
 }
 
+/* Every table, a window, cpu and stack_id lookups, a join, the view. */
+static const char *const query_sql[] = {
+	"SELECT count(*), sum(period), count(DISTINCT stack_id), max(sym), max(dso), "
+	"max(comm), max(event) FROM samples",
+	"SELECT * FROM samples WHERE time_ns BETWEEN 1 AND 9223372036854775807 AND cpu = 0 "
+	"LIMIT 50",
+	"SELECT count(*), max(sym), max(addr) FROM stacks",
+	"SELECT k.* FROM samples s JOIN stacks k USING (stack_id) LIMIT 50",
+	"SELECT * FROM switches LIMIT 100",
+	"SELECT count(*), sum(next_tid) FROM switches WHERE time_ns > 0",
+	"SELECT * FROM offcpu LIMIT 50",
+	"SELECT * FROM counters LIMIT 50",
+	"SELECT * FROM tasks",
+	"SELECT * FROM losses",
+	"SELECT * FROM files",
+	"SELECT * FROM profile LIMIT 20",
+};
+
+/* The trace as a dataset of one file, read through the query's tables. */
+static int run_query(const uint8_t *buf, size_t len, int jobs)
+{
+	struct ana_dataset *ds;
+	if (ana_dataset_open(&ds, NULL, 0, NULL) < 0)
+		return 0;
+	struct ana_dataset_file *f = calloc(1, sizeof(*f));
+	if (f && ana_dataset_probe_mem(ds, buf, len, "fuzz.prec", f) == 0) {
+		free(ds->files);   /* an empty dataset's (none) */
+		ds->files = f;     /* freed with the dataset */
+		ds->nfiles = 1;
+		f = NULL;
+		const void *mem[1] = { buf };
+		size_t mem_len[1] = { len };
+		struct ana_query_opts qo = { .jobs = jobs, .mem = mem, .mem_len = mem_len };
+		struct ana_query *q;
+		if (ana_query_new(&q, ds, &qo) == 0) {
+			for (size_t i = 0; i < sizeof(query_sql) / sizeof(query_sql[0]); i++) {
+				struct ana_doc *d = ana_doc_new();
+				char err[256];
+				if (d && ana_query_run(q, query_sql[i], d, err, sizeof(err)) == 0)
+					ana_doc_render(d, sink(), (enum ana_fmt)(i % 3));
+				ana_doc_free(d);
+			}
+			ana_query_free(q);
+		}
+	}
+	free(f);
+	ana_dataset_free(ds);
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
 	int jobs = data[0] & 0x80 ? 2 : 1;
 	enum cmd c = (enum cmd)((data[0] & 0x7F) % C_COUNT);
+	if (c == C_QUERY)
+		return run_query(data + 1, size - 1, jobs);
 	/* as perfrec-analyze's main sets its session up per command */
 	int report = c == C_REPORT || c == C_REPORT_OFFCPU || c == C_REPORT_TREE ||
 		     c == C_SCRIPT;
@@ -123,6 +182,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ana_html_diff_run(&part, 1, &part, 1, NULL, sink());
 		break;
 	}
+	case C_QUERY:
 	case C_COUNT: break;
 	}
 	if (d)

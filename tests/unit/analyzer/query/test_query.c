@@ -251,14 +251,14 @@ static void test_stacks_and_files(void **state)
 }
 
 /* Per-thread on-CPU time from switches, as sched counts it: each
- * switch's next task runs until the CPU's next switch (or the host's last
- * one), and the task a CPU's first switch takes off it ran since the file
- * started. tracegen writes a switch's out and in records at one instant,
+ * switch's next task runs until the CPU's next switch (or the end of the
+ * host's last file), and the task a CPU's first switch takes off it ran
+ * since the file started. tracegen writes a switch's out and in records at one instant,
  * so the times are equal to the ns. */
 #define ONCPU_SQL \
 	"WITH w AS (SELECT *, lead(time_ns) OVER (PARTITION BY host, cpu ORDER BY time_ns) " \
 	"AS nxt, row_number() OVER (PARTITION BY host, cpu ORDER BY time_ns) AS rn, " \
-	"max(time_ns) OVER (PARTITION BY host) AS last FROM switches), " \
+	"(SELECT max(end_ns) FROM files f WHERE f.host = switches.host) AS last FROM switches), " \
 	"iv AS (SELECT host, next_tid AS tid, coalesce(nxt, last) - time_ns AS d FROM w " \
 	"UNION ALL SELECT host, prev_tid, time_ns - (SELECT min(start_ns) FROM files f " \
 	"WHERE f.host = w.host) FROM w WHERE rn = 1) " \
