@@ -612,9 +612,15 @@ int rec_js_stream_open(struct rec_js *js, const char *host, const char *id,
 	st = js_GetLastMsg(&last, js->ctx, js->stream, s->subject, NULL, &je);
 	if (st == NATS_OK) {
 		const char *v = NULL;
+		uint64_t top;
 
 		if (natsMsgHeader_Get(last, "Perfrec-Seq", &v) == NATS_OK && v)
 			*next_seq = strtoull(v, NULL, 10) + 1;
+		/* a record resent into a hole is the subject's last message
+		 * while the records above it are older: resume above them */
+		if (natsMsgHeader_Get(last, "Perfrec-Top", &v) == NATS_OK && v &&
+		    (top = strtoull(v, NULL, 10)) >= *next_seq)
+			*next_seq = top + 1;
 		if (natsMsgHeader_Get(last, "Perfrec-Kind", &v) == NATS_OK && v &&
 		    !strcmp(v, "index"))
 			*complete = true;
@@ -654,7 +660,7 @@ static int send_record(struct rec_js_stream *s, uint64_t seq, enum prec_record_k
 	struct rec_js *js = s->js;
 	natsMsg *m = NULL;
 	jsPubOptions po;
-	char id[200], num[24], key[24];
+	char id[200], num[24], key[24], top[24];
 	jsErrCode je = 0;
 	natsStatus st;
 
@@ -673,12 +679,16 @@ static int send_record(struct rec_js_stream *s, uint64_t seq, enum prec_record_k
 	rec_js_msg_id(s->host, s->id, seq, id, sizeof(id));
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)seq);
 	snprintf(key, sizeof(key), "%llu", (unsigned long long)s->key);
+	/* below what the subject held at open (a hole being filled): say
+	 * how far it reached, for the next open to read past this record */
+	snprintf(top, sizeof(top), "%llu", (unsigned long long)(s->fence_at - 1));
 	if (natsMsg_Create(&m, s->subject, NULL, data, (int)len) != NATS_OK ||
 	    natsMsgHeader_Set(m, "Perfrec-Host", s->host) != NATS_OK ||
 	    natsMsgHeader_Set(m, "Perfrec-Session", s->id) != NATS_OK ||
 	    natsMsgHeader_Set(m, "Perfrec-Seq", num) != NATS_OK ||
 	    natsMsgHeader_Set(m, "Perfrec-Kind", rec_js_kind_name(kind)) != NATS_OK ||
 	    natsMsgHeader_Set(m, "Perfrec-Key", key) != NATS_OK ||
+	    (seq < s->fence_at && natsMsgHeader_Set(m, "Perfrec-Top", top) != NATS_OK) ||
 	    (s->origin[0] && natsMsgHeader_Set(m, "Perfrec-Origin", s->origin) != NATS_OK)) {
 		natsMsg_Destroy(m);
 		snprintf(s->err, sizeof(s->err), "out of memory");

@@ -112,28 +112,7 @@ archived_equals PERFREC "$d/arch" lost-ack "$d/local.prec" "lost acks"
 echo "test_js_lost_ack: $frames frames acknowledged; the archive from the stream == the local copy"
 
 # ---- 2. holes
-# js_api SUBJECT JSON: one JetStream API request over the NATS protocol
-js_api() {
-  python3 - "$nport" "$1" "$2" <<'PY'
-import socket, sys
-port, subj, body = int(sys.argv[1]), sys.argv[2], sys.argv[3].encode()
-s = socket.create_connection(("127.0.0.1", port), timeout=10)
-f = s.makefile("rb")
-f.readline()                                   # INFO
-s.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\nSUB _INBOX.t 1\r\n')
-s.sendall(b"PUB %s _INBOX.t %d\r\n%s\r\nPING\r\n" % (subj.encode(), len(body), body))
-while True:
-    line = f.readline()
-    if line.startswith(b"MSG"):
-        n = int(line.split()[-1])
-        reply = f.read(n + 2)[:n].decode()
-        print(reply)
-        sys.exit(1 if '"error"' in reply else 0)
-    if line.startswith(b"-ERR") or not line:
-        print(line.decode()); sys.exit(1)
-PY
-}
-js_api '$JS.API.STREAM.CREATE.HOLES' \
+nats_js_api "$nport" '$JS.API.STREAM.CREATE.HOLES' \
   '{"name":"HOLES","subjects":["HOLES.>"],"storage":"file","num_replicas":1,"max_msg_size":8192,"duplicate_window":600000000000}' \
   >"$d/create.out" || fail "cannot create the stream HOLES: $(cat "$d/create.out")"
 start_collector "$cport2" "$d/coll2.log" --stream HOLES
@@ -144,7 +123,7 @@ pids+=("$rec")
 sleep 3
 grep -q "JetStream refused record" "$d/coll2.log" ||
   fail "the stream refused nothing: $(cat "$d/coll2.log")"
-js_api '$JS.API.STREAM.UPDATE.HOLES' \
+nats_js_api "$nport" '$JS.API.STREAM.UPDATE.HOLES' \
   '{"name":"HOLES","subjects":["HOLES.>"],"storage":"file","num_replicas":1,"max_msg_size":-1,"duplicate_window":600000000000}' \
   >"$d/update.out" || fail "cannot lift the stream's limit: $(cat "$d/update.out")"
 recorder_done "$rec" "$d/rec2.err" holes

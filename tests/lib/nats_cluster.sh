@@ -6,6 +6,8 @@
 #   nats_kill 2                  # kill -9 node 2
 #   nats_start 2                 # start it again (same ports, same store)
 #   nats_cluster_stop
+#   nats_js_api PORT SUBJECT JSON   # one JetStream API request; the reply
+#                                   # on stdout, status 1 on an error
 #
 # Ports are chosen free at start; stores live in DIR/n1..n3. max_payload is
 # 8 MB so 1 MiB frames fit with room (see docs/fleet.md); with
@@ -71,4 +73,27 @@ CONF
 
 nats_cluster_stop() {
 	for i in 1 2 3; do nats_kill "$i"; done
+}
+
+# nats_js_api PORT SUBJECT JSON: one JetStream API request over the NATS
+# protocol (no nats CLI needed)
+nats_js_api() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import socket, sys
+port, subj, body = int(sys.argv[1]), sys.argv[2], sys.argv[3].encode()
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+f = s.makefile("rb")
+f.readline()                                   # INFO
+s.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\nSUB _INBOX.t 1\r\n')
+s.sendall(b"PUB %s _INBOX.t %d\r\n%s\r\nPING\r\n" % (subj.encode(), len(body), body))
+while True:
+    line = f.readline()
+    if line.startswith(b"MSG"):
+        n = int(line.split()[-1])
+        reply = f.read(n + 2)[:n].decode()
+        print(reply)
+        sys.exit(1 if '"error"' in reply else 0)
+    if line.startswith(b"-ERR") or not line:
+        print(line.decode()); sys.exit(1)
+PY
 }
