@@ -803,11 +803,14 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 				     &ds->pool);
 	if (!ret && is_export && ana_export_timed_known(xfmt))
 		ret = ana_timed_new(&xt, xfmt, &c->filter, &ds->pool, out);
-	if (!ret && !strcmp(which, "counters") && !(cnt = ana_counters_new()))
+	/* a stack or timed export is what it is whatever --report says, as
+	 * of one file */
+	int table = !xp && !xt;
+	if (!ret && table && !strcmp(which, "counters") && !(cnt = ana_counters_new()))
 		ret = -ENOMEM;
-	if (!ret && !strcmp(which, "report") && !stacks && !xt && !(rep = ana_report_new(ro)))
+	if (!ret && table && !strcmp(which, "report") && !(rep = ana_report_new(ro)))
 		ret = -ENOMEM;
-	if (!ret && !strcmp(which, "sched") && !(sch = ana_sched_new(sco)))
+	if (!ret && table && !strcmp(which, "sched") && !(sch = ana_sched_new(sco)))
 		ret = -ENOMEM;
 	if (!ret && !strcmp(which, "info")) {
 		ret = ana_info_dataset(ds, doc);
