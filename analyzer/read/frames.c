@@ -127,6 +127,25 @@ static int load_one(struct ana_frames *af, struct ana_loaded *lf, size_t idx)
 		lf->err = ret;
 		return 0;
 	}
+	/* The index counts the frame's packets: one array of that size, not
+	 * a doubling that copies it and leaves up to half of it unused. The
+	 * count is untrusted: a packet takes at least 2 bytes of the frame
+	 * (a wrong count only costs the doubling below). One more slot for
+	 * the call that finds the frame's end. */
+	size_t want = lf->fi->packets;
+	if (want > lf->fi->raw_size / 2)
+		want = lf->fi->raw_size / 2;
+	want++;
+	if (want > lf->cap) {
+		/* an eighth more, so that the next frames, of about the same
+		 * count, reuse it (a new array is fresh pages to fault in) */
+		want += want / 8;
+		free(lf->pkts);
+		lf->cap = 0;
+		if (!(lf->pkts = malloc(want * sizeof(*lf->pkts))))
+			return -ENOMEM;
+		lf->cap = want;
+	}
 	for (;;) {
 		if (lf->npkts == lf->cap) {
 			size_t cap = lf->cap ? lf->cap * 2 : 1024;

@@ -139,8 +139,18 @@ static void test_merge_order(void **state)
 		/* File order: the lookahead plus the one being consumed. */
 		struct ana_loaded *lf;
 		uint64_t pk = 0;
+		size_t maxp = 0;
 		while (ana_frames_next(af, &lf) > 0) {
 			pk += lf->npkts;
+			/* The packet array is sized by the index's count, not
+			 * grown by doubling: never larger than the largest
+			 * frame loaded so far, plus the slot that finds its
+			 * end, plus an eighth (a recycled buffer keeps its
+			 * array). */
+			if (lf->fi->packets > maxp)
+				maxp = lf->fi->packets;
+			assert_int_equal(lf->npkts, lf->fi->packets);
+			assert_true(lf->cap > lf->npkts && lf->cap <= maxp + 1 + (maxp + 1) / 8);
 			ana_frames_release(af, lf);
 		}
 		assert_int_equal(pk, total);
