@@ -56,15 +56,28 @@ void prec_arena_release(struct prec_arena *a)
 
 void prec_arena_reset(struct prec_arena *a)
 {
-	/* keep the head chunk (the newest, hence the largest) */
-	if (a->head) {
-		struct prec_arena_chunk *c = a->head->next;
-		while (c) {
-			struct prec_arena_chunk *next = c->next;
-			free(c);
-			c = next;
+	/* One chunk was enough: keep it. Several (the frame outgrew the
+	 * head, which then doubled until it fitted): replace them by one
+	 * chunk of what they handed out plus an eighth, so the next frame of
+	 * the same size fits without growing, and the memory held is about
+	 * what a frame needs, not the doubling's sum (each chunk is touched
+	 * page by page the first time: a decoded frame's page faults were a
+	 * fifth of a switch-heavy pass). Without memory the arena starts
+	 * empty and grows again on the next allocation. */
+	if (a->head && a->head->next) {
+		size_t want = a->total + a->total / 8;
+		want = (want + MIN_CHUNK - 1) / MIN_CHUNK * MIN_CHUNK;
+		if (a->limit && want > a->limit)
+			want = a->limit;
+		prec_arena_release(a);
+		struct prec_arena_chunk *c = malloc(sizeof(*c) + want);
+		if (c) {
+			c->size = want;
+			c->next = NULL;
+			a->head = c;
+			a->base = c->data;
+			a->cap = want;
 		}
-		a->head->next = NULL;
 	}
 	a->used = 0;
 	a->total = 0;

@@ -8,8 +8,9 @@
  * prec_arena_reset() recycles everything at once.
  *
  * Call order: prec_arena_init -> (alloc ...)* -> prec_arena_reset -> ... ->
- * prec_arena_release. Memory stays allocated across resets (the largest
- * chunk is kept), so steady-state decoding does no malloc at all.
+ * prec_arena_release. Memory stays allocated across resets: one chunk is
+ * kept, sized to what the reset's round handed out when it took several,
+ * so steady-state decoding does no malloc at all.
  */
 #ifndef PREC_ARENA_H
 #define PREC_ARENA_H

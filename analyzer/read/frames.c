@@ -12,6 +12,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "analyzer/read/frames.h"
+#include "format/base/grow.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -48,62 +49,27 @@ int ana_cpu_count(void)
 	return n > 0 ? (int)(n > 256 ? 256 : n) : 1;
 }
 
-/* Stable sort of a frame's packets by time. A frame holds runs already in
- * time order (each CPU's batch of records as the recorder drained it), so
- * this is a natural merge sort: find the runs, merge them pairwise between
- * the packets and a scratch buffer (kept in lf for the next frame) until
- * one is left. log2(runs) passes, not log2(packets); an ordered frame
- * costs one comparison per packet. */
-static int sort_packets(struct ana_loaded *lf)
+/* The frame's runs of packets in time order: a stream's frame holds each
+ * CPU's batch of records as the recorder drained it, each batch in time
+ * order, so a frame is a few long runs. The merge (merge.c) takes each run
+ * as a cursor of its own: no sort, no copy of the packets. Run k is
+ * [runs[k], runs[k + 1]); runs[nruns] = npkts. */
+static int find_runs(struct ana_loaded *lf)
 {
-	struct prec_packet *a = lf->pkts;
-	size_t n = lf->npkts, nr = 1;
-	size_t i;
-	for (i = 1; i < n; i++)
-		if (a[i].time < a[i - 1].time)
-			break;
-	if (i >= n)
-		return 0;
-	if (lf->sortcap < n) {
-		struct prec_packet *t = realloc(lf->sortbuf, n * sizeof(*t));
-		size_t *r = realloc(lf->runs, (n + 1) * sizeof(*r));
-		if (t)
-			lf->sortbuf = t;
-		if (r)
-			lf->runs = r;
-		if (!t || !r)
+	const struct prec_packet *a = lf->pkts;
+	size_t n = lf->npkts;
+	lf->nruns = 0;
+	if (prec_grow(&lf->runs, &lf->runcap, 2, sizeof(*lf->runs)))
+		return -ENOMEM;
+	lf->runs[lf->nruns++] = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (a[i].time >= a[i - 1].time)
+			continue;
+		if (prec_grow(&lf->runs, &lf->runcap, lf->nruns + 2, sizeof(*lf->runs)))
 			return -ENOMEM;
-		lf->sortcap = n;
+		lf->runs[lf->nruns++] = i;
 	}
-	size_t *runs = lf->runs;   /* run k is [runs[k], runs[k + 1]) */
-	runs[0] = 0;
-	for (; i < n; i++)
-		if (a[i].time < a[i - 1].time)
-			runs[nr++] = i;
-	runs[nr] = n;
-	struct prec_packet *src = a, *dst = lf->sortbuf;
-	while (nr > 1) {
-		size_t out = 0;
-		for (size_t k = 0; k < nr; k += 2) {
-			/* runs[nr] = n: an odd run out is merged with nothing */
-			size_t lo = runs[k], mid = runs[k + 1];
-			size_t hi = k + 2 <= nr ? runs[k + 2] : n;
-			size_t x = lo, y = mid, w = lo;
-			while (x < mid && y < hi)
-				dst[w++] = src[y].time < src[x].time ? src[y++] : src[x++];
-			memcpy(dst + w, src + x, (mid - x) * sizeof(*dst));
-			w += mid - x;
-			memcpy(dst + w, src + y, (hi - y) * sizeof(*dst));
-			runs[out++] = lo;
-		}
-		runs[out] = n;
-		nr = out;
-		struct prec_packet *t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != a)
-		memcpy(a, src, n * sizeof(*a));
+	lf->runs[lf->nruns] = n;
 	return 0;
 }
 
@@ -127,6 +93,25 @@ static int load_one(struct ana_frames *af, struct ana_loaded *lf, size_t idx)
 		lf->err = ret;
 		return 0;
 	}
+	/* The index counts the frame's packets: one array of that size, not
+	 * a doubling that copies it and leaves up to half of it unused. The
+	 * count is untrusted: a packet takes at least 2 bytes of the frame
+	 * (a wrong count only costs the doubling below). One more slot for
+	 * the call that finds the frame's end. */
+	size_t want = lf->fi->packets;
+	if (want > lf->fi->raw_size / 2)
+		want = lf->fi->raw_size / 2;
+	want++;
+	if (want > lf->cap) {
+		/* an eighth more, so that the next frames, of about the same
+		 * count, reuse it (a new array is fresh pages to fault in) */
+		want += want / 8;
+		free(lf->pkts);
+		lf->cap = 0;
+		if (!(lf->pkts = malloc(want * sizeof(*lf->pkts))))
+			return -ENOMEM;
+		lf->cap = want;
+	}
 	for (;;) {
 		if (lf->npkts == lf->cap) {
 			size_t cap = lf->cap ? lf->cap * 2 : 1024;
@@ -147,7 +132,7 @@ static int load_one(struct ana_frames *af, struct ana_loaded *lf, size_t idx)
 		}
 		lf->npkts++;
 	}
-	if (af->o.sort_by_time) {
+	if (af->o.find_runs) {
 		/* Untimed packets that open a frame (interned data, descriptions)
 		 * have time 0; they belong with the frame's first timed packet,
 		 * not at the start of the trace. */
@@ -156,7 +141,7 @@ static int load_one(struct ana_frames *af, struct ana_loaded *lf, size_t idx)
 			first++;
 		for (size_t i = 0; i < first && first < lf->npkts; i++)
 			lf->pkts[i].time = lf->pkts[first].time;
-		return sort_packets(lf);
+		return find_runs(lf);
 	}
 	return 0;
 }
@@ -384,7 +369,6 @@ void ana_frames_free(struct ana_frames *af)
 	for (size_t i = 0; i < af->nall; i++) {
 		prec_frame_free(af->all[i]->frame);
 		free(af->all[i]->pkts);
-		free(af->all[i]->sortbuf);
 		free(af->all[i]->runs);
 		free(af->all[i]);
 	}

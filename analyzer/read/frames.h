@@ -14,7 +14,7 @@
  *
  * How to use:
  *
- *   struct ana_frames_opts o = { .jobs = 4, .sort_by_time = 0 };
+ *   struct ana_frames_opts o = { .jobs = 4 };
  *   struct ana_frames *af = ana_frames_new(reader, list, n, &o);
  *   struct ana_loaded *lf;
  *   while ((ret = ana_frames_next(af, &lf)) > 0) {
@@ -39,7 +39,10 @@
 
 struct ana_frames_opts {
 	int jobs;           /* worker threads; <= 1 = serial */
-	int sort_by_time;   /* stable-sort each frame's packets by time */
+	/* Find each frame's runs of packets in time order (lf->runs), for a
+	 * consumer that merges them (ana_merge); packets with time 0 that
+	 * open a frame then take the time of its first timed packet. */
+	int find_runs;
 	size_t lookahead;   /* 0 = as many frames as fit 4 MiB of raw bytes
 			     * (by the list's average), within
 			     * [2 * jobs + 2, 64] */
@@ -55,9 +58,11 @@ struct ana_loaded {
 	struct prec_frame *frame;
 	struct prec_packet *pkts;  /* valid until ana_frames_release() */
 	size_t npkts, cap;
-	struct prec_packet *sortbuf;   /* sort_by_time scratch, kept */
+	/* With find_runs: run k is pkts[runs[k] .. runs[k + 1]), in time
+	 * order; runs[nruns] = npkts. */
 	size_t *runs;
-	size_t sortcap;
+	size_t nruns, runcap;
+	size_t live;               /* the consumer's (ana_merge: runs left) */
 	struct ana_loaded *next_free;
 	int ready;
 };

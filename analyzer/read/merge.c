@@ -2,6 +2,7 @@
  * merge.c - k-way merge of time-sorted frames with bounded loading.
  */
 #include "analyzer/read/merge.h"
+#include "format/base/grow.h"
 #include "format/base/hashmap.h"
 #include "analyzer/read/trace.h"
 
@@ -10,9 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One run of a loaded frame (frames.h: find_runs): pkts[pos .. end). */
 struct cursor {
 	struct ana_loaded *lf;
-	size_t pos;
+	size_t pos, end;
 };
 
 struct ana_merge {
@@ -86,24 +88,26 @@ static void update_limit(struct ana_merge *m)
 			m->limit = head_time(&m->heap[i]);
 }
 
+/* Every run of lf joins the heap; lf is released once all are used up. */
 static int push(struct ana_merge *m, struct ana_loaded *lf)
 {
-	if (m->nheap == m->capheap) {
-		size_t cap = m->capheap ? m->capheap * 2 : 16;
-		struct cursor *h = realloc(m->heap, cap * sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		m->heap = h;
-		m->capheap = cap;
-	}
-	size_t i = m->nheap++;
-	m->heap[i].lf = lf;
-	m->heap[i].pos = 0;
-	while (i && before(&m->heap[i], &m->heap[(i - 1) / 2])) {
-		struct cursor t = m->heap[i];
-		m->heap[i] = m->heap[(i - 1) / 2];
-		m->heap[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
+	if (prec_grow(&m->heap, &m->capheap, m->nheap + lf->nruns, sizeof(*m->heap)))
+		return -ENOMEM;
+	lf->live = 0;
+	for (size_t k = 0; k < lf->nruns; k++) {
+		if (lf->runs[k] == lf->runs[k + 1])
+			continue;
+		size_t i = m->nheap++;
+		m->heap[i].lf = lf;
+		m->heap[i].pos = lf->runs[k];
+		m->heap[i].end = lf->runs[k + 1];
+		lf->live++;
+		while (i && before(&m->heap[i], &m->heap[(i - 1) / 2])) {
+			struct cursor t = m->heap[i];
+			m->heap[i] = m->heap[(i - 1) / 2];
+			m->heap[(i - 1) / 2] = t;
+			i = (i - 1) / 2;
+		}
 	}
 	update_limit(m);
 	return 0;
@@ -126,7 +130,7 @@ struct ana_merge *ana_merge_new(struct prec_reader *r,
 	struct ana_frames_opts o = { 0 };
 	if (opts)
 		o = *opts;
-	o.sort_by_time = 1;
+	o.find_runs = 1;
 	m->af = ana_frames_new(r, m->list, n, &o);
 	if (!m->af)
 		goto err_list;
@@ -168,8 +172,9 @@ int ana_merge_next(struct ana_merge *m, const struct prec_packet **p)
 			/* Frames starting at or before t must join first. */
 			if (m->loaded >= m->n || t < m->list[m->loaded].t_min) {
 				*p = &top->lf->pkts[top->pos];
-				if (++top->pos == top->lf->npkts) {
-					m->pending_release = top->lf;
+				if (++top->pos == top->end) {
+					if (!--top->lf->live)
+						m->pending_release = top->lf;
 					m->heap[0] = m->heap[--m->nheap];
 					if (m->nheap)
 						sift_down(m, 0);

@@ -3,8 +3,10 @@
  *
  * Frames of different streams (CPUs) overlap in time. The merger sorts the
  * frame list by (t_min, seq) from the index, loads frames in that order
- * (decoded in parallel by ana_frames, each frame's packets stable-sorted by
- * time) and pops packets from a heap of frame cursors. A packet at time t
+ * (decoded in parallel by ana_frames, which finds each frame's runs of
+ * packets in time order: a stream's frame interleaves its CPUs' batches)
+ * and pops packets from a heap of cursors, one per run, so no frame is
+ * sorted or copied. A packet at time t
  * is only returned once every frame with t_min <= t is loaded, so the order
  * is global; memory holds only the frames whose time ranges overlap the
  * current time (plus the decode lookahead), not the file.

@@ -22,6 +22,13 @@ struct em {
 	char *buf;
 	size_t len, cap;
 	int err;
+	/* Decimal text of the switch line's numbers that repeat line after
+	 * line (see switch_line): the seconds of the time, and pids and
+	 * tids in a direct-mapped table. */
+	uint64_t sec;
+	uint8_t sec_len;
+	char sec_s[20];
+	struct { uint32_t v; uint8_t len; char s[11]; } dec[256];
 };
 
 #define EM_FLUSH_AT (64u * 1024u)
@@ -599,6 +606,35 @@ static void fields(struct em *e, struct ana_trace *s, const struct prec_packet *
 	}
 }
 
+/* v in decimal at w, from e's table when it was the last value of its
+ * slot (a switch line's pids and tids are a few tasks', over and over).
+ * The caller guarantees 11 bytes at w. */
+static char *w_id(struct em *e, char *w, uint32_t v)
+{
+	uint32_t h = (v ^ (v >> 8)) & 255;
+	if (e->dec[h].len && e->dec[h].v == v) {
+		memcpy(w, e->dec[h].s, sizeof(e->dec[h].s));
+		return w + e->dec[h].len;
+	}
+	char *end = w_u32(w, v);
+	e->dec[h].v = v;
+	e->dec[h].len = (uint8_t)(end - w);
+	memcpy(e->dec[h].s, w, (size_t)(end - w));
+	return end;
+}
+
+/* Whole seconds of a time in decimal at w, kept from the previous line
+ * (they change once a second of trace). The caller guarantees 20 bytes. */
+static char *w_sec(struct em *e, char *w, uint64_t sec)
+{
+	if (!e->sec_len || e->sec != sec) {
+		e->sec = sec;
+		e->sec_len = (uint8_t)(w_u64(e->sec_s, sec) - e->sec_s);
+	}
+	memcpy(w, e->sec_s, sizeof(e->sec_s));
+	return w + e->sec_len;
+}
+
 /* ---- the context-switch line, written without per-field calls
  *
  * Switch records are nearly every packet of a --switch-events trace, so
@@ -617,27 +653,31 @@ static void switch_line(struct em *e, const struct prec_packet *p)
 	char *w = e->buf + e->len;
 	if (e->json) {
 		w = W_LIT(w, "{\"time\":");
-		w = w_u64(w, p->time);
+		if (p->time / 1000000000u > UINT32_MAX || p->time <= UINT32_MAX) {
+			w = w_u64(w, p->time);   /* as w_u64 writes any time */
+		} else {
+			w = w_sec(e, w, p->time / 1000000000u);
+			w = w_nine(w, (uint32_t)(p->time % 1000000000u));
+		}
 		w = W_LIT(w, ",\"stream\":");
 		w = w_u32(w, p->stream);
 		w = c->out ? W_LIT(w, ",\"kind\":\"context_switch\",\"dir\":\"out\",\"cpu\":")
 			   : W_LIT(w, ",\"kind\":\"context_switch\",\"dir\":\"in\",\"cpu\":");
 		w = w_u32(w, c->cpu);
 		w = W_LIT(w, ",\"pid\":");
-		w = w_u32(w, c->pid);
+		w = w_id(e, w, c->pid);
 		w = W_LIT(w, ",\"tid\":");
-		w = w_u32(w, c->tid);
+		w = w_id(e, w, c->tid);
 		w = c->preempt ? W_LIT(w, ",\"preempt\":true") : W_LIT(w, ",\"preempt\":false");
 		if (c->cpu_wide) {
 			w = W_LIT(w, ",\"other_pid\":");
-			w = w_u32(w, c->other_pid);
+			w = w_id(e, w, c->other_pid);
 			w = W_LIT(w, ",\"other_tid\":");
-			w = w_u32(w, c->other_tid);
+			w = w_id(e, w, c->other_tid);
 		}
 		w = W_LIT(w, "}\n");
 	} else {
-		uint64_t sec = p->time / 1000000000u;
-		w = sec <= UINT32_MAX ? w_u32(w, (uint32_t)sec) : w_u64(w, sec);
+		w = w_sec(e, w, p->time / 1000000000u);
 		*w++ = '.';
 		w = w_nine(w, (uint32_t)(p->time % 1000000000u));
 		w = W_LIT(w, " s");
@@ -646,15 +686,15 @@ static void switch_line(struct em *e, const struct prec_packet *p)
 			   : W_LIT(w, " context_switch dir=in cpu=");
 		w = w_u32(w, c->cpu);
 		w = W_LIT(w, " pid=");
-		w = w_u32(w, c->pid);
+		w = w_id(e, w, c->pid);
 		w = W_LIT(w, " tid=");
-		w = w_u32(w, c->tid);
+		w = w_id(e, w, c->tid);
 		w = c->preempt ? W_LIT(w, " preempt=1") : W_LIT(w, " preempt=0");
 		if (c->cpu_wide) {
 			w = W_LIT(w, " other_pid=");
-			w = w_u32(w, c->other_pid);
+			w = w_id(e, w, c->other_pid);
 			w = W_LIT(w, " other_tid=");
-			w = w_u32(w, c->other_tid);
+			w = w_id(e, w, c->other_tid);
 		}
 		*w++ = '\n';
 	}

@@ -26,12 +26,18 @@
 # perf throughput (target >= 10). The window rows also print the share of
 # the full pass's time the window took (perfrec reads the metadata frames
 # and the window's frames only).
+# Memory in trace length: the same workload recorded per task (pingpong
+# alone, so the rows and symbols do not grow with other processes coming
+# and going, as they do system-wide) for ROUNDS and for LONG rounds
+# (default 5 x ROUNDS), and the peak RSS of report, sched and dump at -j1
+# on each, with the long/short ratio (flat = 1.0).
 # Needs root and perf. Not a ctest test: run it by hand.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$src/build}
 rounds=${2:-400000}
 runs=${RUNS:-5}
+long_rounds=${LONG:-$((5 * rounds))}
 perfrec=$build/recorder/perfrec
 ana=$build/analyzer/perfrec-analyze
 pingpong=$build/tests/pingpong
@@ -157,3 +163,16 @@ echo
 echo "a tenth of the trace (--time), wall time as a share of the full pass:"
 echo "perf $p_window $p_dump" | awk '{ printf "  perf script --time           %.3f s  %5.1f%% of perf script\n", $2, 100 * $2 / $5 }'
 echo "ana $a_window_1 $a_dump_1" | awk '{ printf "  perfrec-analyze dump --time  %.3f s  %5.1f%% of dump (-j1)\n", $2, 100 * $2 / $5 }'
+
+echo
+echo "memory in trace length (per-task pingpong, $rounds vs $long_rounds rounds; peak RSS of $runs runs at -j1):"
+"$perfrec" record -q -F 10000 -g --switch-events -o "$tmp/short.prec" -- \
+  "$pingpong" "$rounds" 200 >/dev/null
+"$perfrec" record -q -F 10000 -g --switch-events -o "$tmp/long.prec" -- \
+  "$pingpong" "$long_rounds" 200 >/dev/null
+printf '  %-8s %12s %12s %7s\n' analysis "short MiB" "long MiB" "long/short"
+for a in report sched dump; do
+  s_t=$(time_cmd "$ana" "$a" -j 1 "$tmp/short.prec")
+  l_t=$(time_cmd "$ana" "$a" -j 1 "$tmp/long.prec")
+  echo "$a $s_t $l_t" | awk '{ printf "  %-8s %12.1f %12.1f %7.2fx\n", $1, $4 / 1024, $7 / 1024, ($4 > 0) ? $7 / $4 : 0 }'
+done

@@ -139,8 +139,18 @@ static void test_merge_order(void **state)
 		/* File order: the lookahead plus the one being consumed. */
 		struct ana_loaded *lf;
 		uint64_t pk = 0;
+		size_t maxp = 0;
 		while (ana_frames_next(af, &lf) > 0) {
 			pk += lf->npkts;
+			/* The packet array is sized by the index's count, not
+			 * grown by doubling: never larger than the largest
+			 * frame loaded so far, plus the slot that finds its
+			 * end, plus an eighth (a recycled buffer keeps its
+			 * array). */
+			if (lf->fi->packets > maxp)
+				maxp = lf->fi->packets;
+			assert_int_equal(lf->npkts, lf->fi->packets);
+			assert_true(lf->cap > lf->npkts && lf->cap <= maxp + 1 + (maxp + 1) / 8);
 			ana_frames_release(af, lf);
 		}
 		assert_int_equal(pk, total);
@@ -150,11 +160,12 @@ static void test_merge_order(void **state)
 	prec_reader_free(r);
 }
 
-/* sort_by_time: a frame of interleaved runs (as CPUs' batches in one
- * stream), with equal times across runs, comes out in time order and
- * stable (equal times keep file order); the same twice in a row, so the
- * kept scratch buffers are reused correctly. */
-static void test_sort_runs(void **state)
+/* find_runs: a frame of interleaved runs (as CPUs' batches in one
+ * stream), with equal times across runs, is found to be its runs, and the
+ * merge of them comes out in time order and stable (equal times keep file
+ * order); two frames in a row, so the kept run arrays are reused
+ * correctly. */
+static void test_merge_runs(void **state)
 {
 	(void)state;
 	struct prec_sink *sink = prec_sink_mem_new();
@@ -188,23 +199,48 @@ static void test_sort_runs(void **state)
 	size_t n;
 	assert_int_equal(prec_reader_index(rd, &fr, &n), 0);
 	assert_int_equal(n, 2);
-	struct ana_frames_opts o = { .jobs = 1, .sort_by_time = 1 };
+	struct ana_frames_opts o = { .jobs = 1, .find_runs = 1 };
 	struct ana_frames *af = ana_frames_new(rd, fr, n, &o);
 	struct ana_loaded *lf;
 	uint64_t got = 0;
 	while (ana_frames_next(af, &lf) > 0) {
 		assert_int_equal(lf->err, 0);
-		for (size_t i = 1; i < lf->npkts; i++) {
-			const struct prec_packet *x = &lf->pkts[i - 1], *y = &lf->pkts[i];
-			assert_true(x->time <= y->time);
-			if (x->time == y->time)
-				assert_true(x->pkt->sample->ip < y->pkt->sample->ip);
-		}
+		/* 6 runs: run 0 (one packet at 1000) and run 1 (from 1010)
+		 * are one run in time order */
+		assert_int_equal(lf->nruns, 6);
+		assert_int_equal(lf->runs[0], 0);
+		assert_int_equal(lf->runs[1], 51);
+		assert_int_equal(lf->runs[lf->nruns], lf->npkts);
+		for (size_t k = 0; k < lf->nruns; k++)
+			for (size_t i = lf->runs[k] + 1; i < lf->runs[k + 1]; i++)
+				assert_true(lf->pkts[i - 1].time <= lf->pkts[i].time);
 		got += lf->npkts;
 		ana_frames_release(af, lf);
 	}
 	assert_int_equal(got, npk);
 	ana_frames_free(af);
+	/* The merge of both frames' runs: time order, and equal times (two
+	 * runs, two frames) in file order */
+	for (int jobs = 1; jobs <= 2; jobs++) {
+		struct ana_frames_opts mo = { .jobs = jobs };
+		struct ana_merge *m = ana_merge_new(rd, fr, n, &mo);
+		assert_non_null(m);
+		const struct prec_packet *p, *prev = NULL;
+		uint64_t count = 0, last_ip = 0, last_t = 0;
+		int ret;
+		while ((ret = ana_merge_next(m, &p)) > 0) {
+			assert_true(p->time >= last_t);
+			if (prev && p->time == last_t)
+				assert_true(p->pkt->sample->ip > last_ip);
+			last_t = p->time;
+			last_ip = p->pkt->sample->ip;
+			prev = p;
+			count++;
+		}
+		assert_int_equal(ret, 0);
+		assert_int_equal(count, npk);
+		ana_merge_free(m);
+	}
 	prec_reader_free(rd);
 	prec_writer_free(w);
 	prec_sink_free(sink);
@@ -225,7 +261,7 @@ int main(void)
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_totals),
 		cmocka_unit_test(test_merge_order),
-		cmocka_unit_test(test_sort_runs),
+		cmocka_unit_test(test_merge_runs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
