@@ -119,6 +119,9 @@ const struct rec_cli_opt rec_cli_record_opts[] = {
 	{ "no-symbols", REC_OPT_NO_SYMBOLS, NULL, "record no symbol tables (kallsyms, ELF symbols of\n"
 	  "the objects hit, perf-PID.map); the file then\n"
 	  "needs the host's binaries to be symbolized" },
+	{ "no-cut", REC_OPT_NO_CUT, NULL, "keep frame-pointer chains whole (by default\n"
+	  "their junk end, past the first address outside\n"
+	  "the process's mappings, is counted, not kept)" },
 	{ "symbols-interval", REC_OPT_SYMBOLS_INTERVAL, "TIME", "write the symbols hit so far this often\n"
 	  "(default 30s; e.g. 5s), and always at the end" },
 	{ "quiet", 'q', NULL, "no live status line and no summary" },
@@ -307,6 +310,9 @@ static int output_option(const struct rec_cli_parser *p, struct rec_cli_record_a
 		break;
 	case REC_OPT_NO_SYMBOLS:
 		a->ro.no_symbols = true;
+		break;
+	case REC_OPT_NO_CUT:
+		a->ro.no_cut = true;
 		break;
 	case REC_OPT_SYMBOLS_INTERVAL:
 		if (rec_parse_duration(arg, 1000000, &a->ro.symbols_interval_ns) < 0 ||
