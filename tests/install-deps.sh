@@ -7,7 +7,8 @@ pkgs=(build-essential cmake pkg-config clang clang-tidy libclang-rt-14-dev
       libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
       libcmocka-dev libbpf-dev zlib1g-dev linux-perf
       libssl-dev openssl libnats-dev nats-server python3 procps elfutils binutils gzip chromium bpftool
-      libdebuginfod-dev debuginfod curl)
+      libdebuginfod-dev debuginfod curl
+      redis-server redis-tools)   # the real-server mix of tests/bench (mix_lib.sh)
 # npm (the browser tests fetch speedscope's page with it): Debian's
 # package only where no npm is installed already -- it would conflict with
 # a Node.js from elsewhere (NodeSource's nodejs ships its own npm).

@@ -67,6 +67,9 @@ const struct rec_cli_opt rec_cli_record_opts[] = {
 	  "and unwound here with the objects' DWARF CFI;\n"
 	  "dwarf,raw (or dwarf,SIZE,raw) writes the stacks\n"
 	  "and unwind tables for perfrec-analyze to unwind" },
+	{ "max-stack", REC_OPT_MAX_STACK, "N", "callchains of at most N entries (the kernel's\n"
+	  "walk stops there; default its limit,\n"
+	  "kernel.perf_event_max_stack: 127)" },
 	{ "switch-events", REC_OPT_SWITCH, NULL, "record context switches (PERF_RECORD_SWITCH*)" },
 	{ "counters", REC_OPT_COUNTERS, "GROUP", "also count GROUP, e.g. '{task-clock,page-faults}',\n"
 	  "snapshotted every --interval; repeatable" },
@@ -239,6 +242,16 @@ static int sampling_option(const struct rec_cli_parser *p, struct rec_cli_record
 		a->ro.dwarf = cg.dwarf;
 		a->ro.events.stack_user = cg.stack_user;
 		a->ro.raw_stacks = cg.raw;
+		break;
+	}
+	case REC_OPT_MAX_STACK: {
+		uint64_t v;
+
+		if (rec_parse_uint(arg, 1024, &v) < 0 || v < 2)
+			ret = rec_cli_bad_value(p, arg, "2 to 1024 entries, at most "
+						"kernel.perf_event_max_stack (127 unless raised)");
+		else
+			a->ro.events.max_stack = (uint16_t)v;
 		break;
 	}
 	case REC_OPT_SWITCH:
