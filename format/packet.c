@@ -34,7 +34,7 @@
 int prec_packet_fast_ok(void)
 {
 	return perfrec__packet__descriptor.n_fields == 19 &&
-	       perfrec__sample__descriptor.n_fields == 18 &&
+	       perfrec__sample__descriptor.n_fields == 19 &&
 	       perfrec__group_read__descriptor.n_fields == 5 &&
 	       perfrec__context_switch__descriptor.n_fields == 9 &&
 	       perfrec__task_event__descriptor.n_fields == 8 &&
@@ -115,10 +115,11 @@ static size_t sample_body_size(const Perfrec__Sample *s)
 	       (s->read ? 1 + vsize(rd) + rd : 0) +
 	       VF(s->addr) + VF(s->misc) + VF(s->stream_id) +
 	       VF(s->regs_abi) + VF(s->regs_mask) + packed_field_size(s->n_regs, s->regs) +
-	       /* fields 16-18: two-byte keys */
+	       /* fields 16-19: two-byte keys */
 	       (s->stack.len ? 2 + vsize(s->stack.len) + s->stack.len : 0) +
 	       (s->stack_dyn_size ? 2 + vsize(s->stack_dyn_size) : 0) +
-	       (s->callchain_callers ? 3 : 0);
+	       (s->callchain_callers ? 3 : 0) +
+	       (s->callchain_cut ? 2 + vsize(s->callchain_cut) : 0);
 }
 
 /* Fields a Sample has only with --call-graph dwarf (user registers and
@@ -329,6 +330,11 @@ static uint8_t *pack_body(const Perfrec__Packet *pkt, uint8_t *p)
 			*p++ = 0x90;   /* field 18, varint */
 			*p++ = 0x01;
 			*p++ = 1;
+		}
+		if (s->callchain_cut) {
+			*p++ = 0x98;   /* field 19, varint */
+			*p++ = 0x01;
+			p = vput(p, s->callchain_cut);
 		}
 		break;
 	}
@@ -902,6 +908,7 @@ static int sample_unpack(const uint8_t *p, const uint8_t *end, Perfrec__Sample *
 			break;
 		case 0x88: s->stack_dyn_size = v; break;   /* field 17 */
 		case 0x90: s->callchain_callers = v != 0; break;   /* field 18 */
+		case 0x98: s->callchain_cut = (uint32_t)v; break;   /* field 19 */
 		default: return -1;
 		}
 	}

@@ -8,7 +8,8 @@ pkgs=(build-essential cmake pkg-config clang clang-tidy libclang-rt-14-dev
       libcmocka-dev libbpf-dev zlib1g-dev libsqlite3-dev linux-perf
       libssl-dev openssl libnats-dev nats-server python3 procps elfutils binutils gzip chromium bpftool
       libdebuginfod-dev debuginfod curl
-      libsqlite3-dev libcurl4-openssl-dev clickhouse-server clickhouse-client)
+      libcurl4-openssl-dev clickhouse-server clickhouse-client
+      redis-server redis-tools)   # redis: the real-server mix of tests/bench (mix_lib.sh)
 # npm (the browser tests fetch speedscope's page with it): Debian's
 # package only where no npm is installed already -- it would conflict with
 # a Node.js from elsewhere (NodeSource's nodejs ships its own npm).

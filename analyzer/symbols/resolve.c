@@ -4,6 +4,7 @@
 #include "analyzer/symbols/resolve.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,11 +157,13 @@ int ana_resolve_cut(struct ana_trace *s, const struct prec_packet *p)
 	const Perfrec__Sample *smp = p->pkt->sample;
 	size_t nips = 0;
 	const uint64_t *ips;
-	int kernel, known, cut = 0;
+	int kernel, known;
+	/* what the writer cut already (Sample.callchain_cut) */
+	int cut = smp->callchain_cut > INT_MAX / 2 ? INT_MAX / 2 : (int)smp->callchain_cut;
 
 	/* a copied user stack replaces the user chain (ana_resolve_sample) */
 	if (!s->syms || s->opts.no_cut || !smp->callchain || ana_ustack_present(smp))
-		return 0;
+		return cut;
 	ips = prec_frame_callchain(p->frame, smp->callchain, &nips);
 	kernel = ana_ip_is_kernel(smp->misc, smp->ip);
 	known = !kernel && user_mapped(s, smp->pid, smp->ip + 1, p->time);
@@ -231,6 +234,7 @@ int ana_resolve_sample(struct ana_trace *s, const struct prec_packet *p,
 		}
 	}
 	int first = 1, known = !kernel && (frames[0].dso || frames[0].sym);
+	int cut_here = 0;
 	size_t keep = 0;   /* in a user part: where its cut starts */
 	for (size_t i = 0; ips && i < nips && n < max; i++) {
 		uint64_t ip = ips[i];
@@ -249,6 +253,7 @@ int ana_resolve_sample(struct ana_trace *s, const struct prec_packet *p,
 				end++;
 			s->cut.chains++;
 			s->cut.frames += end - i;
+			cut_here = 1;
 			ret = truncated_frame(s, &frames[n]);
 			if (ret < 0)
 				return ret;
@@ -272,6 +277,19 @@ int ana_resolve_sample(struct ana_trace *s, const struct prec_packet *p,
 		if (ret < 0)
 			return ret;
 		n++;
+	}
+	/* The writer cut the chain's junk end (Sample.callchain_cut): one
+	 * frame for it, unless a cut of this chain here already stands for
+	 * the end. */
+	if (smp->callchain_cut && nu <= 0) {
+		s->cut.frames += smp->callchain_cut;
+		s->cut.chains += !cut_here;
+		if (!cut_here && n < max) {
+			ret = truncated_frame(s, &frames[n]);
+			if (ret < 0)
+				return ret;
+			n++;
+		}
 	}
 	/* The unwound chain starts with the user pc: the leaf itself for a
 	 * sample taken in user mode, else where the task entered the kernel

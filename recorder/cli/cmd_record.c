@@ -67,6 +67,9 @@ const struct rec_cli_opt rec_cli_record_opts[] = {
 	  "and unwound here with the objects' DWARF CFI;\n"
 	  "dwarf,raw (or dwarf,SIZE,raw) writes the stacks\n"
 	  "and unwind tables for perfrec-analyze to unwind" },
+	{ "max-stack", REC_OPT_MAX_STACK, "N", "callchains of at most N entries (the kernel's\n"
+	  "walk stops there; default its limit,\n"
+	  "kernel.perf_event_max_stack: 127)" },
 	{ "switch-events", REC_OPT_SWITCH, NULL, "record context switches (PERF_RECORD_SWITCH*)" },
 	{ "counters", REC_OPT_COUNTERS, "GROUP", "also count GROUP, e.g. '{task-clock,page-faults}',\n"
 	  "snapshotted every --interval; repeatable" },
@@ -119,6 +122,9 @@ const struct rec_cli_opt rec_cli_record_opts[] = {
 	{ "no-symbols", REC_OPT_NO_SYMBOLS, NULL, "record no symbol tables (kallsyms, ELF symbols of\n"
 	  "the objects hit, perf-PID.map); the file then\n"
 	  "needs the host's binaries to be symbolized" },
+	{ "no-cut", REC_OPT_NO_CUT, NULL, "keep frame-pointer chains whole (by default\n"
+	  "their junk end, past the first address outside\n"
+	  "the process's mappings, is counted, not kept)" },
 	{ "symbols-interval", REC_OPT_SYMBOLS_INTERVAL, "TIME", "write the symbols hit so far this often\n"
 	  "(default 30s; e.g. 5s), and always at the end" },
 	{ "quiet", 'q', NULL, "no live status line and no summary" },
@@ -238,6 +244,16 @@ static int sampling_option(const struct rec_cli_parser *p, struct rec_cli_record
 		a->ro.raw_stacks = cg.raw;
 		break;
 	}
+	case REC_OPT_MAX_STACK: {
+		uint64_t v;
+
+		if (rec_parse_uint(arg, 1024, &v) < 0 || v < 2)
+			ret = rec_cli_bad_value(p, arg, "2 to 1024 entries, at most "
+						"kernel.perf_event_max_stack (127 unless raised)");
+		else
+			a->ro.events.max_stack = (uint16_t)v;
+		break;
+	}
 	case REC_OPT_SWITCH:
 		a->ro.events.switch_events = true;
 		break;
@@ -307,6 +323,9 @@ static int output_option(const struct rec_cli_parser *p, struct rec_cli_record_a
 		break;
 	case REC_OPT_NO_SYMBOLS:
 		a->ro.no_symbols = true;
+		break;
+	case REC_OPT_NO_CUT:
+		a->ro.no_cut = true;
 		break;
 	case REC_OPT_SYMBOLS_INTERVAL:
 		if (rec_parse_duration(arg, 1000000, &a->ro.symbols_interval_ns) < 0 ||

@@ -55,6 +55,9 @@ struct rec_record {
 			uint64_t ip, addr, period;
 			const void *ips;       /* callchain: nr u64s, maybe unaligned */
 			uint64_t nr;
+			/* entries the emitter cut from the end of ips (nr is
+			 * then what it kept: recorder/encode/emit.h) */
+			uint32_t cut;
 			const void *raw;
 			uint32_t raw_size;
 			const void *read;      /* read_format bytes */

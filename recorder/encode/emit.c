@@ -149,6 +149,109 @@ static int sample_ustack(struct rec_emit *e, const struct rec_record *r,
 	return 0;
 }
 
+/* ---- junk at the end of frame-pointer chains
+ *
+ * The analyzer's rule (analyzer/symbols/resolve.c, user_keep), applied
+ * here so the junk never reaches the file: a frame-pointer walk through
+ * code built without frame pointers reads whatever the register held
+ * (zero, small integers, data addresses, a frame pointing at itself up
+ * to the kernel's depth limit), and each such chain starts new callchain
+ * nodes. The user part that ends the chain is cut at its first entry no
+ * mapping of the process holds once an earlier one (the ip included)
+ * was in a mapping, and before a run of one address that lasts to the
+ * end (a looping walk). What is cut is counted in Sample.callchain_cut,
+ * which readers show as one frame. The gatherer answers "mapped" from
+ * the mappings decoded so far; while a process's mappings may still sit
+ * in another CPU's ring (just after an exec or an mmap) it answers
+ * -EAGAIN, and the chain is kept whole. */
+
+/* The address space after callchain marker m (1 kernel, 0 user, -1 one
+ * the recorder does not map: hypervisor, guest); a value in the markers'
+ * range that is none of them (junk of a walk) changes nothing. */
+static int marker_mode(uint64_t m, int mode)
+{
+	if (m == PERF_CONTEXT_KERNEL)
+		return 1;
+	if (m == PERF_CONTEXT_USER)
+		return 0;
+	if (m == PERF_CONTEXT_HV || m == PERF_CONTEXT_GUEST ||
+	    m == PERF_CONTEXT_GUEST_KERNEL || m == PERF_CONTEXT_GUEST_USER)
+		return -1;
+	return mode;
+}
+
+/* How many entries to cut from the end of ips[0..n) of sample r. */
+static size_t chain_cut(struct rec_emit *e, const struct rec_record *r,
+			const uint64_t *ips, size_t n)
+{
+	int cpumode = r->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	int mode = cpumode == PERF_RECORD_MISC_USER ? 0 :
+		   cpumode == PERF_RECORD_MISC_KERNEL ? 1 : -1;
+	uint32_t pid = r->sid.pid;
+	uint64_t t = r->sid.time;
+	size_t i0 = 0, run;
+	int known = 0, m;
+
+	/* the user part that ends the chain */
+	for (size_t i = 0; i < n; i++)
+		if (ips[i] >= PERF_CONTEXT_MAX) {
+			mode = marker_mode(ips[i], mode);
+			i0 = i + 1;
+		}
+	if (mode != 0 || i0 >= n)
+		return 0;
+	if (cpumode == PERF_RECORD_MISC_USER) {
+		m = e->mapped(e->mapped_ctx, pid, r->sample.ip, t);
+		if (m < 0)
+			return 0;
+		known = m;
+	}
+	for (size_t i = i0; i < n; i++) {
+		if (i == i0 && ips[i] == r->sample.ip)
+			continue;   /* the chain repeats the leaf */
+		/* a return address: the call is the byte before it */
+		m = ips[i] > 1 ? e->mapped(e->mapped_ctx, pid, ips[i] - 1, t) : 0;
+		if (m < 0)
+			return 0;
+		if (m)
+			known = 1;
+		else if (known)
+			return n - i;
+		for (run = i + 1; run < n && ips[run] == ips[i]; run++)
+			;
+		if (run == n && n - i >= 2)
+			return n - i - 1;   /* a looping walk: keep the first */
+	}
+	return 0;
+}
+
+/* Copies r's callchain into e->ips (aligned) and cuts its junk end
+ * (r->sample.nr, .cut): before the observers, which then see only what
+ * the trace keeps. */
+static int sample_chain(struct rec_emit *e, struct rec_record *r)
+{
+	size_t n = (size_t)r->sample.nr, cut;
+
+	r->sample.cut = 0;
+	if (!n)
+		return 0;
+	if (grow(&e->ips, &e->ips_cap, r->sample.nr) < 0)
+		return -ENOMEM;
+	memcpy(e->ips, r->sample.ips, n * sizeof(uint64_t));
+	/* a copied user stack replaces the user chain (sample_ustack) */
+	if (!e->mapped || r->sample.stack)
+		return 0;
+	cut = chain_cut(e, r, e->ips, n);
+	if (cut) {
+		r->sample.nr -= cut;
+		r->sample.cut = (uint32_t)cut;
+		e->st.cut_chains++;
+		e->st.cut_frames += cut;
+	}
+	return 0;
+}
+
+/* r's callchain is in e->ips (sample_chain). */
 static int emit_sample(struct rec_emit *e, uint32_t stream,
 		       const struct rec_record *r)
 {
@@ -156,7 +259,7 @@ static int emit_sample(struct rec_emit *e, uint32_t stream,
 	Perfrec__Sample s = PERFREC__SAMPLE__INIT;
 	Perfrec__GroupRead gr = PERFREC__GROUP_READ__INIT;
 	struct rec_group_read rd;
-	size_t n = 0;
+	size_t n = (size_t)r->sample.nr;
 	int ret;
 
 	s.id = r->sid.id;
@@ -168,12 +271,7 @@ static int emit_sample(struct rec_emit *e, uint32_t stream,
 	s.addr = r->sample.addr;
 	s.misc = r->misc;
 	s.stream_id = r->sid.stream_id;
-	if (r->sample.nr) {
-		if (grow(&e->ips, &e->ips_cap, r->sample.nr) < 0)
-			return -ENOMEM;
-		memcpy(e->ips, r->sample.ips, r->sample.nr * sizeof(uint64_t));
-		n = (size_t)r->sample.nr;
-	}
+	s.callchain_cut = r->sample.cut;
 	if (r->sample.stack) {
 		ret = sample_ustack(e, r, &s, &n);
 		if (ret < 0)
@@ -378,6 +476,11 @@ int rec_emit_record(struct rec_emit *e, uint32_t stream, int ring_cpu,
 	 * Not context switches: they carry no address and change no
 	 * address space, and they are most records of a --switch-events
 	 * trace. */
+	if (r.type == PERF_RECORD_SAMPLE) {
+		ret = sample_chain(e, &r);
+		if (ret < 0)
+			return ret;
+	}
 	if (e->observe && r.type != PERF_RECORD_SWITCH &&
 	    r.type != PERF_RECORD_SWITCH_CPU_WIDE)
 		e->observe(e->observe_ctx, &r);

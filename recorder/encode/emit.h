@@ -24,6 +24,10 @@
  * stack bytes (a prefix of them: what an unwind reads) and the analyzer
  * unwinds offline; the callchain then holds the kernel part only.
  *
+ * Frame-pointer chains (with e.mapped set) lose their junk end before the
+ * observer sees them: the Sample says how many entries went
+ * (callchain_cut), st.cut_chains / st.cut_frames count them.
+ *
  * Ownership: the writer and decode context are borrowed.
  */
 #ifndef REC_EMIT_H
@@ -72,6 +76,9 @@ struct rec_emit_stats {
 	uint64_t ustack_raw_bytes; /* stack bytes written */
 	uint64_t ustack_ns;        /* time spent unwinding */
 	uint64_t ustack_stops[8];  /* how unwinds ended (enum prec_unwind_stop) */
+	/* frame-pointer chains cut at their junk end (e.mapped) */
+	uint64_t cut_chains;       /* samples cut */
+	uint64_t cut_frames;       /* entries cut */
 };
 
 struct rec_emit_cpu {
@@ -115,6 +122,13 @@ struct rec_emit {
 		      uint64_t *ips, size_t max, size_t *keep, int *stop);
 	void *unwind_ctx;
 	int raw_stacks;             /* keep stacks even when unwinding works */
+	/* Frame-pointer chains cut at their junk end (emit.c says the rule),
+	 * e.g. rec_symgather_user_mapped (symbols/symgather.h): 1 when a
+	 * mapping of process pid holds addr at time, 0 when none does,
+	 * < 0 when the answer may still change (its mappings are still
+	 * being decoded): the chain is then kept. NULL: chains kept whole. */
+	int (*mapped)(void *ctx, uint32_t pid, uint64_t addr, uint64_t time);
+	void *mapped_ctx;
 	uint64_t *regs;             /* aligned copy of a sample's registers */
 	size_t regs_cap;
 };

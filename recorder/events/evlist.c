@@ -83,8 +83,10 @@ static void build_attr(struct rec_evlist *s, size_t i)
 	*a = ev->attr;
 	a->size = sizeof(*a);
 	a->sample_type = REC_SID_TYPE | PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD;
-	if (cfg->callchain || cfg->stack_user)
+	if (cfg->callchain || cfg->stack_user) {
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		a->sample_max_stack = cfg->max_stack;
+	}
 	if (cfg->stack_user) {
 		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		a->sample_regs_user = cfg->regs_user;

@@ -69,6 +69,12 @@ struct rec_evlist_cfg {
 	 * it). 0: none. */
 	uint32_t stack_user;
 	uint64_t regs_user;
+	/* --max-stack: the most entries the kernel puts in a callchain
+	 * (sample_max_stack; markers count). Its walk of frame pointers
+	 * through code built without them reads junk up to this depth in
+	 * the sampling interrupt, on the workload's CPU time. 0: the
+	 * kernel's limit (kernel.perf_event_max_stack, 127 by default). */
+	uint16_t max_stack;
 };
 
 struct rec_evsel_fd {

@@ -358,6 +358,10 @@ int rec_recording_new(const struct rec_recording_opts *opts,
 		if (r->syms) {
 			r->e.observe = rec_symgather_observe;
 			r->e.observe_ctx = r->syms;
+			if (!r->o.no_cut) {
+				r->e.mapped = rec_symgather_user_mapped;
+				r->e.mapped_ctx = r->syms;
+			}
 			r->syms_write = !r->o.no_symbols;
 		} else {
 			rec_log(REC_LOG_WARN, "no symbols will be recorded%s: %s",

@@ -98,6 +98,8 @@ struct rec_recording_opts {
 	/* how */
 	uint64_t spool_bytes;              /* per-CPU spool, 0 = default */
 	bool no_symbols;                   /* no symbol tables */
+	bool no_cut;                       /* frame-pointer chains kept whole
+					    * (recorder/encode/emit.h) */
 	uint64_t symbols_interval_ns;      /* symbols hit so far, written
 					    * this often; 0 = every 30 s */
 	const char *proc_root;             /* NULL = "/proc"; "" = no tasks and

@@ -93,6 +93,15 @@ int rec_symgather_feed(struct rec_symgather *sc, const struct rec_record *r);
  * leave symbols out (counted in stats.feed_errors). */
 void rec_symgather_observe(void *ctx, const struct rec_record *r);
 
+/* Whether a mapping of process pid holds user address addr, for the
+ * emitter's cut of frame-pointer chains (recorder/encode/emit.h; ctx is
+ * the gatherer): 1 yes, 0 no, -EAGAIN when pid exec'd or mapped something
+ * less than 100 ms of sample time before `time` (its mappings may still
+ * be in another CPU's ring), -ENOMEM. A pid never met is read from
+ * /proc first, as a hit would. */
+int rec_symgather_user_mapped(void *ctx, uint32_t pid, uint64_t addr,
+			      uint64_t time);
+
 /* ---- user stacks (--call-graph dwarf)
  *
  * Unwinds a copy of pid's user stack through the address spaces above and

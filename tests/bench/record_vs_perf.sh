@@ -14,7 +14,10 @@
 #
 # Then the sample-heavy mix: record_vs_perf_atonce.sh (a parallel build,
 # deep stacks, -a -g -F 4000, both recorders at once) for DEEP_SECS
-# seconds (default 25; 0 skips it), printed the same way.
+# seconds (default 25; 0 skips it), printed the same way; then the
+# real-server mix (MIX=redis of the same script: redis-server under
+# redis-benchmark, -a -g -F 4000) for REDIS_SECS seconds (default 25; 0
+# skips it). So this one command prints all three mixes.
 #
 # Fairness: same events, same target, same ring size (-m PAGES for both,
 # default perfrec's own default as root: 4 MiB per CPU; RING_PAGES=128
@@ -117,4 +120,9 @@ if [ "${DEEP_SECS:-25}" != 0 ]; then
 	echo
 	MIX=deep KEEP=${KEEP:+$KEEP/deep} "$src/tests/bench/record_vs_perf_atonce.sh" "$build" \
 		"${DEEP_SECS:-25}" "${extra[@]}"
+fi
+if [ "${REDIS_SECS:-25}" != 0 ]; then
+	echo
+	MIX=redis KEEP=${KEEP:+$KEEP/redis} "$src/tests/bench/record_vs_perf_atonce.sh" "$build" \
+		"${REDIS_SECS:-25}" "${extra[@]}"
 fi

@@ -9,6 +9,10 @@
 # short-lived processes with deep compiler stacks; -a -g -F 4000.
 # MIX=switch: switch-heavy. tests/kernel/workloads/pingpong (two threads
 # passing a byte over pipes); -a -g -F 10000 --switch-events.
+# MIX=redis: a real server. redis-server on a free loopback port driven
+# by redis-benchmark (GET/SET, 50 clients); -a -g -F 4000. Its
+# requests/s with and without recorders: host_impact.sh. (mix_lib.sh
+# sets the mixes up.)
 # Both recorders sample cpu-clock with callchains, system-wide, started
 # together as `-a -- sleep N` while the workload runs, so they see the
 # same events over the same time (record_vs_perf.sh runs them one after
@@ -29,9 +33,10 @@ extra=("$@")
 perfrec=$build/recorder/perfrec
 ana=$build/analyzer/perfrec-analyze
 tmp=$(mktemp -d /tmp/record_vs_perf_atonce.XXXXXX)
-wl=
+# shellcheck source=mix_lib.sh
+. "$(dirname "$0")/mix_lib.sh"
 cleanup() {
-	[ -n "$wl" ] && kill -- -"$wl" 2>/dev/null || true
+	mix_stop
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -42,29 +47,9 @@ done
 command -v perf >/dev/null || { echo "perf not installed" >&2; exit 2; }
 
 pages=${RING_PAGES:-$((4 * 1024 * 1024 / $(getconf PAGESIZE)))}
-mix=${MIX:-deep}
-set -m   # the workload in its own process group, to be stopped whole
-case $mix in
-deep)
-	common=(-a -F 4000 -g -e cpu-clock -m "$pages")
-	what="make -j2 of this tree (gcc)"
-	# configure first (not recorded)
-	cmake -S "$src" -B "$tmp/wl" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-		>"$tmp/cmake.out" 2>&1 || { echo "configure failed: $tmp/cmake.out" >&2; exit 1; }
-	make -C "$tmp/wl" -j2 >/dev/null 2>&1 &
-	;;
-switch)
-	common=(-a -F 10000 -g --switch-events -e cpu-clock -m "$pages")
-	what="pingpong (pipe ping-pong, 2 threads)"
-	[ -x "$build/tests/pingpong" ] || { echo "missing $build/tests/pingpong" >&2; exit 2; }
-	"$build/tests/pingpong" 1000000000 0 0 >/dev/null 2>&1 &
-	;;
-*)
-	echo "MIX must be deep or switch" >&2; exit 2
-	;;
-esac
-wl=$!
-set +m
+mix_start "${MIX:-deep}" "$src" "$build" "$tmp" || exit $?
+common=("${mix_opts[@]}" -m "$pages")
+what=$mix_what
 sleep 2
 
 /usr/bin/time -f "CPU %U %S" -o "$tmp/perf.time" \
@@ -86,9 +71,7 @@ done
 for p in "${pids[@]}"; do
 	wait "$p" || true
 done
-kill -- -"$wl" 2>/dev/null || true
-wait "$wl" 2>/dev/null || true
-wl=
+mix_stop
 
 cpu_of() { awk '/^CPU / { printf "%.2f", $2 + $3 }' "$1"; }
 per() { awk -v b="$1" -v r="$2" 'BEGIN { if (r > 0) printf "%.2f", b / r; else print "-" }'; }

@@ -95,6 +95,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (w && rec_emit_init(&e, w, &ctx, 4) == 0) {
 		e.unwind = rec_symgather_unwind_sample;
 		e.unwind_ctx = sc;
+		/* mappings from the fuzzed MMAP2 records cut the fuzzed
+		 * frame-pointer chains (emit.c, chain_cut) */
+		e.observe = rec_symgather_observe;
+		e.observe_ctx = sc;
+		e.mapped = rec_symgather_user_mapped;
+		e.mapped_ctx = sc;
 		e.raw_stacks = size & 1;
 		/* bounded: every turn consumes bytes or stops the ring */
 		for (int turn = 0; turn < 4; turn++) {

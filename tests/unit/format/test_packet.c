@@ -152,6 +152,7 @@ static void test_sample_encode_decode(void **state)
 		s.misc = (uint32_t)rval();
 		s.stream_id = rval();
 		s.callchain_callers = rnd() % 3 == 0;   /* 1.1, field 18 */
+		s.callchain_cut = rnd() % 3 == 0 ? (uint32_t)rval() : 0;   /* field 19 */
 		if (rnd() % 3 == 0) {
 			s.raw.len = rnd() % sizeof(raw);
 			for (size_t i = 0; i < s.raw.len; i++)
@@ -499,6 +500,7 @@ static void test_small_worst_case(void **state)
 	s.id = s.ip = s.period = s.callchain = s.addr = s.stream_id = UINT64_MAX;
 	s.cpu = s.pid = s.tid = s.misc = UINT32_MAX;
 	s.callchain_callers = 1;
+	s.callchain_cut = UINT32_MAX;
 	pkt.data_case = PERFREC__PACKET__DATA_SAMPLE;
 	pkt.sample = &s;
 	n = pack_pc(&pkt, &ref);

@@ -526,12 +526,158 @@ static void test_status_line(void **state)
 	assert_string_equal(rec_status_bytes(100, buf, sizeof(buf)), "100 B");
 }
 
+/* ---- the junk end of frame-pointer chains */
+
+/* pid 50 maps [0x400000, 0x500000); pid 77 is still being mapped. */
+static int fake_mapped(void *ctx, uint32_t pid, uint64_t addr, uint64_t time)
+{
+	(void)ctx;
+	(void)time;
+	if (pid == 77)
+		return -EAGAIN;
+	return addr >= 0x400000 && addr < 0x500000;
+}
+
+static uint64_t observed_nr[8];
+
+static void observe_nr(void *ctx, const struct rec_record *r)
+{
+	(void)ctx;
+	if (r->type == PERF_RECORD_SAMPLE && nobserved < 8)
+		observed_nr[nobserved++] = r->sample.nr;
+}
+
+static void emit_chain(struct rec_emit *e, uint16_t misc, uint32_t pid,
+		       uint64_t time, uint64_t ip, const uint64_t *ips, size_t n)
+{
+	struct rb b;
+
+	rb_start(&b, PERF_RECORD_SAMPLE, misc);
+	rb_u64(&b, 100);
+	rb_u64(&b, ip);
+	rb_u32x2(&b, pid, pid);
+	rb_u64(&b, time);
+	rb_u32x2(&b, 0, 0);
+	rb_u64(&b, 1000);                        /* period */
+	rb_u64(&b, 0);                           /* read: no members */
+	rb_u64(&b, 0);
+	rb_u64(&b, 0);
+	rb_u64(&b, n);
+	for (size_t i = 0; i < n; i++)
+		rb_u64(&b, ips[i]);
+	rb_u32x2(&b, 4, 0);                      /* raw */
+	assert_int_equal(rec_emit_record(e, 0, 0, rb_end(&b)), 0);
+}
+
+#define U PERF_CONTEXT_USER
+#define K PERF_CONTEXT_KERNEL
+
+static void test_chain_cut(void **state)
+{
+	struct rec_decode_ctx ctx = { SID, lookup, NULL };
+	struct prec_sink *sink = prec_sink_mem_new();
+	struct prec_writer *w = prec_writer_new(sink, NULL);
+	struct rec_emit e;
+	/* a walk that leaves the mappings after one known frame: cut at
+	 * the first unmapped entry, all to the end */
+	static const uint64_t c0[] = { U, 0x401000, 0x402000, 0x5, 0x402100, 0x7f0000001000 };
+	/* a walk looping on one address: the first of the run stays */
+	static const uint64_t c1[] = { U, 0x401000, 0x403000, 0x403000, 0x403000 };
+	/* a kernel sample: unmapped user entries before the first known one
+	 * stay (a process whose maps the recorder lacks keeps its chain) */
+	static const uint64_t c2[] = { K, 0xffffffff81000000, U, 0x7000, 0x401000, 0x9 };
+	/* mappings still arriving: kept whole */
+	static const uint64_t c3[] = { U, 0x401000, 0x402000, 0x5, 0x6 };
+	/* nothing known: kept whole */
+	static const uint64_t c4[] = { U, 0x801000, 0x5, 0x6 };
+	/* a return address at a mapping's end is looked up at ip - 1 */
+	static const uint64_t c5[] = { U, 0x401000, 0x500000, 0x6 };
+	static const struct { const uint64_t *ips; size_t n, keep; } want[] = {
+		{ c0, 6, 3 }, { c1, 5, 3 }, { c2, 6, 5 }, { c3, 5, 5 }, { c4, 4, 4 },
+		{ c5, 4, 3 },
+	};
+	size_t nsamples = 0;
+	struct prec_reader *r;
+	struct prec_packet p;
+	const void *data;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(rec_emit_init(&e, w, &ctx, 1), 0);
+	e.mapped = fake_mapped;
+	e.observe = observe_nr;
+	nobserved = 0;
+	emit_chain(&e, PERF_RECORD_MISC_USER, 50, 1000, 0x401000, c0, 6);
+	emit_chain(&e, PERF_RECORD_MISC_USER, 50, 1001, 0x401000, c1, 5);
+	emit_chain(&e, PERF_RECORD_MISC_KERNEL, 50, 1002, 0xffffffff81000000, c2, 6);
+	emit_chain(&e, PERF_RECORD_MISC_USER, 77, 1003, 0x401000, c3, 5);
+	emit_chain(&e, PERF_RECORD_MISC_USER, 50, 1004, 0x801000, c4, 4);
+	emit_chain(&e, PERF_RECORD_MISC_USER, 50, 1005, 0x401000, c5, 4);
+	assert_int_equal(e.st.cut_chains, 4);
+	assert_int_equal(e.st.cut_frames, 3 + 2 + 1 + 1);
+	/* the symbol gatherer is shown only what the trace keeps */
+	assert_int_equal(nobserved, 6);
+	for (size_t i = 0; i < 6; i++)
+		assert_int_equal(observed_nr[i], want[i].keep);
+	assert_int_equal(prec_writer_close(w), 0);
+
+	data = prec_sink_mem_data(sink, &len);
+	r = prec_reader_open_mem(data, len, NULL);
+	assert_non_null(r);
+	while (prec_reader_next_packet(r, &p) > 0) {
+		const Perfrec__Sample *smp = p.pkt->sample;
+		const uint64_t *ips;
+		size_t n, i = nsamples;
+
+		if (p.pkt->data_case != PERFREC__PACKET__DATA_SAMPLE)
+			continue;
+		assert_true(i < 6);
+		nsamples++;
+		ips = prec_frame_callchain(p.frame, smp->callchain, &n);
+		assert_non_null(ips);
+		assert_int_equal(n, want[i].keep);
+		assert_memory_equal(ips, want[i].ips, n * sizeof(*ips));
+		assert_int_equal(smp->callchain_cut, want[i].n - want[i].keep);
+	}
+	assert_int_equal(nsamples, 6);
+	prec_reader_free(r);
+	rec_emit_release(&e);
+	prec_writer_free(w);
+	prec_sink_free(sink);
+}
+
+/* Without a mapping oracle (no symbol gatherer) chains stay whole. */
+static void test_chain_uncut(void **state)
+{
+	struct rec_decode_ctx ctx = { SID, lookup, NULL };
+	struct prec_sink *sink = prec_sink_mem_new();
+	struct prec_writer *w = prec_writer_new(sink, NULL);
+	struct rec_emit e;
+	static const uint64_t c0[] = { U, 0x401000, 0x402000, 0x5, 0x402100 };
+
+	(void)state;
+	assert_int_equal(rec_emit_init(&e, w, &ctx, 1), 0);
+	e.observe = observe_nr;
+	nobserved = 0;
+	emit_chain(&e, PERF_RECORD_MISC_USER, 50, 1000, 0x401000, c0, 5);
+	assert_int_equal(e.st.cut_chains, 0);
+	assert_int_equal(observed_nr[0], 5);
+	rec_emit_release(&e);
+	prec_writer_free(w);
+	prec_sink_free(sink);
+}
+
+#undef U
+#undef K
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_user_stacks),
 		cmocka_unit_test(test_status_line),
+		cmocka_unit_test(test_chain_cut),
+		cmocka_unit_test(test_chain_uncut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

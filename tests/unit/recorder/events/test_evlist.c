@@ -95,8 +95,23 @@ static void test_attrs(void **state)
 	for (size_t i = 0; i < s.nsel; i++) {
 		assert_int_equal(s.sel[i].attr.sample_stack_user, 0);
 		assert_int_equal(s.sel[i].attr.exclude_callchain_user, 0);
+		assert_int_equal(s.sel[i].attr.sample_max_stack, 0);   /* the kernel's */
 	}
 	rec_evlist_release(&s);
+
+	/* --max-stack: the kernel's walk stops there; nothing without -g */
+	cfg.max_stack = 32;
+	assert_int_equal(rec_evlist_init(&s, &l, &cfg), 0);
+	for (size_t i = 0; i < s.nsel; i++)
+		assert_int_equal(s.sel[i].attr.sample_max_stack, 32);
+	rec_evlist_release(&s);
+	cfg.callchain = false;
+	assert_int_equal(rec_evlist_init(&s, &l, &cfg), 0);
+	for (size_t i = 0; i < s.nsel; i++)
+		assert_int_equal(s.sel[i].attr.sample_max_stack, 0);
+	rec_evlist_release(&s);
+	cfg.callchain = true;
+	cfg.max_stack = 0;
 
 	/* --call-graph dwarf: user registers and stack on every event, the
 	 * kernel's callchain without its user part (as perf sets it) */

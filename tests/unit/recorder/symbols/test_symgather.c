@@ -813,6 +813,62 @@ static void test_feed_records(void **state)
 	trace_free(&t);
 }
 
+/* rec_symgather_user_mapped(), the emitter's oracle for cutting
+ * frame-pointer chains: mapped or not from the mappings fed so far, and
+ * no answer (-EAGAIN) for 100 ms of sample time after an exec or mmap
+ * of the process, whose next mappings may still be in another ring. */
+static void test_user_mapped(void **state)
+{
+	struct rec_symgather_opts o = REC_SYMGATHER_OPTS_INIT;
+	const uint64_t ms = 1000000;
+	struct rec_symgather *sc;
+	struct rec_record r;
+
+	(void)state;
+	o.kernel = 0;
+	o.proc_maps = "";   /* only what the test feeds */
+	sc = rec_symgather_new(&o);
+	assert_non_null(sc);
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_COMM;
+	r.misc = 1 << 13;   /* exec */
+	r.comm.pid = r.comm.tid = 4000;
+	r.comm.comm = "x";
+	r.sid.has_time = true;
+	r.sid.time = 1000 * ms;
+	assert_int_equal(rec_symgather_feed(sc, &r), 0);
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_MMAP2;
+	r.mmap2.pid = r.mmap2.tid = 4000;
+	r.mmap2.addr = 0x40000000;
+	r.mmap2.len = 0x1000;
+	r.mmap2.filename = "/nonexistent/exec-target";
+	r.sid.has_time = true;
+	r.sid.time = 1001 * ms;
+	assert_int_equal(rec_symgather_feed(sc, &r), 0);
+	/* within 100 ms of the mmap: no answer either way */
+	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x40000010, 1050 * ms), -EAGAIN);
+	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x5, 1100 * ms), -EAGAIN);
+	/* settled */
+	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x40000010, 1101 * ms), 1);
+	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x40000fff, 1101 * ms), 1);
+	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x40001000, 1101 * ms), 0);
+	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x5, 2000 * ms), 0);
+	/* a fork child has its parent's maps, as settled as they were */
+	memset(&r, 0, sizeof(r));
+	r.type = PERF_RECORD_FORK;
+	r.task.pid = r.task.tid = 4001;
+	r.task.ppid = r.task.ptid = 4000;
+	assert_int_equal(rec_symgather_feed(sc, &r), 0);
+	assert_int_equal(rec_symgather_user_mapped(sc, 4001, 0x40000010, 1050 * ms), -EAGAIN);
+	assert_int_equal(rec_symgather_user_mapped(sc, 4001, 0x40000010, 2000 * ms), 1);
+	assert_int_equal(rec_symgather_user_mapped(sc, 4001, 0x7000, 2000 * ms), 0);
+	/* a pid never met, and no /proc to read: nothing mapped */
+	assert_int_equal(rec_symgather_user_mapped(sc, 4002, 0x40000010, 2000 * ms), 0);
+	assert_int_equal(rec_symgather_user_mapped(NULL, 4000, 0x40000010, 2000 * ms), -EINVAL);
+	rec_symgather_free(sc);
+}
+
 /* A stripped library plus its debug file under DIR/.build-id: the local
  * function the .dynsym lacks is named from the debug file. */
 static void test_debug_dir(void **state)
@@ -1166,6 +1222,7 @@ int main(void)
 		cmocka_unit_test(test_hit_cache_pending_and_jit),
 		cmocka_unit_test(test_hit_cache_follows_remaps),
 		cmocka_unit_test(test_feed_records),
+		cmocka_unit_test(test_user_mapped),
 		cmocka_unit_test(test_debug_dir),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_replaced_file),
