@@ -31,6 +31,7 @@
 #include "analyzer/render/stree.h"
 #include "analyzer/render/table.h"
 #include "analyzer/render/timeline.h"
+#include "analyzer/render/tracks.h"
 
 /* What a flame tree's weight is. */
 enum flame_kind {
@@ -49,6 +50,16 @@ enum { TAG_TASK = 0, TAG_USER = 1, TAG_KERNEL = 2, TAG_PRUNED = 3 };
  * for a large host, whatever the trace length. */
 #define TL_MAX_LANES 1024
 #define TL_BUCKET_BUDGET 32768
+
+/* Tracks: TK_BINS bins per track (about two pixels each on a laptop
+ * screen; the page zooms into them, coarser than the CPU lanes), the
+ * TK_MAX_PROCS busiest processes and at most TK_MAX_THREADS of their
+ * busiest threads. A track is at most 4 x TK_BINS bytes of page (four
+ * strings of one character per bin), so ~0.5 MB at most, whatever the
+ * trace length and the number of threads; the rest are counted. */
+#define TK_BINS 400
+#define TK_MAX_PROCS 100
+#define TK_MAX_THREADS 300
 
 struct flame {
 	int kind;                /* enum flame_kind */
@@ -86,6 +97,7 @@ struct page {
 	struct ana_stree_frame *path;
 	size_t path_cap;
 	struct ana_timeline *tl;     /* NULL without switch records */
+	struct ana_tracks *tk;       /* the page trace's threads over time */
 	struct prec_hashmap tasks;        /* task_key -> task_val; position = task id */
 	struct prec_hashmap names;        /* const char * -> nothing; position = id */
 	struct ana_doc *report, *sched, *counters, *info, *offcpu, *changes;
@@ -167,6 +179,12 @@ static int page_event(const struct page *pg, int ev)
 static int on_sample(void *ctx, const struct ana_report_sample *rs)
 {
 	struct page *pg = ctx;
+	if (pg->tk && pg->cur == pg->s && rs->p->pkt->sample) {
+		const Perfrec__Sample *sm = rs->p->pkt->sample;
+		int ret = ana_tracks_sample(pg->tk, sm->pid, sm->tid, rs->comm, rs->p->time);
+		if (ret)
+			return ret;
+	}
 	return flame_add_stack(pg, FLAME_SAMPLES, page_event(pg, rs->event), rs->comm,
 			       rs->frames, rs->nframes, rs->weight);
 }
@@ -174,6 +192,17 @@ static int on_sample(void *ctx, const struct ana_report_sample *rs)
 /* report --off-cpu's hook: blocked ns under the stack where it blocked */
 static int on_offcpu(void *ctx, const struct ana_report_sample *rs)
 {
+	struct page *pg = ctx;
+	const Perfrec__OffCpu *oc = rs->p->pkt->off_cpu;
+	/* an interval ends at its packet's time; sums have no place in time
+	 * (they count in the flame graph and the tables only) */
+	if (pg->tk && pg->cur == pg->s && oc && !oc->count) {
+		uint64_t end = rs->p->time, start = end > oc->duration ? end - oc->duration : 0;
+		int ret = ana_tracks_offcpu(pg->tk, oc->pid, oc->tid, rs->comm, (int)oc->state,
+					    start, end);
+		if (ret)
+			return ret;
+	}
 	return flame_add_stack(ctx, FLAME_OFFCPU, -1, rs->comm, rs->frames, rs->nframes,
 			       rs->weight);
 }
@@ -205,6 +234,9 @@ static int on_interval(void *ctx, const struct ana_sched_interval *iv)
 	if (!v->seen || iv->end > v->last_end)
 		v->last_end = iv->end;
 	v->seen = 1;
+	int ret = ana_tracks_run(pg->tk, iv->pid, iv->tid, comm, iv->start, iv->end);
+	if (ret)
+		return ret;
 	return ana_timeline_add(pg->tl, iv->cpu, (uint32_t)prec_hashmap_index(&pg->tasks, v),
 				iv->start, iv->end);
 }
@@ -215,17 +247,57 @@ static uint32_t cpus_of(const struct ana_trace *s)
 	return n < TL_MAX_LANES ? n : TL_MAX_LANES;
 }
 
+/* The window the timeline and the tracks show: the trace's, cut by the
+ * filter's time window. */
+static void page_window(const struct page *pg, uint64_t *lo, uint64_t *hi)
+{
+	const struct ana_trace *s = pg->s;
+	const struct ana_filter *f = pg->o.filter;
+	*lo = s->start;
+	*hi = s->end && s->end->end_time ? s->end->end_time : s->t_max;
+	if (f && ana_filter_windowed(f)) {
+		if (f->tmin > *lo)
+			*lo = f->tmin;
+		if (f->tmax < *hi)
+			*hi = f->tmax;
+	}
+}
+
+static int on_loss(void *ctx, const struct prec_packet *p)
+{
+	const Perfrec__Loss *l = p->pkt->loss;
+	if (l && p->time)
+		ana_tracks_loss(ctx, p->time, l->count);
+	return 0;
+}
+
+/* The tracks' object, and the losses' marks from a pass over the Loss
+ * packets (the frames that hold none are not read). Runs before the
+ * report and sched passes, which fill the tracks through their hooks. */
+static int tracks_new(struct page *pg)
+{
+	struct ana_trace *s = pg->s;
+	uint64_t lo, hi, lost = 0;
+	page_window(pg, &lo, &hi);
+	pg->tk = ana_tracks_new(lo, hi, TK_BINS);
+	if (!pg->tk)
+		return -errno;
+	for (int k = 0; k < ANA_NLOSS; k++)
+		lost += s->loss_records[k];
+	if (!lost)
+		return 0;
+	ana_trace_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_LOSS));
+	int ret = ana_trace_scan(s, "losses", on_loss, pg->tk);
+	ana_trace_set_kinds(s, 0);
+	return ret;
+}
+
 static int timeline_new(struct page *pg)
 {
 	struct ana_trace *s = pg->s;
 	const struct ana_filter *f = pg->o.filter;
-	uint64_t lo = s->start, hi = s->end && s->end->end_time ? s->end->end_time : s->t_max;
-	if (f && ana_filter_windowed(f)) {
-		if (f->tmin > lo)
-			lo = f->tmin;
-		if (f->tmax < hi)
-			hi = f->tmax;
-	}
+	uint64_t lo, hi;
+	page_window(pg, &lo, &hi);
 	uint32_t ncpu = cpus_of(s);
 	size_t nb = pg->o.buckets;
 	if (!nb) {
@@ -431,6 +503,199 @@ static int write_timeline(struct page *pg, FILE *out)
 	return err;
 }
 
+/* ---- tracks: one character per bin, a level 0..63 (0: nothing) */
+
+static const char levels[] =
+	"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_";
+
+/* The level of v in 0..max: 0 only for 0, 63 for max and above. */
+static char level(uint64_t v, uint64_t max)
+{
+	if (!v || !max)
+		return '0';
+	if (v >= max)
+		return levels[63];
+	uint64_t l = (63 * v + max - 1) / max;   /* rounded up: never 0 */
+	return levels[l < 1 ? 1 : l];
+}
+
+/* "key":"levels" with trailing zeros cut ("" when all are 0); the values
+ * are got(ctx, bin). */
+static void put_levels(FILE *out, const char *key, size_t nbins, uint64_t max,
+		       uint64_t (*got)(const void *ctx, size_t b), const void *ctx)
+{
+	size_t n = nbins;
+	while (n && !got(ctx, n - 1))
+		n--;
+	fprintf(out, ",\"%s\":\"", key);
+	for (size_t b = 0; b < n; b++)
+		fputc(level(got(ctx, b), max), out);
+	fputc('"', out);
+}
+
+/* A track's series, gathered: a thread's arrays, or a process's sums. */
+struct series {
+	uint64_t *run, *smp, *off;
+	uint8_t *state;
+};
+
+static uint64_t got_run(const void *c, size_t b)
+{
+	return ((const struct series *)c)->run[b];
+}
+
+static uint64_t got_smp(const void *c, size_t b)
+{
+	return ((const struct series *)c)->smp[b];
+}
+
+static uint64_t got_off(const void *c, size_t b)
+{
+	return ((const struct series *)c)->off[b];
+}
+
+static uint64_t got_state(const void *c, size_t b)
+{
+	const struct series *sr = c;
+	return sr->off[b] ? (uint64_t)sr->state[b] + 1 : 0;
+}
+
+/* Fills sr (zeroed, nbins long) with thread t's series added: on-CPU and
+ * samples summed, off-CPU the largest thread's (with its state). */
+static void series_add(struct series *sr, const struct ana_track *t, size_t nbins)
+{
+	for (size_t b = 0; b < nbins; b++) {
+		if (t->run)
+			sr->run[b] += t->run[b];
+		if (t->smp)
+			sr->smp[b] += t->smp[b];
+		if (t->off && t->off[b] > sr->off[b]) {
+			sr->off[b] = t->off[b];
+			sr->state[b] = t->off_state[b];
+		}
+	}
+}
+
+/* One track's object: its totals, then run (level of the bin's width x
+ * cpus), samples (level of smax), off (level of the bin's width) and
+ * state (1 + OffCpu.State of the longest block, as a level character). */
+static void put_track(struct page *pg, FILE *out, const struct series *sr, uint32_t cpus,
+		      uint64_t smax)
+{
+	size_t nb = ana_tracks_nbins(pg->tk);
+	uint64_t bin = ana_tracks_bin_ns(pg->tk);
+	fprintf(out, ",\"k\":%" PRIu32, cpus);
+	put_levels(out, "r", nb, bin * cpus, got_run, sr);
+	put_levels(out, "s", nb, smax, got_smp, sr);
+	put_levels(out, "o", nb, bin, got_off, sr);
+	put_levels(out, "os", nb, 63, got_state, sr);
+}
+
+static uint64_t peak(const uint64_t *a, size_t n)
+{
+	uint64_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		m = a[i] > m ? a[i] : m;
+	return m;
+}
+
+static int write_tracks(struct page *pg, FILE *out)
+{
+	struct ana_tracks *tk = pg->tk;
+	if (!tk || ana_tracks_sort(tk) || !ana_tracks_nthreads(tk)) {
+		fputs("\"tracks\":null", out);
+		return tk && ana_tracks_nthreads(tk) ? -ENOMEM : 0;
+	}
+	size_t nb = ana_tracks_nbins(tk), np = ana_tracks_nprocs(tk);
+	size_t shown_p = np < TK_MAX_PROCS ? np : TK_MAX_PROCS;
+	struct series sr = { calloc(nb, 8), calloc(nb, 8), calloc(nb, 8), calloc(nb, 1) };
+	int err = 0;
+	if (!sr.run || !sr.smp || !sr.off || !sr.state) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* one sample scale per kind of track, so rows compare: the densest
+	 * bin of any shown process, of any shown thread */
+	uint64_t smax_p = 0, smax_t = 0;
+	size_t budget = TK_MAX_THREADS;
+	for (size_t i = 0; i < shown_p; i++) {
+		const struct ana_track_proc *p = ana_tracks_proc(tk, i);
+		memset(sr.smp, 0, nb * 8);
+		for (size_t j = 0; j < p->nthreads; j++) {
+			const struct ana_track *t = p->threads[j];
+			for (size_t b = 0; t->smp && b < nb; b++) {
+				sr.smp[b] += t->smp[b];
+				if (j < budget && t->smp[b] > smax_t)
+					smax_t = t->smp[b];
+			}
+		}
+		budget -= p->nthreads < budget ? p->nthreads : budget;
+		uint64_t m = peak(sr.smp, nb);
+		smax_p = m > smax_p ? m : smax_p;
+	}
+	uint64_t t0 = ana_tracks_t0(tk), bin = ana_tracks_bin_ns(tk);
+	fprintf(out, "\"tracks\":{\"t0\":%" PRId64 ",\"bin\":%" PRIu64 ",\"nbins\":%zu"
+		",\"smaxp\":%" PRIu64 ",\"smaxt\":%" PRIu64 ",\"offcpu\":%d,\"switches\":%d",
+		(int64_t)(t0 - pg->s->start), bin, nb, smax_p, smax_t,
+		pg->s->offcpu_intervals ? 1 : 0, pg->s->switches ? 1 : 0);
+	fputs(",\n\"loss\":[", out);
+	const uint64_t *loss = ana_tracks_losses(tk);
+	for (size_t b = 0, first = 1; b < nb; b++)
+		if (loss[b]) {
+			fprintf(out, "%s%zu,%" PRIu64, first ? "" : ",", b, loss[b]);
+			first = 0;
+		}
+	fputs("],\n\"procs\":[", out);
+	budget = TK_MAX_THREADS;
+	uint64_t more_run = 0, more_threads = 0;
+	for (size_t i = 0; i < np && !err; i++) {
+		const struct ana_track_proc *p = ana_tracks_proc(tk, i);
+		if (i >= shown_p) {
+			more_run += p->run_ns;
+			more_threads += p->nthreads;
+			continue;
+		}
+		memset(sr.run, 0, nb * 8);
+		memset(sr.smp, 0, nb * 8);
+		memset(sr.off, 0, nb * 8);
+		memset(sr.state, 0, nb);
+		for (size_t j = 0; j < p->nthreads; j++)
+			series_add(&sr, p->threads[j], nb);
+		/* a process's run level is of the most CPUs it used at once */
+		uint64_t pk = peak(sr.run, nb);
+		uint32_t cpus = (uint32_t)(pk / (bin ? bin : 1) + (pk % (bin ? bin : 1) ? 1 : 0));
+		fprintf(out, "%s\n{\"pid\":%" PRIu32 ",\"name\":%" PRIu32 ",\"run\":%" PRIu64
+			",\"samples\":%" PRIu64 ",\"off\":%" PRIu64 ",\"nthreads\":%zu",
+			i ? "," : "", p->pid, name_id(pg, p->comm, &err), p->run_ns, p->samples,
+			p->off_ns, p->nthreads);
+		put_track(pg, out, &sr, cpus ? cpus : 1, smax_p);
+		fputs(",\"t\":[", out);
+		size_t nt = p->nthreads < budget ? p->nthreads : budget;
+		budget -= nt;
+		for (size_t j = 0; j < nt; j++) {
+			const struct ana_track *t = p->threads[j];
+			memset(sr.run, 0, nb * 8);
+			memset(sr.smp, 0, nb * 8);
+			memset(sr.off, 0, nb * 8);
+			series_add(&sr, t, nb);
+			fprintf(out, "%s{\"tid\":%" PRIu32 ",\"name\":%" PRIu32 ",\"run\":%" PRIu64
+				",\"samples\":%" PRIu64 ",\"off\":%" PRIu64, j ? "," : "", t->tid,
+				name_id(pg, t->comm, &err), t->run_ns, t->samples, t->off_ns);
+			put_track(pg, out, &sr, 1, smax_t);
+			fputs("}", out);
+		}
+		fprintf(out, "],\"hidden\":%zu}", p->nthreads - nt);
+	}
+	fprintf(out, "],\n\"more\":{\"procs\":%zu,\"threads\":%" PRIu64 ",\"run\":%" PRIu64
+		"}}", np - shown_p, more_threads, more_run);
+out:
+	free(sr.run);
+	free(sr.smp);
+	free(sr.off);
+	free(sr.state);
+	return err;
+}
+
 static int write_data(struct page *pg, FILE *out)
 {
 	fputs(pg->diff ? "{\"version\":1,\"diff\":true,\n" : "{\"version\":1,\n", out);
@@ -438,6 +703,9 @@ static int write_data(struct page *pg, FILE *out)
 	fputs(",\n", out);
 	if (!err)
 		err = write_timeline(pg, out);
+	fputs(",\n", out);
+	if (!err)
+		err = write_tracks(pg, out);
 	/* Names last: the trees and tasks above gave them their ids. */
 	fputs(",\n\"names\":[", out);
 	for (size_t i = 0; i < prec_hashmap_count(&pg->names); i++) {
@@ -771,6 +1039,7 @@ static void page_release(struct page *pg)
 	free(pg->flames);
 	free(pg->path);
 	ana_timeline_free(pg->tl);
+	ana_tracks_free(pg->tk);
 	prec_hashmap_release(&pg->tasks);
 	prec_hashmap_release(&pg->names);
 	ana_doc_free(pg->report);
@@ -828,6 +1097,8 @@ static int page_build(struct page *pg)
 				      .on_sample = on_sample, .ctx = pg };
 	ro.keys[ro.nkeys++] = ANA_KEY_SYM;
 	ro.keys[ro.nkeys++] = ANA_KEY_DSO;
+	if ((ret = tracks_new(pg)) < 0)
+		return ret;
 	if (sampling > 1)
 		ro.keys[ro.nkeys++] = ANA_KEY_EVENT;
 	if ((ret = ana_report_run(s, &ro, pg->report)) < 0)

@@ -6,9 +6,12 @@
  * the test reads from --dump-dom.
  *
  *   HOT: the function to zoom into and search for (data-hot on <html>)
+ *   COMM: the workload's process name, whose track is hovered and
+ *         clicked (data-comm on <html>)
  */
 (function () {
 	var root = document.documentElement, hot = root.getAttribute('data-hot') || 'main';
+	var comm = root.getAttribute('data-comm') || 'main';
 	var results = [];
 	function check(name, fn) {
 		var why;
@@ -114,7 +117,7 @@
 		 * recorded host scheduled the workload (on a loaded machine the
 		 * middle of every lane can be idle), so the clicks sweep each
 		 * lane until one lands on a run. */
-		var lanes = tl.querySelectorAll('.lane canvas'), sel = document.getElementById('tl-sel');
+		var lanes = tl.querySelectorAll('.lane[data-cpu] canvas'), sel = document.getElementById('tl-sel');
 		var hit = null, hx;
 		for (var i = 0; i < lanes.length && !hit; i++) {
 			var w = lanes[i].getBoundingClientRect().width;
@@ -135,6 +138,49 @@
 		if (sel.textContent)
 			return 'second click kept ' + sel.textContent;
 		results.push('follow=' + JSON.stringify(line).replace(/"/g, "'"));
+	});
+	check('tracks', function () {
+		var tl = document.getElementById('tl'), sel = document.getElementById('tl-sel');
+		var legend = tl.querySelectorAll('.tk-legend > span');
+		if (legend.length < 3)
+			return 'legend has ' + legend.length + ' items';
+		var rows = tl.querySelectorAll('.tk-row[data-pid]'), row = null, i;
+		for (i = 0; i < rows.length && !row; i++)
+			if (rows[i].firstChild.textContent.indexOf(comm) >= 0)
+				row = rows[i];
+		if (!row)
+			return 'no process track named ' + comm + ' in ' + rows.length;
+		/* the workload spun all along: the middle of its track ran */
+		var c = row.querySelector('canvas');
+		at(c, 'mousemove');
+		if (tip.hidden || tip.textContent.indexOf(comm) < 0 ||
+		    !/samples \u2248 [0-9]+/.test(tip.textContent) || !/on CPU \u2248/.test(tip.textContent))
+			return 'track tooltip: ' + tip.textContent;
+		at(c, 'mousedown');
+		at(c, 'mouseup', undefined, window);
+		if (sel.textContent.indexOf('Following ' + comm) !== 0)
+			return 'click on the track: "' + sel.textContent + '"';
+		at(c, 'mousedown');
+		at(c, 'mouseup', undefined, window);
+		if (sel.textContent)
+			return 'second click kept ' + sel.textContent;
+		/* a process with threads opens into them and closes again */
+		var labels = tl.querySelectorAll('.label.tk-proc[aria-expanded=false]'), lbl = null;
+		for (i = 0; i < labels.length && !lbl; i++)
+			if (labels[i].textContent.charAt(0) === '\u25b8')
+				lbl = labels[i];
+		if (lbl) {
+			var pid = lbl.parentNode.getAttribute('data-pid');
+			lbl.click();
+			var open = tl.querySelector('.tk-row[data-pid="' + pid + '"] .label');
+			var threads = tl.querySelectorAll('.tk-trow').length;
+			if (!threads || open.getAttribute('aria-expanded') !== 'true')
+				return 'opening pid ' + pid + ' showed ' + threads + ' threads';
+			open.click();
+			if (tl.querySelectorAll('.tk-trow').length)
+				return 'closing pid ' + pid + ' left its threads';
+			results.push('threads=' + threads);
+		}
 	});
 	check('sort', function () {
 		var th = document.querySelector('table.t[data-section="rows"] th[data-col="overhead"]');

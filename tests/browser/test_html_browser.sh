@@ -16,10 +16,13 @@
 #     recorded alone (so other load on the host cannot shrink its frames)
 #     with call stacks and switch events: the flame graph has a frame
 #     named symprog_hot_loop, the timeline has one lane per online CPU,
+#     a process track named symprog with a legend of the tracks' colours,
 #     and the scripts ran clean. Then a copy of the page
 #     with tests/browser/interact.js inserted is driven like a person
 #     would: hover, click to zoom and reset, search, inverted view,
-#     timeline zoom, drag and tooltip, sorting a table.
+#     timeline zoom, drag and tooltip, a process track's tooltip, click
+#     (its thread followed in the CPU lanes) and threads opened and
+#     closed, sorting a table.
 # Screenshots are kept in BUILD/tests/html_browser/ to look at.
 set -euo pipefail
 build=${PERFREC_BUILD_DIR:?}
@@ -105,11 +108,15 @@ cpus=$(getconf _NPROCESSORS_ONLN)
 lanes=$(grep -o '<div class="lane" data-cpu="[0-9]*"' "$work/workload.dom" | wc -l)
 [ "$lanes" = "$cpus" ] || fail "the timeline has $lanes lanes for $cpus CPUs"
 echo "workload: symprog_hot_loop in the flame graph, $lanes lanes for $cpus CPUs"
+grep -q '<div class="label tk-proc"[^>]*>[^<]*symprog [0-9]' "$work/workload.dom" ||
+  fail "no process track named symprog: $(grep -o '<div class="label tk-proc"[^>]*>[^<]*<' "$work/workload.dom" | head -5)"
+grep -q 'class="legend tk-legend"' "$work/workload.dom" || fail "the tracks have no legend"
+echo "workload: a track for symprog, with a legend"
 
 # ---- 3. the same page, driven
 awk -v js="$source_dir/tests/browser/interact.js" '
   /^<\/body>$/ { print "<script>"; while ((getline l < js) > 0) print l; print "</script>" }
-  { sub(/^<html lang="en">$/, "<html lang=\"en\" data-hot=\"symprog_hot_loop\">"); print }' \
+  { sub(/^<html lang="en">$/, "<html lang=\"en\" data-hot=\"symprog_hot_loop\" data-comm=\"symprog\">"); print }' \
   "$work/t.html" >"$work/t-driven.html"
 dom "$work/t-driven.html" driven
 clean driven
@@ -117,7 +124,7 @@ driven=$(grep -o 'data-interact="[^"]*"' "$work/driven.dom" || true)
 echo "driven: $driven"
 [ -n "$driven" ] || fail "the interaction script did not run"
 case "$driven" in *FAIL*) fail "interactions failed: $driven";; esac
-for c in hover zoom search inverted timeline sort; do
+for c in hover zoom search inverted timeline tracks sort; do
   case "$driven" in *"$c=ok"*) ;; *) fail "interaction $c did not run: $driven";; esac
 done
 echo "html browser: ok (screenshots in $shots)"

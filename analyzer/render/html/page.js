@@ -98,23 +98,32 @@
 		showFlame();
 	}
 
-	/* ---- timeline */
-	var tlNote = byId('tl-note');
-	if (!data.timeline) {
-		tlNote.textContent = 'No context-switch records in this trace: record with ' +
+	/* ---- timeline: CPU lanes (switch records) and tracks (any samples) */
+	var tlNote = byId('tl-note'), tk = data.tracks;
+	if (!data.timeline && !tk) {
+		tlNote.textContent = 'No context-switch records or samples in this trace: record with ' +
 			'--switch-events (perfrec record -a --switch-events ...) to see which task ran ' +
 			'on which CPU.';
 		byId('tl').hidden = true;
 		byId('tl-in').disabled = byId('tl-out').disabled = byId('tl-reset').disabled = true;
 	} else {
-		var d = data.timeline;
-		var tl = new PerfrecTimeline.Timeline(byId('tl'), d, names, tip);
-		tlNote.textContent = U.grouped(d.lanes.length) + (d.lanes.length === 1 ? ' CPU' : ' CPUs') +
-			' over ' + U.duration(d.t1 - d.t0) + '. Runs shorter than ' + U.duration(d.bucket) +
-			' are summed per ' + U.duration(d.bucket) + ' (shade = busy share, color = the task ' +
-			'that ran longest); empty space is idle.' +
+		/* without switch records: no lanes, the tracks' window */
+		var d = data.timeline || { t0: tk.t0, t1: tk.t0 + tk.bin * tk.nbins, bucket: tk.bin,
+					   nbuckets: tk.nbins, dropped: 0, lanes: [], tasks: [] };
+		var tracks = tk ? new PerfrecTracks.Tracks(tk, names, PerfrecTimeline.taskColor) : null;
+		var tl = new PerfrecTimeline.Timeline(byId('tl'), d, names, tip, tracks);
+		tlNote.textContent = (data.timeline ? U.grouped(d.lanes.length) +
+			(d.lanes.length === 1 ? ' CPU' : ' CPUs') + ' over ' + U.duration(d.t1 - d.t0) +
+			'. Runs shorter than ' + U.duration(d.bucket) + ' are summed per ' +
+			U.duration(d.bucket) + ' (shade = busy share, color = the task that ran ' +
+			'longest); empty space is idle.' :
+			'No context-switch records (record with --switch-events for CPU lanes and ' +
+			'on-CPU time): the tracks show samples only.') +
 			(d.dropped ? ' ' + U.grouped(d.dropped) + ' runs on CPUs past the first 1024 are ' +
-				'not drawn.' : '');
+				'not drawn.' : '') +
+			(tk ? ' Tracks: per ' + U.duration(tk.bin) + ', on-CPU time on top, sample ' +
+				'density in the middle' + (tk.offcpu ? ', off-CPU blocks at the bottom' : '') +
+				'; click a track to follow its thread.' : '');
 		byId('tl-in').addEventListener('click', function () { tl.zoomAt(0.5, 0.5); });
 		byId('tl-out').addEventListener('click', function () { tl.zoomAt(0.5, 2); });
 		byId('tl-reset').addEventListener('click', function () { tl.reset(); });

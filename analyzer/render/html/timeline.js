@@ -14,6 +14,9 @@
  *                buckets: flat [index, busy ns, runs, top task or -1, ...]
  *                       (shorter runs summed per bucket, exact busy) }
  * Lanes are canvases (thousands of rectangles); the lane labels are text.
+ * Under the lanes, the tracks of processes and threads (tracks.js), on
+ * the same axis: they pan and zoom with the lanes. A page without switch
+ * records has tracks and no lanes.
  * Empty space in a lane is the CPU idle; clicking a run selects its task:
  * the other tasks fade, so its runs and the gaps between them stand out
  * across lanes, and its longest off-CPU gap is marked in red.
@@ -71,7 +74,7 @@ var PerfrecTimeline = (function () {
 		return lo;
 	}
 
-	function Timeline(el, data, names, tip) {
+	function Timeline(el, data, names, tip, tracks) {
 		this.el = el;
 		this.tip = tip;
 		this.d = data;
@@ -81,6 +84,7 @@ var PerfrecTimeline = (function () {
 		this.v1 = this.span;
 		this.sel = -1;
 		this.onselect = null;
+		this.tracks = tracks || null;
 		this.lanes = data.lanes.map(prepLane);
 		this.canvases = [];
 		this.build();
@@ -128,6 +132,16 @@ var PerfrecTimeline = (function () {
 			self.canvases.push(c);
 			el.appendChild(row);
 		});
+		if (this.tracks) {
+			this.tkEl = document.createElement('div');
+			this.tkEl.className = 'tracks';
+			el.appendChild(this.tkEl);
+			this.tracks.onrebuild = function () {
+				self.buildTracks();
+				self.draw();
+			};
+			this.buildTracks();
+		}
 		var drag = null;
 		function at(ev, c) {
 			var r = c.getBoundingClientRect();
@@ -155,9 +169,15 @@ var PerfrecTimeline = (function () {
 			drag.c.classList.remove('dragging');
 			if (!drag.moved && drag.c.perfrecLane !== undefined)
 				self.pick(ev, drag.c);
+			else if (!drag.moved && drag.c.perfrecTrack !== undefined)
+				self.pickTrack(drag.c.perfrecTrack);
 			drag = null;
 		});
 		el.addEventListener('mousemove', function (ev) {
+			if (!drag && ev.target.perfrecTrack !== undefined) {
+				self.hoverTrack(ev, ev.target);
+				return;
+			}
 			if (drag || ev.target.tagName !== 'CANVAS' || ev.target.perfrecLane === undefined) {
 				if (!drag)
 					self.tip.hide();
@@ -180,6 +200,22 @@ var PerfrecTimeline = (function () {
 			self.zoomAt(p.x / p.w, Math.exp(Math.max(-1, Math.min(1, ev.deltaY * 0.003))));
 		}, { passive: false });
 		window.addEventListener('resize', function () { self.draw(); });
+	};
+
+	/* The tracks' rows, again when a process opens or closes. */
+	Timeline.prototype.buildTracks = function () {
+		var el = this.tkEl, tracks = this.tracks;
+		U.clear(el);
+		tracks.build(el, function (label, c, cls) {
+			var row = document.createElement('div');
+			row.className = 'lane ' + cls;
+			row.appendChild(label);
+			c.style.height = '22px';
+			c.perfrecTrack = tracks.rows.length;
+			row.appendChild(c);
+			el.appendChild(row);
+			return row;
+		});
 	};
 
 	Timeline.prototype.setView = function (a, b) {
@@ -241,6 +277,8 @@ var PerfrecTimeline = (function () {
 			ax.fillStyle = 'rgba(211,47,47,0.8)';
 			ax.fillRect((gap[0] - v0) * k, AXIS_H - 3, Math.max(1, gap[1] * k), 3);
 		}
+		if (this.tracks)
+			this.tracks.draw(v0, v1, this.d.t0, setup);
 		this.lanes.forEach(function (lane, i) {
 			var s = setup(self.canvases[i], LANE_H), ctx = s.ctx, kk = s.w / (v1 - v0);
 			var bw = self.d.bucket, j, sel = self.sel;
@@ -333,21 +371,55 @@ var PerfrecTimeline = (function () {
 		this.tip.show(ev, 'CPU ' + lane.cpu + ', many short runs', lines);
 	};
 
+	Timeline.prototype.hoverTrack = function (ev, c) {
+		var r = c.getBoundingClientRect(), per = (this.v1 - this.v0) / (r.width || 1);
+		var t = this.d.t0 + this.v0 + (ev.clientX - r.left) * per;
+		var what = this.tracks.describe(c.perfrecTrack, t);
+		if (what)
+			this.tip.show(ev, what.title, what.lines);
+		else
+			this.tip.hide();
+	};
+
+	/* A track clicked: its thread is followed in the lanes too. */
+	Timeline.prototype.pickTrack = function (i) {
+		var tid = this.tracks.pick(i), task = -1;
+		for (var t = 0; tid >= 0 && t * TASK < this.d.tasks.length; t++)
+			if (this.d.tasks[TASK * t + 1] === tid) {
+				task = t;
+				break;
+			}
+		this.select(task, tid);
+	};
+
 	Timeline.prototype.pick = function (ev, c) {
 		var r = c.getBoundingClientRect(), lane = this.lanes[c.perfrecLane];
 		var per = (this.v1 - this.v0) / (r.width || 1);
 		var hit = this.find(lane, this.v0 + (ev.clientX - r.left) * per, per);
 		var task = !hit ? -1 : hit.span !== undefined ? lane.st[hit.span] : lane.bt[hit.bucket];
-		this.sel = task === this.sel ? -1 : task;
+		task = task === this.sel ? -1 : task;
+		if (this.tracks) {   /* the tracks follow the same thread */
+			this.tracks.selTid = task >= 0 ? this.d.tasks[TASK * task + 1] : -1;
+			this.tracks.selPid = task >= 0 ? this.d.tasks[TASK * task] : -1;
+		}
+		this.select(task, -1);
+	};
+
+	/* Follows lane task `task` (-1: none) or, when it ran on no lane
+	 * shown, the tracks' thread tid. */
+	Timeline.prototype.select = function (task, tid) {
+		this.sel = task;
 		this.draw();
 		if (this.onselect) {
 			var g = this.gap(this.sel), line = null;
 			if (this.sel >= 0)
 				line = this.taskLine(this.sel) + (g ? '; longest off-CPU gap (red) ' +
 					U.duration(g[1]) + ' from ' + U.seconds(this.d.t0 + g[0], 1e3) : '');
+			else if (tid >= 0)
+				line = 'tid ' + tid;
 			this.onselect(line);
 		}
 	};
 
-	return { Timeline: Timeline };
+	return { Timeline: Timeline, taskColor: taskColor };
 })();
