@@ -7,6 +7,11 @@
  * pair (caller and callee) per (kind, event). Samples come from report's
  * on_sample hook; another weighted stack source (off-CPU time) adds its
  * stacks with its own kind and the page shows its tree with the others.
+ *
+ * So that a selection (a time range, a thread) can filter the flame
+ * graph in the page, each stack of the page's own trace is also counted
+ * per (tree, time bin, thread, leaf node): written per node of the
+ * caller tree's view, whose weights the page sums over what is selected.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "analyzer/render/html.h"
@@ -58,6 +63,10 @@ enum { TAG_TASK = 0, TAG_USER = 1, TAG_KERNEL = 2, TAG_PRUNED = 3 };
  * strings of one character per bin), so ~0.5 MB at most, whatever the
  * trace length and the number of threads; the rest are counted. */
 #define TK_BINS 400
+/* Selection data: at most about this many (time bin, thread, view node)
+ * entries per tree (~25 bytes of page each); beyond, time bins are
+ * merged two by two until they fit (a selection then snaps to them). */
+#define SEL_BUDGET 20000
 #define TK_MAX_PROCS 100
 #define TK_MAX_THREADS 300
 
@@ -65,6 +74,17 @@ struct flame {
 	int kind;                /* enum flame_kind */
 	int event;               /* FLAME_SAMPLES: event position, -1 unknown */
 	struct ana_stree caller, callee;
+};
+
+/* One stack count kept for the selection: per tree (position in
+ * page.flames), tracks' bin, thread and caller-tree leaf. */
+struct sel_key {
+	uint32_t flame, bin, tid, node;
+	uint32_t pid;
+};
+
+struct sel_val {
+	uint64_t weight, count;
 };
 
 struct task_key {
@@ -98,6 +118,12 @@ struct page {
 	size_t path_cap;
 	struct ana_timeline *tl;     /* NULL without switch records */
 	struct ana_tracks *tk;       /* the page trace's threads over time */
+	struct prec_hashmap sel;     /* sel_key -> sel_val */
+	/* What the tracks show (tracks_pick()): per process in the tracks'
+	 * order, how many of its threads; and the tids and pids shown, the
+	 * only ones a selection can name */
+	size_t *nt_shown, np_shown;
+	struct prec_hashmap shown_tid, shown_pid;   /* uint32 -> nothing */
 	struct prec_hashmap tasks;        /* task_key -> task_val; position = task id */
 	struct prec_hashmap names;        /* const char * -> nothing; position = id */
 	struct ana_doc *report, *sched, *counters, *info, *offcpu, *changes;
@@ -127,8 +153,37 @@ static struct flame *flame_get(struct page *pg, int kind, int event, int create)
 
 /* Adds one stack to the tree pair (kind, event): frames leaf first, as
  * ana_resolve_sample() gives them, under the task's name. */
+/* Counts the stack just added to f's caller tree for the selection. */
+static int sel_add(struct page *pg, const struct flame *f, uint32_t pid, uint32_t tid,
+		   uint64_t time, uint64_t weight)
+{
+	uint64_t t0 = ana_tracks_t0(pg->tk), bin = ana_tracks_bin_ns(pg->tk);
+	size_t nb = ana_tracks_nbins(pg->tk);
+	size_t b = time <= t0 ? 0 : (size_t)((time - t0) / bin);
+	struct sel_key k;
+	memset(&k, 0, sizeof(k));
+	k.flame = (uint32_t)(f - pg->flames);
+	k.bin = (uint32_t)(b < nb ? b : nb - 1);
+	k.tid = tid;
+	k.node = ana_stree_last_node(&f->caller);
+	k.pid = pid;
+	struct sel_val *v = prec_hashmap_get(&pg->sel, &k, NULL);
+	if (!v)
+		return -ENOMEM;
+	v->weight += weight;
+	v->count++;
+	return 0;
+}
+
+/* who: the stack's task and time (its sample's or block's end) */
+struct stack_who {
+	uint32_t pid, tid;
+	uint64_t time;
+};
+
 static int flame_add_stack(struct page *pg, int kind, int event, const char *comm,
-			   const struct ana_loc *frames, int n, uint64_t weight)
+			   const struct stack_who *who, const struct ana_loc *frames, int n,
+			   uint64_t weight)
 {
 	struct flame *f = flame_get(pg, kind, event, !pg->side_base);
 	if (!f)   /* the base's own profiles: nothing of the new side to draw */
@@ -158,6 +213,8 @@ static int flame_add_stack(struct page *pg, int kind, int event, const char *com
 	int (*add)(struct ana_stree *, const struct ana_stree_frame *, size_t, int,
 		   uint64_t) = pg->side_base ? ana_stree_add_base : ana_stree_add;
 	int ret = add(&f->caller, pg->path, len, 0, weight);
+	if (!ret && pg->tk && !pg->side_base && pg->cur == pg->s)
+		ret = sel_add(pg, f, who->pid, who->tid, who->time, weight);
 	if (!ret)
 		ret = add(&f->callee, pg->path, len, 1, weight);
 	return ret;
@@ -179,13 +236,14 @@ static int page_event(const struct page *pg, int ev)
 static int on_sample(void *ctx, const struct ana_report_sample *rs)
 {
 	struct page *pg = ctx;
-	if (pg->tk && pg->cur == pg->s && rs->p->pkt->sample) {
-		const Perfrec__Sample *sm = rs->p->pkt->sample;
+	const Perfrec__Sample *sm = rs->p->pkt->sample;
+	struct stack_who who = { sm ? sm->pid : 0, sm ? sm->tid : 0, rs->p->time };
+	if (pg->tk && pg->cur == pg->s && sm) {
 		int ret = ana_tracks_sample(pg->tk, sm->pid, sm->tid, rs->comm, rs->p->time);
 		if (ret)
 			return ret;
 	}
-	return flame_add_stack(pg, FLAME_SAMPLES, page_event(pg, rs->event), rs->comm,
+	return flame_add_stack(pg, FLAME_SAMPLES, page_event(pg, rs->event), rs->comm, &who,
 			       rs->frames, rs->nframes, rs->weight);
 }
 
@@ -194,6 +252,7 @@ static int on_offcpu(void *ctx, const struct ana_report_sample *rs)
 {
 	struct page *pg = ctx;
 	const Perfrec__OffCpu *oc = rs->p->pkt->off_cpu;
+	struct stack_who who = { oc ? oc->pid : 0, oc ? oc->tid : 0, rs->p->time };
 	/* an interval ends at its packet's time; sums have no place in time
 	 * (they count in the flame graph and the tables only) */
 	if (pg->tk && pg->cur == pg->s && oc && !oc->count) {
@@ -203,7 +262,7 @@ static int on_offcpu(void *ctx, const struct ana_report_sample *rs)
 		if (ret)
 			return ret;
 	}
-	return flame_add_stack(ctx, FLAME_OFFCPU, -1, rs->comm, rs->frames, rs->nframes,
+	return flame_add_stack(ctx, FLAME_OFFCPU, -1, rs->comm, &who, rs->frames, rs->nframes,
 			       rs->weight);
 }
 
@@ -346,7 +405,8 @@ static void put_u64s(FILE *out, const char *key, const struct ana_stree_view *v,
 	fputs("]", out);
 }
 
-static int write_tree(struct page *pg, FILE *out, const struct ana_stree *t)
+/* map: when not NULL, gets the view's node map (the caller frees it) */
+static int write_tree(struct page *pg, FILE *out, const struct ana_stree *t, uint32_t **map)
 {
 	struct ana_stree_view v;
 	double frac = pg->o.min_fraction > 0 ? pg->o.min_fraction : ANA_HTML_MIN_FRACTION;
@@ -387,8 +447,115 @@ static int write_tree(struct page *pg, FILE *out, const struct ana_stree *t)
 		first = 0;
 	}
 	fprintf(out, "],\"fraction\":%g,\"pruned\":%" PRIu64 "}", v.fraction, v.pruned_nodes);
+	if (map) {
+		*map = v.map;
+		v.map = NULL;
+	}
 	ana_stree_view_release(&v);
 	return err;
+}
+
+static int cmp_sel(const void *a, const void *b)
+{
+	const struct sel_key *x = a, *y = b;
+	if (x->bin != y->bin)
+		return x->bin < y->bin ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* ,"sel":{"f":F,"e":[bin,tid,pid,node,weight,count,...]}: flame fi's
+ * stacks per (bin of F tracks' bins, thread, process, view node), exact
+ * weights and counts; tid and pid -1 when the tracks do not show them
+ * (nothing can select them), F the smallest power of 2 that keeps them
+ * within budget. */
+static int write_sel(struct page *pg, FILE *out, uint32_t fi, const uint32_t *map,
+		     size_t budget)
+{
+	struct prec_hashmap agg;
+	size_t nb = ana_tracks_nbins(pg->tk), f = 1;
+	int err = 0;
+	prec_hashmap_init(&agg, sizeof(struct sel_key), sizeof(struct sel_val));
+	for (;; f *= 2) {
+		prec_hashmap_clear(&agg);
+		for (size_t i = 0; i < prec_hashmap_count(&pg->sel) && !err; i++) {
+			const struct sel_key *k = prec_hashmap_key(&pg->sel, i);
+			const struct sel_val *v = prec_hashmap_val(&pg->sel, i);
+			if (k->flame != fi)
+				continue;
+			struct sel_key a;
+			memset(&a, 0, sizeof(a));
+			a.bin = (uint32_t)(k->bin / f);
+			a.tid = prec_hashmap_find(&pg->shown_tid, &k->tid) ? k->tid : UINT32_MAX;
+			a.pid = prec_hashmap_find(&pg->shown_pid, &k->pid) ? k->pid : UINT32_MAX;
+			a.node = k->node == ANA_STREE_ROOT ? UINT32_MAX : map[k->node];
+			struct sel_val *av = prec_hashmap_get(&agg, &a, NULL);
+			if (!av) {
+				err = -ENOMEM;
+				break;
+			}
+			av->weight += v->weight;
+			av->count += v->count;
+		}
+		if (err || prec_hashmap_count(&agg) <= budget || f >= nb)
+			break;
+	}
+	size_t n = prec_hashmap_count(&agg);
+	struct sel_key *keys = malloc((n ? n : 1) * sizeof(*keys));
+	if (!keys)
+		err = -ENOMEM;
+	if (!err) {
+		for (size_t i = 0; i < n; i++)
+			keys[i] = *(const struct sel_key *)prec_hashmap_key(&agg, i);
+		prec_sort(keys, n, sizeof(*keys), cmp_sel);
+		fprintf(out, ",\n\"sel\":{\"f\":%zu,\"e\":[", f);
+		for (size_t i = 0; i < n; i++) {
+			const struct sel_val *v = prec_hashmap_find(&agg, &keys[i]);
+			fprintf(out, "%s%" PRIu32 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRIu64
+				",%" PRIu64, i ? "," : "", keys[i].bin,
+				keys[i].tid == UINT32_MAX ? (int64_t)-1 : (int64_t)keys[i].tid,
+				keys[i].pid == UINT32_MAX ? (int64_t)-1 : (int64_t)keys[i].pid,
+				keys[i].node == UINT32_MAX ? (int64_t)-1 : (int64_t)keys[i].node,
+				v->weight, v->count);
+		}
+		fputs("]}", out);
+	}
+	free(keys);
+	prec_hashmap_release(&agg);
+	return err;
+}
+
+/* Sorts the tracks and picks those the page shows: the TK_MAX_PROCS
+ * busiest processes, and of their threads (busiest first, the busiest
+ * processes' first) TK_MAX_THREADS. */
+static int tracks_pick(struct page *pg)
+{
+	struct ana_tracks *tk = pg->tk;
+	if (!tk)
+		return 0;
+	int ret = ana_tracks_sort(tk);
+	if (ret)
+		return ret;
+	size_t np = ana_tracks_nprocs(tk), budget = TK_MAX_THREADS;
+	pg->np_shown = np < TK_MAX_PROCS ? np : TK_MAX_PROCS;
+	pg->nt_shown = calloc(pg->np_shown ? pg->np_shown : 1, sizeof(*pg->nt_shown));
+	if (!pg->nt_shown)
+		return -ENOMEM;
+	for (size_t i = 0; i < pg->np_shown; i++) {
+		const struct ana_track_proc *p = ana_tracks_proc(tk, i);
+		size_t nt = p->nthreads < budget ? p->nthreads : budget;
+		budget -= nt;
+		pg->nt_shown[i] = nt;
+		if (!prec_hashmap_get(&pg->shown_pid, &p->pid, NULL))
+			return -ENOMEM;
+		for (size_t j = 0; j < nt; j++)
+			if (!prec_hashmap_get(&pg->shown_tid, &p->threads[j]->tid, NULL))
+				return -ENOMEM;
+	}
+	return 0;
 }
 
 static int write_flames(struct page *pg, FILE *out)
@@ -413,10 +580,14 @@ static int write_flames(struct page *pg, FILE *out)
 			fprintf(out, ",\"base\":%" PRIu64 ",\"baseCount\":%" PRIu64,
 				f->caller.base, f->caller.base_count);
 		fputs(",\n\"caller\":", out);
-		err = write_tree(pg, out, &f->caller);
+		uint32_t *map = NULL;
+		err = write_tree(pg, out, &f->caller, pg->tk ? &map : NULL);
 		fputs(",\n\"callee\":", out);
 		if (!err)
-			err = write_tree(pg, out, &f->callee);
+			err = write_tree(pg, out, &f->callee, NULL);
+		if (!err && pg->tk)
+			err = write_sel(pg, out, (uint32_t)i, map, SEL_BUDGET / pg->nflames);
+		free(map);
 		fputs("}", out);
 	}
 	fputs("]", out);
@@ -602,12 +773,11 @@ static uint64_t peak(const uint64_t *a, size_t n)
 static int write_tracks(struct page *pg, FILE *out)
 {
 	struct ana_tracks *tk = pg->tk;
-	if (!tk || ana_tracks_sort(tk) || !ana_tracks_nthreads(tk)) {
+	if (!tk || !ana_tracks_nthreads(tk)) {
 		fputs("\"tracks\":null", out);
-		return tk && ana_tracks_nthreads(tk) ? -ENOMEM : 0;
+		return 0;
 	}
-	size_t nb = ana_tracks_nbins(tk), np = ana_tracks_nprocs(tk);
-	size_t shown_p = np < TK_MAX_PROCS ? np : TK_MAX_PROCS;
+	size_t nb = ana_tracks_nbins(tk), np = ana_tracks_nprocs(tk), shown_p = pg->np_shown;
 	struct series sr = { calloc(nb, 8), calloc(nb, 8), calloc(nb, 8), calloc(nb, 1) };
 	int err = 0;
 	if (!sr.run || !sr.smp || !sr.off || !sr.state) {
@@ -617,7 +787,6 @@ static int write_tracks(struct page *pg, FILE *out)
 	/* one sample scale per kind of track, so rows compare: the densest
 	 * bin of any shown process, of any shown thread */
 	uint64_t smax_p = 0, smax_t = 0;
-	size_t budget = TK_MAX_THREADS;
 	for (size_t i = 0; i < shown_p; i++) {
 		const struct ana_track_proc *p = ana_tracks_proc(tk, i);
 		memset(sr.smp, 0, nb * 8);
@@ -625,11 +794,10 @@ static int write_tracks(struct page *pg, FILE *out)
 			const struct ana_track *t = p->threads[j];
 			for (size_t b = 0; t->smp && b < nb; b++) {
 				sr.smp[b] += t->smp[b];
-				if (j < budget && t->smp[b] > smax_t)
+				if (j < pg->nt_shown[i] && t->smp[b] > smax_t)
 					smax_t = t->smp[b];
 			}
 		}
-		budget -= p->nthreads < budget ? p->nthreads : budget;
 		uint64_t m = peak(sr.smp, nb);
 		smax_p = m > smax_p ? m : smax_p;
 	}
@@ -646,7 +814,6 @@ static int write_tracks(struct page *pg, FILE *out)
 			first = 0;
 		}
 	fputs("],\n\"procs\":[", out);
-	budget = TK_MAX_THREADS;
 	uint64_t more_run = 0, more_threads = 0;
 	for (size_t i = 0; i < np && !err; i++) {
 		const struct ana_track_proc *p = ana_tracks_proc(tk, i);
@@ -670,8 +837,7 @@ static int write_tracks(struct page *pg, FILE *out)
 			p->off_ns, p->nthreads);
 		put_track(pg, out, &sr, cpus ? cpus : 1, smax_p);
 		fputs(",\"t\":[", out);
-		size_t nt = p->nthreads < budget ? p->nthreads : budget;
-		budget -= nt;
+		size_t nt = pg->nt_shown[i];
 		for (size_t j = 0; j < nt; j++) {
 			const struct ana_track *t = p->threads[j];
 			memset(sr.run, 0, nb * 8);
@@ -699,7 +865,9 @@ out:
 static int write_data(struct page *pg, FILE *out)
 {
 	fputs(pg->diff ? "{\"version\":1,\"diff\":true,\n" : "{\"version\":1,\n", out);
-	int err = write_flames(pg, out);
+	int err = tracks_pick(pg);
+	if (!err)
+		err = write_flames(pg, out);
 	fputs(",\n", out);
 	if (!err)
 		err = write_timeline(pg, out);
@@ -1040,6 +1208,10 @@ static void page_release(struct page *pg)
 	free(pg->path);
 	ana_timeline_free(pg->tl);
 	ana_tracks_free(pg->tk);
+	prec_hashmap_release(&pg->sel);
+	free(pg->nt_shown);
+	prec_hashmap_release(&pg->shown_tid);
+	prec_hashmap_release(&pg->shown_pid);
 	prec_hashmap_release(&pg->tasks);
 	prec_hashmap_release(&pg->names);
 	ana_doc_free(pg->report);
@@ -1058,6 +1230,9 @@ static int page_init(struct page *pg, struct ana_trace *s, const struct ana_html
 	pg->s = pg->cur = s;
 	prec_hashmap_init(&pg->tasks, sizeof(struct task_key), sizeof(struct task_val));
 	prec_hashmap_init(&pg->names, sizeof(const char *), 1);
+	prec_hashmap_init(&pg->sel, sizeof(struct sel_key), sizeof(struct sel_val));
+	prec_hashmap_init(&pg->shown_tid, sizeof(uint32_t), 1);
+	prec_hashmap_init(&pg->shown_pid, sizeof(uint32_t), 1);
 	ana_strpool_init(&pg->pool);
 	return ret;
 }

@@ -182,6 +182,42 @@
 			results.push('threads=' + threads);
 		}
 	});
+	check('select', function () {
+		/* a drag on the time axis selects a range: the flame graph
+		 * shrinks to it, the address keeps it; Clear restores */
+		var tl = document.getElementById('tl'), axis = tl.querySelector('.axis canvas');
+		var total = fg.getAttribute('data-total'), w = axis.getBoundingClientRect().width;
+		at(axis, 'mousedown', w * 0.25);
+		at(axis, 'mousemove', w * 0.5, window);
+		at(axis, 'mouseup', w * 0.5, window);
+		var frag = root.getAttribute('data-selection') || '';
+		if (!/^t=[0-9]+,[0-9]+$/.test(frag))
+			return 'drag on the axis: selection "' + frag + '"';
+		if (location.hash !== '#' + frag)
+			return 'address ' + location.hash + ' for ' + frag;
+		var part = fg.getAttribute('data-total').split(',').map(Number);
+		var all = total.split(',').map(Number);
+		if (!(part[1] > 0 && part[1] < all[1]))
+			return 'a quarter of the trace: ' + part + ' of ' + all;
+		if (!tl.getAttribute('data-range'))
+			return 'no range drawn';
+		/* a click on a track adds its process */
+		var row = tl.querySelector('.tk-row[data-pid] canvas');
+		at(row, 'mousedown');
+		at(row, 'mouseup', undefined, window);
+		var frag2 = root.getAttribute('data-selection');
+		if (frag2 !== frag + '&pid=' + row.parentNode.getAttribute('data-pid'))
+			return 'click on a track: selection "' + frag2 + '"';
+		var both = fg.getAttribute('data-total').split(',').map(Number);
+		if (!(both[1] <= part[1]))
+			return 'range and process: ' + both + ' more than the range alone ' + part;
+		document.getElementById('sel-clear').click();
+		if (root.getAttribute('data-selection') || location.hash ||
+		    fg.getAttribute('data-total') !== total || tl.getAttribute('data-range'))
+			return 'Clear left "' + root.getAttribute('data-selection') + '" ' + location.hash +
+				' ' + fg.getAttribute('data-total') + ' of ' + total;
+		results.push('selected=' + frag + '/' + part[1]);
+	});
 	check('sort', function () {
 		var th = document.querySelector('table.t[data-section="rows"] th[data-col="overhead"]');
 		if (!th)

@@ -124,7 +124,37 @@ driven=$(grep -o 'data-interact="[^"]*"' "$work/driven.dom" || true)
 echo "driven: $driven"
 [ -n "$driven" ] || fail "the interaction script did not run"
 case "$driven" in *FAIL*) fail "interactions failed: $driven";; esac
-for c in hover zoom search inverted timeline tracks sort; do
+for c in hover zoom search inverted timeline tracks select sort; do
   case "$driven" in *"$c=ok"*) ;; *) fail "interaction $c did not run: $driven";; esac
 done
+
+# ---- 4. a selection in the address filters the flame graph to what
+# report says of the same samples: a time range (a quarter of the trace,
+# on the tracks' bin edges, as a drag snaps to them), a thread, a process
+# total FLAGS: "period,samples" of report FLAGS over the page's trace
+total() {
+  "$ana" report "$@" "$work/t.prec" |
+    awk '$1=="samples_shown"{s=$2} $1=="total_period"{p=$2} END{print p "," s}'
+}
+# shown FRAGMENT NAME: the page's flame total ("weight,count") under it
+shown() {
+  dom "$work/t.html#$1" "$2"
+  clean "$2" >&2
+  grep -o 'id="fg"[^>]*' "$work/$2.dom" | grep -o 'data-total="[^"]*"' | cut -d'"' -f2
+}
+read -r t0 bin nbins < <(grep -o '"tracks":{"t0":[0-9]*,"bin":[0-9]*,"nbins":[0-9]*' "$work/t.html" |
+  sed 's/.*"t0":\([0-9]*\),"bin":\([0-9]*\),"nbins":\([0-9]*\)/\1 \2 \3/')
+a=$((t0 + nbins / 4 * bin)) b=$((t0 + nbins / 2 * bin))
+range=$(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.9f,%.9f", a / 1e9, b / 1e9}')
+want=$(total --time "$range") got=$(shown "t=$a,$b" sel-time)
+echo "selection $range s: page $got, report --time $want"
+[ -n "$got" ] && [ "$got" = "$want" ] || fail "time selection: page $got, report --time $range $want"
+case "$want" in *,0) fail "the time selection holds no sample";; esac
+read -r pid tid < <("$ana" sched "$work/t.prec" | awk '$1=="symprog"{print $2, $3; exit}')
+want=$(total --tid "$tid") got=$(shown "tid=$tid" sel-tid)
+echo "selection tid $tid: page $got, report --tid $want"
+[ "$got" = "$want" ] || fail "thread selection: page $got, report --tid $tid $want"
+want=$(total --pid "$pid" --time "$range") got=$(shown "t=$a,$b&pid=$pid" sel-pid)
+echo "selection pid $pid in $range s: page $got, report --pid --time $want"
+[ "$got" = "$want" ] || fail "process and time selection: page $got, report $want"
 echo "html browser: ok (screenshots in $shots)"

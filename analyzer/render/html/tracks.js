@@ -43,6 +43,8 @@ var PerfrecTracks = (function () {
 		this.open = {};       /* pid -> expanded */
 		this.rows = [];       /* { c: canvas, tr: track, proc: bool, pid } */
 		this.selTid = -1;
+		this.selPid = -1;
+		this.selProc = false;
 	}
 
 	Tracks.prototype.name = function (tr) {
@@ -142,6 +144,7 @@ var PerfrecTracks = (function () {
 				' on CPU) not in this page';
 			el.appendChild(m);
 		}
+		this.select(this.selTid, this.selPid, this.selProc);
 	};
 
 	Tracks.prototype.totals = function (tr) {
@@ -177,7 +180,8 @@ var PerfrecTracks = (function () {
 				return;
 			}
 			var tr = row.tr, nm = self.name(tr);
-			var faded = self.selTid >= 0 && (row.proc ? row.pid !== self.selPid : tr.tid !== self.selTid);
+			var faded = self.selTid >= 0 && (self.selProc ? row.pid !== self.selPid :
+				row.proc ? row.pid !== self.selPid : tr.tid !== self.selTid);
 			ctx.globalAlpha = faded ? 0.35 : 1;
 			/* on CPU: the top band, opacity the busy share */
 			var seg = -1, labels = 0;
@@ -256,22 +260,33 @@ var PerfrecTracks = (function () {
 			'  pid ' + row.pid + ', tid ' + tr.tid), lines: lines };
 	};
 
-	/* Selects row i's thread (a process row: its busiest thread), or
-	 * clears the selection when it is already selected. Returns the tid
-	 * selected, or -1. */
+	/* Selects row i's thread, or its process (selProc; selTid its main
+	 * thread), or clears the selection when it is already selected.
+	 * Returns the tid selected, or -1. */
 	Tracks.prototype.pick = function (i) {
 		var row = this.rows[i];
 		if (!row || row.loss)
 			return this.selTid;
-		var tid = row.proc ? (row.tr.t.length ? row.tr.t[0].tid : row.pid) : row.tr.tid;
-		if (tid === this.selTid) {
-			this.selTid = -1;
-			this.selPid = -1;
-		} else {
-			this.selTid = tid;
-			this.selPid = row.pid;
-		}
+		var tid = row.proc ? row.pid : row.tr.tid;
+		if (tid === this.selTid && row.proc === this.selProc)
+			this.select(-1, -1, false);
+		else
+			this.select(tid, row.pid, row.proc);
 		return this.selTid;
+	};
+
+	Tracks.prototype.select = function (tid, pid, proc) {
+		this.selTid = tid;
+		this.selPid = pid;
+		this.selProc = !!proc;
+		var self = this;
+		this.rows.forEach(function (row) {
+			if (row.loss)
+				return;
+			var on = tid >= 0 && (row.proc ? self.selProc && row.pid === pid :
+					      !self.selProc && row.tr.tid === tid);
+			row.c.parentNode.classList.toggle('tk-sel', on);
+		});
 	};
 
 	return { Tracks: Tracks, STATES: STATES, LEVELS: LEVELS };

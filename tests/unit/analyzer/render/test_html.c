@@ -158,6 +158,10 @@ static void test_golden_page(void **state)
 	expect(pg, "\"run\":28000000,\"samples\":");
 	expect(pg, "{\"pid\":200,\"name\":");
 	expect(pg, "\"run\":15000000,\"samples\":15,");
+	/* selection data: per (bin, tid, pid, view node) weight and count;
+	 * page-faults' two samples, in bins 18 and 189, both of pingpong */
+	expect(pg, ",\n\"sel\":{\"f\":1,\"e\":[2,100,100,2,1000000,1,2,200,200,13,1000000,1,");
+	expect(pg, ",\n\"sel\":{\"f\":1,\"e\":[18,100,100,1,1,1,189,100,100,1,1,1]}");
 	/* tables: report, sched, counters, info */
 	expect(pg, "<td>ping</td><td>pingpong</td><td>cpu-clock</td>");
 	expect(pg, "<tr><td>pong</td><td class=\"n\">100</td><td class=\"n\">101</td>"
