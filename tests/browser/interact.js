@@ -218,6 +218,36 @@
 				' ' + fg.getAttribute('data-total') + ' of ' + total;
 		results.push('selected=' + frag + '/' + part[1]);
 	});
+	check('calltree', function () {
+		/* the call tree opens and closes a path; the functions tab
+		 * lists HOT, and a click on it searches the flame graph */
+		var ctEl = document.getElementById('ct');
+		var before = ctEl.querySelectorAll('tbody tr').length;
+		var open = ctEl.querySelector('tr.ct-open');
+		if (!open)
+			return 'no expandable row in ' + before;
+		open.click();
+		var after = ctEl.querySelectorAll('tbody tr').length;
+		if (after === before)
+			return 'clicking a path left ' + after + ' rows';
+		ctEl.querySelector('tr[data-node="' + open.getAttribute('data-node') + '"]').click();
+		if (ctEl.querySelectorAll('tbody tr').length !== before)
+			return 'a second click did not restore ' + before + ' rows';
+		document.getElementById('tab-fn').click();
+		var fn = document.getElementById('fn');
+		if (fn.hidden || !document.getElementById('ct').hidden)
+			return 'the functions tab did not show';
+		var row = fn.querySelector('tr[data-name="' + hot + '"]');
+		if (!row)
+			return 'no function ' + hot;
+		row.click();
+		if (!fg.querySelector('.fr.match'))
+			return 'picking ' + hot + ' highlighted nothing';
+		var s = document.getElementById('fg-search');
+		s.value = '';
+		s.dispatchEvent(new Event('input', { bubbles: true }));
+		document.getElementById('tab-ct').click();
+	});
 	check('sort', function () {
 		var th = document.querySelector('table.t[data-section="rows"] th[data-col="overhead"]');
 		if (!th)

@@ -124,7 +124,7 @@ driven=$(grep -o 'data-interact="[^"]*"' "$work/driven.dom" || true)
 echo "driven: $driven"
 [ -n "$driven" ] || fail "the interaction script did not run"
 case "$driven" in *FAIL*) fail "interactions failed: $driven";; esac
-for c in hover zoom search inverted timeline tracks select sort; do
+for c in hover zoom search inverted timeline tracks select calltree sort; do
   case "$driven" in *"$c=ok"*) ;; *) fail "interaction $c did not run: $driven";; esac
 done
 
@@ -157,4 +157,37 @@ echo "selection tid $tid: page $got, report --tid $want"
 want=$(total --pid "$pid" --time "$range") got=$(shown "t=$a,$b&pid=$pid" sel-pid)
 echo "selection pid $pid in $range s: page $got, report --pid --time $want"
 [ "$got" = "$want" ] || fail "process and time selection: page $got, report $want"
+
+# ---- 5. the functions beside the flame graph: the call tree's totals per
+# function (a function inside itself once) are report --children's, for
+# the whole trace and for a selection. The page's trees are pruned at
+# 0.05% of the weight (a function's light call sites merged into grey
+# boxes): this workload's are not ("pruned":0), so they are exact.
+# funcs NAME REPORT-ARGS: the first 6 functions of NAME.dom against report
+funcs() {
+  local name=$1; shift
+  "$ana" report --children --sort sym --csv "$@" "$work/t.prec" >"$work/$name.csv"
+  grep -o '<tr data-name="[^"]*" data-total="[0-9]*" data-self="[0-9]*"' "$work/$name.dom" |
+    sed 's/<tr data-name="\([^"]*\)" data-total="\([0-9]*\)" data-self="\([0-9]*\)"/\1 \2 \3/' |
+    awk -v csv="$work/$name.csv" -v what="$name" '
+      BEGIN { FS = ","
+              while ((getline l < csv) > 0) {
+                n = split(l, f, ",")
+                if (f[1] == "total_period") total = f[2]
+                if (n == 5 && f[1] ~ /^[0-9.]+$/) { ch[f[5]] = f[1]; self[f[5]] = f[4] } }
+              FS = " " }
+      NR > 6 { next }   # (not head: grep would die of SIGPIPE under pipefail)
+      { got = sprintf("%.2f", 100 * $2 / total)
+        if (!($1 in ch)) { print what ": " $1 " is not in the report"; bad = 1; next }
+        if (got != ch[$1] || $3 != self[$1]) {
+          print what ": " $1 ": page " got "% self " $3 ", report " ch[$1] "% self " self[$1]; bad = 1 }
+        rows++ }
+      END { if (!rows) { print what ": no function rows"; bad = 1 }
+            if (!bad) print what ": " rows " functions equal to report --children"; exit bad }' ||
+    fail "functions of $name differ from report --children"
+}
+grep -q '"pruned":0' "$work/t.html" || echo "note: the page's trees were pruned"
+funcs workload
+funcs sel-tid --tid "$tid"
+funcs sel-pid --pid "$pid" --time "$range"
 echo "html browser: ok (screenshots in $shots)"

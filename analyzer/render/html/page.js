@@ -17,6 +17,19 @@
 	/* ---- flame graphs */
 	var flames = data.flames || [];
 	var fg = new PerfrecFlame.Flame(byId('fg'), tip);
+	var ct = new PerfrecCallTree.CallTree(byId('ct'), byId('fn'));
+	['ct', 'fn'].forEach(function (which) {
+		byId('tab-' + which).addEventListener('click', function () {
+			['ct', 'fn'].forEach(function (o) {
+				byId(o).hidden = o !== which;
+				byId('tab-' + o).classList.toggle('on', o === which);
+			});
+		});
+	});
+	ct.onpick = function (name) {   /* a function: searched in the flame graph */
+		search.value = '^' + name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$';
+		fg.search(search.value);
+	};
 	var which = byId('fg-which'), invert = byId('fg-invert'), search = byId('fg-search');
 	var match = byId('fg-match'), fgNote = byId('fg-note');
 
@@ -113,6 +126,7 @@
 		fg.fraction = tree.fraction;
 		fg.show(tree, names, { unit: f.unit, title: f.title, base: data.diff ? f.base : undefined },
 			weight, count);
+		ct.show(tree, names, f.unit, weight, invert.checked);
 		var what = f.unit === 'ns' ? U.duration(weight) + ' off-CPU' :
 			U.grouped(count) + ' samples';
 		if (filtered)
@@ -138,6 +152,7 @@
 		fgNote.textContent = 'No samples in this trace, or none passed the filters: record ' +
 			'with a sampling event and call stacks (perfrec record -F 999 -g ...).';
 		byId('fg').hidden = true;
+		byId('ct').parentNode.hidden = true;
 		which.disabled = invert.disabled = search.disabled = byId('fg-reset').disabled = true;
 	} else {
 		flames.forEach(function (f, i) {
