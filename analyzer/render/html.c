@@ -957,9 +957,28 @@ static void write_header(struct page *pg, FILE *out)
 	struct ana_trace *s = pg->s;
 	const Perfrec__FileHeader *h = s->header;
 	char buf[2048], num[32];
+	uint64_t end = s->end && s->end->end_time ? s->end->end_time : s->t_max;
+	double dur = end > s->start ? (double)(end - s->start) / 1e9 : 0.0;
 	fputs("<h1>perfrec trace <span class=\"host\">", out);
 	ana_html_str(out, h && h->hostname ? h->hostname : "(no header)");
-	fputs("</span></h1>\n<dl class=\"facts\">\n", out);
+	/* one line of what matters at a glance; every fact in the details */
+	fputs("</span></h1>\n<span class=\"glance\">", out);
+	{
+		size_t o = 0;
+		buf[0] = '\0';
+		if (h)
+			append(buf, sizeof(buf), &o, "%" PRIu32 " CPUs \xc2\xb7 ", h->cpus_online);
+		append(buf, sizeof(buf), &o, "%.3f s \xc2\xb7 %s samples", dur,
+		       grouped(num, sizeof(num), s->samples));
+		if (s->switches)
+			append(buf, sizeof(buf), &o, " \xc2\xb7 %s switches",
+			       grouped(num, sizeof(num), s->switches));
+		if (s->offcpu_intervals || s->offcpu_sums)
+			append(buf, sizeof(buf), &o, " \xc2\xb7 off-CPU");
+		ana_html_str(out, buf);
+	}
+	fputs("</span>\n<details class=\"facts-box\"><summary>Details</summary>\n"
+	      "<dl class=\"facts\">\n", out);
 	if (h) {
 		fact(out, "Host", h->hostname);
 		snprintf(buf, sizeof(buf), "%s %s (%s)", h->kernel_release ? h->kernel_release : "",
@@ -969,8 +988,6 @@ static void write_header(struct page *pg, FILE *out)
 			 h->cpu_model && *h->cpu_model ? ", " : "", h->cpu_model ? h->cpu_model : "");
 		fact(out, "CPUs", buf);
 	}
-	uint64_t end = s->end && s->end->end_time ? s->end->end_time : s->t_max;
-	double dur = end > s->start ? (double)(end - s->start) / 1e9 : 0.0;
 	if (h && h->realtime_ns) {
 		/* wall clock of the start: realtime - monotonic at the header */
 		/* (unsigned: the three are trace bytes, and may not add up) */
@@ -1042,7 +1059,7 @@ static void write_header(struct page *pg, FILE *out)
 			       h->cmdline[i] ? h->cmdline[i] : "");
 		fact(out, "Command", buf);
 	}
-	fputs("</dl>\n<ul class=\"alerts\">\n", out);
+	fputs("</dl>\n</details>\n<ul class=\"alerts\">\n", out);
 	uint64_t events = s->samples + s->switches;
 	for (int k = 0; k < ANA_NLOSS; k++) {
 		if (!s->loss_count[k] && !s->loss_records[k])
