@@ -136,9 +136,10 @@ total() {
   "$ana" report "$@" "$work/t.prec" |
     awk '$1=="samples_shown"{s=$2} $1=="total_period"{p=$2} END{print p "," s}'
 }
-# shown FRAGMENT NAME: the page's flame total ("weight,count") under it
+# shown FRAGMENT NAME [PAGE]: the page's (t.html's) flame total
+# ("weight,count") under FRAGMENT
 shown() {
-  dom "$work/t.html#$1" "$2"
+  dom "${3:-$work/t.html}#$1" "$2"
   clean "$2" >&2
   grep -o 'id="fg"[^>]*' "$work/$2.dom" | grep -o 'data-total="[^"]*"' | cut -d'"' -f2
 }
@@ -157,6 +158,13 @@ echo "selection tid $tid: page $got, report --tid $want"
 want=$(total --pid "$pid" --time "$range") got=$(shown "t=$a,$b&pid=$pid" sel-pid)
 echo "selection pid $pid in $range s: page $got, report --pid --time $want"
 [ "$got" = "$want" ] || fail "process and time selection: page $got, report $want"
+# html --diff: the same page, whose differential flame graph stays whole
+# under a selection (the base side has no per-bin data)
+"$ana" html --diff "$work/t.prec" "$work/t.prec" -o "$work/diff.html"
+whole=$(grep -o 'id="fg"[^>]*' "$work/workload.dom" | grep -o 'data-total="[^"]*"' | cut -d'"' -f2)
+got=$(shown "t=$a,$b" diff "$work/diff.html")
+echo "html --diff with a selection: $got (whole: $whole)"
+[ -n "$whole" ] && [ "$got" = "$whole" ] || fail "html --diff under a selection: $got, whole $whole"
 
 # ---- 5. the functions beside the flame graph: the call tree's totals per
 # function (a function inside itself once) are report --children's, for

@@ -113,7 +113,9 @@
 		var f = flames[Number(which.value) || 0];
 		if (!f)
 			return;
-		var filtered = selActive() && f.sel && tk;
+		/* a differential tree compares whole profiles: the base side
+		 * has no per-bin data, so the selection leaves it whole */
+		var filtered = selActive() && f.sel && tk && !data.diff;
 		invert.disabled = !!filtered;   /* the inverted tree is the whole trace's */
 		if (filtered)
 			invert.checked = false;
@@ -132,6 +134,8 @@
 		if (filtered)
 			what += ' in the selection (of ' + (f.unit === 'ns' ? U.duration(f.weight) :
 				U.grouped(f.count)) + ')';
+		else if (selActive() && data.diff)
+			what += ' (whole profiles: the selection does not apply to a differential graph)';
 		U.clear(fgNote);
 		fgNote.appendChild(document.createTextNode(
 			f.title + ': ' + what + '. ' + (data.diff ? 'Differential: widths from the new ' +
@@ -355,5 +359,8 @@
 		});
 	});
 
+	/* ms from the start of navigation to everything drawn: the
+	 * benchmark's time to first paint (tests/bench/html_vs_report.sh) */
+	root.setAttribute('data-ready-ms', String(Math.round(performance.now())));
 	root.setAttribute('data-ready', '1');
 })();
