@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "format/base/hashmap.h"
 
@@ -64,8 +63,6 @@ void ana_tracks_free(struct ana_tracks *tk)
 	for (size_t i = 0; i < prec_hashmap_count(&tk->threads); i++)
 		track_free(*(struct ana_track **)prec_hashmap_val(&tk->threads, i));
 	prec_hashmap_release(&tk->threads);
-	for (size_t i = 0; i < tk->nprocs; i++)
-		free(tk->procs[i].threads);
 	free(tk->procs);
 	free(tk->order);
 	free(tk->loss);
@@ -238,22 +235,8 @@ int ana_tracks_sort(struct ana_tracks *tk)
 		}
 		p->nthreads = j - i;
 	}
-	/* threads point into order, which is not moved again: copy each
-	 * process's list out so procs can be sorted on their own */
-	for (size_t i = 0; i < tk->nprocs; i++) {
-		struct ana_track_proc *p = &tk->procs[i];
-		struct ana_track **own = malloc(p->nthreads * sizeof(*own));
-		if (!own) {
-			for (size_t k = 0; k < i; k++) {
-				free(tk->procs[k].threads);
-				tk->procs[k].threads = NULL;
-			}
-			tk->nprocs = 0;
-			return -ENOMEM;
-		}
-		memcpy(own, p->threads, p->nthreads * sizeof(*own));
-		p->threads = own;
-	}
+	/* each process's threads are a run of order, which stays put:
+	 * sorting the processes moves only their structs */
 	prec_sort(tk->procs, tk->nprocs, sizeof(*tk->procs), cmp_proc);
 	return 0;
 }

@@ -57,7 +57,7 @@ struct ana_track_proc {
 	uint32_t pid;
 	const char *comm;        /* the main thread's (tid = pid), else the busiest's */
 	uint64_t run_ns, samples, off_ns;   /* sums over its threads */
-	struct ana_track **threads;         /* busiest first */
+	struct ana_track **threads;         /* busiest first; the object's */
 	size_t nthreads;
 };
 
