@@ -262,6 +262,7 @@
 			parts.push('process ' + trackName(-1, selection.pid) + selection.pid);
 		selWhat.textContent = parts.length ? parts.join(', ') : 'the whole trace';
 		selClear.disabled = !selActive();
+		byId('tables-note').hidden = !selActive();
 		if (flames.length)
 			showFlame();
 		var frag = selFragment();
