@@ -7,6 +7,11 @@
  * pair (caller and callee) per (kind, event). Samples come from report's
  * on_sample hook; another weighted stack source (off-CPU time) adds its
  * stacks with its own kind and the page shows its tree with the others.
+ *
+ * So that a selection (a time range, a thread) can filter the flame
+ * graph in the page, each stack of the page's own trace is also counted
+ * per (tree, time bin, thread, leaf node): written per node of the
+ * caller tree's view, whose weights the page sums over what is selected.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "analyzer/render/html.h"
@@ -31,6 +36,7 @@
 #include "analyzer/render/stree.h"
 #include "analyzer/render/table.h"
 #include "analyzer/render/timeline.h"
+#include "analyzer/render/tracks.h"
 
 /* What a flame tree's weight is. */
 enum flame_kind {
@@ -50,10 +56,35 @@ enum { TAG_TASK = 0, TAG_USER = 1, TAG_KERNEL = 2, TAG_PRUNED = 3 };
 #define TL_MAX_LANES 1024
 #define TL_BUCKET_BUDGET 32768
 
+/* Tracks: TK_BINS bins per track (about two pixels each on a laptop
+ * screen; the page zooms into them, coarser than the CPU lanes), the
+ * TK_MAX_PROCS busiest processes and at most TK_MAX_THREADS of their
+ * busiest threads. A track is at most 4 x TK_BINS bytes of page (four
+ * strings of one character per bin), so ~0.5 MB at most, whatever the
+ * trace length and the number of threads; the rest are counted. */
+#define TK_BINS 400
+/* Selection data: at most about this many (time bin, thread, view node)
+ * entries per tree (~25 bytes of page each); beyond, time bins are
+ * merged two by two until they fit (a selection then snaps to them). */
+#define SEL_BUDGET 20000
+#define TK_MAX_PROCS 100
+#define TK_MAX_THREADS 300
+
 struct flame {
 	int kind;                /* enum flame_kind */
 	int event;               /* FLAME_SAMPLES: event position, -1 unknown */
 	struct ana_stree caller, callee;
+};
+
+/* One stack count kept for the selection: per tree (position in
+ * page.flames), tracks' bin, thread and caller-tree leaf. */
+struct sel_key {
+	uint32_t flame, bin, tid, node;
+	uint32_t pid;
+};
+
+struct sel_val {
+	uint64_t weight, count;
 };
 
 struct task_key {
@@ -86,6 +117,13 @@ struct page {
 	struct ana_stree_frame *path;
 	size_t path_cap;
 	struct ana_timeline *tl;     /* NULL without switch records */
+	struct ana_tracks *tk;       /* the page trace's threads over time */
+	struct prec_hashmap sel;     /* sel_key -> sel_val */
+	/* What the tracks show (tracks_pick()): per process in the tracks'
+	 * order, how many of its threads; and the tids and pids shown, the
+	 * only ones a selection can name */
+	size_t *nt_shown, np_shown;
+	struct prec_hashmap shown_tid, shown_pid;   /* uint32 -> nothing */
 	struct prec_hashmap tasks;        /* task_key -> task_val; position = task id */
 	struct prec_hashmap names;        /* const char * -> nothing; position = id */
 	struct ana_doc *report, *sched, *counters, *info, *offcpu, *changes;
@@ -115,8 +153,37 @@ static struct flame *flame_get(struct page *pg, int kind, int event, int create)
 
 /* Adds one stack to the tree pair (kind, event): frames leaf first, as
  * ana_resolve_sample() gives them, under the task's name. */
+/* Counts the stack just added to f's caller tree for the selection. */
+static int sel_add(struct page *pg, const struct flame *f, uint32_t pid, uint32_t tid,
+		   uint64_t time, uint64_t weight)
+{
+	uint64_t t0 = ana_tracks_t0(pg->tk), bin = ana_tracks_bin_ns(pg->tk);
+	size_t nb = ana_tracks_nbins(pg->tk);
+	size_t b = time <= t0 ? 0 : (size_t)((time - t0) / bin);
+	struct sel_key k;
+	memset(&k, 0, sizeof(k));
+	k.flame = (uint32_t)(f - pg->flames);
+	k.bin = (uint32_t)(b < nb ? b : nb - 1);
+	k.tid = tid;
+	k.node = ana_stree_last_node(&f->caller);
+	k.pid = pid;
+	struct sel_val *v = prec_hashmap_get(&pg->sel, &k, NULL);
+	if (!v)
+		return -ENOMEM;
+	v->weight += weight;
+	v->count++;
+	return 0;
+}
+
+/* who: the stack's task and time (its sample's or block's end) */
+struct stack_who {
+	uint32_t pid, tid;
+	uint64_t time;
+};
+
 static int flame_add_stack(struct page *pg, int kind, int event, const char *comm,
-			   const struct ana_loc *frames, int n, uint64_t weight)
+			   const struct stack_who *who, const struct ana_loc *frames, int n,
+			   uint64_t weight)
 {
 	struct flame *f = flame_get(pg, kind, event, !pg->side_base);
 	if (!f)   /* the base's own profiles: nothing of the new side to draw */
@@ -146,6 +213,8 @@ static int flame_add_stack(struct page *pg, int kind, int event, const char *com
 	int (*add)(struct ana_stree *, const struct ana_stree_frame *, size_t, int,
 		   uint64_t) = pg->side_base ? ana_stree_add_base : ana_stree_add;
 	int ret = add(&f->caller, pg->path, len, 0, weight);
+	if (!ret && pg->tk && !pg->side_base && pg->cur == pg->s)
+		ret = sel_add(pg, f, who->pid, who->tid, who->time, weight);
 	if (!ret)
 		ret = add(&f->callee, pg->path, len, 1, weight);
 	return ret;
@@ -167,14 +236,33 @@ static int page_event(const struct page *pg, int ev)
 static int on_sample(void *ctx, const struct ana_report_sample *rs)
 {
 	struct page *pg = ctx;
-	return flame_add_stack(pg, FLAME_SAMPLES, page_event(pg, rs->event), rs->comm,
+	const Perfrec__Sample *sm = rs->p->pkt->sample;
+	struct stack_who who = { sm ? sm->pid : 0, sm ? sm->tid : 0, rs->p->time };
+	if (pg->tk && pg->cur == pg->s && sm) {
+		int ret = ana_tracks_sample(pg->tk, sm->pid, sm->tid, rs->comm, rs->p->time);
+		if (ret)
+			return ret;
+	}
+	return flame_add_stack(pg, FLAME_SAMPLES, page_event(pg, rs->event), rs->comm, &who,
 			       rs->frames, rs->nframes, rs->weight);
 }
 
 /* report --off-cpu's hook: blocked ns under the stack where it blocked */
 static int on_offcpu(void *ctx, const struct ana_report_sample *rs)
 {
-	return flame_add_stack(ctx, FLAME_OFFCPU, -1, rs->comm, rs->frames, rs->nframes,
+	struct page *pg = ctx;
+	const Perfrec__OffCpu *oc = rs->p->pkt->off_cpu;
+	struct stack_who who = { oc ? oc->pid : 0, oc ? oc->tid : 0, rs->p->time };
+	/* an interval ends at its packet's time; sums have no place in time
+	 * (they count in the flame graph and the tables only) */
+	if (pg->tk && pg->cur == pg->s && oc && !oc->count) {
+		uint64_t end = rs->p->time, start = end > oc->duration ? end - oc->duration : 0;
+		int ret = ana_tracks_offcpu(pg->tk, oc->pid, oc->tid, rs->comm, (int)oc->state,
+					    start, end);
+		if (ret)
+			return ret;
+	}
+	return flame_add_stack(ctx, FLAME_OFFCPU, -1, rs->comm, &who, rs->frames, rs->nframes,
 			       rs->weight);
 }
 
@@ -205,6 +293,9 @@ static int on_interval(void *ctx, const struct ana_sched_interval *iv)
 	if (!v->seen || iv->end > v->last_end)
 		v->last_end = iv->end;
 	v->seen = 1;
+	int ret = ana_tracks_run(pg->tk, iv->pid, iv->tid, comm, iv->start, iv->end);
+	if (ret)
+		return ret;
 	return ana_timeline_add(pg->tl, iv->cpu, (uint32_t)prec_hashmap_index(&pg->tasks, v),
 				iv->start, iv->end);
 }
@@ -215,17 +306,57 @@ static uint32_t cpus_of(const struct ana_trace *s)
 	return n < TL_MAX_LANES ? n : TL_MAX_LANES;
 }
 
+/* The window the timeline and the tracks show: the trace's, cut by the
+ * filter's time window. */
+static void page_window(const struct page *pg, uint64_t *lo, uint64_t *hi)
+{
+	const struct ana_trace *s = pg->s;
+	const struct ana_filter *f = pg->o.filter;
+	*lo = s->start;
+	*hi = s->end && s->end->end_time ? s->end->end_time : s->t_max;
+	if (f && ana_filter_windowed(f)) {
+		if (f->tmin > *lo)
+			*lo = f->tmin;
+		if (f->tmax < *hi)
+			*hi = f->tmax;
+	}
+}
+
+static int on_loss(void *ctx, const struct prec_packet *p)
+{
+	const Perfrec__Loss *l = p->pkt->loss;
+	if (l && p->time)
+		ana_tracks_loss(ctx, p->time, l->count);
+	return 0;
+}
+
+/* The tracks' object, and the losses' marks from a pass over the Loss
+ * packets (the frames that hold none are not read). Runs before the
+ * report and sched passes, which fill the tracks through their hooks. */
+static int tracks_new(struct page *pg)
+{
+	struct ana_trace *s = pg->s;
+	uint64_t lo, hi, lost = 0;
+	page_window(pg, &lo, &hi);
+	pg->tk = ana_tracks_new(lo, hi, TK_BINS);
+	if (!pg->tk)
+		return -errno;
+	for (int k = 0; k < ANA_NLOSS; k++)
+		lost += s->loss_records[k];
+	if (!lost)
+		return 0;
+	ana_trace_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_LOSS));
+	int ret = ana_trace_scan(s, "losses", on_loss, pg->tk);
+	ana_trace_set_kinds(s, 0);
+	return ret;
+}
+
 static int timeline_new(struct page *pg)
 {
 	struct ana_trace *s = pg->s;
 	const struct ana_filter *f = pg->o.filter;
-	uint64_t lo = s->start, hi = s->end && s->end->end_time ? s->end->end_time : s->t_max;
-	if (f && ana_filter_windowed(f)) {
-		if (f->tmin > lo)
-			lo = f->tmin;
-		if (f->tmax < hi)
-			hi = f->tmax;
-	}
+	uint64_t lo, hi;
+	page_window(pg, &lo, &hi);
 	uint32_t ncpu = cpus_of(s);
 	size_t nb = pg->o.buckets;
 	if (!nb) {
@@ -274,7 +405,8 @@ static void put_u64s(FILE *out, const char *key, const struct ana_stree_view *v,
 	fputs("]", out);
 }
 
-static int write_tree(struct page *pg, FILE *out, const struct ana_stree *t)
+/* map: when not NULL, gets the view's node map (the caller frees it) */
+static int write_tree(struct page *pg, FILE *out, const struct ana_stree *t, uint32_t **map)
 {
 	struct ana_stree_view v;
 	double frac = pg->o.min_fraction > 0 ? pg->o.min_fraction : ANA_HTML_MIN_FRACTION;
@@ -315,8 +447,115 @@ static int write_tree(struct page *pg, FILE *out, const struct ana_stree *t)
 		first = 0;
 	}
 	fprintf(out, "],\"fraction\":%g,\"pruned\":%" PRIu64 "}", v.fraction, v.pruned_nodes);
+	if (map) {
+		*map = v.map;
+		v.map = NULL;
+	}
 	ana_stree_view_release(&v);
 	return err;
+}
+
+static int cmp_sel(const void *a, const void *b)
+{
+	const struct sel_key *x = a, *y = b;
+	if (x->bin != y->bin)
+		return x->bin < y->bin ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* ,"sel":{"f":F,"e":[bin,tid,pid,node,weight,count,...]}: flame fi's
+ * stacks per (bin of F tracks' bins, thread, process, view node), exact
+ * weights and counts; tid and pid -1 when the tracks do not show them
+ * (nothing can select them), F the smallest power of 2 that keeps them
+ * within budget. */
+static int write_sel(struct page *pg, FILE *out, uint32_t fi, const uint32_t *map,
+		     size_t budget)
+{
+	struct prec_hashmap agg;
+	size_t nb = ana_tracks_nbins(pg->tk), f = 1;
+	int err = 0;
+	prec_hashmap_init(&agg, sizeof(struct sel_key), sizeof(struct sel_val));
+	for (;; f *= 2) {
+		prec_hashmap_clear(&agg);
+		for (size_t i = 0; i < prec_hashmap_count(&pg->sel) && !err; i++) {
+			const struct sel_key *k = prec_hashmap_key(&pg->sel, i);
+			const struct sel_val *v = prec_hashmap_val(&pg->sel, i);
+			if (k->flame != fi)
+				continue;
+			struct sel_key a;
+			memset(&a, 0, sizeof(a));
+			a.bin = (uint32_t)(k->bin / f);
+			a.tid = prec_hashmap_find(&pg->shown_tid, &k->tid) ? k->tid : UINT32_MAX;
+			a.pid = prec_hashmap_find(&pg->shown_pid, &k->pid) ? k->pid : UINT32_MAX;
+			a.node = k->node == ANA_STREE_ROOT ? UINT32_MAX : map[k->node];
+			struct sel_val *av = prec_hashmap_get(&agg, &a, NULL);
+			if (!av) {
+				err = -ENOMEM;
+				break;
+			}
+			av->weight += v->weight;
+			av->count += v->count;
+		}
+		if (err || prec_hashmap_count(&agg) <= budget || f >= nb)
+			break;
+	}
+	size_t n = prec_hashmap_count(&agg);
+	struct sel_key *keys = malloc((n ? n : 1) * sizeof(*keys));
+	if (!keys)
+		err = -ENOMEM;
+	if (!err) {
+		for (size_t i = 0; i < n; i++)
+			keys[i] = *(const struct sel_key *)prec_hashmap_key(&agg, i);
+		prec_sort(keys, n, sizeof(*keys), cmp_sel);
+		fprintf(out, ",\n\"sel\":{\"f\":%zu,\"e\":[", f);
+		for (size_t i = 0; i < n; i++) {
+			const struct sel_val *v = prec_hashmap_find(&agg, &keys[i]);
+			fprintf(out, "%s%" PRIu32 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRIu64
+				",%" PRIu64, i ? "," : "", keys[i].bin,
+				keys[i].tid == UINT32_MAX ? (int64_t)-1 : (int64_t)keys[i].tid,
+				keys[i].pid == UINT32_MAX ? (int64_t)-1 : (int64_t)keys[i].pid,
+				keys[i].node == UINT32_MAX ? (int64_t)-1 : (int64_t)keys[i].node,
+				v->weight, v->count);
+		}
+		fputs("]}", out);
+	}
+	free(keys);
+	prec_hashmap_release(&agg);
+	return err;
+}
+
+/* Sorts the tracks and picks those the page shows: the TK_MAX_PROCS
+ * busiest processes, and of their threads (busiest first, the busiest
+ * processes' first) TK_MAX_THREADS. */
+static int tracks_pick(struct page *pg)
+{
+	struct ana_tracks *tk = pg->tk;
+	if (!tk)
+		return 0;
+	int ret = ana_tracks_sort(tk);
+	if (ret)
+		return ret;
+	size_t np = ana_tracks_nprocs(tk), budget = TK_MAX_THREADS;
+	pg->np_shown = np < TK_MAX_PROCS ? np : TK_MAX_PROCS;
+	pg->nt_shown = calloc(pg->np_shown ? pg->np_shown : 1, sizeof(*pg->nt_shown));
+	if (!pg->nt_shown)
+		return -ENOMEM;
+	for (size_t i = 0; i < pg->np_shown; i++) {
+		const struct ana_track_proc *p = ana_tracks_proc(tk, i);
+		size_t nt = p->nthreads < budget ? p->nthreads : budget;
+		budget -= nt;
+		pg->nt_shown[i] = nt;
+		if (!prec_hashmap_get(&pg->shown_pid, &p->pid, NULL))
+			return -ENOMEM;
+		for (size_t j = 0; j < nt; j++)
+			if (!prec_hashmap_get(&pg->shown_tid, &p->threads[j]->tid, NULL))
+				return -ENOMEM;
+	}
+	return 0;
 }
 
 static int write_flames(struct page *pg, FILE *out)
@@ -341,10 +580,14 @@ static int write_flames(struct page *pg, FILE *out)
 			fprintf(out, ",\"base\":%" PRIu64 ",\"baseCount\":%" PRIu64,
 				f->caller.base, f->caller.base_count);
 		fputs(",\n\"caller\":", out);
-		err = write_tree(pg, out, &f->caller);
+		uint32_t *map = NULL;
+		err = write_tree(pg, out, &f->caller, pg->tk ? &map : NULL);
 		fputs(",\n\"callee\":", out);
 		if (!err)
-			err = write_tree(pg, out, &f->callee);
+			err = write_tree(pg, out, &f->callee, NULL);
+		if (!err && pg->tk)
+			err = write_sel(pg, out, (uint32_t)i, map, SEL_BUDGET / pg->nflames);
+		free(map);
 		fputs("}", out);
 	}
 	fputs("]", out);
@@ -431,13 +674,206 @@ static int write_timeline(struct page *pg, FILE *out)
 	return err;
 }
 
+/* ---- tracks: one character per bin, a level 0..63 (0: nothing) */
+
+static const char levels[] =
+	"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_";
+
+/* The level of v in 0..max: 0 only for 0, 63 for max and above. */
+static char level(uint64_t v, uint64_t max)
+{
+	if (!v || !max)
+		return '0';
+	if (v >= max)
+		return levels[63];
+	uint64_t l = (63 * v + max - 1) / max;   /* rounded up: never 0 */
+	return levels[l < 1 ? 1 : l];
+}
+
+/* "key":"levels" with trailing zeros cut ("" when all are 0); the values
+ * are got(ctx, bin). */
+static void put_levels(FILE *out, const char *key, size_t nbins, uint64_t max,
+		       uint64_t (*got)(const void *ctx, size_t b), const void *ctx)
+{
+	size_t n = nbins;
+	while (n && !got(ctx, n - 1))
+		n--;
+	fprintf(out, ",\"%s\":\"", key);
+	for (size_t b = 0; b < n; b++)
+		fputc(level(got(ctx, b), max), out);
+	fputc('"', out);
+}
+
+/* A track's series, gathered: a thread's arrays, or a process's sums. */
+struct series {
+	uint64_t *run, *smp, *off;
+	uint8_t *state;
+};
+
+static uint64_t got_run(const void *c, size_t b)
+{
+	return ((const struct series *)c)->run[b];
+}
+
+static uint64_t got_smp(const void *c, size_t b)
+{
+	return ((const struct series *)c)->smp[b];
+}
+
+static uint64_t got_off(const void *c, size_t b)
+{
+	return ((const struct series *)c)->off[b];
+}
+
+static uint64_t got_state(const void *c, size_t b)
+{
+	const struct series *sr = c;
+	return sr->off[b] ? (uint64_t)sr->state[b] + 1 : 0;
+}
+
+/* Fills sr (zeroed, nbins long) with thread t's series added: on-CPU and
+ * samples summed, off-CPU the largest thread's (with its state). */
+static void series_add(struct series *sr, const struct ana_track *t, size_t nbins)
+{
+	for (size_t b = 0; b < nbins; b++) {
+		if (t->run)
+			sr->run[b] += t->run[b];
+		if (t->smp)
+			sr->smp[b] += t->smp[b];
+		if (t->off && t->off[b] > sr->off[b]) {
+			sr->off[b] = t->off[b];
+			sr->state[b] = t->off_state[b];
+		}
+	}
+}
+
+/* One track's object: its totals, then run (level of the bin's width x
+ * cpus), samples (level of smax), off (level of the bin's width) and
+ * state (1 + OffCpu.State of the longest block, as a level character). */
+static void put_track(struct page *pg, FILE *out, const struct series *sr, uint32_t cpus,
+		      uint64_t smax)
+{
+	size_t nb = ana_tracks_nbins(pg->tk);
+	uint64_t bin = ana_tracks_bin_ns(pg->tk);
+	fprintf(out, ",\"k\":%" PRIu32, cpus);
+	put_levels(out, "r", nb, bin * cpus, got_run, sr);
+	put_levels(out, "s", nb, smax, got_smp, sr);
+	put_levels(out, "o", nb, bin, got_off, sr);
+	put_levels(out, "os", nb, 63, got_state, sr);
+}
+
+static uint64_t peak(const uint64_t *a, size_t n)
+{
+	uint64_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		m = a[i] > m ? a[i] : m;
+	return m;
+}
+
+static int write_tracks(struct page *pg, FILE *out)
+{
+	struct ana_tracks *tk = pg->tk;
+	if (!tk || !ana_tracks_nthreads(tk)) {
+		fputs("\"tracks\":null", out);
+		return 0;
+	}
+	size_t nb = ana_tracks_nbins(tk), np = ana_tracks_nprocs(tk), shown_p = pg->np_shown;
+	struct series sr = { calloc(nb, 8), calloc(nb, 8), calloc(nb, 8), calloc(nb, 1) };
+	int err = 0;
+	if (!sr.run || !sr.smp || !sr.off || !sr.state) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* one sample scale per kind of track, so rows compare: the densest
+	 * bin of any shown process, of any shown thread */
+	uint64_t smax_p = 0, smax_t = 0;
+	for (size_t i = 0; i < shown_p; i++) {
+		const struct ana_track_proc *p = ana_tracks_proc(tk, i);
+		memset(sr.smp, 0, nb * 8);
+		for (size_t j = 0; j < p->nthreads; j++) {
+			const struct ana_track *t = p->threads[j];
+			for (size_t b = 0; t->smp && b < nb; b++) {
+				sr.smp[b] += t->smp[b];
+				if (j < pg->nt_shown[i] && t->smp[b] > smax_t)
+					smax_t = t->smp[b];
+			}
+		}
+		uint64_t m = peak(sr.smp, nb);
+		smax_p = m > smax_p ? m : smax_p;
+	}
+	uint64_t t0 = ana_tracks_t0(tk), bin = ana_tracks_bin_ns(tk);
+	fprintf(out, "\"tracks\":{\"t0\":%" PRId64 ",\"bin\":%" PRIu64 ",\"nbins\":%zu"
+		",\"smaxp\":%" PRIu64 ",\"smaxt\":%" PRIu64 ",\"offcpu\":%d,\"switches\":%d",
+		(int64_t)(t0 - pg->s->start), bin, nb, smax_p, smax_t,
+		pg->s->offcpu_intervals ? 1 : 0, pg->s->switches ? 1 : 0);
+	fputs(",\n\"loss\":[", out);
+	const uint64_t *loss = ana_tracks_losses(tk);
+	for (size_t b = 0, first = 1; b < nb; b++)
+		if (loss[b]) {
+			fprintf(out, "%s%zu,%" PRIu64, first ? "" : ",", b, loss[b]);
+			first = 0;
+		}
+	fputs("],\n\"procs\":[", out);
+	uint64_t more_run = 0, more_threads = 0;
+	for (size_t i = 0; i < np && !err; i++) {
+		const struct ana_track_proc *p = ana_tracks_proc(tk, i);
+		if (i >= shown_p) {
+			more_run += p->run_ns;
+			more_threads += p->nthreads;
+			continue;
+		}
+		memset(sr.run, 0, nb * 8);
+		memset(sr.smp, 0, nb * 8);
+		memset(sr.off, 0, nb * 8);
+		memset(sr.state, 0, nb);
+		for (size_t j = 0; j < p->nthreads; j++)
+			series_add(&sr, p->threads[j], nb);
+		/* a process's run level is of the most CPUs it used at once */
+		uint64_t pk = peak(sr.run, nb);
+		uint32_t cpus = (uint32_t)(pk / (bin ? bin : 1) + (pk % (bin ? bin : 1) ? 1 : 0));
+		fprintf(out, "%s\n{\"pid\":%" PRIu32 ",\"name\":%" PRIu32 ",\"run\":%" PRIu64
+			",\"samples\":%" PRIu64 ",\"off\":%" PRIu64 ",\"nthreads\":%zu",
+			i ? "," : "", p->pid, name_id(pg, p->comm, &err), p->run_ns, p->samples,
+			p->off_ns, p->nthreads);
+		put_track(pg, out, &sr, cpus ? cpus : 1, smax_p);
+		fputs(",\"t\":[", out);
+		size_t nt = pg->nt_shown[i];
+		for (size_t j = 0; j < nt; j++) {
+			const struct ana_track *t = p->threads[j];
+			memset(sr.run, 0, nb * 8);
+			memset(sr.smp, 0, nb * 8);
+			memset(sr.off, 0, nb * 8);
+			series_add(&sr, t, nb);
+			fprintf(out, "%s{\"tid\":%" PRIu32 ",\"name\":%" PRIu32 ",\"run\":%" PRIu64
+				",\"samples\":%" PRIu64 ",\"off\":%" PRIu64, j ? "," : "", t->tid,
+				name_id(pg, t->comm, &err), t->run_ns, t->samples, t->off_ns);
+			put_track(pg, out, &sr, 1, smax_t);
+			fputs("}", out);
+		}
+		fprintf(out, "],\"hidden\":%zu}", p->nthreads - nt);
+	}
+	fprintf(out, "],\n\"more\":{\"procs\":%zu,\"threads\":%" PRIu64 ",\"run\":%" PRIu64
+		"}}", np - shown_p, more_threads, more_run);
+out:
+	free(sr.run);
+	free(sr.smp);
+	free(sr.off);
+	free(sr.state);
+	return err;
+}
+
 static int write_data(struct page *pg, FILE *out)
 {
 	fputs(pg->diff ? "{\"version\":1,\"diff\":true,\n" : "{\"version\":1,\n", out);
-	int err = write_flames(pg, out);
+	int err = tracks_pick(pg);
+	if (!err)
+		err = write_flames(pg, out);
 	fputs(",\n", out);
 	if (!err)
 		err = write_timeline(pg, out);
+	fputs(",\n", out);
+	if (!err)
+		err = write_tracks(pg, out);
 	/* Names last: the trees and tasks above gave them their ids. */
 	fputs(",\n\"names\":[", out);
 	for (size_t i = 0; i < prec_hashmap_count(&pg->names); i++) {
@@ -521,9 +957,28 @@ static void write_header(struct page *pg, FILE *out)
 	struct ana_trace *s = pg->s;
 	const Perfrec__FileHeader *h = s->header;
 	char buf[2048], num[32];
+	uint64_t end = s->end && s->end->end_time ? s->end->end_time : s->t_max;
+	double dur = end > s->start ? (double)(end - s->start) / 1e9 : 0.0;
 	fputs("<h1>perfrec trace <span class=\"host\">", out);
 	ana_html_str(out, h && h->hostname ? h->hostname : "(no header)");
-	fputs("</span></h1>\n<dl class=\"facts\">\n", out);
+	/* one line of what matters at a glance; every fact in the details */
+	fputs("</span></h1>\n<span class=\"glance\">", out);
+	{
+		size_t o = 0;
+		buf[0] = '\0';
+		if (h)
+			append(buf, sizeof(buf), &o, "%" PRIu32 " CPUs \xc2\xb7 ", h->cpus_online);
+		append(buf, sizeof(buf), &o, "%.3f s \xc2\xb7 %s samples", dur,
+		       grouped(num, sizeof(num), s->samples));
+		if (s->switches)
+			append(buf, sizeof(buf), &o, " \xc2\xb7 %s switches",
+			       grouped(num, sizeof(num), s->switches));
+		if (s->offcpu_intervals || s->offcpu_sums)
+			append(buf, sizeof(buf), &o, " \xc2\xb7 off-CPU");
+		ana_html_str(out, buf);
+	}
+	fputs("</span>\n<details class=\"facts-box\"><summary>Details</summary>\n"
+	      "<dl class=\"facts\">\n", out);
 	if (h) {
 		fact(out, "Host", h->hostname);
 		snprintf(buf, sizeof(buf), "%s %s (%s)", h->kernel_release ? h->kernel_release : "",
@@ -533,8 +988,6 @@ static void write_header(struct page *pg, FILE *out)
 			 h->cpu_model && *h->cpu_model ? ", " : "", h->cpu_model ? h->cpu_model : "");
 		fact(out, "CPUs", buf);
 	}
-	uint64_t end = s->end && s->end->end_time ? s->end->end_time : s->t_max;
-	double dur = end > s->start ? (double)(end - s->start) / 1e9 : 0.0;
 	if (h && h->realtime_ns) {
 		/* wall clock of the start: realtime - monotonic at the header */
 		/* (unsigned: the three are trace bytes, and may not add up) */
@@ -606,7 +1059,7 @@ static void write_header(struct page *pg, FILE *out)
 			       h->cmdline[i] ? h->cmdline[i] : "");
 		fact(out, "Command", buf);
 	}
-	fputs("</dl>\n<ul class=\"alerts\">\n", out);
+	fputs("</dl>\n</details>\n<ul class=\"alerts\">\n", out);
 	uint64_t events = s->samples + s->switches;
 	for (int k = 0; k < ANA_NLOSS; k++) {
 		if (!s->loss_count[k] && !s->loss_records[k])
@@ -771,6 +1224,11 @@ static void page_release(struct page *pg)
 	free(pg->flames);
 	free(pg->path);
 	ana_timeline_free(pg->tl);
+	ana_tracks_free(pg->tk);
+	prec_hashmap_release(&pg->sel);
+	free(pg->nt_shown);
+	prec_hashmap_release(&pg->shown_tid);
+	prec_hashmap_release(&pg->shown_pid);
 	prec_hashmap_release(&pg->tasks);
 	prec_hashmap_release(&pg->names);
 	ana_doc_free(pg->report);
@@ -789,6 +1247,9 @@ static int page_init(struct page *pg, struct ana_trace *s, const struct ana_html
 	pg->s = pg->cur = s;
 	prec_hashmap_init(&pg->tasks, sizeof(struct task_key), sizeof(struct task_val));
 	prec_hashmap_init(&pg->names, sizeof(const char *), 1);
+	prec_hashmap_init(&pg->sel, sizeof(struct sel_key), sizeof(struct sel_val));
+	prec_hashmap_init(&pg->shown_tid, sizeof(uint32_t), 1);
+	prec_hashmap_init(&pg->shown_pid, sizeof(uint32_t), 1);
 	ana_strpool_init(&pg->pool);
 	return ret;
 }
@@ -828,6 +1289,8 @@ static int page_build(struct page *pg)
 				      .on_sample = on_sample, .ctx = pg };
 	ro.keys[ro.nkeys++] = ANA_KEY_SYM;
 	ro.keys[ro.nkeys++] = ANA_KEY_DSO;
+	if ((ret = tracks_new(pg)) < 0)
+		return ret;
 	if (sampling > 1)
 		ro.keys[ro.nkeys++] = ANA_KEY_EVENT;
 	if ((ret = ana_report_run(s, &ro, pg->report)) < 0)

@@ -11,22 +11,28 @@
  *     (inverted) trees, pruned by ana_stree_view();
  *   - a per-CPU timeline of on-CPU intervals from switch records,
  *     downsampled by ana_timeline;
+ *   - under it, tracks of the busiest processes and their threads (on-CPU
+ *     time, sample density, off-CPU intervals by state) and the losses,
+ *     binned by ana_tracks;
  *   - the tables of report (top functions, self and children), sched (top
  *     tasks by on-CPU time, per-CPU busy) and counters, rendered from
  *     their documents, and info's in a details block.
  * Sizes are bounded whatever the trace length: flame trees by
- * max_nodes, the timeline by buckets x CPUs, tables by top.
+ * max_nodes, the timeline by buckets x CPUs, the tracks by their bins x
+ * the processes and threads shown, tables by top.
  *
  * Every trace string (comms, symbols, file and event names, host names)
  * is untrusted: it reaches the page only through ana_html_str() (HTML
  * text) or ana_json_str_html() (the data block), and the page's script
  * puts names in the document with textContent, never as markup.
  *
- * Passes over the file: the trace's pass 1, then report's (samples:
+ * Passes over the file: the trace's pass 1, one over the Loss packets
+ * when the trace has losses (the tracks' marks), then report's (samples:
  * the top-functions table and, through its on_sample hook, the flame
- * trees), sched's (switches: its tables and, through on_interval, the
- * timeline) when the trace has switch records, counters' when it has
- * group snapshots.
+ * trees and the tracks' samples; with off-CPU data a second one, whose
+ * intervals go to the tracks too), sched's (switches: its tables and,
+ * through on_interval, the timeline and the tracks' runs) when the trace
+ * has switch records, counters' when it has group snapshots.
  */
 #ifndef ANA_HTML_H
 #define ANA_HTML_H

@@ -42,6 +42,11 @@ void ana_stree_release(struct ana_stree *t)
 	memset(t, 0, sizeof(*t));
 }
 
+uint32_t ana_stree_last_node(const struct ana_stree *t)
+{
+	return t->nlast ? t->last[t->nlast - 1].node : ANA_STREE_ROOT;
+}
+
 size_t ana_stree_nodes(const struct ana_stree *t)
 {
 	return prec_hashmap_count(&t->nodes);
@@ -287,9 +292,11 @@ static int keep(const struct ana_stree *t, const struct sval *v, double fraction
 }
 
 /* One pre-order walk: counts the view's nodes, and fills v->nodes when it
- * is not NULL. stack holds depth + 1 entries at most (n + 1). */
+ * is not NULL, with v->map for the kept nodes and ph (n + 1 entries, slot
+ * n the root) with the placeholder of each node whose children were
+ * pruned. stack holds depth + 1 entries at most (n + 1). */
 static size_t walk(const struct kids *k, double fraction, struct walk *stack,
-		   struct ana_stree_view *v)
+		   struct ana_stree_view *v, uint32_t *ph)
 {
 	const struct ana_stree *t = k->t;
 	size_t n = prec_hashmap_count(&t->nodes), out = 0, sp = 0;
@@ -318,6 +325,7 @@ static size_t walk(const struct kids *k, double fraction, struct walk *stack,
 				o->count = cv->count;
 				o->base = cv->base;
 				o->pruned = 0;
+				v->map[c] = (uint32_t)out;
 			}
 			out++;
 			stack[sp++] = (struct walk){ c, w->depth + 1, k->first[c], 0, 0, 0, 0 };
@@ -333,6 +341,7 @@ static size_t walk(const struct kids *k, double fraction, struct walk *stack,
 				o->count = w->pc;
 				o->base = w->pb;
 				o->pruned = w->pn;
+				ph[slot] = (uint32_t)out;
 			}
 			out++;
 			pruned += w->pn;
@@ -364,19 +373,37 @@ int ana_stree_view(const struct ana_stree *t, double fraction, size_t max_nodes,
 	}
 	/* Past a fraction of 1 only placeholders remain (a node never
 	 * outweighs the root), so the loop ends with at most one node. */
-	size_t count = walk(&k, fraction, stack, NULL);
+	size_t count = walk(&k, fraction, stack, NULL, NULL);
 	while (max_nodes && count > max_nodes && fraction <= 1.0) {
 		fraction = fraction > 0 ? fraction * 2 : 1.0 / (double)(max_nodes * 16);
-		count = walk(&k, fraction, stack, NULL);
+		count = walk(&k, fraction, stack, NULL, NULL);
 	}
 	v->fraction = fraction > 0 ? fraction : 0;
 	v->nodes = calloc(count ? count : 1, sizeof(*v->nodes));
-	if (!v->nodes) {
+	v->map = malloc((n ? n : 1) * sizeof(*v->map));
+	uint32_t *ph = malloc((n + 1) * sizeof(*ph));
+	if (!v->nodes || !v->map || !ph) {
 		ret = -ENOMEM;
 	} else {
-		v->n = walk(&k, fraction, stack, v);
+		memset(v->map, 0xff, n * sizeof(*v->map));
+		v->nmap = n;
+		v->n = walk(&k, fraction, stack, v, ph);
+		/* a pruned node: its parent's placeholder when the parent was
+		 * kept, else its parent's (parents come first) */
+		for (size_t i = 0; i < n; i++) {
+			if (v->map[i] != UINT32_MAX)
+				continue;
+			uint32_t p = key_of(t, (uint32_t)i)->parent;
+			if (p == ANA_STREE_ROOT)
+				v->map[i] = ph[n];
+			else if (v->nodes[v->map[p]].pruned)
+				v->map[i] = v->map[p];
+			else
+				v->map[i] = ph[p];
+		}
 		ret = 0;
 	}
+	free(ph);
 	free(stack);
 	kids_release(&k);
 	return ret;
@@ -385,5 +412,6 @@ int ana_stree_view(const struct ana_stree *t, double fraction, size_t max_nodes,
 void ana_stree_view_release(struct ana_stree_view *v)
 {
 	free(v->nodes);
+	free(v->map);
 	memset(v, 0, sizeof(*v));
 }

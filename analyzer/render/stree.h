@@ -84,6 +84,13 @@ int ana_stree_merge(struct ana_stree *to, const struct ana_stree *from,
 /* Distinct nodes so far, the root excluded. */
 size_t ana_stree_nodes(const struct ana_stree *t);
 
+/* The node the last stack added ended in (its leaf; node numbers are
+ * 0 .. ana_stree_nodes() - 1, in order of creation, a parent before its
+ * children), or ANA_STREE_ROOT when it had no frame or failed. For a
+ * caller that keeps per-stack data (when, which thread) beside the tree,
+ * and maps it to view nodes with ana_stree_view's map. */
+uint32_t ana_stree_last_node(const struct ana_stree *t);
+
 #define ANA_STREE_ROOT UINT32_MAX   /* parent of the top-level nodes */
 
 /* A node of a view. Pruned placeholders have name NULL and pruned = how
@@ -104,6 +111,11 @@ struct ana_stree_view {
 	uint64_t weight, count;          /* the root */
 	uint64_t base, base_count;       /* the root's base */
 	uint64_t pruned_nodes;           /* nodes left out in all */
+	/* Tree node -> the view node that holds its weight: itself when
+	 * kept, else the placeholder under its last kept ancestor
+	 * (ana_stree_nodes() entries, at the view's making). */
+	uint32_t *map;
+	size_t nmap;
 };
 
 /* Builds the display view: a node is kept when its weight is at least

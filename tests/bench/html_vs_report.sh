@@ -15,6 +15,13 @@
 # system-wide trace of that long: symprog spinning all along, pingpong
 # passing 400000 rounds (about 1.6M switch records), under
 # perfrec record -a -F 4000 -g --switch-events.
+# Then the page against trace length and thread count: synthetic traces of
+# 10, 60 and 300 s (tracegen copies of 100 ms, 3 new threads each: 300,
+# 1800 and 9000 threads; LENGTHS="10 60" to change them), and the traces
+# above: page bytes, generation time (best of 3) and time to first paint
+# in headless Chromium (the page's own data-ready-ms: from the start of
+# navigation to the timeline, tracks and flame graph drawn; best of 3).
+# SCALING_ONLY=1 runs only this second part.
 # Figures only, never pass/fail; run it by hand.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -58,6 +65,7 @@ measure() {
 }
 
 for t in "${traces[@]}"; do
+  [ -n "${SCALING_ONLY:-}" ] && break
   packets=$("$ana" info "$t" --csv | awk -F, '/^# packets/ { on = 1; getline; next }
            /^#/ { on = 0 } on && $2 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }')
   echo "$(basename "$t"): $(stat -c %s "$t") bytes, $packets packets"
@@ -66,4 +74,44 @@ for t in "${traces[@]}"; do
   measure sched "$ana" sched "$t" --no-progress
   measure html "$ana" html "$t" -o "$tmp/page.html" --no-progress
   echo "  page: $(stat -c %s "$tmp/page.html") bytes"
+done
+
+# paint PAGE: best data-ready-ms of 3 headless Chromium loads ("-" without one)
+browser=$(command -v chromium || command -v chromium-browser || true)
+paint() {
+  local best="" ms
+  [ -n "$browser" ] || { echo "-"; return; }
+  for _ in 1 2 3; do
+    ms=$(timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-quic \
+      --no-first-run --disable-background-networking --disable-component-update --disable-sync \
+      --user-data-dir="$(mktemp -d -p "$tmp")" --dump-dom "file://$1" 2>/dev/null |
+      grep -o 'data-ready-ms="[0-9]*"' | tr -dc '0-9' || true)
+    [ -n "$ms" ] && { [ -z "$best" ] || [ "$ms" -lt "$best" ]; } && best=$ms
+  done
+  echo "${best:--}"
+}
+
+# page NAME TRACE: one row of the scaling table
+page() {
+  local best=1e9 t0 t1 threads
+  for _ in 1 2 3; do
+    t0=$(date +%s.%N)
+    "$ana" html "$2" -o "$tmp/scale.html" --no-progress
+    t1=$(date +%s.%N)
+    best=$(awk -v a="$t0" -v b="$t1" -v c="$best" 'BEGIN { w = b - a; print w < c ? w : c }')
+  done
+  threads=$("$ana" sched "$2" --csv --no-progress 2>/dev/null | awk -F, '$1 == "tasks" { n = $2 } END { print n + 0 }')
+  printf "  %-16s %8s %10d %8.2f s %8s ms\n" "$1" "$threads" "$(stat -c %s "$tmp/scale.html")" \
+    "$best" "$(paint "$tmp/scale.html")"
+}
+
+echo "the page against trace length and threads:"
+printf "  %-16s %8s %10s %10s %11s\n" trace threads "page bytes" generation "first paint"
+for secs in ${LENGTHS:-10 60 300}; do
+  "$build/tests/tracegen_cli" "$tmp/len$secs.prec" $((secs * 10))
+  page "tracegen ${secs} s" "$tmp/len$secs.prec"
+  rm -f "$tmp/len$secs.prec"
+done
+for t in "${traces[@]}"; do
+  page "$(basename "$t")" "$t"
 done

@@ -6,9 +6,12 @@
  * the test reads from --dump-dom.
  *
  *   HOT: the function to zoom into and search for (data-hot on <html>)
+ *   COMM: the workload's process name, whose track is hovered and
+ *         clicked (data-comm on <html>)
  */
 (function () {
 	var root = document.documentElement, hot = root.getAttribute('data-hot') || 'main';
+	var comm = root.getAttribute('data-comm') || 'main';
 	var results = [];
 	function check(name, fn) {
 		var why;
@@ -114,7 +117,7 @@
 		 * recorded host scheduled the workload (on a loaded machine the
 		 * middle of every lane can be idle), so the clicks sweep each
 		 * lane until one lands on a run. */
-		var lanes = tl.querySelectorAll('.lane canvas'), sel = document.getElementById('tl-sel');
+		var lanes = tl.querySelectorAll('.lane[data-cpu] canvas'), sel = document.getElementById('tl-sel');
 		var hit = null, hx;
 		for (var i = 0; i < lanes.length && !hit; i++) {
 			var w = lanes[i].getBoundingClientRect().width;
@@ -135,6 +138,115 @@
 		if (sel.textContent)
 			return 'second click kept ' + sel.textContent;
 		results.push('follow=' + JSON.stringify(line).replace(/"/g, "'"));
+	});
+	check('tracks', function () {
+		var tl = document.getElementById('tl'), sel = document.getElementById('tl-sel');
+		var legend = tl.querySelectorAll('.tk-legend > span');
+		if (legend.length < 3)
+			return 'legend has ' + legend.length + ' items';
+		var rows = tl.querySelectorAll('.tk-row[data-pid]'), row = null, i;
+		for (i = 0; i < rows.length && !row; i++)
+			if (rows[i].firstChild.textContent.indexOf(comm) >= 0)
+				row = rows[i];
+		if (!row)
+			return 'no process track named ' + comm + ' in ' + rows.length;
+		/* the workload spun all along: the middle of its track ran */
+		var c = row.querySelector('canvas');
+		at(c, 'mousemove');
+		if (tip.hidden || tip.textContent.indexOf(comm) < 0 ||
+		    !/samples \u2248 [0-9]+/.test(tip.textContent) || !/on CPU \u2248/.test(tip.textContent))
+			return 'track tooltip: ' + tip.textContent;
+		at(c, 'mousedown');
+		at(c, 'mouseup', undefined, window);
+		if (sel.textContent.indexOf('Following ' + comm) !== 0)
+			return 'click on the track: "' + sel.textContent + '"';
+		at(c, 'mousedown');
+		at(c, 'mouseup', undefined, window);
+		if (sel.textContent)
+			return 'second click kept ' + sel.textContent;
+		/* a process with threads opens into them and closes again */
+		var labels = tl.querySelectorAll('.label.tk-proc[aria-expanded=false]'), lbl = null;
+		for (i = 0; i < labels.length && !lbl; i++)
+			if (labels[i].textContent.charAt(0) === '\u25b8')
+				lbl = labels[i];
+		if (lbl) {
+			var pid = lbl.parentNode.getAttribute('data-pid');
+			lbl.click();
+			var open = tl.querySelector('.tk-row[data-pid="' + pid + '"] .label');
+			var threads = tl.querySelectorAll('.tk-trow').length;
+			if (!threads || open.getAttribute('aria-expanded') !== 'true')
+				return 'opening pid ' + pid + ' showed ' + threads + ' threads';
+			open.click();
+			if (tl.querySelectorAll('.tk-trow').length)
+				return 'closing pid ' + pid + ' left its threads';
+			results.push('threads=' + threads);
+		}
+	});
+	check('select', function () {
+		/* a drag on the time axis selects a range: the flame graph
+		 * shrinks to it, the address keeps it; Clear restores */
+		var tl = document.getElementById('tl'), axis = tl.querySelector('.axis canvas');
+		var total = fg.getAttribute('data-total'), w = axis.getBoundingClientRect().width;
+		at(axis, 'mousedown', w * 0.25);
+		at(axis, 'mousemove', w * 0.5, window);
+		at(axis, 'mouseup', w * 0.5, window);
+		var frag = root.getAttribute('data-selection') || '';
+		if (!/^t=[0-9]+,[0-9]+$/.test(frag))
+			return 'drag on the axis: selection "' + frag + '"';
+		if (location.hash !== '#' + frag)
+			return 'address ' + location.hash + ' for ' + frag;
+		var part = fg.getAttribute('data-total').split(',').map(Number);
+		var all = total.split(',').map(Number);
+		if (!(part[1] > 0 && part[1] < all[1]))
+			return 'a quarter of the trace: ' + part + ' of ' + all;
+		if (!tl.getAttribute('data-range'))
+			return 'no range drawn';
+		/* a click on a track adds its process */
+		var row = tl.querySelector('.tk-row[data-pid] canvas');
+		at(row, 'mousedown');
+		at(row, 'mouseup', undefined, window);
+		var frag2 = root.getAttribute('data-selection');
+		if (frag2 !== frag + '&pid=' + row.parentNode.getAttribute('data-pid'))
+			return 'click on a track: selection "' + frag2 + '"';
+		var both = fg.getAttribute('data-total').split(',').map(Number);
+		if (!(both[1] <= part[1]))
+			return 'range and process: ' + both + ' more than the range alone ' + part;
+		document.getElementById('sel-clear').click();
+		if (root.getAttribute('data-selection') || location.hash ||
+		    fg.getAttribute('data-total') !== total || tl.getAttribute('data-range'))
+			return 'Clear left "' + root.getAttribute('data-selection') + '" ' + location.hash +
+				' ' + fg.getAttribute('data-total') + ' of ' + total;
+		results.push('selected=' + frag + '/' + part[1]);
+	});
+	check('calltree', function () {
+		/* the call tree opens and closes a path; the functions tab
+		 * lists HOT, and a click on it searches the flame graph */
+		var ctEl = document.getElementById('ct');
+		var before = ctEl.querySelectorAll('tbody tr').length;
+		var open = ctEl.querySelector('tr.ct-open');
+		if (!open)
+			return 'no expandable row in ' + before;
+		open.click();
+		var after = ctEl.querySelectorAll('tbody tr').length;
+		if (after === before)
+			return 'clicking a path left ' + after + ' rows';
+		ctEl.querySelector('tr[data-node="' + open.getAttribute('data-node') + '"]').click();
+		if (ctEl.querySelectorAll('tbody tr').length !== before)
+			return 'a second click did not restore ' + before + ' rows';
+		document.getElementById('tab-fn').click();
+		var fn = document.getElementById('fn');
+		if (fn.hidden || !document.getElementById('ct').hidden)
+			return 'the functions tab did not show';
+		var row = fn.querySelector('tr[data-name="' + hot + '"]');
+		if (!row)
+			return 'no function ' + hot;
+		row.click();
+		if (!fg.querySelector('.fr.match'))
+			return 'picking ' + hot + ' highlighted nothing';
+		var s = document.getElementById('fg-search');
+		s.value = '';
+		s.dispatchEvent(new Event('input', { bubbles: true }));
+		document.getElementById('tab-ct').click();
 	});
 	check('sort', function () {
 		var th = document.querySelector('table.t[data-section="rows"] th[data-col="overhead"]');

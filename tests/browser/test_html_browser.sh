@@ -16,10 +16,13 @@
 #     recorded alone (so other load on the host cannot shrink its frames)
 #     with call stacks and switch events: the flame graph has a frame
 #     named symprog_hot_loop, the timeline has one lane per online CPU,
+#     a process track named symprog with a legend of the tracks' colours,
 #     and the scripts ran clean. Then a copy of the page
 #     with tests/browser/interact.js inserted is driven like a person
 #     would: hover, click to zoom and reset, search, inverted view,
-#     timeline zoom, drag and tooltip, sorting a table.
+#     timeline zoom, drag and tooltip, a process track's tooltip, click
+#     (its thread followed in the CPU lanes) and threads opened and
+#     closed, sorting a table.
 # Screenshots are kept in BUILD/tests/html_browser/ to look at.
 set -euo pipefail
 build=${PERFREC_BUILD_DIR:?}
@@ -105,11 +108,15 @@ cpus=$(getconf _NPROCESSORS_ONLN)
 lanes=$(grep -o '<div class="lane" data-cpu="[0-9]*"' "$work/workload.dom" | wc -l)
 [ "$lanes" = "$cpus" ] || fail "the timeline has $lanes lanes for $cpus CPUs"
 echo "workload: symprog_hot_loop in the flame graph, $lanes lanes for $cpus CPUs"
+grep -q '<div class="label tk-proc"[^>]*>[^<]*symprog [0-9]' "$work/workload.dom" ||
+  fail "no process track named symprog: $(grep -o '<div class="label tk-proc"[^>]*>[^<]*<' "$work/workload.dom" | head -5)"
+grep -q 'class="legend tk-legend"' "$work/workload.dom" || fail "the tracks have no legend"
+echo "workload: a track for symprog, with a legend"
 
 # ---- 3. the same page, driven
 awk -v js="$source_dir/tests/browser/interact.js" '
   /^<\/body>$/ { print "<script>"; while ((getline l < js) > 0) print l; print "</script>" }
-  { sub(/^<html lang="en">$/, "<html lang=\"en\" data-hot=\"symprog_hot_loop\">"); print }' \
+  { sub(/^<html lang="en">$/, "<html lang=\"en\" data-hot=\"symprog_hot_loop\" data-comm=\"symprog\">"); print }' \
   "$work/t.html" >"$work/t-driven.html"
 dom "$work/t-driven.html" driven
 clean driven
@@ -117,7 +124,78 @@ driven=$(grep -o 'data-interact="[^"]*"' "$work/driven.dom" || true)
 echo "driven: $driven"
 [ -n "$driven" ] || fail "the interaction script did not run"
 case "$driven" in *FAIL*) fail "interactions failed: $driven";; esac
-for c in hover zoom search inverted timeline sort; do
+for c in hover zoom search inverted timeline tracks select calltree sort; do
   case "$driven" in *"$c=ok"*) ;; *) fail "interaction $c did not run: $driven";; esac
 done
+
+# ---- 4. a selection in the address filters the flame graph to what
+# report says of the same samples: a time range (a quarter of the trace,
+# on the tracks' bin edges, as a drag snaps to them), a thread, a process
+# total FLAGS: "period,samples" of report FLAGS over the page's trace
+total() {
+  "$ana" report "$@" "$work/t.prec" |
+    awk '$1=="samples_shown"{s=$2} $1=="total_period"{p=$2} END{print p "," s}'
+}
+# shown FRAGMENT NAME [PAGE]: the page's (t.html's) flame total
+# ("weight,count") under FRAGMENT
+shown() {
+  dom "${3:-$work/t.html}#$1" "$2"
+  clean "$2" >&2
+  grep -o 'id="fg"[^>]*' "$work/$2.dom" | grep -o 'data-total="[^"]*"' | cut -d'"' -f2
+}
+read -r t0 bin nbins < <(grep -o '"tracks":{"t0":[0-9]*,"bin":[0-9]*,"nbins":[0-9]*' "$work/t.html" |
+  sed 's/.*"t0":\([0-9]*\),"bin":\([0-9]*\),"nbins":\([0-9]*\)/\1 \2 \3/')
+a=$((t0 + nbins / 4 * bin)) b=$((t0 + nbins / 2 * bin))
+range=$(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.9f,%.9f", a / 1e9, b / 1e9}')
+want=$(total --time "$range") got=$(shown "t=$a,$b" sel-time)
+echo "selection $range s: page $got, report --time $want"
+[ -n "$got" ] && [ "$got" = "$want" ] || fail "time selection: page $got, report --time $range $want"
+case "$want" in *,0) fail "the time selection holds no sample";; esac
+read -r pid tid < <("$ana" sched "$work/t.prec" | awk '$1=="symprog"{print $2, $3; exit}')
+want=$(total --tid "$tid") got=$(shown "tid=$tid" sel-tid)
+echo "selection tid $tid: page $got, report --tid $want"
+[ "$got" = "$want" ] || fail "thread selection: page $got, report --tid $tid $want"
+want=$(total --pid "$pid" --time "$range") got=$(shown "t=$a,$b&pid=$pid" sel-pid)
+echo "selection pid $pid in $range s: page $got, report --pid --time $want"
+[ "$got" = "$want" ] || fail "process and time selection: page $got, report $want"
+# html --diff: the same page, whose differential flame graph stays whole
+# under a selection (the base side has no per-bin data)
+"$ana" html --diff "$work/t.prec" "$work/t.prec" -o "$work/diff.html"
+whole=$(grep -o 'id="fg"[^>]*' "$work/workload.dom" | grep -o 'data-total="[^"]*"' | cut -d'"' -f2)
+got=$(shown "t=$a,$b" diff "$work/diff.html")
+echo "html --diff with a selection: $got (whole: $whole)"
+[ -n "$whole" ] && [ "$got" = "$whole" ] || fail "html --diff under a selection: $got, whole $whole"
+
+# ---- 5. the functions beside the flame graph: the call tree's totals per
+# function (a function inside itself once) are report --children's, for
+# the whole trace and for a selection. The page's trees are pruned at
+# 0.05% of the weight (a function's light call sites merged into grey
+# boxes): this workload's are not ("pruned":0), so they are exact.
+# funcs NAME REPORT-ARGS: the first 6 functions of NAME.dom against report
+funcs() {
+  local name=$1; shift
+  "$ana" report --children --sort sym --csv "$@" "$work/t.prec" >"$work/$name.csv"
+  grep -o '<tr data-name="[^"]*" data-total="[0-9]*" data-self="[0-9]*"' "$work/$name.dom" |
+    sed 's/<tr data-name="\([^"]*\)" data-total="\([0-9]*\)" data-self="\([0-9]*\)"/\1 \2 \3/' |
+    awk -v csv="$work/$name.csv" -v what="$name" '
+      BEGIN { FS = ","
+              while ((getline l < csv) > 0) {
+                n = split(l, f, ",")
+                if (f[1] == "total_period") total = f[2]
+                if (n == 5 && f[1] ~ /^[0-9.]+$/) { ch[f[5]] = f[1]; self[f[5]] = f[4] } }
+              FS = " " }
+      NR > 6 { next }   # (not head: grep would die of SIGPIPE under pipefail)
+      { got = sprintf("%.2f", 100 * $2 / total)
+        if (!($1 in ch)) { print what ": " $1 " is not in the report"; bad = 1; next }
+        if (got != ch[$1] || $3 != self[$1]) {
+          print what ": " $1 ": page " got "% self " $3 ", report " ch[$1] "% self " self[$1]; bad = 1 }
+        rows++ }
+      END { if (!rows) { print what ": no function rows"; bad = 1 }
+            if (!bad) print what ": " rows " functions equal to report --children"; exit bad }' ||
+    fail "functions of $name differ from report --children"
+}
+grep -q '"pruned":0' "$work/t.html" || echo "note: the page's trees were pruned"
+funcs workload
+funcs sel-tid --tid "$tid"
+funcs sel-pid --pid "$pid" --time "$range"
 echo "html browser: ok (screenshots in $shots)"

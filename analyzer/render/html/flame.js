@@ -177,6 +177,7 @@ var PerfrecFlame = (function () {
 		el.appendChild(frag);
 		/* what is shown, for the inspector and tests */
 		el.setAttribute('data-zoom', z.name);
+		el.setAttribute('data-total', this.tree.root.w + ',' + this.tree.root.c);
 	};
 
 	Flame.prototype.label = function (n) {

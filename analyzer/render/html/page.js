@@ -17,6 +17,19 @@
 	/* ---- flame graphs */
 	var flames = data.flames || [];
 	var fg = new PerfrecFlame.Flame(byId('fg'), tip);
+	var ct = new PerfrecCallTree.CallTree(byId('ct'), byId('fn'));
+	['ct', 'fn'].forEach(function (which) {
+		byId('tab-' + which).addEventListener('click', function () {
+			['ct', 'fn'].forEach(function (o) {
+				byId(o).hidden = o !== which;
+				byId('tab-' + o).classList.toggle('on', o === which);
+			});
+		});
+	});
+	ct.onpick = function (name) {   /* a function: searched in the flame graph */
+		search.value = '^' + name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$';
+		fg.search(search.value);
+	};
 	var which = byId('fg-which'), invert = byId('fg-invert'), search = byId('fg-search');
 	var match = byId('fg-match'), fgNote = byId('fg-note');
 
@@ -39,16 +52,90 @@
 		return span;
 	}
 
+	/* ---- the selection: a time range (ns from the trace start, a < 0:
+	 * none) and a thread or a process (-1: none) */
+	var selection = { a: -1, b: -1, tid: -1, pid: -1 };
+	var tk = data.tracks;
+
+	function selActive() {
+		return selection.a >= 0 || selection.tid >= 0 || selection.pid >= 0;
+	}
+
+	/* f's caller tree with only the selected stacks' weights: the page
+	 * has them per (time bin, thread, process, node) in f.sel.e, each
+	 * bin F tracks' bins wide; a bin counts when it starts in the range.
+	 * Self weights are summed per node, then totals up the tree. */
+	function selectedTree(f) {
+		var tree = f.caller, n = tree.n.length, e = f.sel.e, span = f.sel.f * tk.bin;
+		var s = [], c = [], W = 0, C = 0, i;
+		for (i = 0; i < n; i++) {
+			s.push(0);
+			c.push(0);
+		}
+		for (i = 0; i + 5 < e.length; i += 6) {
+			var start = tk.t0 + e[i] * span;
+			if (selection.a >= 0 && (start < selection.a || start >= selection.b))
+				continue;
+			if ((selection.tid >= 0 && e[i + 1] !== selection.tid) ||
+			    (selection.pid >= 0 && e[i + 2] !== selection.pid))
+				continue;
+			W += e[i + 4];
+			C += e[i + 5];
+			if (e[i + 3] >= 0 && e[i + 3] < n) {
+				s[e[i + 3]] += e[i + 4];
+				c[e[i + 3]] += e[i + 5];
+			}
+		}
+		var w = s.slice(), cc = c.slice(), stack = [], parent = [];
+		for (i = 0; i < n; i++) {   /* pre-order: the parent is the last node a level up */
+			parent.push(tree.d[i] > 0 ? stack[tree.d[i] - 1] : -1);
+			stack[tree.d[i]] = i;
+		}
+		for (i = n - 1; i >= 0; i--)
+			if (parent[i] >= 0) {
+				w[parent[i]] += w[i];
+				cc[parent[i]] += cc[i];
+			}
+		return { n: tree.n, k: tree.k, d: tree.d, w: w, s: s, c: cc, p: tree.p,
+			 fraction: tree.fraction, pruned: tree.pruned, weight: W, count: C };
+	}
+
+	/* The range snapped to f's bins: what selectedTree() counts. */
+	function snapped(f) {
+		var span = f.sel.f * tk.bin;
+		function up(t) {
+			return tk.t0 + Math.ceil((t - tk.t0) / span) * span;
+		}
+		return [up(selection.a), up(selection.b)];
+	}
+
 	function showFlame() {
 		var f = flames[Number(which.value) || 0];
 		if (!f)
 			return;
-		var tree = invert.checked ? f.callee : f.caller;
+		/* a differential tree compares whole profiles: the base side
+		 * has no per-bin data, so the selection leaves it whole */
+		var filtered = selActive() && f.sel && tk && !data.diff;
+		invert.disabled = !!filtered;   /* the inverted tree is the whole trace's */
+		if (filtered)
+			invert.checked = false;
+		var tree = invert.checked ? f.callee : f.caller, weight = f.weight, count = f.count;
+		if (filtered) {
+			tree = selectedTree(f);
+			weight = tree.weight;
+			count = tree.count;
+		}
 		fg.fraction = tree.fraction;
 		fg.show(tree, names, { unit: f.unit, title: f.title, base: data.diff ? f.base : undefined },
-			f.weight, f.count);
-		var what = f.unit === 'ns' ? U.duration(f.weight) + ' off-CPU' :
-			U.grouped(f.count) + ' samples';
+			weight, count);
+		ct.show(tree, names, f.unit, weight, invert.checked);
+		var what = f.unit === 'ns' ? U.duration(weight) + ' off-CPU' :
+			U.grouped(count) + ' samples';
+		if (filtered)
+			what += ' in the selection (of ' + (f.unit === 'ns' ? U.duration(f.weight) :
+				U.grouped(f.count)) + ')';
+		else if (selActive() && data.diff)
+			what += ' (whole profiles: the selection does not apply to a differential graph)';
 		U.clear(fgNote);
 		fgNote.appendChild(document.createTextNode(
 			f.title + ': ' + what + '. ' + (data.diff ? 'Differential: widths from the new ' +
@@ -69,6 +156,7 @@
 		fgNote.textContent = 'No samples in this trace, or none passed the filters: record ' +
 			'with a sampling event and call stacks (perfrec record -F 999 -g ...).';
 		byId('fg').hidden = true;
+		byId('ct').parentNode.hidden = true;
 		which.disabled = invert.disabled = search.disabled = byId('fg-reset').disabled = true;
 	} else {
 		flames.forEach(function (f, i) {
@@ -98,23 +186,32 @@
 		showFlame();
 	}
 
-	/* ---- timeline */
+	/* ---- timeline: CPU lanes (switch records) and tracks (any samples) */
 	var tlNote = byId('tl-note');
-	if (!data.timeline) {
-		tlNote.textContent = 'No context-switch records in this trace: record with ' +
+	if (!data.timeline && !tk) {
+		tlNote.textContent = 'No context-switch records or samples in this trace: record with ' +
 			'--switch-events (perfrec record -a --switch-events ...) to see which task ran ' +
 			'on which CPU.';
 		byId('tl').hidden = true;
 		byId('tl-in').disabled = byId('tl-out').disabled = byId('tl-reset').disabled = true;
 	} else {
-		var d = data.timeline;
-		var tl = new PerfrecTimeline.Timeline(byId('tl'), d, names, tip);
-		tlNote.textContent = U.grouped(d.lanes.length) + (d.lanes.length === 1 ? ' CPU' : ' CPUs') +
-			' over ' + U.duration(d.t1 - d.t0) + '. Runs shorter than ' + U.duration(d.bucket) +
-			' are summed per ' + U.duration(d.bucket) + ' (shade = busy share, color = the task ' +
-			'that ran longest); empty space is idle.' +
+		/* without switch records: no lanes, the tracks' window */
+		var d = data.timeline || { t0: tk.t0, t1: tk.t0 + tk.bin * tk.nbins, bucket: tk.bin,
+					   nbuckets: tk.nbins, dropped: 0, lanes: [], tasks: [] };
+		var tracks = tk ? new PerfrecTracks.Tracks(tk, names, PerfrecTimeline.taskColor) : null;
+		var tl = new PerfrecTimeline.Timeline(byId('tl'), d, names, tip, tracks);
+		tlNote.textContent = (data.timeline ? U.grouped(d.lanes.length) +
+			(d.lanes.length === 1 ? ' CPU' : ' CPUs') + ' over ' + U.duration(d.t1 - d.t0) +
+			'. Runs shorter than ' + U.duration(d.bucket) + ' are summed per ' +
+			U.duration(d.bucket) + ' (shade = busy share, color = the task that ran ' +
+			'longest); empty space is idle.' :
+			'No context-switch records (record with --switch-events for CPU lanes and ' +
+			'on-CPU time): the tracks show samples only.') +
 			(d.dropped ? ' ' + U.grouped(d.dropped) + ' runs on CPUs past the first 1024 are ' +
-				'not drawn.' : '');
+				'not drawn.' : '') +
+			(tk ? ' Tracks: per ' + U.duration(tk.bin) + ', on-CPU time on top, sample ' +
+				'density in the middle' + (tk.offcpu ? ', off-CPU blocks at the bottom' : '') +
+				'; click a track to follow its thread.' : '');
 		byId('tl-in').addEventListener('click', function () { tl.zoomAt(0.5, 0.5); });
 		byId('tl-out').addEventListener('click', function () { tl.zoomAt(0.5, 2); });
 		byId('tl-reset').addEventListener('click', function () { tl.reset(); });
@@ -122,6 +219,115 @@
 			byId('tl-sel').textContent = line ? 'Following ' + line : '';
 		};
 	}
+
+	/* ---- the selection: the timeline and the tracks set it, the flame
+	 * graph follows, the address keeps it (#t=START,END&tid=N or &pid=N,
+	 * ns from the trace start) so a link reopens the same view */
+	var selWhat = byId('sel-what'), selClear = byId('sel-clear');
+
+	function selFragment() {
+		var parts = [];
+		if (selection.a >= 0)
+			parts.push('t=' + Math.round(selection.a) + ',' + Math.round(selection.b));
+		if (selection.tid >= 0)
+			parts.push('tid=' + selection.tid);
+		if (selection.pid >= 0)
+			parts.push('pid=' + selection.pid);
+		return parts.join('&');
+	}
+
+	function trackName(tid, pid) {
+		var name = null;
+		(tk ? tk.procs : []).forEach(function (p) {
+			if (pid >= 0 && p.pid === pid)
+				name = names[p.name];
+			p.t.forEach(function (t) {
+				if (tid >= 0 && t.tid === tid)
+					name = names[t.name];
+			});
+		});
+		return name === null ? '' : String(name) + ' ';
+	}
+
+	function applySelection(fromAddress) {
+		var f = flames[Number(which.value) || 0], parts = [];
+		if (selection.a >= 0) {
+			var r = f && f.sel && tk ? snapped(f) : [selection.a, selection.b];
+			parts.push(U.seconds(r[0], 1e3) + ' \u2013 ' + U.seconds(r[1], 1e3) + ' (' +
+				U.duration(r[1] - r[0]) + ')');
+		}
+		if (selection.tid >= 0)
+			parts.push('thread ' + trackName(selection.tid, -1) + selection.tid);
+		if (selection.pid >= 0)
+			parts.push('process ' + trackName(-1, selection.pid) + selection.pid);
+		selWhat.textContent = parts.length ? parts.join(', ') : 'the whole trace';
+		selClear.disabled = !selActive();
+		byId('tables-note').hidden = !selActive();
+		if (flames.length)
+			showFlame();
+		var frag = selFragment();
+		root.setAttribute('data-selection', frag);
+		if (!fromAddress && location.hash.replace(/^#/, '') !== frag) {
+			try {
+				history.replaceState(null, '', frag ? '#' + frag : location.pathname + location.search);
+			} catch (e) {
+				location.hash = frag;
+			}
+		}
+	}
+
+	/* Reads the address's selection into the page. */
+	function readAddress() {
+		var h = location.hash.replace(/^#/, ''), m;
+		selection = { a: -1, b: -1, tid: -1, pid: -1 };
+		if ((m = /(?:^|&)t=(\d+),(\d+)/.exec(h)) && Number(m[2]) > Number(m[1])) {
+			selection.a = Number(m[1]);
+			selection.b = Number(m[2]);
+		}
+		if ((m = /(?:^|&)tid=(\d+)/.exec(h)))
+			selection.tid = Number(m[1]);
+		else if ((m = /(?:^|&)pid=(\d+)/.exec(h)))
+			selection.pid = Number(m[1]);
+		if (tl) {
+			tl.range = selection.a >= 0 ? [selection.a - tl.d.t0, selection.b - tl.d.t0] : null;
+			if (tracks)
+				tracks.select(selection.tid >= 0 ? selection.tid : selection.pid,
+					      selection.tid >= 0 ? -1 : selection.pid, selection.pid >= 0);
+			tl.draw();
+		}
+		applySelection(true);
+	}
+
+	if (tl) {
+		tl.onrange = function (a, b) {
+			selection.a = a;
+			selection.b = b;
+			applySelection(false);
+		};
+		tl.onpick = function (p) {
+			selection.tid = p.tid;
+			selection.pid = p.tid >= 0 ? -1 : p.pid;
+			applySelection(false);
+		};
+	}
+	selClear.addEventListener('click', function () {
+		selection = { a: -1, b: -1, tid: -1, pid: -1 };
+		if (tl) {
+			tl.range = null;
+			if (tracks)
+				tracks.select(-1, -1, false);
+			tl.draw();
+		}
+		applySelection(false);
+	});
+	window.addEventListener('hashchange', function () {
+		if (location.hash.replace(/^#/, '') !== selFragment())
+			readAddress();
+	});
+	which.addEventListener('change', function () {
+		applySelection(true);
+	});
+	readAddress();
 
 	/* ---- sortable tables */
 	function cellValue(td, numeric) {
@@ -154,5 +360,8 @@
 		});
 	});
 
+	/* ms from the start of navigation to everything drawn: the
+	 * benchmark's time to first paint (tests/bench/html_vs_report.sh) */
+	root.setAttribute('data-ready-ms', String(Math.round(performance.now())));
 	root.setAttribute('data-ready', '1');
 })();

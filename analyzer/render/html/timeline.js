@@ -14,6 +14,12 @@
  *                buckets: flat [index, busy ns, runs, top task or -1, ...]
  *                       (shorter runs summed per bucket, exact busy) }
  * Lanes are canvases (thousands of rectangles); the lane labels are text.
+ * Under the lanes, the tracks of processes and threads (tracks.js), on
+ * the same axis: they pan and zoom with the lanes. A page without switch
+ * records has tracks and no lanes.
+ * Dragging on a CPU lane pans; dragging on the time axis or a track
+ * selects a time range (onrange(start, end), ns from the trace start,
+ * shaded on every row; a click on the axis clears it).
  * Empty space in a lane is the CPU idle; clicking a run selects its task:
  * the other tasks fade, so its runs and the gaps between them stand out
  * across lanes, and its longest off-CPU gap is marked in red.
@@ -71,7 +77,7 @@ var PerfrecTimeline = (function () {
 		return lo;
 	}
 
-	function Timeline(el, data, names, tip) {
+	function Timeline(el, data, names, tip, tracks) {
 		this.el = el;
 		this.tip = tip;
 		this.d = data;
@@ -81,6 +87,10 @@ var PerfrecTimeline = (function () {
 		this.v1 = this.span;
 		this.sel = -1;
 		this.onselect = null;
+		this.onrange = null;      /* (start, end) ns from the trace start, or (-1, -1) */
+		this.onpick = null;       /* a track clicked: ({ tid, pid }) */
+		this.range = null;        /* [start, end] ns from t0 */
+		this.tracks = tracks || null;
 		this.lanes = data.lanes.map(prepLane);
 		this.canvases = [];
 		this.build();
@@ -128,6 +138,16 @@ var PerfrecTimeline = (function () {
 			self.canvases.push(c);
 			el.appendChild(row);
 		});
+		if (this.tracks) {
+			this.tkEl = document.createElement('div');
+			this.tkEl.className = 'tracks';
+			el.appendChild(this.tkEl);
+			this.tracks.onrebuild = function () {
+				self.buildTracks();
+				self.draw();
+			};
+			this.buildTracks();
+		}
 		var drag = null;
 		function at(ev, c) {
 			var r = c.getBoundingClientRect();
@@ -136,7 +156,9 @@ var PerfrecTimeline = (function () {
 		el.addEventListener('mousedown', function (ev) {
 			if (ev.target.tagName !== 'CANVAS' || ev.button !== 0)
 				return;
-			drag = { x: ev.clientX, v0: self.v0, v1: self.v1, moved: false, c: ev.target };
+			var selecting = ev.target === self.axis || ev.target.perfrecTrack !== undefined;
+			drag = { x: ev.clientX, v0: self.v0, v1: self.v1, moved: false, c: ev.target,
+				 select: selecting, t: self.timeAt(ev, ev.target) };
 			ev.target.classList.add('dragging');
 			ev.preventDefault();
 		});
@@ -146,6 +168,14 @@ var PerfrecTimeline = (function () {
 			var p = at(ev, drag.c), dx = ev.clientX - drag.x;
 			if (Math.abs(dx) > 2)
 				drag.moved = true;
+			if (drag.select) {
+				if (drag.moved) {
+					var t = self.timeAt(ev, drag.c);
+					self.range = [Math.min(drag.t, t), Math.max(drag.t, t)];
+					self.draw();
+				}
+				return;
+			}
 			var dt = dx / p.w * (drag.v1 - drag.v0);
 			self.setView(drag.v0 - dt, drag.v1 - dt);
 		});
@@ -153,11 +183,23 @@ var PerfrecTimeline = (function () {
 			if (!drag)
 				return;
 			drag.c.classList.remove('dragging');
-			if (!drag.moved && drag.c.perfrecLane !== undefined)
+			if (drag.select && drag.moved) {
+				var t = self.timeAt(ev, drag.c);
+				self.setRange(Math.min(drag.t, t), Math.max(drag.t, t));
+			} else if (!drag.moved && drag.c === self.axis) {
+				self.setRange(-1, -1);
+			} else if (!drag.moved && drag.c.perfrecLane !== undefined) {
 				self.pick(ev, drag.c);
+			} else if (!drag.moved && drag.c.perfrecTrack !== undefined) {
+				self.pickTrack(drag.c.perfrecTrack);
+			}
 			drag = null;
 		});
 		el.addEventListener('mousemove', function (ev) {
+			if (!drag && ev.target.perfrecTrack !== undefined) {
+				self.hoverTrack(ev, ev.target);
+				return;
+			}
 			if (drag || ev.target.tagName !== 'CANVAS' || ev.target.perfrecLane === undefined) {
 				if (!drag)
 					self.tip.hide();
@@ -180,6 +222,37 @@ var PerfrecTimeline = (function () {
 			self.zoomAt(p.x / p.w, Math.exp(Math.max(-1, Math.min(1, ev.deltaY * 0.003))));
 		}, { passive: false });
 		window.addEventListener('resize', function () { self.draw(); });
+	};
+
+	/* The tracks' rows, again when a process opens or closes. */
+	Timeline.prototype.buildTracks = function () {
+		var el = this.tkEl, tracks = this.tracks;
+		U.clear(el);
+		tracks.build(el, function (label, c, cls) {
+			var row = document.createElement('div');
+			row.className = 'lane ' + cls;
+			row.appendChild(label);
+			c.style.height = '22px';
+			c.perfrecTrack = tracks.rows.length;
+			row.appendChild(c);
+			el.appendChild(row);
+			return row;
+		});
+	};
+
+	/* ns from t0 under the pointer */
+	Timeline.prototype.timeAt = function (ev, c) {
+		var r = c.getBoundingClientRect();
+		var f = Math.max(0, Math.min(1, (ev.clientX - r.left) / (r.width || 1)));
+		return this.v0 + f * (this.v1 - this.v0);
+	};
+
+	/* Selects [a, b] (ns from t0; a < 0: none) and says so. */
+	Timeline.prototype.setRange = function (a, b) {
+		this.range = a < 0 || b <= a ? null : [a, b];
+		this.draw();
+		if (this.onrange)
+			this.onrange(this.range ? this.d.t0 + a : -1, this.range ? this.d.t0 + b : -1);
 	};
 
 	Timeline.prototype.setView = function (a, b) {
@@ -209,6 +282,7 @@ var PerfrecTimeline = (function () {
 		var v0 = this.v0, v1 = this.v1;
 		/* the view in ns from t0, for the inspector and tests */
 		this.el.setAttribute('data-view', Math.round(v0) + ',' + Math.round(v1));
+		var range = this.range, drawn = [];
 		function setup(c, h) {
 			var w = c.clientWidth || 600;
 			c.width = Math.round(w * dpr);
@@ -216,6 +290,7 @@ var PerfrecTimeline = (function () {
 			var ctx = c.getContext('2d');
 			ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
 			ctx.clearRect(0, 0, w, h);
+			drawn.push({ ctx: ctx, w: w, h: h });
 			return { ctx: ctx, w: w };
 		}
 		/* axis: 1-2-5 steps, about one tick per 100 px */
@@ -240,6 +315,21 @@ var PerfrecTimeline = (function () {
 		if (gap) {
 			ax.fillStyle = 'rgba(211,47,47,0.8)';
 			ax.fillRect((gap[0] - v0) * k, AXIS_H - 3, Math.max(1, gap[1] * k), 3);
+		}
+		if (this.tracks)
+			this.tracks.draw(v0, v1, this.d.t0, setup);
+		/* the selected range, over every row drawn */
+		this.el.setAttribute('data-range', range ? Math.round(this.d.t0 + range[0]) + ',' +
+			Math.round(this.d.t0 + range[1]) : '');
+		if (range) {
+			drawn.forEach(function (c) {
+				var kk = c.w / (v1 - v0), x0 = (range[0] - v0) * kk;
+				c.ctx.fillStyle = 'rgba(44,92,197,0.16)';
+				c.ctx.fillRect(x0, 0, Math.max(1, (range[1] - range[0]) * kk), c.h);
+				c.ctx.fillStyle = 'rgba(44,92,197,0.8)';
+				c.ctx.fillRect(x0, 0, 1, c.h);
+				c.ctx.fillRect(x0 + (range[1] - range[0]) * kk, 0, 1, c.h);
+			});
 		}
 		this.lanes.forEach(function (lane, i) {
 			var s = setup(self.canvases[i], LANE_H), ctx = s.ctx, kk = s.w / (v1 - v0);
@@ -333,21 +423,55 @@ var PerfrecTimeline = (function () {
 		this.tip.show(ev, 'CPU ' + lane.cpu + ', many short runs', lines);
 	};
 
+	Timeline.prototype.hoverTrack = function (ev, c) {
+		var r = c.getBoundingClientRect(), per = (this.v1 - this.v0) / (r.width || 1);
+		var t = this.d.t0 + this.v0 + (ev.clientX - r.left) * per;
+		var what = this.tracks.describe(c.perfrecTrack, t);
+		if (what)
+			this.tip.show(ev, what.title, what.lines);
+		else
+			this.tip.hide();
+	};
+
+	/* A track clicked: selected (onpick), and its thread (a process's
+	 * main thread) followed in the lanes. */
+	Timeline.prototype.pickTrack = function (i) {
+		var tid = this.tracks.pick(i), task = -1;
+		if (this.onpick)
+			this.onpick({ tid: this.tracks.selProc ? -1 : tid,
+				      pid: tid >= 0 ? this.tracks.selPid : -1 });
+		for (var t = 0; tid >= 0 && t * TASK < this.d.tasks.length; t++)
+			if (this.d.tasks[TASK * t + 1] === tid) {
+				task = t;
+				break;
+			}
+		this.select(task, tid);
+	};
+
 	Timeline.prototype.pick = function (ev, c) {
 		var r = c.getBoundingClientRect(), lane = this.lanes[c.perfrecLane];
 		var per = (this.v1 - this.v0) / (r.width || 1);
 		var hit = this.find(lane, this.v0 + (ev.clientX - r.left) * per, per);
 		var task = !hit ? -1 : hit.span !== undefined ? lane.st[hit.span] : lane.bt[hit.bucket];
-		this.sel = task === this.sel ? -1 : task;
+		task = task === this.sel ? -1 : task;
+		this.select(task, -1);
+	};
+
+	/* Follows lane task `task` (-1: none) or, when it ran on no lane
+	 * shown, the tracks' thread tid. */
+	Timeline.prototype.select = function (task, tid) {
+		this.sel = task;
 		this.draw();
 		if (this.onselect) {
 			var g = this.gap(this.sel), line = null;
 			if (this.sel >= 0)
 				line = this.taskLine(this.sel) + (g ? '; longest off-CPU gap (red) ' +
 					U.duration(g[1]) + ' from ' + U.seconds(this.d.t0 + g[0], 1e3) : '');
+			else if (tid >= 0)
+				line = 'tid ' + tid;
 			this.onselect(line);
 		}
 	};
 
-	return { Timeline: Timeline };
+	return { Timeline: Timeline, taskColor: taskColor };
 })();

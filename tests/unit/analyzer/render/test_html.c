@@ -149,6 +149,19 @@ static void test_golden_page(void **state)
 	expect(pg, "\"timeline\":{\"t0\":0,\"t1\":70000000,");
 	expect(pg, "{\"cpu\":0,\"busy\":48000000,\"intervals\":5,");
 	expect(pg, "{\"cpu\":1,\"busy\":30000000,\"intervals\":3,");
+	/* tracks: the sched table's on-CPU times, exact; the 5 lost records */
+	expect(pg, "\"tracks\":{\"t0\":0,\"bin\":175001,\"nbins\":400,");
+	expect(pg, "\"loss\":[205,5]");
+	expect(pg, "{\"pid\":100,\"name\":0,\"run\":63000000,\"samples\":65,\"off\":0,"
+		   "\"nthreads\":2,\"k\":2,");
+	expect(pg, "{\"tid\":100,\"name\":0,\"run\":35000000,");
+	expect(pg, "\"run\":28000000,\"samples\":");
+	expect(pg, "{\"pid\":200,\"name\":");
+	expect(pg, "\"run\":15000000,\"samples\":15,");
+	/* selection data: per (bin, tid, pid, view node) weight and count;
+	 * page-faults' two samples, in bins 18 and 189, both of pingpong */
+	expect(pg, ",\n\"sel\":{\"f\":1,\"e\":[2,100,100,2,1000000,1,2,200,200,13,1000000,1,");
+	expect(pg, ",\n\"sel\":{\"f\":1,\"e\":[18,100,100,1,1,1,189,100,100,1,1,1]}");
 	/* tables: report, sched, counters, info */
 	expect(pg, "<td>ping</td><td>pingpong</td><td>cpu-clock</td>");
 	expect(pg, "<tr><td>pong</td><td class=\"n\">100</td><td class=\"n\">101</td>"

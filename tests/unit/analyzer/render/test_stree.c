@@ -376,6 +376,54 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Each stack's leaf, mapped through the view, lands on a view node:
+ * itself when kept, the placeholder under its last kept ancestor when
+ * pruned; the stacks' weights summed per view node are the view's self
+ * weights, exactly (what the HTML page's selection sums). */
+static void test_leaf_map(void **state)
+{
+	(void)state;
+	struct ana_stree t;
+	ana_stree_init(&t);
+	static const struct { const char *stack; uint64_t w; } st[] = {
+		{ "main;a;b", 500 }, { "main;a", 300 }, { "main;a;tiny1", 1 },
+		{ "main;tiny2;deep", 1 }, { "main;tiny2", 1 }, { "other", 197 }, { "main", 0 },
+	};
+	uint32_t leaf[7];
+	for (size_t i = 0; i < 7; i++) {
+		add(&t, st[i].stack, st[i].w, 0);
+		leaf[i] = ana_stree_last_node(&t);
+		assert_true(leaf[i] < ana_stree_nodes(&t));
+	}
+	assert_int_equal(leaf[6], 0);   /* "main": the first node made */
+	struct ana_stree_view v;
+	assert_int_equal(ana_stree_view(&t, 0.01, 0, &v), 0);   /* 1% = 10: tiny* pruned */
+	assert_int_equal(v.nmap, ana_stree_nodes(&t));
+	uint64_t *self = calloc(v.n, sizeof(*self));
+	assert_non_null(self);
+	for (size_t i = 0; i < 7; i++) {
+		uint32_t m = v.map[leaf[i]];
+		assert_true(m < v.n);
+		self[m] += st[i].w;
+		if (i >= 2 && i <= 4)
+			assert_true(v.nodes[m].pruned > 0);
+		else
+			assert_null(v.nodes[m].pruned ? "pruned" : NULL);
+	}
+	/* tiny2 and its child share main's placeholder; tiny1 is in a's */
+	assert_int_equal(v.map[leaf[3]], v.map[leaf[4]]);
+	assert_true(v.map[leaf[2]] != v.map[leaf[3]]);
+	for (size_t i = 0; i < v.n; i++)
+		assert_int_equal(self[i], v.nodes[i].self);
+	free(self);
+	ana_stree_view_release(&v);
+	assert_null(v.map);
+	struct ana_stree_frame none;
+	assert_int_equal(ana_stree_add(&t, &none, 0, 0, 5), 0);
+	assert_int_equal(ana_stree_last_node(&t), ANA_STREE_ROOT);
+	ana_stree_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_order_independent),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_odd_weights),
+		cmocka_unit_test(test_leaf_map),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
