@@ -20,6 +20,7 @@ kt_need_perf
 start_collector() {
   local log=$1
   shift
+  clog=$log
   "$perfrec" collect --listen 127.0.0.1:0 "$@" 2>>"$log" &
   cpid=$!
   pids+=("$cpid")
@@ -33,27 +34,33 @@ start_collector() {
 }
 # record NAME SECONDS: a recording streamed as h1/same, with a local copy
 record() {
-  rec_t0=$(date +%s.%N)
+  clog_n0=$(grep -c "another recording" "$clog" || true)
   "$perfrec" record -a -e cpu-clock -F 1000 -d "$2" --to "127.0.0.1:$cport" --host h1 \
     --session same --frame-size 256k --finish-timeout 3s -o "$d/$1.prec" 2>"$d/rec-$1.err" &
   rpid=$!
   pids+=("$rpid")
 }
 # refused NAME WHAT: NAME was refused once, for good: its streaming ended
-# within 2 s of its start (no retries), it recorded on into its -o copy
-# and exited 1; it was never acknowledged, and said why
+# within 2 s of the collector's refusal (no retries), it recorded on into
+# its -o copy and exited 1; it was never acknowledged, and said why
 refused() {
-  local ended="" code=0
-  for _ in $(seq 60); do
-    if grep -q "streaming to 127.0.0.1:$cport ended" "$d/rec-$1.err"; then
-      ended=$(awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $rec_t0 }")
+  local ended="" code=0 t_ref="" n
+  for _ in $(seq 200); do
+    n=$(grep -c "another recording" "$clog" || true)
+    if [ -z "$t_ref" ] && [ "$n" -gt "$clog_n0" ]; then
+      t_ref=$(date +%s.%N)
+    fi
+    if [ -n "$t_ref" ] && grep -q "streaming to 127.0.0.1:$cport ended" "$d/rec-$1.err"; then
+      ended=$(awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $t_ref }")
       break
     fi
     sleep 0.05
   done
   wait "$rpid" || code=$?
-  [ -n "$ended" ] || fail "$2: the refused recording's streaming did not end within 3 s"
-  awk "BEGIN { exit !($ended < 2.0) }" || fail "$2: streaming ended after ${ended}s"
+  [ -n "$ended" ] || fail "$2: the refused recording's streaming did not end within 10 s"
+  awk "BEGIN { exit !($ended < 2.0) }" || fail "$2: streaming ended ${ended}s after the refusal"
+  n=$(grep -c "another recording" "$clog" || true)
+  [ "$n" = $((clog_n0 + 1)) ] || fail "$2: refused $((n - clog_n0)) times, not once"
   [ "$code" = 1 ] || fail "$2: the refused recording exited $code, not 1"
   grep -q "recording goes on into" "$d/rec-$1.err" || fail "$2: no word of the local copy"
   "$analyze" verify "$d/$1.prec" >/dev/null || fail "$2: the refused recording's local copy does not verify"
