@@ -84,9 +84,11 @@ struct rec_symgather *rec_symgather_new(const struct rec_symgather_opts *o)
 
 /* An exec or mmap of pid decoded at time t: its next mappings (the
  * dynamic loader's, a dlopen's dependencies) may sit in another CPU's
- * ring for a while yet. Rings are drained in turns, each at least every
- * few tens of milliseconds while they keep up; 100 ms of sample time
- * covers a loader's start under load. */
+ * ring, decoded after the samples that use them when the process moved
+ * to that CPU meanwhile (rings are consumed one after the other, each
+ * to its end). 100 ms of sample time covers a loader's start under load;
+ * a mapping made later on another CPU than the last one decoded is not
+ * covered: test_fp_cut measures how often that shows. */
 #define SETTLE_NS (100 * 1000000ull)
 
 static void unsettle(struct rec_symgather *sc, uint32_t pid, uint64_t t)
