@@ -7,9 +7,10 @@
  * ("comm\x1f" then ids as decimal, comma-separated, leaf first).
  *
  * Names are looked up once per callchain node, not per sample: a frame's
- * samples that share (pid, ip, misc, interned callchain, comm) name the
- * same stack, so the first of them is resolved and its key kept in
- * `chains`, and the others only add to that key's counts. The table
+ * samples that share (pid, ip, misc, interned callchain, the count the
+ * writer cut from it, comm) name the same stack, so the first of them is
+ * resolved and its key kept in `chains`, and the others only add to that
+ * key's counts. The table
  * restarts with every frame (callchain ids are the frame's own, SPEC.md);
  * a frame spans about a second, so a mapping replaced inside one frame at
  * the same address names that frame's later samples as its first. Samples
@@ -66,6 +67,7 @@ static int buf_add(struct buf *b, const char *s, size_t n)
 struct chainkey {
 	uint64_t chain, ip;
 	uint32_t pid, misc;
+	uint32_t cut;                   /* what the writer cut: not in the chain */
 	const char *comm;
 };
 
@@ -247,6 +249,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 			ck.ip = smp->ip;
 			ck.pid = smp->pid;
 			ck.misc = smp->misc;
+			ck.cut = smp->callchain_cut;
 			ck.comm = comm;
 			if (st->chains_frame != p->frame_offset) {
 				prec_hashmap_clear(&st->chains);
