@@ -40,12 +40,14 @@ pids+=("$!")
 for _ in $(seq 100); do grep -q "serving on" "$d/daemon.log" 2>/dev/null && break; sleep 0.05; done
 grep -q "serving on" "$d/daemon.log" || fail "daemon did not start"
 # a few thousand switches a second (each round spins 200 us a side): the
-# rings keep up, so both recordings hold every switch
+# rings keep up, so both recordings hold every switch; 16 MiB rings per CPU
+# hold several seconds of them, for a machine so busy that a recorder waits
+# that long for a CPU
 "$pingpong" 100000000 10 0 200 >/dev/null &
 pids+=("$!")
-"$perfrec" ctl --socket "$sock" start rot -a -e cpu-clock -F 499 --switch-events \
+"$perfrec" ctl --socket "$sock" start rot -a -e cpu-clock -F 499 --switch-events -m 4096 \
   --rotate-time 2s -o rot.prec > "$d/start.out" 2>&1 || fail "start: $(cat "$d/start.out")"
-"$perfrec" record -a -e cpu-clock -F 499 --switch-events -d 12 -q -o "$d/single.prec" \
+"$perfrec" record -a -e cpu-clock -F 499 --switch-events -m 4096 -d 12 -q -o "$d/single.prec" \
   2>"$d/single.log" &
 rpid=$!
 pids+=("$rpid")
