@@ -6,20 +6,25 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "analyzer/load/chclient.h"
 #include "analyzer/load/chreply.h"
 #include "analyzer/load/rowbin.h"
 #include "analyzer/load/schema.h"
+#include "analyzer/query/query.h"
+#include "analyzer/read/dataset.h"
 #include "format/base/grow.h"
 #include "format/base/hashmap.h"
 #include "format/base/opts.h"
+#include "format/error.h"
 
 /* Stack ids asked about in one query: 2,000 ids of up to 20 digits keep
  * the statement far below max_query_size (256 KiB by default). */
@@ -44,6 +49,12 @@ static void set_err(struct ana_loader *ld, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ld->err, sizeof(ld->err), fmt, ap);
 	va_end(ap);
+}
+
+static void note(struct ana_loader *ld, const char *line)
+{
+	if (ld->note)
+		ld->note(ld->ctx, line);
 }
 
 /* A failed ClickHouse call: its own message is the error. */
@@ -464,8 +475,7 @@ int ana_loader_load_db(struct ana_loader *ld, const char *path, struct ana_load_
 			st->skipped++;
 		snprintf(line, sizeof(line), "%s: already loaded (%s, file_key %" PRId64 ")",
 			 path, first, key);
-		if (ld->note)
-			ld->note(ld->ctx, line);
+		note(ld, line);
 		goto out;
 	}
 	struct ana_load_stats mine = { 0 };
@@ -484,11 +494,105 @@ int ana_loader_load_db(struct ana_loader *ld, const char *path, struct ana_load_
 	}
 	snprintf(line, sizeof(line), "%s: loaded %" PRIu64 " rows, %" PRIu64 " bytes (%s, file_key %"
 		 PRId64 ")", path, mine.rows, mine.bytes, first, key);
-	if (ld->note)
-		ld->note(ld->ctx, line);
+	note(ld, line);
 out:
 	if (ret == -ENOMEM && !ld->err[0])
 		set_err(ld, "%s: out of memory", path);
 	sqlite3_close(db);
+	return ret;
+}
+
+int ana_load_is_db(const char *path)
+{
+	static const char magic[16] = "SQLite format 3";   /* and its NUL */
+	char head[16];
+	FILE *f = fopen(path, "rb");
+	int is = f && fread(head, 1, sizeof(head), f) == sizeof(head) &&
+		 !memcmp(head, magic, sizeof(head));
+
+	if (f)
+		fclose(f);
+	return is;
+}
+
+/* One file of a dataset: its tables into dir/file.sqlite (query.h), then
+ * loaded, then the database removed. */
+static int load_one(struct ana_loader *ld, const struct ana_dataset_file *f, const char *dir,
+		    const struct ana_query_opts *qo, struct ana_load_stats *st)
+{
+	char db[PATH_MAX], err[512];
+	struct ana_dataset *one = NULL;
+	struct ana_query *q = NULL;
+	char *path = (char *)f->path;
+	int ret;
+
+	if (snprintf(db, sizeof(db), "%s/file.sqlite", dir) >= (int)sizeof(db))
+		return -ENAMETOOLONG;
+	if ((ret = ana_dataset_open(&one, &path, 1, NULL))) {
+		set_err(ld, "%s: out of memory", f->path);
+		return ret;
+	}
+	if (one->nfiles != 1) {
+		set_err(ld, "%s: %s", f->path, one->nskipped ? prec_strerror(one->skipped[0].err)
+							     : "no longer readable");
+		ret = -EINVAL;
+		goto out;
+	}
+	err[0] = '\0';
+	if ((ret = ana_query_new(&q, one, qo)) ||
+	    (ret = ana_query_write_db(q, db, err, sizeof(err)))) {
+		set_err(ld, "%s: %s", f->path, err[0] ? err : prec_strerror(ret));
+		goto out;
+	}
+	ret = ana_loader_load_db(ld, db, st);
+	unlink(db);
+out:
+	ana_query_free(q);
+	ana_dataset_free(one);
+	return ret;
+}
+
+int ana_loader_load_prec(struct ana_loader *ld, char *const *inputs, size_t n,
+			 const struct ana_query_opts *qo, struct ana_load_stats *st)
+{
+	struct ana_dataset *ds = NULL;
+	char dir[PATH_MAX], line[1024];
+	const char *tmp = getenv("TMPDIR");
+	int ret;
+
+	ld->err[0] = '\0';
+	if ((ret = ana_dataset_open(&ds, inputs, n, NULL))) {
+		set_err(ld, "out of memory listing the inputs");
+		return ret;
+	}
+	for (size_t i = 0; i < ds->nskipped; i++) {
+		snprintf(line, sizeof(line), "%s: skipped: %s", ds->skipped[i].path,
+			 prec_strerror(ds->skipped[i].err));
+		note(ld, line);
+	}
+	if (st)
+		st->unreadable += ds->nskipped;
+	snprintf(dir, sizeof(dir), "%s/perfrec-load-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		ret = -errno;
+		set_err(ld, "cannot make a temporary directory %s: %s", dir, strerror(-ret));
+		goto out;
+	}
+	for (size_t i = 0; i < ds->nfiles && !ret; i++) {
+		const struct ana_dataset_file *f = &ds->files[i];
+		if (f->state == ANA_FILE_OPEN) {
+			/* its content would change under its key: loaded when complete */
+			snprintf(line, sizeof(line), "%s: not loaded: still being written (no "
+				 "SessionEnd); load it once its recording ended", f->path);
+			note(ld, line);
+			if (st)
+				st->open++;
+			continue;
+		}
+		ret = load_one(ld, f, dir, qo, st);
+	}
+	rmdir(dir);
+out:
+	ana_dataset_free(ds);
 	return ret;
 }
