@@ -175,7 +175,7 @@ static int db_int(struct ana_loader *ld, sqlite3 *db, const char *path, const ch
  * column (RowBinary: a byte 1, no value; else 0 and the value), as 0 or
  * '' in the others. */
 static void encode_row(struct ana_rowbin *b, const struct ana_chtable *t, sqlite3_stmt *st,
-		       int64_t key)
+		       int64_t key, const char *session)
 {
 	if (t->per_file)
 		ana_rowbin_i64(b, key);
@@ -186,6 +186,10 @@ static void encode_row(struct ana_rowbin *b, const struct ana_chtable *t, sqlite
 			ana_rowbin_u8(b, (uint8_t)null);
 			if (null)
 				continue;
+		}
+		if (session && !strcmp(t->cols[c].name, "session")) {
+			ana_rowbin_str(b, session, strlen(session));
+			continue;
 		}
 		switch (t->cols[c].type) {
 		case ANA_COL_I64:
@@ -231,7 +235,7 @@ static int file_key(struct ana_loader *ld, sqlite3 *db, const char *path, int64_
 	*samples = 0;
 	first[0] = '\0';
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		encode_row(&b, &id, st, 0);
+		encode_row(&b, &id, st, 0, NULL);
 		*samples += sqlite3_column_int64(st, 4);
 		if (!nrows++)
 			snprintf(first, firstsz, "%s", sqlite3_column_text(st, 5) ? (const char *)sqlite3_column_text(st, 5) : "");
@@ -362,7 +366,7 @@ static int load_stacks(struct ana_loader *ld, sqlite3 *db, const char *path,
 		int64_t id = sqlite3_column_int64(q, 0);
 		if (nhave && bsearch(&id, have, nhave, sizeof(*have), cmp_i64))
 			continue;
-		encode_row(&ld->rows, t, q, 0);
+		encode_row(&ld->rows, t, q, 0, NULL);
 		n++;
 	}
 	sqlite3_finalize(q);
@@ -417,7 +421,8 @@ static int delete_partial(struct ana_loader *ld, const struct ana_chtable *t, in
 
 /* One per-file table (3. and 4. in load.h). *stored: the rows it holds now. */
 static int load_table(struct ana_loader *ld, sqlite3 *db, const char *path,
-		      const struct ana_chtable *t, int64_t key, struct ana_load_stats *st)
+		      const struct ana_chtable *t, int64_t key, const char *session,
+		      struct ana_load_stats *st)
 {
 	char sql[256];
 	int64_t want, have;
@@ -440,7 +445,7 @@ static int load_table(struct ana_loader *ld, sqlite3 *db, const char *path,
 	}
 	ana_rowbin_reset(&ld->rows);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-		encode_row(&ld->rows, t, q, key);
+		encode_row(&ld->rows, t, q, key, session);
 	sqlite3_finalize(q);
 	if (rc != SQLITE_DONE) {
 		set_err(ld, "%s: reading %s: %s", path, t->name, sqlite3_errmsg(db));
@@ -451,7 +456,11 @@ static int load_table(struct ana_loader *ld, sqlite3 *db, const char *path,
 	return ret;
 }
 
-int ana_loader_load_db(struct ana_loader *ld, const char *path, struct ana_load_stats *st)
+/* ana_loader_load_db; session, when not NULL, is the files rows' session
+ * (the name the whole dataset gives the file's session, where its own
+ * database, made of the file alone, names it after the file). */
+static int load_db(struct ana_loader *ld, const char *path, const char *session,
+		   struct ana_load_stats *st)
 {
 	char first[512], sql[256], line[1024];
 	int64_t key, have, samples;
@@ -481,7 +490,7 @@ int ana_loader_load_db(struct ana_loader *ld, const char *path, struct ana_load_
 	struct ana_load_stats mine = { 0 };
 	for (size_t i = 0; i < ana_nchtables && !ret; i++) {
 		const struct ana_chtable *t = &ana_chtables[i];
-		ret = t->per_file ? load_table(ld, db, path, t, key, &mine)
+		ret = t->per_file ? load_table(ld, db, path, t, key, session, &mine)
 				  : load_stacks(ld, db, path, t, &mine);
 	}
 	if (ret)
@@ -500,6 +509,11 @@ out:
 		set_err(ld, "%s: out of memory", path);
 	sqlite3_close(db);
 	return ret;
+}
+
+int ana_loader_load_db(struct ana_loader *ld, const char *path, struct ana_load_stats *st)
+{
+	return load_db(ld, path, NULL, st);
 }
 
 int ana_load_is_db(const char *path)
@@ -544,7 +558,7 @@ static int load_one(struct ana_loader *ld, const struct ana_dataset_file *f, con
 		set_err(ld, "%s: %s", f->path, err[0] ? err : prec_strerror(ret));
 		goto out;
 	}
-	ret = ana_loader_load_db(ld, db, st);
+	ret = load_db(ld, db, f->session, st);
 	unlink(db);
 out:
 	ana_query_free(q);

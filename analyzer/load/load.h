@@ -82,7 +82,9 @@ int ana_loader_load_db(struct ana_loader *ld, const char *path, struct ana_load_
  * being written (no SessionEnd) is not loaded: its key would change as it
  * grows, so it is named in a note and counted in st->open; load it when
  * its recording has ended. Inputs that cannot be read are notes too
- * (st->unreadable). 0 or negative errno, as ana_loader_load_db.
+ * (st->unreadable). The files rows carry the session name the dataset
+ * gives (a rotated session's: its first file's), as `query` over the
+ * dataset shows it. 0 or negative errno, as ana_loader_load_db.
  */
 struct ana_query_opts;
 int ana_loader_load_prec(struct ana_loader *ld, char *const *inputs, size_t n,
