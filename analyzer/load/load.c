@@ -540,8 +540,10 @@ static int load_one(struct ana_loader *ld, const struct ana_dataset_file *f, con
 	char *path = (char *)f->path;
 	int ret;
 
-	if (snprintf(db, sizeof(db), "%s/file.sqlite", dir) >= (int)sizeof(db))
+	if (snprintf(db, sizeof(db), "%s/file.sqlite", dir) >= (int)sizeof(db)) {
+		set_err(ld, "%s/file.sqlite: path too long (TMPDIR)", dir);
 		return -ENAMETOOLONG;
+	}
 	if ((ret = ana_dataset_open(&one, &path, 1, NULL))) {
 		set_err(ld, "%s: out of memory", f->path);
 		return ret;
@@ -559,8 +561,8 @@ static int load_one(struct ana_loader *ld, const struct ana_dataset_file *f, con
 		goto out;
 	}
 	ret = load_db(ld, db, f->session, st);
-	unlink(db);
 out:
+	unlink(db);   /* also what a failed write left */
 	ana_query_free(q);
 	ana_dataset_free(one);
 	return ret;
