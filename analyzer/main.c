@@ -130,10 +130,12 @@ static const struct cmd_help helps[] = {
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  --no-demangle      keep C++/Rust symbol names as recorded\n", 1 },
 	/* main sends load to load_main */
-	{ "load", "usage: " PROG " load --clickhouse URL[,URL...] DB.sqlite... [--cluster NAME]\n\n"
+	{ "load", "usage: " PROG " load --clickhouse URL[,URL...] [FILE|DIR|DB.sqlite]... [--cluster NAME]\n\n"
 	  "Loads the aggregated SQL tables (profile, stacks, offcpu_profile, counters,\n"
-	  "tasks, files; see docs/fleet.md) of databases `query --db` wrote into a\n"
-	  "ClickHouse cluster, through its HTTP interface. Idempotent: a recording\n"
+	  "tasks, files; see docs/fleet.md) of each .prec file of the dataset (or of\n"
+	  "a database `query --db` wrote of one file) into a ClickHouse cluster,\n"
+	  "through its HTTP interface. A file still being written is left for later\n"
+	  "(named on stderr). Idempotent: a recording\n"
 	  "already loaded is skipped (keyed by its host and its content: start, end,\n"
 	  "bytes, samples), and a load interrupted anywhere resumes without duplicates.\n\n"
 	  "  --clickhouse URLS  every server of the cluster, comma-separated\n"
@@ -1578,7 +1580,8 @@ static void load_fail(const char *msg)
 static int load_main(int argc, char **argv)
 {
 	const char *urls_arg = NULL, *cluster = NULL, *dbs[argc];
-	size_t ndb = 0;
+	char *precs[argc];
+	size_t ndb = 0, nprec = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -1590,12 +1593,14 @@ static int load_main(int argc, char **argv)
 			i++;
 		} else if (argv[i][0] == '-') {
 			return fail_usage("load", "unknown option or missing value: %s", argv[i]);
-		} else {
+		} else if (ana_load_is_db(argv[i])) {
 			dbs[ndb++] = argv[i];
+		} else {
+			precs[nprec++] = argv[i];
 		}
 	}
-	if (!urls_arg || !ndb)
-		return fail_usage("load", "%s", "needs --clickhouse URL and at least one database");
+	if (!urls_arg || !(ndb + nprec))
+		return fail_usage("load", "%s", "needs --clickhouse URL and at least one input");
 	char *list = strdup(urls_arg), *save = NULL;
 	const char *urls[strlen(urls_arg) / 2 + 1];
 	size_t nurls = 0;
@@ -1603,6 +1608,7 @@ static int load_main(int argc, char **argv)
 		urls[nurls++] = u;
 	struct ana_load_opts o = { .size = sizeof(o), .urls = urls, .nurls = nurls,
 				   .cluster = cluster, .note = on_load_note };
+	struct ana_query_opts qo = { .jobs = ana_cpu_count() };
 	struct ana_loader *ld = list && nurls ? ana_loader_new(&o) : NULL;
 	struct ana_load_stats st = { 0 };
 	int ret = 0;
@@ -1614,16 +1620,20 @@ static int load_main(int argc, char **argv)
 	}
 	if ((ret = ana_loader_prepare(ld)) < 0)
 		load_fail(ana_loader_errmsg(ld));
+	if (!ret && nprec && (ret = ana_loader_load_prec(ld, precs, nprec, &qo, &st)) < 0)
+		load_fail(ana_loader_errmsg(ld));
 	for (size_t i = 0; i < ndb && !ret; i++)
 		if ((ret = ana_loader_load_db(ld, dbs[i], &st)) < 0)
 			load_fail(ana_loader_errmsg(ld));
 	if (!ret)
-		fprintf(stderr, "%s load: %zu loaded, %zu already loaded; %llu rows, %llu bytes\n",
-			PROG, st.loaded, st.skipped, (unsigned long long)st.rows,
-			(unsigned long long)st.bytes);
+		fprintf(stderr, "%s load: %zu loaded, %zu already loaded, %zu still being written; "
+			"%llu rows, %llu bytes\n", PROG, st.loaded, st.skipped, st.open,
+			(unsigned long long)st.rows, (unsigned long long)st.bytes);
 	ana_loader_free(ld);
 	free(list);
-	return ret == -EINVAL ? 2 : ret ? 1 : 0;
+	if (ret)
+		return ret == -EINVAL ? 2 : 1;
+	return st.unreadable ? 3 : 0;
 }
 
 int main(int argc, char **argv)

@@ -6,20 +6,25 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "analyzer/load/chclient.h"
 #include "analyzer/load/chreply.h"
 #include "analyzer/load/rowbin.h"
 #include "analyzer/load/schema.h"
+#include "analyzer/query/query.h"
+#include "analyzer/read/dataset.h"
 #include "format/base/grow.h"
 #include "format/base/hashmap.h"
 #include "format/base/opts.h"
+#include "format/error.h"
 
 /* Stack ids asked about in one query: 2,000 ids of up to 20 digits keep
  * the statement far below max_query_size (256 KiB by default). */
@@ -44,6 +49,12 @@ static void set_err(struct ana_loader *ld, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ld->err, sizeof(ld->err), fmt, ap);
 	va_end(ap);
+}
+
+static void note(struct ana_loader *ld, const char *line)
+{
+	if (ld->note)
+		ld->note(ld->ctx, line);
 }
 
 /* A failed ClickHouse call: its own message is the error. */
@@ -164,7 +175,7 @@ static int db_int(struct ana_loader *ld, sqlite3 *db, const char *path, const ch
  * column (RowBinary: a byte 1, no value; else 0 and the value), as 0 or
  * '' in the others. */
 static void encode_row(struct ana_rowbin *b, const struct ana_chtable *t, sqlite3_stmt *st,
-		       int64_t key)
+		       int64_t key, const char *session)
 {
 	if (t->per_file)
 		ana_rowbin_i64(b, key);
@@ -175,6 +186,10 @@ static void encode_row(struct ana_rowbin *b, const struct ana_chtable *t, sqlite
 			ana_rowbin_u8(b, (uint8_t)null);
 			if (null)
 				continue;
+		}
+		if (session && !strcmp(t->cols[c].name, "session")) {
+			ana_rowbin_str(b, session, strlen(session));
+			continue;
 		}
 		switch (t->cols[c].type) {
 		case ANA_COL_I64:
@@ -220,7 +235,7 @@ static int file_key(struct ana_loader *ld, sqlite3 *db, const char *path, int64_
 	*samples = 0;
 	first[0] = '\0';
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		encode_row(&b, &id, st, 0);
+		encode_row(&b, &id, st, 0, NULL);
 		*samples += sqlite3_column_int64(st, 4);
 		if (!nrows++)
 			snprintf(first, firstsz, "%s", sqlite3_column_text(st, 5) ? (const char *)sqlite3_column_text(st, 5) : "");
@@ -351,7 +366,7 @@ static int load_stacks(struct ana_loader *ld, sqlite3 *db, const char *path,
 		int64_t id = sqlite3_column_int64(q, 0);
 		if (nhave && bsearch(&id, have, nhave, sizeof(*have), cmp_i64))
 			continue;
-		encode_row(&ld->rows, t, q, 0);
+		encode_row(&ld->rows, t, q, 0, NULL);
 		n++;
 	}
 	sqlite3_finalize(q);
@@ -406,7 +421,8 @@ static int delete_partial(struct ana_loader *ld, const struct ana_chtable *t, in
 
 /* One per-file table (3. and 4. in load.h). *stored: the rows it holds now. */
 static int load_table(struct ana_loader *ld, sqlite3 *db, const char *path,
-		      const struct ana_chtable *t, int64_t key, struct ana_load_stats *st)
+		      const struct ana_chtable *t, int64_t key, const char *session,
+		      struct ana_load_stats *st)
 {
 	char sql[256];
 	int64_t want, have;
@@ -429,7 +445,7 @@ static int load_table(struct ana_loader *ld, sqlite3 *db, const char *path,
 	}
 	ana_rowbin_reset(&ld->rows);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-		encode_row(&ld->rows, t, q, key);
+		encode_row(&ld->rows, t, q, key, session);
 	sqlite3_finalize(q);
 	if (rc != SQLITE_DONE) {
 		set_err(ld, "%s: reading %s: %s", path, t->name, sqlite3_errmsg(db));
@@ -440,7 +456,11 @@ static int load_table(struct ana_loader *ld, sqlite3 *db, const char *path,
 	return ret;
 }
 
-int ana_loader_load_db(struct ana_loader *ld, const char *path, struct ana_load_stats *st)
+/* ana_loader_load_db; session, when not NULL, is the files rows' session
+ * (the name the whole dataset gives the file's session, where its own
+ * database, made of the file alone, names it after the file). */
+static int load_db(struct ana_loader *ld, const char *path, const char *session,
+		   struct ana_load_stats *st)
 {
 	char first[512], sql[256], line[1024];
 	int64_t key, have, samples;
@@ -464,14 +484,13 @@ int ana_loader_load_db(struct ana_loader *ld, const char *path, struct ana_load_
 			st->skipped++;
 		snprintf(line, sizeof(line), "%s: already loaded (%s, file_key %" PRId64 ")",
 			 path, first, key);
-		if (ld->note)
-			ld->note(ld->ctx, line);
+		note(ld, line);
 		goto out;
 	}
 	struct ana_load_stats mine = { 0 };
 	for (size_t i = 0; i < ana_nchtables && !ret; i++) {
 		const struct ana_chtable *t = &ana_chtables[i];
-		ret = t->per_file ? load_table(ld, db, path, t, key, &mine)
+		ret = t->per_file ? load_table(ld, db, path, t, key, session, &mine)
 				  : load_stacks(ld, db, path, t, &mine);
 	}
 	if (ret)
@@ -484,11 +503,112 @@ int ana_loader_load_db(struct ana_loader *ld, const char *path, struct ana_load_
 	}
 	snprintf(line, sizeof(line), "%s: loaded %" PRIu64 " rows, %" PRIu64 " bytes (%s, file_key %"
 		 PRId64 ")", path, mine.rows, mine.bytes, first, key);
-	if (ld->note)
-		ld->note(ld->ctx, line);
+	note(ld, line);
 out:
 	if (ret == -ENOMEM && !ld->err[0])
 		set_err(ld, "%s: out of memory", path);
 	sqlite3_close(db);
+	return ret;
+}
+
+int ana_loader_load_db(struct ana_loader *ld, const char *path, struct ana_load_stats *st)
+{
+	return load_db(ld, path, NULL, st);
+}
+
+int ana_load_is_db(const char *path)
+{
+	static const char magic[16] = "SQLite format 3";   /* and its NUL */
+	char head[16];
+	FILE *f = fopen(path, "rb");
+	int is = f && fread(head, 1, sizeof(head), f) == sizeof(head) &&
+		 !memcmp(head, magic, sizeof(head));
+
+	if (f)
+		fclose(f);
+	return is;
+}
+
+/* One file of a dataset: its tables into dir/file.sqlite (query.h), then
+ * loaded, then the database removed. */
+static int load_one(struct ana_loader *ld, const struct ana_dataset_file *f, const char *dir,
+		    const struct ana_query_opts *qo, struct ana_load_stats *st)
+{
+	char db[PATH_MAX], err[512];
+	struct ana_dataset *one = NULL;
+	struct ana_query *q = NULL;
+	char *path = (char *)f->path;
+	int ret;
+
+	if (snprintf(db, sizeof(db), "%s/file.sqlite", dir) >= (int)sizeof(db)) {
+		set_err(ld, "%s/file.sqlite: path too long (TMPDIR)", dir);
+		return -ENAMETOOLONG;
+	}
+	if ((ret = ana_dataset_open(&one, &path, 1, NULL))) {
+		set_err(ld, "%s: out of memory", f->path);
+		return ret;
+	}
+	if (one->nfiles != 1) {
+		set_err(ld, "%s: %s", f->path, one->nskipped ? prec_strerror(one->skipped[0].err)
+							     : "no longer readable");
+		ret = -EINVAL;
+		goto out;
+	}
+	err[0] = '\0';
+	if ((ret = ana_query_new(&q, one, qo)) ||
+	    (ret = ana_query_write_db(q, db, err, sizeof(err)))) {
+		set_err(ld, "%s: %s", f->path, err[0] ? err : prec_strerror(ret));
+		goto out;
+	}
+	ret = load_db(ld, db, f->session, st);
+out:
+	unlink(db);   /* also what a failed write left */
+	ana_query_free(q);
+	ana_dataset_free(one);
+	return ret;
+}
+
+int ana_loader_load_prec(struct ana_loader *ld, char *const *inputs, size_t n,
+			 const struct ana_query_opts *qo, struct ana_load_stats *st)
+{
+	struct ana_dataset *ds = NULL;
+	char dir[PATH_MAX], line[1024];
+	const char *tmp = getenv("TMPDIR");
+	int ret;
+
+	ld->err[0] = '\0';
+	if ((ret = ana_dataset_open(&ds, inputs, n, NULL))) {
+		set_err(ld, "out of memory listing the inputs");
+		return ret;
+	}
+	for (size_t i = 0; i < ds->nskipped; i++) {
+		snprintf(line, sizeof(line), "%s: skipped: %s", ds->skipped[i].path,
+			 prec_strerror(ds->skipped[i].err));
+		note(ld, line);
+	}
+	if (st)
+		st->unreadable += ds->nskipped;
+	snprintf(dir, sizeof(dir), "%s/perfrec-load-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		ret = -errno;
+		set_err(ld, "cannot make a temporary directory %s: %s", dir, strerror(-ret));
+		goto out;
+	}
+	for (size_t i = 0; i < ds->nfiles && !ret; i++) {
+		const struct ana_dataset_file *f = &ds->files[i];
+		if (f->state == ANA_FILE_OPEN) {
+			/* its content would change under its key: loaded when complete */
+			snprintf(line, sizeof(line), "%s: not loaded: still being written (no "
+				 "SessionEnd); load it once its recording ended", f->path);
+			note(ld, line);
+			if (st)
+				st->open++;
+			continue;
+		}
+		ret = load_one(ld, f, dir, qo, st);
+	}
+	rmdir(dir);
+out:
+	ana_dataset_free(ds);
 	return ret;
 }

@@ -5,16 +5,19 @@
  *   struct ana_load_opts o = { .size = sizeof(o), .urls = urls, .nurls = n };
  *   struct ana_loader *ld = ana_loader_new(&o);       // NULL: errno
  *   ana_loader_prepare(ld);                            // tables on every server
- *   for each database: ana_loader_load_db(ld, "t.sqlite", &st);
+ *   ana_loader_load_prec(ld, inputs, n, &qo, &st);     // .prec files, directories
+ *   ana_loader_load_db(ld, "t.sqlite", &st);           // or a database
  *   on a negative return: ana_loader_errmsg(ld)
  *   ana_loader_free(ld);
  *
- * The input is a SQLite database of the SQL tables (format/SPEC.md; what
- * `query --db` writes, normally for one .prec file). Its rows are the
- * unit of a load, identified by the file_key: a hash of its files rows'
- * host, start_ns, end_ns, bytes and samples (the file's content, not its
- * path or the session name a dataset gave it: a file moved, copied or
- * read in another dataset is the same file; a file that grew is another).
+ * The unit of a load is a SQLite database of the SQL tables (docs/query.md)
+ * of one .prec file: ana_loader_load_prec writes one per file of the
+ * dataset through query.h (a temporary file, removed once loaded), and
+ * ana_loader_load_db takes one `query --db` wrote. It is identified by
+ * the file_key: a hash of its files rows' host, start_ns, end_ns, bytes
+ * and samples (the file's content, not its path or the session name a
+ * dataset gave it: a file moved, copied or read in another dataset is the
+ * same file; a file that grew is another).
  *
  * A load runs in this order, so that killing it anywhere and running it
  * again stores every row once:
@@ -52,6 +55,8 @@ struct ana_load_opts {
 
 struct ana_load_stats {
 	size_t loaded, skipped;      /* databases stored now / already stored */
+	size_t open;                 /* files still being written, not loaded */
+	size_t unreadable;           /* inputs the dataset could not read */
 	uint64_t rows;               /* rows inserted */
 	uint64_t bytes;              /* RowBinary bytes sent */
 	uint64_t samples;            /* the samples the loaded files hold */
@@ -69,6 +74,24 @@ int ana_loader_prepare(struct ana_loader *ld);
  * -ECONNREFUSED/-EIO (ClickHouse, chclient.h), -EINVAL (path is not a
  * database of the SQL tables), -ENOMEM. */
 int ana_loader_load_db(struct ana_loader *ld, const char *path, struct ana_load_stats *st);
+
+/*
+ * Loads every file of the dataset of inputs (files and directories, as
+ * every command reads them: copies of one file read once): each through
+ * its own database, qo as `query` takes them (may be NULL). A file still
+ * being written (no SessionEnd) is not loaded: its key would change as it
+ * grows, so it is named in a note and counted in st->open; load it when
+ * its recording has ended. Inputs that cannot be read are notes too
+ * (st->unreadable). The files rows carry the session name the dataset
+ * gives (a rotated session's: its first file's), as `query` over the
+ * dataset shows it. 0 or negative errno, as ana_loader_load_db.
+ */
+struct ana_query_opts;
+int ana_loader_load_prec(struct ana_loader *ld, char *const *inputs, size_t n,
+			 const struct ana_query_opts *qo, struct ana_load_stats *st);
+
+/* Whether path is a SQLite database (its 16-byte header). */
+int ana_load_is_db(const char *path);
 
 /* The last error's message, naming the database or URL and the cause. */
 const char *ana_loader_errmsg(const struct ana_loader *ld);

@@ -1,6 +1,6 @@
 /*
  * schema.h - the fleet's tables in ClickHouse: their columns (named and
- * typed as format/SPEC.md's SQL tables, see docs/fleet.md), where each
+ * typed as docs/query.md's SQL tables, see docs/fleet.md), where each
  * one's rows come from in a SQLite database of those tables (`query
  * --db`), and the DDL that makes them.
  *
