@@ -39,6 +39,7 @@ struct ana_query {
 	int fail;
 	char msg[512];
 	char skip_msg[512];     /* the last file skipped and why */
+	int denied;             /* the authorizer refused something */
 };
 
 /* The tables: name and column declarations, in the order

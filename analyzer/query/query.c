@@ -24,10 +24,15 @@ static const char *const read_pragmas[] = {
 /* Reading statements only: SELECT (with CTEs, functions, views) and
  * pragmas that describe. No ATTACH, no writes, no schema changes, no
  * transactions (nothing to commit). */
+static int deny(void *ctx)
+{
+	((struct ana_query *)ctx)->denied = 1;
+	return SQLITE_DENY;
+}
+
 static int authorize(void *ctx, int action, const char *a1, const char *a2,
 		     const char *db, const char *trigger)
 {
-	(void)ctx;
 	(void)a2;
 	(void)db;
 	(void)trigger;
@@ -41,9 +46,9 @@ static int authorize(void *ctx, int action, const char *a1, const char *a2,
 		for (size_t i = 0; i < sizeof(read_pragmas) / sizeof(read_pragmas[0]); i++)
 			if (a1 && !sqlite3_stricmp(a1, read_pragmas[i]))
 				return SQLITE_OK;
-		return SQLITE_DENY;
+		return deny(ctx);
 	default:
-		return SQLITE_DENY;
+		return deny(ctx);
 	}
 }
 
@@ -89,7 +94,7 @@ int ana_query_new(struct ana_query **out, struct ana_dataset *ds,
 		if (rc != SQLITE_OK)
 			goto err;
 	}
-	sqlite3_set_authorizer(q->db, authorize, NULL);
+	sqlite3_set_authorizer(q->db, authorize, q);
 	*out = q;
 	return 0;
 err:
@@ -123,8 +128,8 @@ static int sql_error(struct ana_query *q, char *err, size_t errlen)
 		return q->fail;
 	}
 	snprintf(err, errlen, "%s%s", sqlite3_errmsg(q->db),
-		 sqlite3_errcode(q->db) == SQLITE_AUTH ? " (a query only reads: SELECT, "
-		 "and PRAGMA table_info and its kin; --db writes a file of the tables)" : "");
+		 q->denied ? " (a query only reads: SELECT, and PRAGMA table_info and "
+		 "its kin; --db writes a file of the tables)" : "");
 	return ANA_QUERY_E_SQL;
 }
 
@@ -212,6 +217,7 @@ int ana_query_run(struct ana_query *q, const char *sql, struct ana_doc *doc,
 	const char *tail = sql;
 	int nsec = 0, ret = 0;
 	q->fail = 0;
+	q->denied = 0;
 	while (tail && *tail && ret >= 0) {
 		sqlite3_stmt *st = NULL;
 		const char *next = NULL;

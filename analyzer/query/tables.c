@@ -90,26 +90,26 @@ enum { L_HOST, L_TIME, L_KIND, L_COUNT, L_NCOLS };
 enum { F_HOST, F_SESSION, F_PATH, F_START, F_END, F_BYTES, F_SAMPLES, F_WHOLE, F_NCOLS };
 
 struct qdesc {
-	int ncols;
 	uint64_t kinds;        /* packet kinds the scan reads; 0: no frames */
+	int ncols;
 	int symbols;           /* open traces with the symbolizer */
 	int col_time, col_host, col_cpu, col_stack;   /* pushable; -1: none */
 };
 
 static const struct qdesc descs[] = {
-	[T_SAMPLES] = { S_NCOLS, PREC_KIND(PERFREC__PACKET__DATA_SAMPLE), 1,
+	[T_SAMPLES] = { PREC_KIND(PERFREC__PACKET__DATA_SAMPLE), S_NCOLS, 1,
 			S_TIME, S_HOST, S_CPU, -1 },
-	[T_STACKS] = { K_NCOLS, 0, 1, -1, -1, -1, K_ID },
-	[T_SWITCHES] = { W_NCOLS, PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH), 0,
+	[T_STACKS] = { 0, K_NCOLS, 1, -1, -1, -1, K_ID },
+	[T_SWITCHES] = { PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH), W_NCOLS, 0,
 			 W_TIME, W_HOST, W_CPU, -1 },
-	[T_OFFCPU] = { O_NCOLS, PREC_KIND(PERFREC__PACKET__DATA_OFF_CPU), 1,
+	[T_OFFCPU] = { PREC_KIND(PERFREC__PACKET__DATA_OFF_CPU), O_NCOLS, 1,
 		       O_END, O_HOST, -1, -1 },
-	[T_COUNTERS] = { C_NCOLS, PREC_KIND(PERFREC__PACKET__DATA_GROUP), 0,
+	[T_COUNTERS] = { PREC_KIND(PERFREC__PACKET__DATA_GROUP), C_NCOLS, 0,
 			 C_TIME, C_HOST, -1, -1 },
-	[T_TASKS] = { A_NCOLS, PREC_KIND(PERFREC__PACKET__DATA_TASK), 0, -1, A_HOST, -1, -1 },
-	[T_LOSSES] = { L_NCOLS, PREC_KIND(PERFREC__PACKET__DATA_LOSS), 0,
+	[T_TASKS] = { PREC_KIND(PERFREC__PACKET__DATA_TASK), A_NCOLS, 0, -1, A_HOST, -1, -1 },
+	[T_LOSSES] = { PREC_KIND(PERFREC__PACKET__DATA_LOSS), L_NCOLS, 0,
 		       L_TIME, L_HOST, -1, -1 },
-	[T_FILES] = { F_NCOLS, 0, 0, -1, F_HOST, -1, -1 },
+	[T_FILES] = { 0, F_NCOLS, 0, -1, F_HOST, -1, -1 },
 };
 
 /* ---- rows */
