@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "analyzer/read/dataset.h"
+#include "analyzer/read/trace.h"
 #include "analyzer/render/table.h"
 
 /* Pragmas that only read: the ones that describe tables and the build. */
@@ -107,6 +108,7 @@ void ana_query_free(struct ana_query *q)
 	if (!q)
 		return;
 	sqlite3_close(q->db);
+	ana_qtables_drop_kept(q);
 	prec_hashmap_release(&q->stacks);
 	free(q->locs);
 	ana_strpool_release(&q->pool);
@@ -116,6 +118,8 @@ void ana_query_free(struct ana_query *q)
 void ana_query_stats(const struct ana_query *q, struct ana_query_stats *st)
 {
 	*st = q->stats;
+	if (q->kept)   /* counted when it is freed */
+		st->damaged += q->kept->ndamage;
 	st->skip_cause = q->stats.files_skipped ? q->skip_msg : NULL;
 }
 

@@ -340,6 +340,13 @@ static void test_window(void **state)
 	assert_true(nwin * 10 <= nfull * 15 / 10 + 20);
 	free(win);
 	free(scan);
+	/* statements after the first reuse the file's trace: pass 1 once */
+	char *two = run("query 'SELECT count(*) FROM samples; SELECT count(*) FROM switches; "
+			"SELECT count(*) FROM stacks' long.prec --stats", &status, &err);
+	assert_int_equal(status, 0);
+	assert_non_null(strstr(err, "files_opened=1 "));
+	free(two);
+	free(err);
 	/* host and cpu reach the reader too; results as without */
 	char *h = run_ok("query 'SELECT count(*) FROM samples WHERE host = \"b\" AND cpu = 1' ds --csv");
 	char *h2 = run_ok("query 'SELECT count(*) FROM samples WHERE host || \"\" = \"b\" AND "
