@@ -39,6 +39,13 @@ struct ana_query {
 	int fail;
 	char msg[512];
 	char skip_msg[512];     /* the last file skipped and why */
+	int denied;             /* the authorizer refused something */
+	/* The trace the last scan closed, kept for the next scan of the
+	 * same file (another statement, a subquery run again): pass 1 is
+	 * not run twice. Damage is counted when it is freed. */
+	struct ana_trace *kept;
+	size_t kept_file;
+	int kept_symbols;
 };
 
 /* The tables: name and column declarations, in the order
@@ -55,5 +62,7 @@ extern const char ana_qprofile_columns[];
 
 /* Registers every table as an eponymous virtual table of q->db. */
 int ana_qtables_register(struct ana_query *q);
+/* Frees the kept trace (counting its damage). */
+void ana_qtables_drop_kept(struct ana_query *q);
 
 #endif

