@@ -34,22 +34,11 @@
 	var match = byId('fg-match'), fgNote = byId('fg-note');
 
 	function legend() {
-		var span = document.createElement('span');
-		span.className = 'legend';
-		var items = data.diff ?
+		return U.legend('span', 'legend', data.diff ?
 			[['hsl(0,80%,55%)', 'grew'], ['hsl(220,80%,55%)', 'shrank'],
 			 ['hsl(0,80%,97%)', 'unchanged'], ['#ddd', 'pruned']] :
 			[['hsl(25,80%,62%)', 'function'], ['hsl(190,45%,66%)', 'kernel function'],
-			 ['#b9c8dc', 'task (process name)'], ['#ddd', 'pruned']];
-		items.forEach(function (e) {
-			var item = document.createElement('span');
-			var sw = document.createElement('i');
-			sw.style.background = e[0];
-			item.appendChild(sw);
-			item.appendChild(document.createTextNode(e[1]));
-			span.appendChild(item);
-		});
-		return span;
+			 ['#b9c8dc', 'task (process name)'], ['#ddd', 'pruned']]);
 	}
 
 	/* ---- the selection: a time range (ns from the trace start, a < 0:

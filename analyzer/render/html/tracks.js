@@ -53,22 +53,12 @@ var PerfrecTracks = (function () {
 	};
 
 	Tracks.prototype.legend = function () {
-		var span = document.createElement('div');
-		span.className = 'legend tk-legend';
 		var items = [['linear-gradient(90deg,hsl(200,55%,55%),hsl(30,55%,55%))', 'on CPU (colour: task)'],
 			     ['#39414f', 'samples (density)']];
 		if (this.d.offcpu)
 			STATES.forEach(function (s) { items.push([s[1], 'off CPU: ' + s[0]]); });
 		items.push([LOSS, 'records lost']);
-		items.forEach(function (e) {
-			var item = document.createElement('span');
-			var sw = document.createElement('i');
-			sw.style.background = e[0];
-			item.appendChild(sw);
-			item.appendChild(document.createTextNode(e[1]));
-			span.appendChild(item);
-		});
-		return span;
+		return U.legend('div', 'legend tk-legend', items);
 	};
 
 	/* Builds the rows under el: a heading with the legend, the losses,

@@ -79,6 +79,22 @@ var PerfrecUtil = (function () {
 			el.removeChild(el.firstChild);
 	}
 
+	/* A legend: an element of the given tag and class holding a swatch
+	 * and a label per [background, label] item. */
+	function legend(tag, cls, items) {
+		var box = document.createElement(tag);
+		box.className = cls;
+		items.forEach(function (e) {
+			var item = document.createElement('span');
+			var sw = document.createElement('i');
+			sw.style.background = e[0];
+			item.appendChild(sw);
+			item.appendChild(document.createTextNode(e[1]));
+			box.appendChild(item);
+		});
+		return box;
+	}
+
 	return { pct: pct, grouped: grouped, duration: duration, seconds: seconds,
-		 hash: hash, Tip: Tip, clear: clear };
+		 hash: hash, Tip: Tip, clear: clear, legend: legend };
 })();
