@@ -43,6 +43,16 @@ static void test_ddl(void **state)
 	/* a NULL that means something stays NULL */
 	assert_int_equal(ana_chtable_ddl(ana_chtable_find("tasks"), 0, "perfrec", buf, sizeof(buf)), 0);
 	assert_non_null(strstr(buf, "start_ns Nullable(Int64), end_ns Nullable(Int64))"));
+	/* counters name the instance read; off-CPU sums count blocks */
+	assert_int_equal(ana_chtable_ddl(ana_chtable_find("counters"), 0, "perfrec", buf,
+					 sizeof(buf)), 0);
+	assert_non_null(strstr(buf, "(file_key Int64, host String, time_ns Int64, cpu Int64, "
+			       "pid Int64, event String, "));
+	assert_non_null(strstr(ana_chtable_find("counters")->select, "time_ns, cpu, pid, event"));
+	assert_int_equal(ana_chtable_ddl(ana_chtable_find("offcpu_profile"), 0, "perfrec", buf,
+					 sizeof(buf)), 0);
+	assert_non_null(strstr(buf, "blocks Int64, off_ns Int64)"));
+	assert_non_null(strstr(ana_chtable_find("offcpu_profile")->select, "sum(count)"));
 	/* files, the marker, is loaded last */
 	assert_string_equal(ana_chtables[ana_nchtables - 1].name, "files");
 }
