@@ -5,6 +5,7 @@
 #include "analyzer/load/schema.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -91,19 +92,41 @@ static int ident_ok(const char *s)
 	return 1;
 }
 
+/* Appends to buf at *n; -ENAMETOOLONG when it does not fit. */
+static int add(char *buf, size_t bufsz, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int add(char *buf, size_t bufsz, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int w = vsnprintf(buf + *n, bufsz - *n, fmt, ap);
+	va_end(ap);
+	if (w < 0 || (size_t)w >= bufsz - *n)
+		return -ENAMETOOLONG;
+	*n += (size_t)w;
+	return 0;
+}
+
+int ana_chtable_insert(const struct ana_chtable *t, char *buf, size_t bufsz)
+{
+	size_t n = 0;
+	int ret = add(buf, bufsz, &n, "INSERT INTO %s (%s", t->name, t->per_file ? "file_key" : "");
+	for (size_t i = 0; i < t->ncols && !ret; i++)
+		ret = add(buf, bufsz, &n, "%s%s", i || t->per_file ? ", " : "", t->cols[i].name);
+	return ret ? ret : add(buf, bufsz, &n, ") FORMAT RowBinary");
+}
+
 int ana_chtable_ddl(const struct ana_chtable *t, int distributed, const char *cluster,
 		    char *buf, size_t bufsz)
 {
 	static const char *const types[] = { "Int64", "Float64", "String" };
 	size_t n = 0;
-	int w;
+	int ret;
 
 #define ADD(...)                                                          \
 	do {                                                              \
-		w = snprintf(buf + n, bufsz - n, __VA_ARGS__);            \
-		if (w < 0 || (size_t)w >= bufsz - n)                      \
-			return -ENAMETOOLONG;                             \
-		n += (size_t)w;                                           \
+		if ((ret = add(buf, bufsz, &n, __VA_ARGS__)))             \
+			return ret;                                       \
 	} while (0)
 
 	if (distributed) {

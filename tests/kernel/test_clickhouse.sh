@@ -183,6 +183,7 @@ hostile = ["quote'); DROP TABLE files; --", "tab\there", "new\nline", "nul\0insi
 make(f"{d}/hostile.sqlite", "evil'host\t\n", 60, 6, hostile)
 make(f"{d}/big.sqlite", "delta", 400000, 5000, [f"fn{i}" for i in range(50)])
 make(f"{d}/half.sqlite", "epsilon", 3000, 40, [f"gn{i}" for i in range(20)])
+make(f"{d}/old.sqlite", "zeta", 30, 3, [f"hn{i}" for i in range(5)])
 with open(f"{d}/hostile.hex", "w") as f:
     for s in sorted(hostile):
         f.write(s.encode().hex().upper() + "\n")
@@ -289,6 +290,21 @@ done
 [ "$(ch "SELECT count() FROM (SELECT stack_id, depth FROM stacks GROUP BY stack_id, depth HAVING count() > 1)")" = 0 ] ||
 	fail "duplicate stacks after kill and resume (before any merge)"
 echo "test_clickhouse: killed and resumed: every row once"
+
+# --- a counters table of an older shape (no cpu, pid): the insert names
+# its columns, so the server refuses it, naming the column, and stores
+# nothing in the wrong columns
+ch "RENAME TABLE counters TO counters_saved"
+ch "CREATE TABLE counters (file_key Int64, host String, time_ns Int64, event String, group_leader String, value Int64, enabled_ns Int64, running_ns Int64, scaled Nullable(Float64)) ENGINE = Memory"
+if "$analyze" load --clickhouse "$CH_URL1" "$d/old.sqlite" 2>"$d/load-old.log"; then
+	fail "a load into an older counters table succeeded"
+fi
+grep -q "ClickHouse at $CH_URL1: error [0-9]*: .*cpu" "$d/load-old.log" ||
+	fail "the older table's refusal does not name the column: $(cat "$d/load-old.log")"
+[ "$(ch "SELECT count() FROM counters")" = 0 ] || fail "rows stored in an older counters table"
+ch "DROP TABLE counters"
+ch "RENAME TABLE counters_saved TO counters"
+echo "test_clickhouse: an older counters table refused by column"
 
 # --- an unreachable server
 dead=$(free_ports 1)
