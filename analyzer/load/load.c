@@ -320,16 +320,17 @@ static int stacks_held(struct ana_loader *ld, const int64_t *ids, size_t n, int6
 static int insert(struct ana_loader *ld, const struct ana_chtable *t, int64_t key,
 		  struct ana_load_stats *st)
 {
-	char sql[160], id[160];
+	char sql[1024], id[160];
 	int ret;
 
 	if (ana_rowbin_error(&ld->rows))
 		return ana_rowbin_error(&ld->rows);
 	if (!ld->rows.len)
 		return 0;
+	if ((ret = ana_chtable_insert(t, sql, sizeof(sql))))
+		return ret;
 	/* the query_id (see load.h): a second insert of the same rows while
 	 * the first still runs is refused by the server */
-	snprintf(sql, sizeof(sql), "INSERT INTO %s FORMAT RowBinary", t->name);
 	snprintf(id, sizeof(id), "perfrec-load-%016" PRIx64 "-%s", (uint64_t)key, t->name);
 	if ((ret = ana_ch_insert(ld->ch[0], sql, t->per_file ? id : NULL, ld->rows.buf,
 				 ld->rows.len)))

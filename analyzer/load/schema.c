@@ -5,6 +5,7 @@
 #include "analyzer/load/schema.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,11 +27,11 @@ static const struct ana_col profile_cols[] = {
 static const struct ana_col offcpu_cols[] = {
 	{ "host", ANA_COL_STR }, { "minute", ANA_COL_I64 }, { "comm", ANA_COL_STR },
 	{ "pid", ANA_COL_I64 }, { "tid", ANA_COL_I64 }, { "state", ANA_COL_STR },
-	{ "stack_id", ANA_COL_I64 }, { "intervals", ANA_COL_I64 }, { "off_ns", ANA_COL_I64 },
+	{ "stack_id", ANA_COL_I64 }, { "blocks", ANA_COL_I64 }, { "off_ns", ANA_COL_I64 },
 };
 static const struct ana_col counters_cols[] = {
-	{ "host", ANA_COL_STR }, { "time_ns", ANA_COL_I64 }, { "event", ANA_COL_STR },
-	{ "group_leader", ANA_COL_STR }, { "value", ANA_COL_I64 }, { "enabled_ns", ANA_COL_I64 },
+	{ "host", ANA_COL_STR }, { "time_ns", ANA_COL_I64 }, { "cpu", ANA_COL_I64 },
+	{ "pid", ANA_COL_I64 }, { "event", ANA_COL_STR }, { "group_leader", ANA_COL_STR }, { "value", ANA_COL_I64 }, { "enabled_ns", ANA_COL_I64 },
 	{ "running_ns", ANA_COL_I64 }, { "scaled", ANA_COL_F64, 1 },
 };
 static const struct ana_col tasks_cols[] = {
@@ -43,11 +44,12 @@ static const struct ana_col files_cols[] = {
 	{ "samples", ANA_COL_I64 }, { "whole", ANA_COL_I64 },
 };
 
-/* offcpu intervals summed per minute of their start: what the fleet
- * keeps of off-CPU time (the intervals themselves stay in the files) */
+/* offcpu rows summed per minute of their start: what the fleet keeps of
+ * off-CPU time (the intervals themselves stay in the files); blocks
+ * counts the blocks, of intervals and of the kernel's sums alike */
 #define OFFCPU_SUMS \
 	"SELECT host, start_ns - start_ns % 60000000000, comm, pid, tid, state, stack_id, " \
-	"count(*), sum(end_ns - start_ns) FROM offcpu GROUP BY 1, 2, 3, 4, 5, 6, 7"
+	"sum(count), sum(end_ns - start_ns) FROM offcpu GROUP BY 1, 2, 3, 4, 5, 6, 7"
 
 const struct ana_chtable ana_chtables[] = {
 	{ "stacks", "SELECT stack_id, depth, sym, dso, addr FROM stacks ORDER BY stack_id, depth",
@@ -59,8 +61,8 @@ const struct ana_chtable ana_chtables[] = {
 	{ "offcpu_profile", OFFCPU_SUMS, "SELECT count(*) FROM (" OFFCPU_SUMS ")",
 	  offcpu_cols, N(offcpu_cols), 1,
 	  "MergeTree()", DAY_OF("minute"), "host, minute, comm, stack_id", "cityHash64(host)" },
-	{ "counters", "SELECT host, time_ns, event, group_leader, value, enabled_ns, running_ns, "
-	  "scaled FROM counters", "SELECT count(*) FROM counters", counters_cols, N(counters_cols), 1,
+	{ "counters", "SELECT host, time_ns, cpu, pid, event, group_leader, value, enabled_ns, "
+	  "running_ns, scaled FROM counters", "SELECT count(*) FROM counters", counters_cols, N(counters_cols), 1,
 	  "MergeTree()", DAY_OF("time_ns"), "host, event, time_ns", "cityHash64(host)" },
 	{ "tasks", "SELECT host, pid, tid, comm, start_ns, end_ns FROM tasks",
 	  "SELECT count(*) FROM tasks", tasks_cols, N(tasks_cols), 1,
@@ -90,19 +92,41 @@ static int ident_ok(const char *s)
 	return 1;
 }
 
+/* Appends to buf at *n; -ENAMETOOLONG when it does not fit. */
+static int add(char *buf, size_t bufsz, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int add(char *buf, size_t bufsz, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int w = vsnprintf(buf + *n, bufsz - *n, fmt, ap);
+	va_end(ap);
+	if (w < 0 || (size_t)w >= bufsz - *n)
+		return -ENAMETOOLONG;
+	*n += (size_t)w;
+	return 0;
+}
+
+int ana_chtable_insert(const struct ana_chtable *t, char *buf, size_t bufsz)
+{
+	size_t n = 0;
+	int ret = add(buf, bufsz, &n, "INSERT INTO %s (%s", t->name, t->per_file ? "file_key" : "");
+	for (size_t i = 0; i < t->ncols && !ret; i++)
+		ret = add(buf, bufsz, &n, "%s%s", i || t->per_file ? ", " : "", t->cols[i].name);
+	return ret ? ret : add(buf, bufsz, &n, ") FORMAT RowBinary");
+}
+
 int ana_chtable_ddl(const struct ana_chtable *t, int distributed, const char *cluster,
 		    char *buf, size_t bufsz)
 {
 	static const char *const types[] = { "Int64", "Float64", "String" };
 	size_t n = 0;
-	int w;
+	int ret;
 
 #define ADD(...)                                                          \
 	do {                                                              \
-		w = snprintf(buf + n, bufsz - n, __VA_ARGS__);            \
-		if (w < 0 || (size_t)w >= bufsz - n)                      \
-			return -ENAMETOOLONG;                             \
-		n += (size_t)w;                                           \
+		if ((ret = add(buf, bufsz, &n, __VA_ARGS__)))             \
+			return ret;                                       \
 	} while (0)
 
 	if (distributed) {

@@ -56,4 +56,13 @@ const struct ana_chtable *ana_chtable_find(const char *name);
 int ana_chtable_ddl(const struct ana_chtable *t, int distributed, const char *cluster,
 		    char *buf, size_t bufsz);
 
+/*
+ * The INSERT of table t's rows in RowBinary, its columns named in the
+ * order the rows carry them (file_key first when per-file): a table an
+ * older loader made without one of them is refused by the server, naming
+ * the column, instead of reading the rows' bytes in the wrong places.
+ * Written into buf; 0, or -ENAMETOOLONG when bufsz is too small.
+ */
+int ana_chtable_insert(const struct ana_chtable *t, char *buf, size_t bufsz);
+
 #endif

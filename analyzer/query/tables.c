@@ -55,9 +55,9 @@ const struct ana_qtable_decl ana_qtables[] = {
 			 "prev_state TEXT, next_pid INTEGER, next_tid INTEGER, "
 			 "next_comm TEXT" },
 	[T_OFFCPU] = { "offcpu", "host TEXT, start_ns INTEGER, end_ns INTEGER, pid INTEGER, "
-		       "tid INTEGER, comm TEXT, state TEXT, stack_id INTEGER" },
-	[T_COUNTERS] = { "counters", "host TEXT, time_ns INTEGER, event TEXT, "
-			 "group_leader TEXT, value INTEGER, enabled_ns INTEGER, "
+		       "tid INTEGER, comm TEXT, state TEXT, stack_id INTEGER, count INTEGER" },
+	[T_COUNTERS] = { "counters", "host TEXT, time_ns INTEGER, cpu INTEGER, pid INTEGER, "
+			 "event TEXT, group_leader TEXT, value INTEGER, enabled_ns INTEGER, "
 			 "running_ns INTEGER, scaled REAL" },
 	[T_TASKS] = { "tasks", "host TEXT, pid INTEGER, tid INTEGER, comm TEXT, "
 		      "start_ns INTEGER, end_ns INTEGER" },
@@ -82,9 +82,9 @@ enum { S_HOST, S_SESSION, S_TIME, S_CPU, S_PID, S_TID, S_COMM, S_EVENT, S_PERIOD
 enum { K_ID, K_DEPTH, K_SYM, K_DSO, K_ADDR, K_NCOLS };
 enum { W_HOST, W_TIME, W_CPU, W_PPID, W_PTID, W_PCOMM, W_PSTATE, W_NPID, W_NTID, W_NCOMM,
        W_NCOLS };
-enum { O_HOST, O_START, O_END, O_PID, O_TID, O_COMM, O_STATE, O_STACK, O_NCOLS };
-enum { C_HOST, C_TIME, C_EVENT, C_LEADER, C_VALUE, C_ENABLED, C_RUNNING, C_SCALED,
-       C_NCOLS };
+enum { O_HOST, O_START, O_END, O_PID, O_TID, O_COMM, O_STATE, O_STACK, O_COUNT, O_NCOLS };
+enum { C_HOST, C_TIME, C_CPU, C_PID, C_EVENT, C_LEADER, C_VALUE, C_ENABLED, C_RUNNING,
+       C_SCALED, C_NCOLS };
 enum { A_HOST, A_PID, A_TID, A_COMM, A_START, A_END, A_NCOLS };
 enum { L_HOST, L_TIME, L_KIND, L_COUNT, L_NCOLS };
 enum { F_HOST, F_SESSION, F_PATH, F_START, F_END, F_BYTES, F_SAMPLES, F_WHOLE, F_NCOLS };
@@ -105,7 +105,7 @@ static const struct qdesc descs[] = {
 	[T_OFFCPU] = { PREC_KIND(PERFREC__PACKET__DATA_OFF_CPU), O_NCOLS, 1,
 		       O_END, O_HOST, -1, -1 },
 	[T_COUNTERS] = { PREC_KIND(PERFREC__PACKET__DATA_GROUP), C_NCOLS, 0,
-			 C_TIME, C_HOST, -1, -1 },
+			 C_TIME, C_HOST, C_CPU, -1 },
 	[T_TASKS] = { PREC_KIND(PERFREC__PACKET__DATA_TASK), A_NCOLS, 0, -1, A_HOST, -1, -1 },
 	[T_LOSSES] = { PREC_KIND(PERFREC__PACKET__DATA_LOSS), L_NCOLS, 0,
 		       L_TIME, L_HOST, -1, -1 },
@@ -474,6 +474,8 @@ static int offcpu_packet(struct qcur *c, const struct prec_packet *p)
 		return -ENOMEM;
 	r[O_COMM].type = used(c, O_COMM) ? V_TEXT : V_NULL;
 	set_text(&r[O_STATE], ana_offcpu_state_name((int)oc->state));
+	/* blocks: an interval is one, a sum says how many it holds */
+	set_int(&r[O_COUNT], oc->count ? (int64_t)oc->count : 1);
 	set_int(&r[O_STACK], 0);
 	if (!oc->callchain || !used(c, O_STACK))
 		return 0;
@@ -503,8 +505,9 @@ static const char *group_leader(const struct ana_trace *s, uint32_t g)
 	return NULL;
 }
 
-/* One row per member of a group snapshot: the raw cumulative value and
- * its times; scaled by enabled / running as counters scales it. */
+/* One row per member of a group snapshot: the instance read (cpu, pid:
+ * -1 for the one the group was not opened on), the raw cumulative value
+ * and its times; scaled by enabled / running as counters scales it. */
 static int counters_packet(struct qcur *c, const struct prec_packet *p)
 {
 	if (p->pkt->data_case != PERFREC__PACKET__DATA_GROUP)
@@ -512,7 +515,8 @@ static int counters_packet(struct qcur *c, const struct prec_packet *p)
 	const Perfrec__GroupSnapshot *g = p->pkt->group;
 	const Perfrec__GroupRead *rd = g->read;
 	struct ana_trace *s = c->s;
-	if (!rd || !in_window(c, p->time))
+	if (!rd || !in_window(c, p->time) ||
+	    (c->has_cpu && (g->cpu < 0 || (uint32_t)g->cpu != c->cpu)))
 		return 0;
 	size_t n = rd->n_ids < rd->n_values ? rd->n_ids : rd->n_values;
 	const char *leader = group_leader(s, g->group);
@@ -523,6 +527,8 @@ static int counters_packet(struct qcur *c, const struct prec_packet *p)
 		const int *ev = prec_hashmap_find(&s->id2event, &rd->ids[i]);
 		set_text(&r[C_HOST], c->f->host);
 		set_time(c, &r[C_TIME], p->time);
+		set_int(&r[C_CPU], g->cpu < 0 ? -1 : g->cpu);
+		set_int(&r[C_PID], g->pid < 0 ? -1 : g->pid);
 		set_text(&r[C_EVENT], ana_trace_event_name(s, ev ? *ev : -1));
 		set_text(&r[C_LEADER], leader);
 		set_int(&r[C_VALUE], (int64_t)rd->values[i]);

@@ -107,9 +107,15 @@ q="SELECT host, pid, tid, comm, start_ns, end_ns FROM tasks"
 same tasks "$q" "$q"
 q="SELECT host, event, count(*), sum(value) FROM counters GROUP BY host, event"
 same counters "$q" "$q"
+# (-a: one instance per CPU, read one after the other)
+q="SELECT host, event, cpu, pid, count(*), max(time_ns), max(value) FROM counters GROUP BY host, event, cpu, pid"
+same counter-instances "$q" "$q"
 same offcpu \
-	"SELECT host, comm, state, count(*), sum(end_ns - start_ns) FROM offcpu GROUP BY host, comm, state" \
-	"SELECT host, comm, state, sum(intervals), sum(off_ns) FROM offcpu_profile GROUP BY host, comm, state"
+	"SELECT host, comm, state, sum(count), sum(end_ns - start_ns) FROM offcpu GROUP BY host, comm, state" \
+	"SELECT host, comm, state, sum(blocks), sum(off_ns) FROM offcpu_profile GROUP BY host, comm, state"
+# (blocks are not rows: -a meets blocks shorter than the threshold, summed)
+nsum=$("$analyze" query --csv 'SELECT count(*) FROM offcpu WHERE count > 1' "$d/arch" | tail -1)
+[ "$nsum" -gt 0 ] || fail "offcpu: no kernel sums in the recordings: blocks equal rows, nothing compared"
 q="SELECT host, session, start_ns, end_ns, bytes, samples, whole FROM files"
 same files "$q" "$q"
 
@@ -143,9 +149,9 @@ CREATE TABLE samples(host TEXT, session TEXT, time_ns INTEGER, cpu INTEGER, pid 
   tid INTEGER, comm TEXT, event TEXT, period INTEGER, sym TEXT, dso TEXT, stack_id INTEGER);
 CREATE TABLE stacks(stack_id INTEGER, depth INTEGER, sym TEXT, dso TEXT, addr INTEGER);
 CREATE TABLE offcpu(host TEXT, start_ns INTEGER, end_ns INTEGER, pid INTEGER, tid INTEGER,
-  comm TEXT, state TEXT, stack_id INTEGER);
-CREATE TABLE counters(host TEXT, time_ns INTEGER, event TEXT, group_leader TEXT, value INTEGER,
-  enabled_ns INTEGER, running_ns INTEGER, scaled REAL);
+  comm TEXT, state TEXT, stack_id INTEGER, count INTEGER);
+CREATE TABLE counters(host TEXT, time_ns INTEGER, cpu INTEGER, pid INTEGER, event TEXT,
+  group_leader TEXT, value INTEGER, enabled_ns INTEGER, running_ns INTEGER, scaled REAL);
 CREATE TABLE tasks(host TEXT, pid INTEGER, tid INTEGER, comm TEXT, start_ns INTEGER, end_ns INTEGER);
 CREATE TABLE files(host TEXT, session TEXT, path TEXT, start_ns INTEGER, end_ns INTEGER,
   bytes INTEGER, samples INTEGER, whole INTEGER);
@@ -162,11 +168,12 @@ def make(path, host, nprof, nstacks, names):
     db.executemany("INSERT INTO profile VALUES (?,?,?,?,?,?,?)",
                    ((host, T0 + (i // nstacks) * 60 * 10**9, names[i % len(names)], 1000 + i % 5,
                      7000 + i % nstacks, 1 + i % 3, 1000 * (1 + i % 3)) for i in range(nprof)))
-    db.executemany("INSERT INTO offcpu VALUES (?,?,?,?,?,?,?,?)",
+    db.executemany("INSERT INTO offcpu VALUES (?,?,?,?,?,?,?,?,?)",
                    ((host, T0 + i * 10**6, T0 + i * 10**6 + 5000, 1000, 1000 + i % 4,
-                     names[i % len(names)], "S", 7000) for i in range(100)))
+                     names[i % len(names)], "S", 7000, 1 + i % 2) for i in range(100)))
     db.execute("INSERT INTO tasks VALUES (?,?,?,?,?,?)", (host, 1000, 1000, names[0], T0, T0 + 10**9))
-    db.execute("INSERT INTO counters VALUES (?,?,?,?,?,?,?,?)", (host, T0, names[1], names[1], 5, 10, 5, 10.0))
+    db.execute("INSERT INTO counters VALUES (?,?,?,?,?,?,?,?,?,?)",
+               (host, T0, 0, -1, names[1], names[1], 5, 10, 5, 10.0))
     db.execute("INSERT INTO files VALUES (?,?,?,?,?,?,?,?)",
                (host, "made", f"/archive/{host}.prec", T0, T0 + 3600 * 10**9, 4096 + nprof,
                 sum(1 + i % 3 for i in range(nprof)), 1))
@@ -176,6 +183,7 @@ hostile = ["quote'); DROP TABLE files; --", "tab\there", "new\nline", "nul\0insi
 make(f"{d}/hostile.sqlite", "evil'host\t\n", 60, 6, hostile)
 make(f"{d}/big.sqlite", "delta", 400000, 5000, [f"fn{i}" for i in range(50)])
 make(f"{d}/half.sqlite", "epsilon", 3000, 40, [f"gn{i}" for i in range(20)])
+make(f"{d}/old.sqlite", "zeta", 30, 3, [f"hn{i}" for i in range(5)])
 with open(f"{d}/hostile.hex", "w") as f:
     for s in sorted(hostile):
         f.write(s.encode().hex().upper() + "\n")
@@ -276,9 +284,27 @@ done
 [ "$(ch "SELECT count() FROM offcpu_profile WHERE host = 'delta'")" = \
   "$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM (SELECT 1 FROM offcpu GROUP BY host, start_ns - start_ns % 60000000000, comm, pid, tid, state, stack_id)").fetchone()[0])' "$d/big.sqlite")" ] ||
 	fail "after kill and resume: offcpu_profile"
+# (the made-up rows: 100 of 5 us, half of them sums of 2 blocks)
+[ "$(ch "SELECT sum(blocks), sum(off_ns) FROM offcpu_profile WHERE host = 'delta'")" = "150	500000" ] ||
+	fail "after kill and resume: offcpu_profile sums $(ch "SELECT sum(blocks), sum(off_ns) FROM offcpu_profile WHERE host = 'delta'")"
 [ "$(ch "SELECT count() FROM (SELECT stack_id, depth FROM stacks GROUP BY stack_id, depth HAVING count() > 1)")" = 0 ] ||
 	fail "duplicate stacks after kill and resume (before any merge)"
 echo "test_clickhouse: killed and resumed: every row once"
+
+# --- a counters table of an older shape (no cpu, pid): the insert names
+# its columns, so the server refuses it, naming the column, and stores
+# nothing in the wrong columns
+ch "RENAME TABLE counters TO counters_saved"
+ch "CREATE TABLE counters (file_key Int64, host String, time_ns Int64, event String, group_leader String, value Int64, enabled_ns Int64, running_ns Int64, scaled Nullable(Float64)) ENGINE = Memory"
+if "$analyze" load --clickhouse "$CH_URL1" "$d/old.sqlite" 2>"$d/load-old.log"; then
+	fail "a load into an older counters table succeeded"
+fi
+grep -q "ClickHouse at $CH_URL1: error [0-9]*: .*cpu" "$d/load-old.log" ||
+	fail "the older table's refusal does not name the column: $(cat "$d/load-old.log")"
+[ "$(ch "SELECT count() FROM counters")" = 0 ] || fail "rows stored in an older counters table"
+ch "DROP TABLE counters"
+ch "RENAME TABLE counters_saved TO counters"
+echo "test_clickhouse: an older counters table refused by column"
 
 # --- an unreachable server
 dead=$(free_ports 1)

@@ -9,7 +9,10 @@
 #   - sched's per-thread switch-ins equal the switches rows that switch
 #     the thread in, and its on-CPU time the intervals between them
 #     (within the microsecond between a switch's out and in records);
-#   - counters' final raw values equal the counters rows' last values;
+#   - counters' final raw values equal the counters rows' last values per
+#     instance (one task's group, and a group on every CPU, whose
+#     instances are read one after the other), the rows naming the task
+#     or the CPU read;
 #   - a window of a tenth of qb's recording decodes about a tenth of the
 #     frames a full scan does (--stats), and finds what the full scan with
 #     the same condition finds;
@@ -153,15 +156,28 @@ for t in tids:
     assert abs(ms - qms) <= tol, (t, ms, qms, tol)
 EOF
 
-# --- counters: one task's group, its final values
+# --- counters: one task's group, and a group on every CPU: final values
+# are each instance's (cpu, pid) last read, summed
+final="WITH last AS MATERIALIZED (SELECT host, event, cpu, pid, max(time_ns) AS t FROM counters
+   GROUP BY host, event, cpu, pid) SELECT c.event, sum(c.value), sum(c.scaled) FROM counters c
+   JOIN last l ON c.host = l.host AND c.event = l.event AND c.cpu = l.cpu AND c.pid = l.pid
+   AND c.time_ns = l.t GROUP BY c.event"
 "$perfrec" record -e cpu-clock --counters '{task-clock,context-switches}' -I 100ms -q \
   -o "$d/c.prec" -- "$pingpong" 3000 50 0 0 > /dev/null 2> "$d/c.log" || fail "record counters: $(cat "$d/c.log")"
 "$analyze" counters "$d/c.prec" --csv --no-progress > "$d/c.csv" || fail "counters"
-q "WITH last AS MATERIALIZED (SELECT host, event, max(time_ns) AS t FROM counters
-   GROUP BY host, event) SELECT c.event, sum(c.value), sum(c.scaled) FROM counters c JOIN last l
-   ON c.host = l.host AND c.event = l.event AND c.time_ns = l.t GROUP BY c.event" "$d/c.prec" \
-  --csv > "$d/cq.csv" || fail "counters query"
+q "$final" "$d/c.prec" --csv > "$d/cq.csv" || fail "counters query"
 same "$d/c.csv" counters 1,2,3 "$d/cq.csv" "counters' final values"
+# the instance is the workload's process, counted on any CPU
+inst=$(q "SELECT count(DISTINCT pid), min(cpu), max(cpu), sum(pid IN (SELECT pid FROM samples))
+   = count(*) FROM counters" "$d/c.prec" --csv | tail -1)
+[ "$inst" = "1,-1,-1,1" ] || fail "counters of one task: instances (pids, min cpu, max cpu, pid sampled) $inst"
+"$perfrec" record -a -e cpu-clock -F 99 --counters '{task-clock,context-switches}' -I 100ms -q \
+  -d 1 -o "$d/ca.prec" 2> "$d/ca.log" || fail "record counters -a: $(cat "$d/ca.log")"
+"$analyze" counters "$d/ca.prec" --csv --no-progress > "$d/ca.csv" || fail "counters -a"
+q "$final" "$d/ca.prec" --csv > "$d/caq.csv" || fail "counters -a query"
+same "$d/ca.csv" counters 1,2,3 "$d/caq.csv" "counters' final values on every CPU"
+inst=$(q "SELECT count(DISTINCT cpu), min(pid), max(pid) FROM counters" "$d/ca.prec" --csv | tail -1)
+[ "$inst" = "$(getconf _NPROCESSORS_ONLN),-1,-1" ] || fail "counters on every CPU: instances (cpus, min pid, max pid) $inst, $(getconf _NPROCESSORS_ONLN) CPUs"
 
 # --- a window of a tenth of qb: its frames only
 read -r lo hi <<<"$(q 'SELECT min(time_ns), max(time_ns) FROM samples' "$b" --csv | tail -1 | tr , ' ')"

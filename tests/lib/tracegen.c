@@ -29,7 +29,8 @@
  * ip main+0x50, no chain.
  *
  * Counting group 0 "{task-clock,context-switches}" on both CPUs,
- * snapshots at 20, 40, 60 ms and a final one at 70 ms; CPU1 ran half the
+ * snapshots at 20, 40, 60 ms and a final one at 70 ms (CPU0's 1 ms earlier
+ * with skew_reads: the same values); CPU1 ran half the
  * enabled time (multiplexed, scale x2). Group 1 "{cycles}" was enabled but
  * never ran (time_running 0: "not counted", as on a VM without a PMU). A KERNEL_LOST of 5 records on CPU1
  * at 36 ms. SessionEnd at 70 ms.
@@ -97,6 +98,7 @@ struct gen {
 	int err;
 	int hostile;      /* TRACEGEN_HOSTILE_* names */
 	int offcpu;       /* the --off-cpu / --filter data */
+	int skew_reads;   /* tracegen_opts.skew_reads */
 	int by_kind;      /* CPU streams' packets by kind (tracegen.h) */
 	uint32_t shift;   /* tid offset of the current copy */
 	uint64_t base;    /* time offset of the current copy */
@@ -527,15 +529,17 @@ static void timeline(struct gen *g)
 			if (ms == 25)
 				task(g, 2, t, PERFREC__TASK_EVENT__KIND__COMM, 100 + sh, 101 + sh,
 				     0, 0, g->hostile ? TRACEGEN_HOSTILE_CTRL : "pong");
-			if (ms == 20 || ms == 40 || ms == 60 || ms == 70) {
-				int i = ms / 20 - 1;
-				if (ms == 70)
-					i = 3;
-				for (int cpu = 0; cpu < 2; cpu++)
-					snapshot(g, t, cpu, 0, tc[cpu][i], cs[cpu][i], ms == 70);
-				for (int cpu = 0; cpu < 2; cpu++)
-					snapshot(g, t, cpu, 1, 0, 0, ms == 70);
-			}
+			/* group 0 on both CPUs, then group 1; with skew_reads
+			 * CPU0 reads 1 ms before CPU1 */
+			for (uint32_t k = 0; k < 2; k++)
+				for (int cpu = 0; cpu < 2; cpu++) {
+					unsigned at = ms + (g->skew_reads && !cpu);
+					if (at != 20 && at != 40 && at != 60 && at != 70)
+						continue;
+					int i = at == 70 ? 3 : (int)at / 20 - 1;
+					snapshot(g, t, cpu, k, k ? 0 : tc[cpu][i],
+						 k ? 0 : cs[cpu][i], at == 70);
+				}
 			if (ms == 36) {
 				Perfrec__Packet p = PERFREC__PACKET__INIT;
 				Perfrec__Loss l = PERFREC__LOSS__INIT;
@@ -599,6 +603,7 @@ int tracegen_write(const char *path, const struct tracegen_opts *o)
 	struct gen g = { 0 };
 	g.hostile = o->hostile;
 	g.offcpu = o->offcpu;
+	g.skew_reads = o->skew_reads;
 	g.by_kind = o->by_kind;
 	g.host = o->host;
 	g.offset = o->offset_ns;

@@ -33,6 +33,9 @@ struct tracegen_opts {
 	int offcpu;          /* add record --off-cpu and --filter data (the
 			      * list in tracegen.c): same timeline */
 	int by_kind;         /* streams by kind (above): same packets */
+	int skew_reads;      /* CPU0's counter reads 1 ms before CPU1's (the
+			      * same values): an instance's last read is
+			      * not the event's last */
 	/* 1..99: instead of the timeline, a known split for diff tests:
 	 * split_samples cpu-clock samples (0 = 100) of pid 100 on CPU0,
 	 * one per ms, with period split_period (0 = 1000000); the first

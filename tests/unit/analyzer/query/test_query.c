@@ -4,8 +4,9 @@
  * query only reads.
  *
  * The traces (tests/lib/tracegen.h): the golden timeline, repeated for
- * the window test, with off-CPU data, with hostile names, and a dataset
- * of two hosts whose first host is two rotated files.
+ * the window test, with off-CPU data, with CPU0's counter reads before
+ * CPU1's, with hostile names, and a dataset of two hosts whose first host
+ * is two rotated files.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -48,6 +49,11 @@ static int setup(void **state)
 	o = (struct tracegen_opts)TRACEGEN_OPTS_INIT;
 	o.offcpu = 1;
 	snprintf(p, sizeof(p), "%s/offcpu.prec", dir);
+	if (tracegen_write(p, &o))
+		return -1;
+	o = (struct tracegen_opts)TRACEGEN_OPTS_INIT;
+	o.skew_reads = 1;
+	snprintf(p, sizeof(p), "%s/skew.prec", dir);
 	if (tracegen_write(p, &o))
 		return -1;
 	o = (struct tracegen_opts)TRACEGEN_OPTS_INIT;
@@ -264,6 +270,17 @@ static void test_stacks_and_files(void **state)
 	"WHERE f.host = w.host) FROM w WHERE rn = 1) " \
 	"SELECT tid, printf(\"%.3f\", sum(d) / 1e6) FROM iv WHERE tid != 0 GROUP BY host, tid"
 
+/* Counters' final values as `counters` gives them: each instance's (cpu,
+ * pid) last read, summed over the instances. */
+#define LAST_CTE \
+	"WITH last AS MATERIALIZED (SELECT host, event, cpu, pid, max(time_ns) AS t " \
+	"FROM counters GROUP BY host, event, cpu, pid) "
+#define LAST_JOIN \
+	"FROM counters c JOIN last l ON c.host = l.host AND c.event = l.event AND " \
+	"c.cpu = l.cpu AND c.pid = l.pid AND c.time_ns = l.t "
+#define FINAL_SQL LAST_CTE "SELECT c.event, sum(c.value), sum(c.scaled) " LAST_JOIN \
+	"GROUP BY c.event"
+
 /* The golden timeline's switches, counters, losses and tasks, as sched,
  * counters and info count them. */
 static void test_other_tables(void **state)
@@ -273,11 +290,7 @@ static void test_other_tables(void **state)
 			 "query '" ONCPU_SQL "' golden.prec --csv", "0,1");
 	/* final values: each instance's last read, summed (counters) */
 	assert_same_rows("counters golden.prec --csv", "counters", "1,2,3",
-			 "query 'WITH last AS MATERIALIZED (SELECT host, event, max(time_ns) AS t "
-			 "FROM counters GROUP BY host, event) SELECT c.event, sum(c.value), "
-			 "sum(c.scaled) FROM counters c JOIN last l ON c.host = l.host AND "
-			 "c.event = l.event AND c.time_ns = l.t GROUP BY c.event' golden.prec --csv",
-			 "0,1,2");
+			 "query '" FINAL_SQL "' golden.prec --csv", "0,1,2");
 	char *q = run_ok("query 'SELECT kind, sum(count) FROM losses GROUP BY kind' "
 			 "golden.prec --csv");
 	assert_string_equal(q, "kind,sum(count)\nkernel_lost,5\n");
@@ -288,6 +301,57 @@ static void test_other_tables(void **state)
 		   "FROM tasks ORDER BY tid' golden.prec --csv");
 	assert_string_equal(q, "pid,tid,comm,start_ns IS NOT NULL,end_ns IS NOT NULL\n"
 			    "100,100,pingpong,0,0\n100,101,pong,1,0\n200,200,bash,0,0\n");
+	free(q);
+}
+
+/* Reads of one group on two CPUs at different times (CPU0 1 ms before
+ * CPU1): each instance is a row of its own, and the final values per
+ * instance, and summed, are what counters reads; an event's last read
+ * alone would miss CPU0's. */
+static void test_counters_per_cpu(void **state)
+{
+	(void)state;
+	assert_same_rows("counters skew.prec --csv", "counters", "1,2,3",
+			 "query '" FINAL_SQL "' skew.prec --csv", "0,1,2");
+	/* tracegen.c's final reads: task-clock 48 and 30 ms, 8 and 5
+	 * context switches, cycles never ran (scaled NULL) */
+	char *q = run_ok("query '" LAST_CTE "SELECT c.event, c.cpu, c.pid, c.value, c.scaled "
+			 LAST_JOIN "ORDER BY c.event, c.cpu' skew.prec --csv");
+	assert_string_equal(q, "event,cpu,pid,value,scaled\n"
+			    "context-switches,0,-1,8,8\ncontext-switches,1,-1,5,10\n"
+			    "cycles,0,-1,0,\ncycles,1,-1,0,\n"
+			    "task-clock,0,-1,48000000,48000000\n"
+			    "task-clock,1,-1,30000000,60000000\n");
+	free(q);
+	/* CPU0's reads are 1 ms before CPU1's: 8 read times, not golden's 4 */
+	q = run_ok("query 'SELECT cpu, count(*), count(DISTINCT time_ns) FROM counters "
+		   "WHERE event = \"task-clock\" GROUP BY cpu; SELECT count(DISTINCT time_ns) "
+		   "FROM counters' skew.prec --csv");
+	assert_string_equal(q, "# rows\ncpu,count(*),count(DISTINCT time_ns)\n0,4,4\n1,4,4\n\n"
+			    "# rows2\ncount(DISTINCT time_ns)\n8\n");
+	free(q);
+	/* an event's last read alone finds only CPU1's instance */
+	q = run_ok("query 'WITH last AS MATERIALIZED (SELECT event, max(time_ns) AS t "
+		   "FROM counters GROUP BY event) SELECT sum(c.value) FROM counters c JOIN last l "
+		   "ON c.event = l.event AND c.time_ns = l.t WHERE c.event = \"task-clock\"' "
+		   "skew.prec --csv");
+	assert_string_equal(q, "sum(c.value)\n30000000\n");
+	free(q);
+	/* cpu = reaches the scan */
+	q = run_ok("query 'SELECT count(*), min(cpu), max(cpu) FROM counters WHERE cpu = 1' "
+		   "skew.prec --csv");
+	assert_string_equal(q, "count(*),min(cpu),max(cpu)\n12,1,1\n");
+	free(q);
+}
+
+/* offcpu.count: an interval is one block, a kernel sum its blocks
+ * (tracegen.c: tid 101's sum of 50, tid 200's of 10). */
+static void test_offcpu_count(void **state)
+{
+	(void)state;
+	char *q = run_ok("query 'SELECT tid, count(*), sum(count) FROM offcpu GROUP BY tid "
+			 "ORDER BY tid' offcpu.prec --csv");
+	assert_string_equal(q, "tid,count(*),sum(count)\n100,2,2\n101,2,51\n200,1,10\n");
 	free(q);
 }
 
@@ -446,6 +510,8 @@ int main(void)
 		cmocka_unit_test(test_samples_equal_report),
 		cmocka_unit_test(test_stacks_and_files),
 		cmocka_unit_test(test_other_tables),
+		cmocka_unit_test(test_counters_per_cpu),
+		cmocka_unit_test(test_offcpu_count),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_read_only),
 		cmocka_unit_test(test_hostile),
