@@ -317,6 +317,38 @@ static int stacks_held(struct ana_loader *ld, const int64_t *ids, size_t n, int6
 	return 0;
 }
 
+/* The query_id of table t's insert for file key (see load.h). */
+static void insert_id(char *id, size_t idsz, const struct ana_chtable *t, int64_t key)
+{
+	snprintf(id, idsz, "perfrec-load-%016" PRIx64 "-%s", (uint64_t)key, t->name);
+}
+
+/* Waits until no insert of table t's rows of file key runs on the server
+ * the inserts go to: a killed loader's insert may still be running there,
+ * and counting the rows before it ends would insert them a second time
+ * once it has. */
+static int wait_insert_gone(struct ana_loader *ld, const struct ana_chtable *t, int64_t key)
+{
+	char sql[320], id[160];
+	int64_t running = 1;
+	int ret;
+
+	insert_id(id, sizeof(id), t, key);
+	snprintf(sql, sizeof(sql), "SELECT count() FROM system.processes WHERE query_id = '%s' "
+		 "FORMAT TabSeparated", id);
+	for (int tries = 0; tries < MUTATION_WAIT_S * 10; tries++) {
+		if ((ret = ch_int(ld, ld->ch[0], sql, &running)))
+			return ret;
+		if (!running)
+			return 0;
+		nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
+	}
+	set_err(ld, "ClickHouse at %s: an earlier insert of %s's rows (query_id %s) still runs "
+		"after %d s: see system.processes there, and load again once it ended",
+		ana_ch_name(ld->ch[0]), t->name, id, MUTATION_WAIT_S);
+	return -ETIMEDOUT;
+}
+
 static int insert(struct ana_loader *ld, const struct ana_chtable *t, int64_t key,
 		  struct ana_load_stats *st)
 {
@@ -331,7 +363,7 @@ static int insert(struct ana_loader *ld, const struct ana_chtable *t, int64_t ke
 		return ret;
 	/* the query_id (see load.h): a second insert of the same rows while
 	 * the first still runs is refused by the server */
-	snprintf(id, sizeof(id), "perfrec-load-%016" PRIx64 "-%s", (uint64_t)key, t->name);
+	insert_id(id, sizeof(id), t, key);
 	if ((ret = ana_ch_insert(ld->ch[0], sql, t->per_file ? id : NULL, ld->rows.buf,
 				 ld->rows.len)))
 		return ch_fail(ld, ld->ch[0], ret);
@@ -431,6 +463,8 @@ static int load_table(struct ana_loader *ld, sqlite3 *db, const char *path,
 	int ret, rc;
 
 	if ((ret = db_int(ld, db, path, t->count, &want)))
+		return ret;
+	if ((ret = wait_insert_gone(ld, t, key)))
 		return ret;
 	snprintf(sql, sizeof(sql), "SELECT count() FROM %s WHERE file_key = %" PRId64
 		 " FORMAT TabSeparated", t->name, key);

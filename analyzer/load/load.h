@@ -32,7 +32,9 @@
  *   4. the files rows last: the marker that says the file is complete.
  * Each INSERT carries a query_id made of the file_key and the table, so an
  * insert still running on the server for a killed loader refuses the
- * next one's instead of racing it.
+ * next one's instead of racing it; and 3. counts a table's rows only once
+ * no insert of that id runs (system.processes), so an insert that ends
+ * between the count and the next insert is never stored twice.
  */
 #ifndef ANA_LOAD_LOAD_H
 #define ANA_LOAD_LOAD_H
