@@ -797,7 +797,7 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 	}
 	/* html: the host's files (by start) open together, one timeline */
 	struct ana_trace **pages = NULL;
-	size_t npages = 0;
+	size_t npages = 0, *pdamage = NULL;   /* each one's damage found at open */
 	enum ana_fmt fmt = c->fmt;
 	if (is_export && !strcmp(xfmt, "json"))
 		fmt = ANA_FMT_JSON;
@@ -825,7 +825,8 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		ret = -ENOMEM;
 	if (!ret && table && !strcmp(which, "sched") && !(sch = ana_sched_new(sco)))
 		ret = -ENOMEM;
-	if (!ret && !strcmp(c->cmd, "html") && !(pages = calloc(ds->nfiles, sizeof(*pages))))
+	if (!ret && !strcmp(c->cmd, "html") && (!(pages = calloc(ds->nfiles, sizeof(*pages))) ||
+						  !(pdamage = calloc(ds->nfiles, sizeof(*pdamage)))))
 		ret = -ENOMEM;
 	if (!ret && !strcmp(which, "info")) {
 		ret = ana_info_dataset(ds, doc);
@@ -847,6 +848,7 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		if (!got)
 			continue;
 		if (pages) {
+			pdamage[npages] = s->ndamage;
 			pages[npages++] = s;
 			continue;
 		}
@@ -917,6 +919,9 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 					    .jobs = c->jobs, .top = c->top };
 		ret = ana_html_run_files(pages, npages, &ho, out);
 		progress_end(prog);
+		for (size_t i = 0; i < npages; i++)
+			for (size_t k = pdamage[i]; k < pages[i]->ndamage; k++)
+				warn_damage_in(pages[i]->path, pages[i], k);
 	}
 	if (ret >= 0 && xp)
 		ret = ana_export_write(xp, out);
@@ -945,6 +950,7 @@ done:
 	for (size_t i = 0; i < npages; i++)
 		ana_trace_free(pages[i]);
 	free(pages);
+	free(pdamage);
 	ana_doc_free(doc);
 	if (out != stdout && fclose(out) && !status) {
 		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,
