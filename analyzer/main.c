@@ -222,14 +222,16 @@ static const struct cmd_help helps[] = {
 	  "  --no-demangle      keep C++/Rust symbol names as recorded\n"
 	  "  --no-cut           keep frame-pointer chains whole (see report --help)\n"
 	  "  (report options -s/-n/--children apply to json/csv)\n", 1 },
-	{ "html", "usage: " PROG " html FILE -o PAGE.html [options]\n\n"
+	{ "html", "usage: " PROG " html FILE|DIR... -o PAGE.html [options]\n\n"
 	  "One HTML page that opens offline in any browser (everything inline, nothing\n"
 	  "fetched): the trace's host, window, events and losses; a flame graph per\n"
 	  "sampling event (click to zoom, search, inverted view); a per-CPU timeline\n"
 	  "from context-switch records (zoom, pan, which task ran when); and the tables\n"
 	  "of report --children, sched and counters. Sizes stay bounded: flame-graph\n"
 	  "frames under 0.05% of the weight are merged, timeline runs shorter than\n"
-	  "about a pixel are summed per pixel (busy times stay exact).\n\n"
+	  "about a pixel are summed per pixel (busy times stay exact). One host's\n"
+	  "files (rotated files, a directory) make one page on one timeline; of\n"
+	  "several hosts, pick one with --host.\n\n"
 	  "  -n, --top N        rows of each table (default 100)\n"
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  (without -o the page goes to standard output, unless that is a terminal)\n", 1 },
@@ -773,8 +775,14 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		ana_dataset_free(ds);
 		return 2;
 	}
-	if (!strcmp(c->cmd, "html") ||
-	    (is_export && !strcmp(which, "info"))) {
+	if (!strcmp(c->cmd, "html") && ds->nhosts > 1) {
+		fprintf(stderr, "%s %s: the page shows one host: the inputs hold %zu hosts; "
+			"pick one with --host (`%s info` lists them)\n", PROG, c->cmd, ds->nhosts,
+			PROG);
+		ana_dataset_free(ds);
+		return 2;
+	}
+	if (is_export && !strcmp(which, "info")) {
 		fprintf(stderr, "%s %s: this output reads one file: give one of the %zu files "
 			"(`%s info` lists them)\n", PROG, c->cmd, ds->nfiles, PROG);
 		ana_dataset_free(ds);
@@ -787,6 +795,9 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		ana_dataset_free(ds);
 		return 1;
 	}
+	/* html: the host's files (by start) open together, one timeline */
+	struct ana_trace **pages = NULL;
+	size_t npages = 0, *pdamage = NULL;   /* each one's damage found at open */
 	enum ana_fmt fmt = c->fmt;
 	if (is_export && !strcmp(xfmt, "json"))
 		fmt = ANA_FMT_JSON;
@@ -814,6 +825,9 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		ret = -ENOMEM;
 	if (!ret && table && !strcmp(which, "sched") && !(sch = ana_sched_new(sco)))
 		ret = -ENOMEM;
+	if (!ret && !strcmp(c->cmd, "html") && (!(pages = calloc(ds->nfiles, sizeof(*pages))) ||
+						  !(pdamage = calloc(ds->nfiles, sizeof(*pdamage)))))
+		ret = -ENOMEM;
 	if (!ret && !strcmp(which, "info")) {
 		ret = ana_info_dataset(ds, doc);
 		if (ret >= 0)
@@ -833,6 +847,11 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		}
 		if (!got)
 			continue;
+		if (pages) {
+			pdamage[npages] = s->ndamage;
+			pages[npages++] = s;
+			continue;
+		}
 		size_t damage_before = s->ndamage;
 		if (rep) {
 			ret = ana_report_add(rep, s);
@@ -891,6 +910,19 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		if (ret >= 0)
 			ret = ana_doc_render(doc, out, fmt);
 	}
+	if (ret >= 0 && pages && !npages) {
+		fprintf(stderr, "%s %s: the window leaves nothing of the %zu files\n", PROG,
+			c->cmd, ds->nfiles);
+		status = 2;
+	} else if (ret >= 0 && pages) {
+		struct ana_html_opts ho = { .sz = sizeof(ho), .filter = &c->filter,
+					    .jobs = c->jobs, .top = c->top };
+		ret = ana_html_run_files(pages, npages, &ho, out);
+		progress_end(prog);
+		for (size_t i = 0; i < npages; i++)
+			for (size_t k = pdamage[i]; k < pages[i]->ndamage; k++)
+				warn_damage_in(pages[i]->path, pages[i], k);
+	}
 	if (ret >= 0 && xp)
 		ret = ana_export_write(xp, out);
 	if (ret >= 0 && xt)
@@ -915,6 +947,10 @@ done:
 	ana_export_free(xp);
 	ana_timed_free(xt);
 	ana_trace_free(last);
+	for (size_t i = 0; i < npages; i++)
+		ana_trace_free(pages[i]);
+	free(pages);
+	free(pdamage);
 	ana_doc_free(doc);
 	if (out != stdout && fclose(out) && !status) {
 		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,

@@ -103,6 +103,16 @@ struct task_val {
 
 struct page {
 	struct ana_trace *s;
+	/* The page's own traces: one host's files in time order (rotated
+	 * files), s the first; every pass reads them in turn. */
+	struct ana_trace *const *files;
+	size_t nfiles;
+	int own;                     /* cur is one of files (tracks follow it) */
+	int switches, offcpu_iv;     /* some file has switches / off-CPU intervals */
+	/* Names are compared by address (trees, tasks): with several traces
+	 * (files, or html --diff's sides) each trace's pool would give one
+	 * name several addresses, so they are interned again in the page's. */
+	int intern;
 	struct ana_html_opts o;
 	/* html --diff: the trees are differential (ana_stree_add_base() for
 	 * the base side's stacks). Names come from several traces' pools,
@@ -130,6 +140,12 @@ struct page {
 };
 
 /* ---- stacks */
+
+/* name as the page keeps it (see page.intern); NULL stays NULL */
+static const char *page_name(struct page *pg, const char *name)
+{
+	return name && pg->intern ? ana_strpool_intern(&pg->pool, name) : name;
+}
 
 /* The tree pair of (kind, event); a new one when create, else NULL. */
 static struct flame *flame_get(struct page *pg, int kind, int event, int create)
@@ -196,15 +212,13 @@ static int flame_add_stack(struct page *pg, int kind, int event, const char *com
 		pg->path = p;
 		pg->path_cap = len;
 	}
-	pg->path[0].name = pg->diff ? ana_strpool_intern(&pg->pool, comm) : comm;
+	pg->path[0].name = page_name(pg, comm);
 	pg->path[0].tag = TAG_TASK;
 	if (!pg->path[0].name)
 		return -ENOMEM;
 	for (int i = 0; i < n; i++) {
 		const struct ana_loc *fr = &frames[n - 1 - i];
-		const char *name = ana_frame_name(pg->cur, fr);
-		if (name && pg->diff)
-			name = ana_strpool_intern(&pg->pool, name);
+		const char *name = page_name(pg, ana_frame_name(pg->cur, fr));
 		if (!name)
 			return -ENOMEM;
 		pg->path[1 + i].name = name;
@@ -213,7 +227,7 @@ static int flame_add_stack(struct page *pg, int kind, int event, const char *com
 	int (*add)(struct ana_stree *, const struct ana_stree_frame *, size_t, int,
 		   uint64_t) = pg->side_base ? ana_stree_add_base : ana_stree_add;
 	int ret = add(&f->caller, pg->path, len, 0, weight);
-	if (!ret && pg->tk && !pg->side_base && pg->cur == pg->s)
+	if (!ret && pg->tk && !pg->side_base && pg->own)
 		ret = sel_add(pg, f, who->pid, who->tid, who->time, weight);
 	if (!ret)
 		ret = add(&f->callee, pg->path, len, 1, weight);
@@ -226,6 +240,7 @@ static int page_event(const struct page *pg, int ev)
 {
 	if (pg->cur == pg->s || ev < 0)
 		return ev;
+	/* another file: its events matched to the page trace's by name */
 	const char *name = ana_trace_event_name(pg->cur, ev);
 	for (size_t i = 0; name && i < pg->s->nevents; i++)
 		if (!strcmp(name, ana_trace_event_name(pg->s, (int)i)))
@@ -238,8 +253,11 @@ static int on_sample(void *ctx, const struct ana_report_sample *rs)
 	struct page *pg = ctx;
 	const Perfrec__Sample *sm = rs->p->pkt->sample;
 	struct stack_who who = { sm ? sm->pid : 0, sm ? sm->tid : 0, rs->p->time };
-	if (pg->tk && pg->cur == pg->s && sm) {
-		int ret = ana_tracks_sample(pg->tk, sm->pid, sm->tid, rs->comm, rs->p->time);
+	if (pg->tk && pg->own && sm) {
+		const char *comm = page_name(pg, rs->comm);
+		if (!comm)
+			return -ENOMEM;
+		int ret = ana_tracks_sample(pg->tk, sm->pid, sm->tid, comm, rs->p->time);
 		if (ret)
 			return ret;
 	}
@@ -255,9 +273,12 @@ static int on_offcpu(void *ctx, const struct ana_report_sample *rs)
 	struct stack_who who = { oc ? oc->pid : 0, oc ? oc->tid : 0, rs->p->time };
 	/* an interval ends at its packet's time; sums have no place in time
 	 * (they count in the flame graph and the tables only) */
-	if (pg->tk && pg->cur == pg->s && oc && !oc->count) {
+	if (pg->tk && pg->own && oc && !oc->count) {
 		uint64_t end = rs->p->time, start = end > oc->duration ? end - oc->duration : 0;
-		int ret = ana_tracks_offcpu(pg->tk, oc->pid, oc->tid, rs->comm, (int)oc->state,
+		const char *comm = page_name(pg, rs->comm);
+		if (!comm)
+			return -ENOMEM;
+		int ret = ana_tracks_offcpu(pg->tk, oc->pid, oc->tid, comm, (int)oc->state,
 					    start, end);
 		if (ret)
 			return ret;
@@ -272,7 +293,7 @@ static int on_interval(void *ctx, const struct ana_sched_interval *iv)
 {
 	struct page *pg = ctx;
 	const struct ana_filter *f = pg->o.filter;
-	const char *comm = ana_trace_comm_name(pg->s, iv->tid, iv->start);
+	const char *comm = page_name(pg, ana_trace_comm_name(pg->cur, iv->tid, iv->start));
 	if (!comm)
 		return -ENOMEM;
 	if (f && (!ana_filter_pid(f, iv->pid) || !ana_filter_tid(f, iv->tid) ||
@@ -306,14 +327,18 @@ static uint32_t cpus_of(const struct ana_trace *s)
 	return n < TL_MAX_LANES ? n : TL_MAX_LANES;
 }
 
-/* The window the timeline and the tracks show: the trace's, cut by the
- * filter's time window. */
+static uint64_t trace_end(const struct ana_trace *s)
+{
+	return s->end && s->end->end_time ? s->end->end_time : s->t_max;
+}
+
+/* The window the timeline and the tracks show: from the first file's
+ * start to the last one's end, cut by the filter's time window. */
 static void page_window(const struct page *pg, uint64_t *lo, uint64_t *hi)
 {
-	const struct ana_trace *s = pg->s;
 	const struct ana_filter *f = pg->o.filter;
-	*lo = s->start;
-	*hi = s->end && s->end->end_time ? s->end->end_time : s->t_max;
+	*lo = pg->s->start;
+	*hi = trace_end(pg->files[pg->nfiles - 1]);
 	if (f && ana_filter_windowed(f)) {
 		if (f->tmin > *lo)
 			*lo = f->tmin;
@@ -335,20 +360,25 @@ static int on_loss(void *ctx, const struct prec_packet *p)
  * report and sched passes, which fill the tracks through their hooks. */
 static int tracks_new(struct page *pg)
 {
-	struct ana_trace *s = pg->s;
-	uint64_t lo, hi, lost = 0;
+	uint64_t lo, hi;
 	page_window(pg, &lo, &hi);
 	pg->tk = ana_tracks_new(lo, hi, TK_BINS);
 	if (!pg->tk)
 		return -errno;
-	for (int k = 0; k < ANA_NLOSS; k++)
-		lost += s->loss_records[k];
-	if (!lost)
-		return 0;
-	ana_trace_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_LOSS));
-	int ret = ana_trace_scan(s, "losses", on_loss, pg->tk);
-	ana_trace_set_kinds(s, 0);
-	return ret;
+	for (size_t i = 0; i < pg->nfiles; i++) {
+		struct ana_trace *s = pg->files[i];
+		uint64_t lost = 0;
+		for (int k = 0; k < ANA_NLOSS; k++)
+			lost += s->loss_records[k];
+		if (!lost)
+			continue;
+		ana_trace_set_kinds(s, PREC_KIND(PERFREC__PACKET__DATA_LOSS));
+		int ret = ana_trace_scan(s, "losses", on_loss, pg->tk);
+		ana_trace_set_kinds(s, 0);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static int timeline_new(struct page *pg)
@@ -805,7 +835,7 @@ static int write_tracks(struct page *pg, FILE *out)
 	fprintf(out, "\"tracks\":{\"t0\":%" PRId64 ",\"bin\":%" PRIu64 ",\"nbins\":%zu"
 		",\"smaxp\":%" PRIu64 ",\"smaxt\":%" PRIu64 ",\"offcpu\":%d,\"switches\":%d",
 		(int64_t)(t0 - pg->s->start), bin, nb, smax_p, smax_t,
-		pg->s->offcpu_intervals ? 1 : 0, pg->s->switches ? 1 : 0);
+		pg->offcpu_iv, pg->switches);
 	fputs(",\n\"loss\":[", out);
 	const uint64_t *loss = ana_tracks_losses(tk);
 	for (size_t b = 0, first = 1; b < nb; b++)
@@ -952,12 +982,44 @@ static void names(char *buf, size_t len, size_t *o, const char *what, char **v, 
 		append(buf, len, o, "%s%s%s", i ? "," : *o ? "; " : "", i ? "" : what, v[i]);
 }
 
+/* The counts of the header, summed over the page's files. */
+struct totals {
+	uint64_t samples, switches, throttles, unknown, lost_packets;
+	uint64_t kind_count[ANA_NKINDS], loss_count[ANA_NLOSS], loss_records[ANA_NLOSS];
+	size_t ndamage, torn;
+	int offcpu;               /* off-CPU intervals or sums */
+};
+
+static void totals_of(const struct page *pg, struct totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < pg->nfiles; i++) {
+		struct ana_trace *s = pg->files[i];
+		t->samples += s->samples;
+		t->switches += s->switches;
+		t->throttles += s->throttles;
+		t->unknown += s->unknown_packets;
+		t->ndamage += s->ndamage;
+		t->lost_packets += ana_trace_lost_packets(s);
+		t->torn += s->torn != 0;
+		t->offcpu |= s->offcpu_intervals || s->offcpu_sums;
+		for (int k = 0; k < ANA_NKINDS; k++)
+			t->kind_count[k] += s->kind_count[k];
+		for (int k = 0; k < ANA_NLOSS; k++) {
+			t->loss_count[k] += s->loss_count[k];
+			t->loss_records[k] += s->loss_records[k];
+		}
+	}
+}
+
 static void write_header(struct page *pg, FILE *out)
 {
 	struct ana_trace *s = pg->s;
 	const Perfrec__FileHeader *h = s->header;
 	char buf[2048], num[32];
-	uint64_t end = s->end && s->end->end_time ? s->end->end_time : s->t_max;
+	struct totals tt;
+	totals_of(pg, &tt);
+	uint64_t end = trace_end(pg->files[pg->nfiles - 1]);
 	double dur = end > s->start ? (double)(end - s->start) / 1e9 : 0.0;
 	fputs("<h1>perfrec trace <span class=\"host\">", out);
 	ana_html_str(out, h && h->hostname ? h->hostname : "(no header)");
@@ -969,12 +1031,14 @@ static void write_header(struct page *pg, FILE *out)
 		if (h)
 			append(buf, sizeof(buf), &o, "%" PRIu32 " CPUs \xc2\xb7 ", h->cpus_online);
 		append(buf, sizeof(buf), &o, "%.3f s \xc2\xb7 %s samples", dur,
-		       grouped(num, sizeof(num), s->samples));
-		if (s->switches)
+		       grouped(num, sizeof(num), tt.samples));
+		if (tt.switches)
 			append(buf, sizeof(buf), &o, " \xc2\xb7 %s switches",
-			       grouped(num, sizeof(num), s->switches));
-		if (s->offcpu_intervals || s->offcpu_sums)
+			       grouped(num, sizeof(num), tt.switches));
+		if (tt.offcpu)
 			append(buf, sizeof(buf), &o, " \xc2\xb7 off-CPU");
+		if (pg->nfiles > 1)
+			append(buf, sizeof(buf), &o, " \xc2\xb7 %zu files", pg->nfiles);
 		ana_html_str(out, buf);
 	}
 	fputs("</span>\n<details class=\"facts-box\"><summary>Details</summary>\n"
@@ -1002,10 +1066,21 @@ static void write_header(struct page *pg, FILE *out)
 		snprintf(buf, sizeof(buf), "%.3f s", dur);
 	}
 	fact(out, "Recorded", buf);
+	if (pg->nfiles > 1) {
+		/* one timeline: the gaps between files show as idle time */
+		size_t o = 0;
+		buf[0] = '\0';
+		for (size_t i = 0; i < pg->nfiles; i++)
+			append(buf, sizeof(buf), &o, "%s%s", i ? ", " : "", pg->files[i]->path);
+		fact(out, "Files", buf);
+	}
 	if (pg->diff)
 		fact(out, "Compared with", pg->base_names);
-	if (s->end && s->end->stop_reason && *s->end->stop_reason)
-		fact(out, "Stopped", s->end->stop_reason);
+	{
+		const struct ana_trace *last = pg->files[pg->nfiles - 1];
+		if (last->end && last->end->stop_reason && *last->end->stop_reason)
+			fact(out, "Stopped", last->end->stop_reason);
+	}
 	const struct ana_filter *f = pg->o.filter;
 	if (f && f->active) {
 		size_t o = 0;
@@ -1042,13 +1117,13 @@ static void write_header(struct page *pg, FILE *out)
 	{
 		uint64_t total = 0;
 		for (int k = 0; k < ANA_NKINDS; k++)
-			total += s->kind_count[k];
+			total += tt.kind_count[k];
 		size_t o = 0;
 		append(buf, sizeof(buf), &o, "%s:", grouped(num, sizeof(num), total));
 		for (int k = 0, n = 0; k < ANA_NKINDS; k++)
-			if (s->kind_count[k])
+			if (tt.kind_count[k])
 				append(buf, sizeof(buf), &o, "%s %s %s", n++ ? "," : "", ana_kind_name(k),
-				       grouped(num, sizeof(num), s->kind_count[k]));
+				       grouped(num, sizeof(num), tt.kind_count[k]));
 		fact(out, "Packets", buf);
 	}
 	if (h && h->n_cmdline) {
@@ -1060,39 +1135,49 @@ static void write_header(struct page *pg, FILE *out)
 		fact(out, "Command", buf);
 	}
 	fputs("</dl>\n</details>\n<ul class=\"alerts\">\n", out);
-	uint64_t events = s->samples + s->switches;
+	uint64_t events = tt.samples + tt.switches;
 	for (int k = 0; k < ANA_NLOSS; k++) {
-		if (!s->loss_count[k] && !s->loss_records[k])
+		if (!tt.loss_count[k] && !tt.loss_records[k])
 			continue;
-		uint64_t all = events + s->loss_count[k];
+		uint64_t all = events + tt.loss_count[k];
 		snprintf(buf, sizeof(buf), "lost %s (%s) in %" PRIu64 " loss records: %.2f%% of events",
-			 grouped(num, sizeof(num), s->loss_count[k]), ana_loss_kind_name(k),
-			 s->loss_records[k], all ? 100.0 * (double)s->loss_count[k] / (double)all : 0.0);
+			 grouped(num, sizeof(num), tt.loss_count[k]), ana_loss_kind_name(k),
+			 tt.loss_records[k], all ? 100.0 * (double)tt.loss_count[k] / (double)all : 0.0);
 		bad(out, buf);
 	}
-	if (s->throttles) {
+	if (tt.throttles) {
 		snprintf(buf, sizeof(buf), "the kernel throttled sampling %" PRIu64 " times",
-			 s->throttles);
+			 tt.throttles);
 		bad(out, buf);
 	}
-	if (s->ndamage) {
+	if (tt.ndamage) {
 		snprintf(buf, sizeof(buf), "%zu damaged frames skipped (%" PRIu64 " packets lost)",
-			 s->ndamage, ana_trace_lost_packets(s));
+			 tt.ndamage, tt.lost_packets);
 		bad(out, buf);
 	}
-	if (s->torn) {
-		snprintf(buf, sizeof(buf), "torn tail at offset %" PRIu64 ": the recording was "
-			 "cut short", s->torn_offset);
+	for (size_t i = 0; i < pg->nfiles; i++) {
+		const struct ana_trace *f = pg->files[i];
+		if (!f->torn)
+			continue;
+		if (pg->nfiles > 1)
+			snprintf(buf, sizeof(buf), "%s: torn tail at offset %" PRIu64 ": the "
+				 "recording was cut short", f->path, f->torn_offset);
+		else
+			snprintf(buf, sizeof(buf), "torn tail at offset %" PRIu64 ": the recording "
+				 "was cut short", f->torn_offset);
 		bad(out, buf);
 	}
-	if (s->unknown_packets) {
+	if (tt.unknown) {
 		snprintf(buf, sizeof(buf), "%" PRIu64 " packets of kinds this analyzer does not "
-			 "know were skipped", s->unknown_packets);
+			 "know were skipped", tt.unknown);
 		bad(out, buf);
 	}
-	for (size_t i = 0; i < s->nnotes; i++)
-		if (s->notes[i].level >= 1 && s->notes[i].text)
-			bad(out, s->notes[i].text);
+	for (size_t i = 0; i < pg->nfiles; i++) {
+		const struct ana_trace *f = pg->files[i];
+		for (size_t k = 0; k < f->nnotes; k++)
+			if (f->notes[k].level >= 1 && f->notes[k].text)
+				bad(out, f->notes[k].text);
+	}
 	fputs("</ul>\n", out);
 }
 
@@ -1240,11 +1325,19 @@ static void page_release(struct page *pg)
 	ana_strpool_release(&pg->pool);
 }
 
-static int page_init(struct page *pg, struct ana_trace *s, const struct ana_html_opts *o)
+static int page_init(struct page *pg, struct ana_trace *const *files, size_t n,
+		     const struct ana_html_opts *o)
 {
 	memset(pg, 0, sizeof(*pg));
 	int ret = opts_copy(&pg->o, o);
-	pg->s = pg->cur = s;
+	pg->files = files;
+	pg->nfiles = n;
+	pg->s = pg->cur = files[0];
+	pg->intern = n > 1;
+	for (size_t i = 0; i < n; i++) {
+		pg->switches |= files[i]->switches != 0;
+		pg->offcpu_iv |= files[i]->offcpu_intervals != 0;
+	}
 	prec_hashmap_init(&pg->tasks, sizeof(struct task_key), sizeof(struct task_val));
 	prec_hashmap_init(&pg->names, sizeof(const char *), 1);
 	prec_hashmap_init(&pg->sel, sizeof(struct sel_key), sizeof(struct sel_val));
@@ -1271,12 +1364,18 @@ static int page_stacks(struct page *pg, struct ana_trace *s, const struct ana_fi
 	return ret;
 }
 
-/* The passes over the page's own trace: tables, trees, timeline. */
+/* The passes over the page's own traces, each file in turn:
+ * tables, trees, timeline. */
 static int page_build(struct page *pg)
 {
 	struct ana_trace *s = pg->s;
+	char label[64];
+	snprintf(label, sizeof(label), "%zu files", pg->nfiles);
 	size_t top = pg->o.top ? pg->o.top : ANA_HTML_TOP;
-	int ret = -ENOMEM;
+	int ret = -ENOMEM, offcpu = 0;
+	struct ana_report *rep = NULL, *off = NULL;
+	struct ana_sched *sch = NULL;
+	struct ana_counters *cnt = NULL;
 	if (!(pg->report = ana_doc_new()) || !(pg->info = ana_doc_new()))
 		return ret;
 	/* Samples: the top-functions table and the flame trees. With several
@@ -1289,58 +1388,105 @@ static int page_build(struct page *pg)
 				      .on_sample = on_sample, .ctx = pg };
 	ro.keys[ro.nkeys++] = ANA_KEY_SYM;
 	ro.keys[ro.nkeys++] = ANA_KEY_DSO;
-	if ((ret = tracks_new(pg)) < 0)
-		return ret;
 	if (sampling > 1)
 		ro.keys[ro.nkeys++] = ANA_KEY_EVENT;
-	if ((ret = ana_report_run(s, &ro, pg->report)) < 0)
-		return ret;
-	/* Off-CPU time: its own flame graph and table. */
-	if (s->offcpu_intervals || s->offcpu_sums) {
-		struct ana_report_opts oo = { .top = top, .children = 1, .off_cpu = 1,
-					      .filter = pg->o.filter, .on_sample = on_offcpu,
-					      .ctx = pg };
-		oo.keys[oo.nkeys++] = ANA_KEY_SYM;
-		oo.keys[oo.nkeys++] = ANA_KEY_DSO;
-		if (!(pg->offcpu = ana_doc_new()))
-			return -ENOMEM;
-		if ((ret = ana_report_run(s, &oo, pg->offcpu)) < 0)
-			return ret;
+	struct ana_report_opts oo = { .top = top, .children = 1, .off_cpu = 1,
+				      .filter = pg->o.filter, .on_sample = on_offcpu,
+				      .ctx = pg };
+	oo.keys[oo.nkeys++] = ANA_KEY_SYM;
+	oo.keys[oo.nkeys++] = ANA_KEY_DSO;
+	struct ana_sched_opts so = { .sort = ANA_SS_ONCPU, .top = top,
+				     .jobs = pg->o.jobs, .filter = pg->o.filter,
+				     .on_interval = on_interval, .ctx = pg };
+	for (size_t i = 0; i < pg->nfiles; i++) {
+		offcpu |= pg->files[i]->offcpu_intervals || pg->files[i]->offcpu_sums;
+		if (pg->files[i]->kind_count[PERFREC__PACKET__DATA_GROUP] && !cnt &&
+		    !(cnt = ana_counters_new()))
+			goto out;
 	}
-	/* Switches: the scheduler tables and the timeline. */
-	if (s->switches) {
-		if (!(pg->sched = ana_doc_new()))
-			return -ENOMEM;
-		if ((ret = timeline_new(pg)) < 0)
-			return ret;
-		struct ana_sched_opts so = { .sort = ANA_SS_ONCPU, .top = top,
-					     .jobs = pg->o.jobs, .filter = pg->o.filter,
-					     .on_interval = on_interval, .ctx = pg };
-		if ((ret = ana_sched_run(s, &so, pg->sched)) < 0)
-			return ret;
+	if (!(rep = ana_report_new(&ro)) || (offcpu && !(off = ana_report_new(&oo))) ||
+	    (pg->switches && !(sch = ana_sched_new(&so))) ||
+	    (offcpu && !(pg->offcpu = ana_doc_new())) ||
+	    (pg->switches && !(pg->sched = ana_doc_new())))
+		goto out;
+	if ((ret = tracks_new(pg)) < 0 || (pg->switches && (ret = timeline_new(pg)) < 0))
+		goto out;
+	pg->own = 1;
+	for (size_t i = 0; i < pg->nfiles && ret >= 0; i++) {
+		struct ana_trace *f = pg->cur = pg->files[i];
+		ret = ana_report_add(rep, f);
+		/* off-CPU time: its own flame graph and table */
+		if (ret >= 0 && off && (f->offcpu_intervals || f->offcpu_sums))
+			ret = ana_report_add(off, f);
+		/* switches: the scheduler tables and the timeline; --time
+		 * counts from the first file's start */
+		if (ret >= 0 && sch && f->switches)
+			ret = ana_sched_add(sch, f, s->start);
+		if (ret >= 0 && cnt && f->kind_count[PERFREC__PACKET__DATA_GROUP])
+			ret = ana_counters_add(cnt, f);
+		/* the page has its own tables of processes: no top list here */
+		if (ret >= 0)
+			ret = ana_info_run(f, 0, pg->info);
 	}
-	if (s->kind_count[PERFREC__PACKET__DATA_GROUP]) {
+	pg->own = 0;
+	pg->cur = s;
+	/* one file is named by its header, as in report and sched */
+	const char *what = pg->nfiles > 1 ? label : NULL;
+	if (ret >= 0)
+		ret = ana_report_render(rep, what, pg->report);
+	if (ret >= 0 && off)
+		ret = ana_report_render(off, what, pg->offcpu);
+	if (ret >= 0 && sch)
+		ret = ana_sched_render(sch, what, pg->sched);
+	if (ret >= 0 && cnt) {
 		char err[256];
 		struct ana_counters_opts co = { 0 };
 		if (!(pg->counters = ana_doc_new()))
-			return -ENOMEM;
-		if ((ret = ana_counters_run(s, &co, pg->counters, err, sizeof(err))) < 0)
-			return ret;
+			ret = -ENOMEM;
+		else
+			ret = ana_counters_render(cnt, pg->files[pg->nfiles - 1], what, &co,
+						  pg->counters, err, sizeof(err));
+		/* counters of several recordings do not add up (their values
+		 * are cumulative, their ids their own): the page goes without */
+		if (ret == -EINVAL && pg->nfiles > 1) {
+			ana_doc_free(pg->counters);
+			pg->counters = NULL;
+			ret = 0;
+		}
 	}
-	/* the page has its own tables of processes: no top list here */
-	return ana_info_run(s, 0, pg->info);
+	ret = ret < 0 ? ret : 0;
+out:
+	ana_report_free(rep);
+	ana_report_free(off);
+	ana_sched_free(sch);
+	ana_counters_free(cnt);
+	return ret;
 }
 
-int ana_html_run(struct ana_trace *s, const struct ana_html_opts *o, FILE *out)
+static int html_run(struct ana_trace *const *files, size_t n, const struct ana_html_opts *o,
+		    FILE *out)
 {
 	struct page pg;
-	int ret = page_init(&pg, s, o);
+	if (!n)
+		return -EINVAL;
+	int ret = page_init(&pg, files, n, o);
 	if (!ret)
 		ret = page_build(&pg);
 	if (!ret)
 		ret = write_page(&pg, out);
 	page_release(&pg);
 	return ret;
+}
+
+int ana_html_run(struct ana_trace *s, const struct ana_html_opts *o, FILE *out)
+{
+	return html_run(&s, 1, o, out);
+}
+
+int ana_html_run_files(struct ana_trace *const *files, size_t n,
+		       const struct ana_html_opts *o, FILE *out)
+{
+	return html_run(files, n, o, out);
 }
 
 /* A window reads only its frames (pass 1 read them all). */
@@ -1360,10 +1506,10 @@ int ana_html_diff_run(const struct ana_diff_part *base, size_t nbase,
 	size_t len = 0;
 	if (!nbase || !nnew)
 		return -EINVAL;
-	int ret = page_init(&pg, new_[0].s, o);
+	int ret = page_init(&pg, &new_[0].s, 1, o);
 	if (ret)
 		goto out;
-	pg.diff = 1;
+	pg.diff = pg.intern = 1;
 	pg.o.filter = new_[0].filter;
 	/* the new side: the page's own trace, then the others' stacks */
 	part_window(&new_[0]);

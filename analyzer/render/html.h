@@ -32,7 +32,9 @@
  * trees and the tracks' samples; with off-CPU data a second one, whose
  * intervals go to the tracks too), sched's (switches: its tables and,
  * through on_interval, the timeline and the tracks' runs) when the trace
- * has switch records, counters' when it has group snapshots.
+ * has switch records, counters' when it has group snapshots. Over the
+ * files of ana_html_run_files(): the Loss passes of all, then the others
+ * file after file, into the same tables, trees and tracks.
  */
 #ifndef ANA_HTML_H
 #define ANA_HTML_H
@@ -68,6 +70,14 @@ struct ana_html_opts {
  * non-zero bytes past it, is refused with -EINVAL. 0, a negative errno,
  * or -EIO on a write error. */
 int ana_html_run(struct ana_trace *s, const struct ana_html_opts *o, FILE *out);
+
+/* The page of one host's files (rotated files), in time order, as one
+ * timeline from the first file's start to the last one's end: each pass
+ * reads the files in turn; the header sums their counts and the details
+ * hold each file's info. The host, kernel and events named are the first
+ * file's. Same returns as ana_html_run(); -EINVAL for n = 0. */
+int ana_html_run_files(struct ana_trace *const *files, size_t n,
+		       const struct ana_html_opts *o, FILE *out);
 
 /* `html --diff`: the page of new_[0] (its filter; o->filter is not used)
  * with differential flame graphs: every side's stacks on one tree per

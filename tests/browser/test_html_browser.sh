@@ -23,6 +23,11 @@
 #     timeline zoom, drag and tooltip, a process track's tooltip, click
 #     (its thread followed in the CPU lanes) and threads opened and
 #     closed, sorting a table.
+#  6. a page over a dataset (root): symprog recorded into files rotated
+#     every second is one page whose flame graph's total, for the whole
+#     and for a time range across a file boundary, is report's over the
+#     same files; several hosts are refused naming --host, and --host
+#     picks one (tracegen's traces, without root).
 # Screenshots are kept in BUILD/tests/html_browser/ to look at.
 set -euo pipefail
 build=${PERFREC_BUILD_DIR:?}
@@ -90,6 +95,15 @@ grep -q "class=\"fr t1\"[^>]*>$sym</div>" "$work/hostile.dom" ||
   fail "hostile: no flame-graph frame shows the symbol as text"
 grep -q "<td>$sym</td>" "$work/hostile.dom" || fail "hostile: the table does not show the symbol as text"
 echo "hostile: names shown as text, no element injected"
+"$build/tests/tracegen_cli" --host alpha "$work/hosts-a.prec"
+"$build/tests/tracegen_cli" --host beta "$work/hosts-b.prec"
+if "$ana" html "$work/hosts-a.prec" "$work/hosts-b.prec" -o "$work/hosts.html" 2>"$work/hosts.err"; then
+  fail "html over two hosts made a page"
+fi
+grep -q -- "--host" "$work/hosts.err" || fail "two hosts: the refusal does not name --host: $(cat "$work/hosts.err")"
+"$ana" html "$work/hosts-a.prec" "$work/hosts-b.prec" --host beta -o "$work/hosts.html"
+grep -q '<span class="host">beta</span>' "$work/hosts.html" || fail "--host beta: the page is not beta's"
+echo "hosts: two refused naming --host, --host beta gives beta's page"
 
 # ---- 2. a recorded workload
 if [ "$(id -u)" != 0 ]; then
@@ -198,4 +212,31 @@ grep -q '"pruned":0' "$work/t.html" || echo "note: the page's trees were pruned"
 funcs workload
 funcs sel-tid --tid "$tid"
 funcs sel-pid --pid "$pid" --time "$range"
+
+# ---- 6. rotated files: one page, the totals of report over the same files
+mkdir "$work/rot"
+"$perfrec" record -q -g --switch-events -F 999 --rotate-time 1s -o "$work/rot/r.prec" -- \
+  "$build/tests/symprog" 3 >"$work/rot.out" || fail "rotated record failed: $(cat "$work/rot.out")"
+nfiles=$(find "$work/rot" -name 'r.*.prec' | wc -l)
+[ "$nfiles" -ge 3 ] || fail "the rotated recording made $nfiles files"
+"$ana" html "$work/rot" -o "$work/rot.html"
+render "$work/rot.html" rotated
+clean rotated
+grep -q "$nfiles files" "$work/rot.html" || fail "rotated: the header does not count $nfiles files"
+rtotal() {
+  "$ana" report "$@" "$work/rot" |
+    awk '$1=="samples_shown"{s=$2} $1=="total_period"{p=$2} END{print p "," s}'
+}
+want=$(rtotal) got=$(grep -o 'id="fg"[^>]*' "$work/rotated.dom" | grep -o 'data-total="[^"]*"' | cut -d'"' -f2)
+echo "rotated ($nfiles files): page $got, report $want"
+[ -n "$got" ] && [ "$got" = "$want" ] || fail "rotated: page $got, report $want"
+# a range from the middle of the first file into the third, on bin edges
+read -r t0 bin nbins < <(grep -o '"tracks":{"t0":[0-9]*,"bin":[0-9]*,"nbins":[0-9]*' "$work/rot.html" |
+  sed 's/.*"t0":\([0-9]*\),"bin":\([0-9]*\),"nbins":\([0-9]*\)/\1 \2 \3/')
+a=$((t0 + nbins / 8 * bin)) b=$((t0 + nbins * 3 / 4 * bin))
+range=$(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.9f,%.9f", a / 1e9, b / 1e9}')
+want=$(rtotal --time "$range") got=$(shown "t=$a,$b" rot-time "$work/rot.html")
+echo "rotated, selection $range s: page $got, report --time $want"
+[ -n "$got" ] && [ "$got" = "$want" ] || fail "rotated time selection: page $got, report --time $want"
+case "$want" in *,0) fail "the rotated time selection holds no sample";; esac
 echo "html browser: ok (screenshots in $shots)"

@@ -1,7 +1,7 @@
 /*
  * test_html.c - `perfrec-analyze html`: escaping of trace strings, the
  * page of the golden trace, bounded size on a long trace, empty traces,
- * options and the command line.
+ * options, the command line and a page over one host's rotated files.
  *
  * Trace strings are untrusted: with tracegen's hostile names (a symbol
  * "</script><img src=x onerror=alert(1)>", a comm, the host, an event and
@@ -290,6 +290,51 @@ static void test_cli(void **state)
 	free(err);
 }
 
+/* One host's rotated files are one page: the flame graph's and the
+ * timeline's totals are the two files', the header counts them; two
+ * hosts are refused, naming --host, and --host picks one. */
+static void test_dataset(void **state)
+{
+	(void)state;
+	char path[4096];
+	struct tracegen_opts o = TRACEGEN_OPTS_INIT;
+	o.rotated = 1;
+	snprintf(path, sizeof(path), "%s/rot1.prec", dir);
+	assert_int_equal(tracegen_write(path, &o), 0);
+	o.offset_ns = 100000000;
+	snprintf(path, sizeof(path), "%s/rot2.prec", dir);
+	assert_int_equal(tracegen_write(path, &o), 0);
+	o = (struct tracegen_opts)TRACEGEN_OPTS_INIT;
+	o.host = "other-host";
+	snprintf(path, sizeof(path), "%s/other.prec", dir);
+	assert_int_equal(tracegen_write(path, &o), 0);
+
+	char *out = NULL, *err = NULL;
+	size_t len = 0;
+	assert_int_equal(anatest_run(dir, "html rot1.prec", &out, &len, &err), 0);
+	expect(out, "\"weight\":78000000,\"count\":78,");
+	free(out);
+	free(err);
+	assert_int_equal(anatest_run(dir, "html rot2.prec rot1.prec", &out, &len, &err), 0);
+	expect(out, "\"weight\":156000000,\"count\":156,");
+	expect(out, " \xc2\xb7 2 files</span>");
+	expect(out, "<dt>Files</dt><dd>");
+	/* one timeline over both: CPU 0's busy time twice one file's */
+	expect(out, "{\"cpu\":0,\"busy\":96000000,");
+	free(out);
+	free(err);
+	assert_int_equal(anatest_run(dir, "html rot1.prec other.prec", &out, &len, &err), 2);
+	expect(err, "pick one with --host");
+	free(out);
+	free(err);
+	assert_int_equal(anatest_run(dir, "html rot1.prec rot2.prec other.prec --host other-host",
+				     &out, &len, &err), 0);
+	expect(out, "\"weight\":78000000,\"count\":78,");
+	expect(out, "<span class=\"host\">other-host</span>");
+	free(out);
+	free(err);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -314,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_empty_trace),
 		cmocka_unit_test(test_cli),
+		cmocka_unit_test(test_dataset),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
