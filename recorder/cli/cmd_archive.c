@@ -3,6 +3,7 @@
  * (net/js_archiver.h) until SIGTERM/SIGINT; `--list` as `collect --list`.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,6 +73,7 @@ int rec_cli_archive(int argc, char **argv)
 	struct rec_js_archiver *a = NULL;
 	struct sigaction sa;
 	const char *arg;
+	char analyzer[PATH_MAX + 32];
 	bool do_list = false;
 	uint64_t v;
 	int key, ret = 0, code = 2;
@@ -152,6 +154,10 @@ int rec_cli_archive(int argc, char **argv)
 	if ((o.analyzer || o.load_jobs) && !o.load_clickhouse) {
 		rec_log(REC_LOG_ERROR, "--analyzer and --load-jobs go with --load-clickhouse URLS");
 		goto usage;
+	}
+	if (o.load_clickhouse && !o.analyzer) {
+		o.analyzer = rec_cli_analyzer_beside(analyzer, sizeof(analyzer)) ? analyzer
+										  : "perfrec-analyze";
 	}
 	code = 1;
 	if (mkdir(o.dir, 0750) < 0 && errno != EEXIST) {

@@ -53,27 +53,6 @@ struct rec_archive_loader {
 	struct rec_archive_loader_stats st;
 };
 
-/* The analyzer installed beside this executable (a package installs both
- * in one bin/), else "perfrec-analyze" from PATH. */
-static void default_exe(char *buf, size_t len)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	snprintf(buf, len, "perfrec-analyze");
-	if (n <= 0)
-		return;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		return;
-	*slash = '\0';
-	snprintf(buf, len, "%s/perfrec-analyze", self);
-	if (access(buf, X_OK) < 0)
-		snprintf(buf, len, "perfrec-analyze");
-}
-
 /* urls without what a log must not show: the user info of each URL
  * (scheme://USER:PASSWORD@host) and its parameters (?user=...&password=...).
  * NULL when out of memory. */
@@ -115,7 +94,8 @@ int rec_archive_loader_new(const struct rec_archive_loader_opts *o,
 	*out = NULL;
 	if (!l)
 		return -ENOMEM;
-	if (prec_opts_copy(&l->o, sizeof(l->o), o) < 0 || !l->o.urls || !*l->o.urls) {
+	if (prec_opts_copy(&l->o, sizeof(l->o), o) < 0 || !l->o.urls || !*l->o.urls ||
+	    !l->o.analyzer) {
 		free(l);
 		return -EINVAL;
 	}
@@ -128,19 +108,15 @@ int rec_archive_loader_new(const struct rec_archive_loader_opts *o,
 		free(l);
 		return -ENOMEM;
 	}
-	if (l->o.analyzer) {
-		snprintf(l->exe, sizeof(l->exe), "%s", l->o.analyzer);
-		if (strchr(l->exe, '/') && access(l->exe, X_OK) < 0) {
-			int e = errno;
+	snprintf(l->exe, sizeof(l->exe), "%s", l->o.analyzer);
+	if (strchr(l->exe, '/') && access(l->exe, X_OK) < 0) {
+		int e = errno;
 
-			rec_log(REC_LOG_ERROR, "archive: cannot run the loader %s: %s; give "
-				"--analyzer the path of perfrec-analyze", l->exe, strerror(e));
-			free(l->shown);
-			free(l);
-			return -EINVAL;
-		}
-	} else {
-		default_exe(l->exe, sizeof(l->exe));
+		rec_log(REC_LOG_ERROR, "archive: cannot run the loader %s: %s; give "
+			"--analyzer the path of perfrec-analyze", l->exe, strerror(e));
+		free(l->shown);
+		free(l);
+		return -EINVAL;
 	}
 	l->tail = &l->jobs;
 	*out = l;

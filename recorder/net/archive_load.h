@@ -27,8 +27,8 @@
 struct rec_archive_loader_opts {
 	size_t sz;              /* sizeof(struct rec_archive_loader_opts) */
 	const char *urls;       /* ClickHouse HTTP URLs, comma-separated (borrowed) */
-	const char *analyzer;   /* perfrec-analyze to run; NULL = the one beside
-				 * this executable, else the first in PATH (borrowed) */
+	const char *analyzer;   /* perfrec-analyze to run: a path, or a name
+				 * looked up in PATH (borrowed) */
 	int jobs;               /* loads at once; 0 = 2 */
 	uint32_t stop_wait_ms;  /* free() waits this long for running loads,
 				 * then stops them; 0 = 60000 */
@@ -42,7 +42,8 @@ struct rec_archive_loader_stats {
 	uint64_t queued, loaded, failed, retried, abandoned;
 };
 
-/* 0, -EINVAL (no URLs, an analyzer that does not exist), -ENOMEM. */
+/* 0, -EINVAL (no URLs or analyzer, an analyzer path that cannot run,
+ * logged), -ENOMEM. */
 int rec_archive_loader_new(const struct rec_archive_loader_opts *o,
 			   struct rec_archive_loader **out);
 /* Queues path (copied). 0 or -ENOMEM (logged: the file is left for a

@@ -43,7 +43,7 @@ struct rec_js_archiver_opts {
 	/* Each completed file loaded into ClickHouse (net/archive_load.h)
 	 * when load_clickhouse (its HTTP URLs) is set: */
 	const char *load_clickhouse;
-	const char *analyzer;       /* perfrec-analyze; NULL = beside perfrec, or PATH */
+	const char *analyzer;       /* perfrec-analyze: a path, or a name in PATH */
 	int load_jobs;              /* loads at once; 0 = 2 */
 };
 
