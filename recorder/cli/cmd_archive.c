@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "recorder/cli/cmd.h"
@@ -56,6 +57,26 @@ static const char archive_about[] =
 	"perfrec-analyze subprocess; the archive is only read. Loads are idempotent:\n"
 	"files whose load was given up, or queued when the archiver stopped (each\n"
 	"logged), are loaded by 'perfrec-analyze load --clickhouse URLS DIR'.\n";
+
+/* (here, in the library, rather than in main.c: the perf-shaped commands
+ * and archive's loads both use it) */
+bool rec_cli_analyzer_beside(char *buf, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	buf[0] = '\0';
+	if (n <= 0)
+		return false;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	snprintf(buf, len, "%s/perfrec-analyze", self);
+	return access(buf, X_OK) == 0;
+}
 
 static struct rec_js_archiver *running;
 

@@ -59,24 +59,6 @@ static int is_analyzer_command(const char *name)
 	return 0;
 }
 
-bool rec_cli_analyzer_beside(char *buf, size_t len)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	buf[0] = '\0';
-	if (n <= 0)
-		return false;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		return false;
-	*slash = '\0';
-	snprintf(buf, len, "%s/perfrec-analyze", self);
-	return access(buf, X_OK) == 0;
-}
-
 /* Replaces this process with perfrec-analyze ARGV: the one beside this
  * binary, else PATH's. Returns only on failure, with the exit status. */
 static int exec_analyzer(char **argv)
