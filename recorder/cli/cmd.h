@@ -18,6 +18,13 @@
 #include "recorder/cli/options.h"
 #include "recorder/recording/recording.h"
 
+/* Where perfrec-analyze is run from (the perf-shaped commands, archive's
+ * loads): the one installed beside this executable (a package installs both
+ * in one bin/), else the first "perfrec-analyze" in PATH. Writes the path
+ * beside this executable into buf ("" when unknown); true when a program
+ * can run there. */
+bool rec_cli_analyzer_beside(char *buf, size_t len);
+
 /* perfrec's whole argv, written into the FileHeader of what it records. */
 void rec_cli_set_self(int argc, char **argv);
 

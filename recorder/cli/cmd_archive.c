@@ -3,9 +3,11 @@
  * (net/js_archiver.h) until SIGTERM/SIGINT; `--list` as `collect --list`.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "recorder/cli/cmd.h"
@@ -13,6 +15,8 @@
 #include "recorder/cli/print.h"
 #include "recorder/log.h"
 #include "recorder/net/js_archiver.h"
+
+enum { OPT_LOAD_CLICKHOUSE = REC_OPT_FIRST_FREE, OPT_ANALYZER, OPT_LOAD_JOBS };
 
 static const struct rec_cli_opt archive_opts[] = {
 	REC_CLI_SECTION("archiving"),
@@ -24,6 +28,15 @@ static const struct rec_cli_opt archive_opts[] = {
 	{ "ack-wait", REC_OPT_ACK_WAIT, "TIME", "an unacknowledged message is delivered again\n"
 	  "after (default 30s)" },
 	{ "replicas", REC_OPT_REPLICAS, "N", "replicas if the stream must be created (default 3)" },
+	REC_CLI_SECTION("loading into ClickHouse"),
+	{ "load-clickhouse", OPT_LOAD_CLICKHOUSE, "URLS", "run 'perfrec-analyze load --clickhouse URLS\n"
+	  "FILE' for each file once it is complete, without\n"
+	  "waiting for it; a failed load is logged with its\n"
+	  "exit status and tried again after 10s, 1m and 5m,\n"
+	  "then left for a manual 'perfrec-analyze load'" },
+	{ "analyzer", OPT_ANALYZER, "PATH", "the perfrec-analyze to run (default: the one beside\n"
+	  "perfrec, else PATH's)" },
+	{ "load-jobs", OPT_LOAD_JOBS, "N", "loads at once, the others queued (default 2)" },
 	REC_CLI_SECTION("listing"),
 	{ "list", REC_OPT_LIST, NULL, "print what --dir holds and exit (as collect --list)" },
 	{ "help", 'h', NULL, "this text" },
@@ -39,7 +52,31 @@ static const char archive_about[] =
 	"recorder wrote. A message is acknowledged only after its bytes are synced\n"
 	"to disk; restarted, an archiver resumes where its acknowledgements stopped,\n"
 	"and a record delivered twice is written once. Run several on one stream\n"
-	"to share the work. SIGTERM or Ctrl-C stops it with every file synced.\n";
+	"to share the work. SIGTERM or Ctrl-C stops it with every file synced.\n"
+	"With --load-clickhouse, each complete file is loaded into ClickHouse by a\n"
+	"perfrec-analyze subprocess; the archive is only read. Loads are idempotent:\n"
+	"files whose load was given up, or queued when the archiver stopped (each\n"
+	"logged), are loaded by 'perfrec-analyze load --clickhouse URLS DIR'.\n";
+
+/* (here, in the library, rather than in main.c: the perf-shaped commands
+ * and archive's loads both use it) */
+bool rec_cli_analyzer_beside(char *buf, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	buf[0] = '\0';
+	if (n <= 0)
+		return false;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	snprintf(buf, len, "%s/perfrec-analyze", self);
+	return access(buf, X_OK) == 0;
+}
 
 static struct rec_js_archiver *running;
 
@@ -57,6 +94,7 @@ int rec_cli_archive(int argc, char **argv)
 	struct rec_js_archiver *a = NULL;
 	struct sigaction sa;
 	const char *arg;
+	char analyzer[PATH_MAX + 32];
 	bool do_list = false;
 	uint64_t v;
 	int key, ret = 0, code = 2;
@@ -92,6 +130,17 @@ int rec_cli_archive(int argc, char **argv)
 		case REC_OPT_LIST:
 			do_list = true;
 			break;
+		case OPT_LOAD_CLICKHOUSE:
+			o.load_clickhouse = arg;
+			break;
+		case OPT_ANALYZER:
+			o.analyzer = arg;
+			break;
+		case OPT_LOAD_JOBS:
+			if (rec_parse_uint(arg, 64, &v) < 0 || !v)
+				ret = rec_cli_bad_value(&p, arg, "1 to 64 loads");
+			o.load_jobs = (int)v;
+			break;
 		case 'h':
 			rec_cli_help(stdout, archive_usage, archive_about, archive_opts, NULL);
 			code = 0;
@@ -123,6 +172,14 @@ int rec_cli_archive(int argc, char **argv)
 		rec_log(REC_LOG_ERROR, "--nats URLS is needed: the JetStream servers");
 		goto usage;
 	}
+	if ((o.analyzer || o.load_jobs) && !o.load_clickhouse) {
+		rec_log(REC_LOG_ERROR, "--analyzer and --load-jobs go with --load-clickhouse URLS");
+		goto usage;
+	}
+	if (o.load_clickhouse && !o.analyzer) {
+		o.analyzer = rec_cli_analyzer_beside(analyzer, sizeof(analyzer)) ? analyzer
+										  : "perfrec-analyze";
+	}
 	code = 1;
 	if (mkdir(o.dir, 0750) < 0 && errno != EEXIST) {
 		rec_log(REC_LOG_ERROR, "cannot create %s: %s", o.dir, strerror(errno));
@@ -146,12 +203,15 @@ int rec_cli_archive(int argc, char **argv)
 		rec_js_archiver_stats(a, &st);
 		rec_log(REC_LOG_INFO, "archive: stopped: %llu messages, %llu records "
 			"(%llu bytes) written, %llu duplicates, %llu early (read again from the "
-			"stream), %llu retried, %llu dropped, %llu sessions completed",
+			"stream), %llu retried, %llu dropped, %llu sessions completed, %llu loaded "
+			"(%llu failed loads, %llu waiting)",
 			(unsigned long long)st.messages,
 			(unsigned long long)st.written, (unsigned long long)st.bytes,
 			(unsigned long long)st.duplicates, (unsigned long long)st.early,
 			(unsigned long long)st.retried,
-			(unsigned long long)st.dropped, (unsigned long long)st.completed);
+			(unsigned long long)st.dropped, (unsigned long long)st.completed,
+			(unsigned long long)st.loaded, (unsigned long long)st.load_failures,
+			(unsigned long long)st.load_waiting);
 	}
 	code = ret < 0 ? 1 : 0;
 	goto out;

@@ -59,25 +59,17 @@ static int is_analyzer_command(const char *name)
 	return 0;
 }
 
-/* Replaces this process with perfrec-analyze ARGV: the copy installed
- * beside this binary first (a package installs both in one bin/), then
- * the first one in PATH. Returns only on failure, with the exit status. */
+/* Replaces this process with perfrec-analyze ARGV: the one beside this
+ * binary, else PATH's. Returns only on failure, with the exit status. */
 static int exec_analyzer(char **argv)
 {
-	char self[PATH_MAX], beside[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char beside[PATH_MAX + 32];
+	int err = ENOENT;
 
-	beside[0] = '\0';
-	if (n > 0) {
-		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(beside, sizeof(beside), "%s/perfrec-analyze", self);
-			execv(beside, argv);
-		}
+	if (rec_cli_analyzer_beside(beside, sizeof(beside))) {
+		execv(beside, argv);
+		err = errno;
 	}
-	int err = errno;
 	execvp("perfrec-analyze", argv);
 	if (errno != ENOENT)
 		err = errno;

@@ -32,6 +32,7 @@
 #include "format/record.h"
 #include "recorder/log.h"
 #include "recorder/net/archive_file.h"
+#include "recorder/net/archive_load.h"
 #include "recorder/net/jetstream.h"
 #include "recorder/net/wire.h"
 
@@ -62,6 +63,7 @@ struct rec_js_archiver {
 	struct rec_js *js;
 	struct rec_js_consumer *cons;
 	struct afile *files;
+	struct rec_archive_loader *loader;   /* NULL without load_clickhouse */
 	volatile sig_atomic_t stop;
 	struct rec_js_archiver_stats st;
 	struct rec_js_msg msgs[MAX_BATCH];
@@ -85,6 +87,16 @@ int rec_js_archiver_new(const struct rec_js_archiver_opts *o, struct rec_js_arch
 	}
 	if (!a->o.batch || a->o.batch > MAX_BATCH)
 		a->o.batch = a->o.batch > MAX_BATCH ? MAX_BATCH : 256;
+	if (a->o.load_clickhouse) {
+		struct rec_archive_loader_opts lo = REC_ARCHIVE_LOADER_OPTS_INIT;
+
+		lo.urls = a->o.load_clickhouse;
+		lo.analyzer = a->o.analyzer;
+		lo.jobs = a->o.load_jobs;
+		ret = rec_archive_loader_new(&lo, &a->loader);
+		if (ret < 0)
+			goto err;
+	}
 	jo.urls = a->o.urls;
 	jo.stream = a->o.stream;
 	jo.replicas = a->o.replicas;
@@ -313,7 +325,16 @@ static void close_done(struct rec_js_archiver *a)
 			rec_log(REC_LOG_INFO, "archive: %s complete (%llu records)", f->a.path,
 				(unsigned long long)(f->a.next_seq - 1));
 			a->st.completed++;
-			close_file(a, f);
+			/* closed first: the load reads a file no one writes */
+			if (a->loader) {
+				char path[sizeof(f->a.path)];
+
+				memcpy(path, f->a.path, sizeof(path));
+				close_file(a, f);
+				rec_archive_loader_add(a->loader, path);
+			} else {
+				close_file(a, f);
+			}
 		} else if (now - f->last_use > idle) {
 			close_file(a, f);
 		}
@@ -445,6 +466,8 @@ int rec_js_archiver_run(struct rec_js_archiver *a)
 			rec_js_msg_done(&a->msgs[i], a->verdict[i],
 					a->delay[i] ? a->delay[i] : 1000);
 		catch_up_all(a);
+		if (a->loader)
+			rec_archive_loader_poll(a->loader);
 	}
 	return 0;
 }
@@ -457,6 +480,14 @@ void rec_js_archiver_stop(struct rec_js_archiver *a)
 void rec_js_archiver_stats(const struct rec_js_archiver *a, struct rec_js_archiver_stats *st)
 {
 	*st = a->st;
+	if (a->loader) {
+		struct rec_archive_loader_stats ls;
+
+		rec_archive_loader_stats(a->loader, &ls);
+		st->loaded = ls.loaded;
+		st->load_failures = ls.failed;
+		st->load_waiting = ls.queued - ls.loaded - ls.abandoned;
+	}
 }
 
 void rec_js_archiver_free(struct rec_js_archiver *a)
@@ -465,6 +496,7 @@ void rec_js_archiver_free(struct rec_js_archiver *a)
 		return;
 	while (a->files)
 		close_file(a, a->files);
+	rec_archive_loader_free(a->loader);
 	rec_js_consumer_close(a->cons);
 	rec_js_free(a->js);
 	free(a);

@@ -14,10 +14,15 @@
  * one whose damage hides its record count is not written: its messages
  * are handed back every 30 s until it is moved aside.
  *
+ * With load_clickhouse, each file is handed to a `perfrec-analyze load`
+ * subprocess once complete and closed (net/archive_load.h), without
+ * waiting for it.
+ *
  * How to use:
  *   rec_js_archiver_new(&opts, &a);    // connects, binds the consumer
  *   rec_js_archiver_run(a);            // until rec_js_archiver_stop()
- *   rec_js_archiver_free(a);           // files synced and closed
+ *   rec_js_archiver_free(a);           // files synced and closed, loads
+ *                                      // waited for (bounded)
  */
 #ifndef REC_JS_ARCHIVER_H
 #define REC_JS_ARCHIVER_H
@@ -35,6 +40,11 @@ struct rec_js_archiver_opts {
 	uint32_t ack_wait_ms;       /* redelivery of unacked messages; 0 = 30000 */
 	uint32_t idle_close_ms;     /* close a quiet file after; 0 = 10000 */
 	int batch;                  /* messages per fetch; 0 = 256 */
+	/* Each completed file loaded into ClickHouse (net/archive_load.h)
+	 * when load_clickhouse (its HTTP URLs) is set: */
+	const char *load_clickhouse;
+	const char *analyzer;       /* perfrec-analyze: a path, or a name in PATH */
+	int load_jobs;              /* loads at once; 0 = 2 */
 };
 
 #define REC_JS_ARCHIVER_OPTS_INIT { .sz = sizeof(struct rec_js_archiver_opts) }
@@ -50,6 +60,7 @@ struct rec_js_archiver_stats {
 	uint64_t messages, written, bytes, duplicates, retried, dropped;
 	uint64_t early;             /* acknowledged before their turn, read again later */
 	uint64_t streams, completed;
+	uint64_t loaded, load_failures, load_waiting;   /* with load_clickhouse */
 };
 void rec_js_archiver_stats(const struct rec_js_archiver *a, struct rec_js_archiver_stats *st);
 void rec_js_archiver_free(struct rec_js_archiver *a);   /* NULL is fine */
