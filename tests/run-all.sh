@@ -4,7 +4,8 @@
 #   3. the include/call graph check and the static analyser on that
 #   build 4. the laptop configuration (format/ and analyzer/ only) and its
 #   tests 5. the same suite under ASan+UBSan 6. short libFuzzer runs of
-#   every fuzz target. Exits non-zero on any failure; the last line counts
+#   every fuzz target (FUZZ_SECONDS each, default 20). Exits non-zero on
+#   any failure; the last line counts
 #   what ran ("run-all: N passed, 0 failed"; the include graph and the
 #   analyser count one each).
 set -euo pipefail
@@ -47,7 +48,7 @@ run_ctest "$src/build-asan" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 
 echo "== fuzz (libFuzzer, short runs)"
 bash "$src/tests/build.sh" "$src/build-fuzz" -DCMAKE_C_COMPILER=clang -DPERFREC_FUZZ=ON -DPERFREC_TESTS=ON
-bash "$src/tests/fuzz/run.sh" "$src/build-fuzz" "${FUZZ_SECONDS:-30}" | tee "$log"
+bash "$src/tests/fuzz/run.sh" "$src/build-fuzz" "${FUZZ_SECONDS:-20}" | tee "$log"
 n=$(sed -n 's/^fuzz: \([0-9]*\) targets ran clean$/\1/p' "$log")
 [ -n "$n" ] || { echo "run-all: fuzz runs did not finish clean"; exit 1; }
 passed=$((passed + n))
