@@ -10,7 +10,7 @@
 # record until --finish-timeout, and nothing after it was archived).
 # A server with max_payload 100 KB, and a client speaking the stream
 # protocol (tests/lib/streamclient.py) that sends a real recording's
-# records, cut at 960 KiB, up to the first one above 100 KB.
+# records, up to the first one above 100 KB.
 set -euo pipefail
 # shellcheck source=../lib/kerntest.sh
 . "$(dirname "$0")/../lib/kerntest.sh"
@@ -37,10 +37,14 @@ pids+=("$!")
 for _ in $(seq 300); do grep -q "listening on" "$d/coll.log" 2>/dev/null && break; sleep 0.1; done
 grep -q "listening on" "$d/coll.log" || fail "the collector did not listen"
 
-step "a recording cut at 960 KiB or every 3 s, both CPUs busy"
+# 20 kHz callchains for 4 s in frames of up to 4 MiB cut every 4 s: a
+# sample frame of ~300 KB compressed on an idle machine too (at 4 kHz and
+# 960 KiB, the largest was 66 KB there: only a loaded host's mix of
+# processes made one above 100 KB)
+step "a recording in frames of 4 MiB or 4 s, both CPUs busy"
 "$build/tests/pingpong" 1000000000 0 0 500 >/dev/null &
 pids+=("$!")
-"$perfrec" record -a -g -F 4000 -d 4 --flush-ms 3000 --frame-size 960k -q -o "$d/src.prec" \
+"$perfrec" record -a -g -F 20000 -d 4 --flush-ms 4000 --frame-size 4m -q -o "$d/src.prec" \
   2>"$d/src.err" || fail "the recording failed: $(cat "$d/src.err")"
 
 step "its records streamed as they are, up to the first above 100 KB"
