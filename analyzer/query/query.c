@@ -3,7 +3,7 @@
  * run into table documents, and the tables written into a SQLite file.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "analyzer/query/qint.h"
+#include "analyzer/query/query_int.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,9 +1,9 @@
 /*
- * qint.h - what query.c (the database, the authorizer, output) and
+ * query_int.h - what query.c (the database, the authorizer, output) and
  * tables.c (the virtual tables) share. Internal to analyzer/query/.
  */
-#ifndef ANA_QINT_H
-#define ANA_QINT_H
+#ifndef ANA_QUERY_INT_H
+#define ANA_QUERY_INT_H
 
 #include <sqlite3.h>
 

@@ -21,7 +21,7 @@
  * never wrong, only a little wider.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "analyzer/query/qint.h"
+#include "analyzer/query/query_int.h"
 
 #include <errno.h>
 #include <math.h>
