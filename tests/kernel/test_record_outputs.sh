@@ -108,17 +108,36 @@ for f in files:
     by = {l["kind"]: l["lost"] for l in d.get("losses", [])}
     rows.append((f, by.get("kernel_lost", 0), by.get("event_lost", 0)))
 print("files (kernel_lost, event_lost):", [(k, e) for _, k, e in rows])
-lossy = [r for r in rows[:-1] if r[1] >= 100]
+lossy = [r for r in rows[:-1] if r[1] >= 30]
 if not lossy:
     print("no file but the last lost records with 1-page rings at 20 kHz: nothing to check"); sys.exit(1)
 for f, k, e in lossy:
     if e == 0:
         print(f, "lost", k, "records but carries no per-event loss"); sys.exit(1)
-total = sum(e for _, _, e in rows)
-if rows[-1][2] > total / 2 and len(rows) > 3:
-    print("the last file carries", rows[-1][2], "of", total, "per-event losses"); sys.exit(1)
+# Losses come in bursts, so any one file (the last too) may hold most of
+# them. What a session-wide count would break is the sum: each file then
+# repeats the losses of the files before it, and the files together carry
+# more per-event losses than records the kernel reported lost (a sample
+# lost is a record lost; the slack is a loss counted at a rotation whose
+# LOST record reaches the next file).
+total_e = sum(e for _, _, e in rows)
+total_k = sum(k for _, k, _ in rows)
+if total_e > total_k * 1.1 + 50:
+    print("the files carry", total_e, "per-event losses but only", total_k,
+          "records were lost: a file repeats another's count"); sys.exit(1)
 PY
-grep -q "of which by event" <("$analyze" info "$(head -1 el.files)") ||
+# info names the per-event share apart from the total, in a file that lost
+lossy=$(python3 - "$analyze" el.files <<'PY'
+import json, subprocess, sys
+for f in open(sys.argv[2]).read().split():
+    d = json.loads(subprocess.run([sys.argv[1], "info", "--json", f], check=True,
+                                  capture_output=True, text=True).stdout)
+    if any(l["kind"] == "event_lost" and l["lost"] > 0 for l in d.get("losses", [])):
+        print(f); break
+PY
+)
+[ -n "$lossy" ] || fail "no rotated file carries a per-event loss"
+grep -q "of which by event" <("$analyze" info "$lossy") ||
   fail "info does not name per-event losses apart from the total"
 echo "test_record_outputs: per-event losses are written per rotated file"
 
