@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The include graph of format/ and recorder/, checked for what DESIGN.md
+# The include graph of format/, recorder/ and analyzer/, checked for what DESIGN.md
 # ("Dependency direction") and STYLE.md ("Chains, not circles") forbid:
 #
 #   circle  files of a folder that include each other round a loop. A file
@@ -12,7 +12,12 @@
 #           - under recorder/, only cli/ includes cli/ (cli/ sits on top);
 #           - recorder/events/ never includes bpf/ or encode/;
 #           - recording/, ring/, encode/, events/, symbols/ and bpf/ never
-#             include daemon/ or net/ (those drive recording/ objects).
+#             include daemon/ or net/ (those drive recording/ objects);
+#           - analyzer/ never includes recorder/; its folders stack as
+#             symbols/ (symbol tables), read/ (decoding), reports/, render/,
+#             query/, load/, main.c: none includes a folder above it, except
+#             that reports/ print through render/'s writers (table.h,
+#             calltree.h, stree.h), which include no report.
 #
 # Given a build directory, the same two checks run on calls as well: an
 # object file that uses a symbol another one defines (nm) calls it, which
@@ -36,7 +41,7 @@ allow_path = os.path.join(src, "tests", "include-graph.allow")
 inc_re = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 files = []
-for top in ("format", "recorder"):
+for top in ("format", "recorder", "analyzer"):
     for d, _, names in os.walk(os.path.join(src, top)):
         for n in names:
             if n.endswith((".c", ".h")):
@@ -66,6 +71,10 @@ for f in files:
                 if to and to != f:
                     edges[(f, to)] = True
 
+# render/'s writers, which reports/ print through (below every report)
+ANALYZER_WRITERS = {"analyzer/render/table", "analyzer/render/calltree",
+                    "analyzer/render/stree"}
+
 def upward(a, b):
     fa, fb = a.split("/"), b.split("/")
     if fa[0] == "format":
@@ -74,6 +83,21 @@ def upward(a, b):
         if fa[1] == "base" and fb[:2] != ["format", "base"]:
             return True
         return False
+    if fa[0] == "analyzer":
+        if fb[0] == "recorder":
+            return True
+        if fb[0] != "analyzer":
+            return False
+        # analyzer/<folder>/...; main.c (folder '') sits on top
+        da = fa[1] if len(fa) > 2 else ""
+        db = fb[1] if len(fb) > 2 else ""
+        if da == db:
+            return False
+        rank = {"symbols": 0, "read": 1, "reports": 2, "render": 3,
+                "query": 4, "load": 5, "": 6}
+        if da == "reports" and node(b) in ANALYZER_WRITERS:
+            return False
+        return rank.get(db, 6) >= rank.get(da, 6)
     # recorder/<folder>/... ; files directly in recorder/ count as folder ''
     da = fa[1] if len(fa) > 2 else ""
     db = fb[1] if fb[0] == "recorder" and len(fb) > 2 else ""
@@ -127,16 +151,18 @@ def circles(pairs):
 for comp in circles((node(a), node(b)) for (a, b) in edges):
     found.add("circle " + " ".join(comp))
 
-# calls: object files of format/ and recorder/ in the build tree
+# calls: object files of format/, recorder/ and analyzer/ in the build tree
 calls = set()
 if build:
     defs, uses = {}, {}
-    for top in ("format", "recorder"):
+    for top in ("format", "recorder", "analyzer"):
         for d, _, names in os.walk(os.path.join(build, top)):
             for n in names:
                 m = re.search(r"CMakeFiles/[^/]+\.dir/(.*)\.c\.o$",
                               os.path.join(d, n))
-                if not m:
+                # an object whose source is gone (a build tree of an older
+                # layout) says nothing about today's tree
+                if not m or top + "/" + m.group(1) + ".c" not in fileset:
                     continue
                 me = node(top + "/" + m.group(1) + ".c")
                 out = subprocess.run(["nm", "-g", os.path.join(d, n)],
@@ -149,7 +175,7 @@ if build:
                     elif len(f) == 2 and f[0] == "U":
                         uses.setdefault(me, set()).add(f[1])
     if not defs:
-        sys.exit("include-graph: no object files of format/, recorder/ under " + build)
+        sys.exit("include-graph: no object files of format/, recorder/, analyzer/ under " + build)
     for me, syms in uses.items():
         for sym in syms:
             if sym in defs and defs[sym] != me:
