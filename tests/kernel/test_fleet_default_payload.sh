@@ -68,7 +68,7 @@ grep -q "frames of 983040 bytes (the largest the collector forwards)" "$d/rec1.e
   fail "the recorder did not take the collector's limit"
 
 for _ in $(seq 300); do
-  "$perfrec" archive --list "$d/arch" 2>/dev/null | grep -q ' complete$' && break
+  "$perfrec" archive --list "$d/arch" 2>/dev/null | grep ' complete$' >/dev/null && break
   sleep 0.2
 done
 "$perfrec" archive --list "$d/arch" | tee "$d/list.out"

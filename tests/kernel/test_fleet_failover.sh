@@ -85,7 +85,7 @@ grep -l "new stream leader for '\$G > PERFREC'" "$d"/nats/n*.log | grep -v "n$le
 
 # The archiver finishes the file (its index) when the stream ends.
 for _ in $(seq 600); do
-  "$perfrec" archive --list "$d/arch" 2>/dev/null | grep -q ' complete$' && break
+  "$perfrec" archive --list "$d/arch" 2>/dev/null | grep ' complete$' >/dev/null && break
   sleep 0.1
 done
 "$perfrec" archive --list "$d/arch" | tee "$d/list.out"

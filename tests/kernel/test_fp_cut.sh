@@ -84,7 +84,7 @@ echo "info: cut_chains $cut_chains, cut_frames $cut_frames"
 [ "$cut_frames" -gt 0 ] && [ "$cut_frames" = $((rf - cf)) ] ||
   fail "info counts $cut_frames cut frames, the folded stacks differ by $((rf - cf))"
 [ "$cut_chains" = "$ct" ] || fail "info counts $cut_chains cut chains, the folded stacks $ct"
-"$analyze" info "$d/t.prec" | grep -qE '^cut_frames +[1-9]' || fail "info's text shows no cut_frames"
+"$analyze" info "$d/t.prec" | grep -E '^cut_frames +[1-9]' >/dev/null || fail "info's text shows no cut_frames"
 
 # the recorder's cut
 "$analyze" export --format folded "$d/rec.prec" >"$d/rcut.folded" || fail "export failed"

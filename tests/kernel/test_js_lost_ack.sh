@@ -68,7 +68,7 @@ archived_equals() {
   "$perfrec" archive --nats "$url" --stream "$1" --dir "$2" --ack-wait 3s 2>>"$2.log" &
   pids+=("$!")
   for _ in $(seq 300); do
-    "$perfrec" archive --list "$2" 2>/dev/null | grep -q ' complete$' && break
+    "$perfrec" archive --list "$2" 2>/dev/null | grep ' complete$' >/dev/null && break
     sleep 0.2
   done
   [ -f "$f" ] || fail "$5: nothing archived from the stream"
