@@ -42,6 +42,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The environment variable `load` takes the URLs from when no option
+ * names them: /proc/PID/environ is readable by the process's owner only,
+ * while every local user reads its command line. perfrec archive hands
+ * the URLs to its loads in it (recorder/net/archive_load.c names it too:
+ * the recorder links no analyzer code). */
+#define ANA_LOAD_URLS_ENV "PERFREC_CLICKHOUSE"
+
 struct ana_load_opts {
 	size_t size;                 /* sizeof(struct ana_load_opts) */
 	/* Every server of the cluster (HTTP URLs, see chclient.h): the tables

@@ -7,7 +7,9 @@
 #     the same questions asked of ClickHouse and of `perfrec-analyze query`
 #     over the .prec files give the same rows (profile per host and comm,
 #     top leaf functions, tasks, counters, off-CPU sums, files);
-#   - loaded twice: stored once;
+#   - loaded twice: stored once (the second time with the URLs in
+#     PERFREC_CLICKHOUSE, then in a --clickhouse-file, one a line; a file
+#     others may read is refused, naming chmod 600);
 #   - a load that fails half-way (a table missing on the shard, ClickHouse's
 #     error naming the URL) and a load killed with SIGKILL at a random
 #     point: run again, every row stored once;
@@ -123,7 +125,8 @@ same files "$q" "$q"
 # again or databases `query --db` wrote of its files (the same file keys)
 counts() { for t in profile stacks offcpu_profile counters tasks files; do echo "$t $(ch "SELECT count() FROM $t")"; done; }
 counts >"$d/counts1"
-"$analyze" load --clickhouse "$urls" "$d/arch" 2>"$d/load2.log" || fail "second load: $(cat "$d/load2.log")"
+PERFREC_CLICKHOUSE="$urls" "$analyze" load "$d/arch" 2>"$d/load2.log" ||
+	fail "second load: $(cat "$d/load2.log")"
 grep -q "0 loaded, $nfiles already loaded" "$d/load2.log" || fail "second load: $(cat "$d/load2.log")"
 dbs=()
 for f in "$d"/arch/*/*.prec; do
@@ -131,7 +134,15 @@ for f in "$d"/arch/*/*.prec; do
 	"$analyze" query --db "$db" "$f" 2>"$d/db.log" || fail "query --db $f: $(cat "$d/db.log")"
 	dbs+=("$db")
 done
-"$analyze" load --clickhouse "$urls" "${dbs[@]}" 2>"$d/load3.log" ||
+printf '%s\n%s\n' "$CH_URL1" "$CH_URL2" >"$d/urls"
+chmod 644 "$d/urls"
+if "$analyze" load --clickhouse-file "$d/urls" "${dbs[@]}" 2>"$d/load3.log"; then
+	fail "a --clickhouse-file others may read was used"
+fi
+grep -q "clickhouse-file $d/urls is open to others than its owner (mode 644) and may hold passwords: chmod 600 $d/urls" \
+	"$d/load3.log" || fail "mode 644 refusal: $(cat "$d/load3.log")"
+chmod 600 "$d/urls"
+"$analyze" load --clickhouse-file "$d/urls" "${dbs[@]}" 2>"$d/load3.log" ||
 	fail "load of the databases: $(cat "$d/load3.log")"
 grep -q "0 loaded, $nfiles already loaded" "$d/load3.log" ||
 	fail "databases of loaded files: $(cat "$d/load3.log")"
