@@ -135,8 +135,11 @@ static const struct cmd_help helps[] = {
 	  "Loads the aggregated SQL tables (profile, stacks, offcpu_profile, counters,\n"
 	  "tasks, files; see docs/fleet.md) of each .prec file of the dataset (or of\n"
 	  "a database `query --db` wrote of one file) into a ClickHouse cluster,\n"
-	  "through its HTTP interface. A file still being written is left for later\n"
-	  "(named on stderr). Idempotent: a recording\n"
+	  "through its HTTP interface. A file still being written (locked by the\n"
+	  "collector or archiver writing it) is left for later, named on stderr; a file\n"
+	  "without its end (a recorder killed, a copy cut short) is loaded as far as\n"
+	  "its frames are whole, named in a warning, with whole = 0 in files, and a\n"
+	  "longer copy of its recording loaded later replaces it. Idempotent: a recording\n"
 	  "already loaded is skipped (keyed by its host and its content: start, end,\n"
 	  "bytes, samples), and a load interrupted anywhere resumes without duplicates.\n\n"
 	  "  --clickhouse URLS  every server of the cluster, comma-separated\n"
@@ -1730,9 +1733,10 @@ static int load_main(int argc, char **argv)
 		if ((ret = ana_loader_load_db(ld, dbs[i], &st)) < 0)
 			load_fail(ana_loader_errmsg(ld));
 	if (!ret)
-		fprintf(stderr, "%s load: %zu loaded, %zu already loaded, %zu still being written; "
-			"%llu rows, %llu bytes\n", PROG, st.loaded, st.skipped, st.open,
-			(unsigned long long)st.rows, (unsigned long long)st.bytes);
+		fprintf(stderr, "%s load: %zu loaded, %zu already loaded, %zu still being written, "
+			"%zu loaded without their end (whole = 0); %llu rows, %llu bytes\n", PROG,
+			st.loaded, st.skipped, st.open, st.partial, (unsigned long long)st.rows,
+			(unsigned long long)st.bytes);
 	ana_loader_free(ld);
 	free(list);
 	if (ret)
