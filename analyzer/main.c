@@ -226,7 +226,8 @@ static const struct cmd_help helps[] = {
 	  "                             (ExportProfilesServiceRequest; binary)\n"
 	  "  --off-cpu          folded/pprof: off-CPU stacks weighted by blocked time\n"
 	  "                     (folded: COUNT in microseconds) instead of samples\n"
-	  "  --report NAME      with json/csv: report (default), sched, counters, info\n"
+	  "  --report NAME      with json/csv only: report (default), sched, counters,\n"
+	  "                     info\n"
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  --no-demangle      keep C++/Rust symbol names as recorded\n"
 	  "  --no-cut           keep frame-pointer chains whole (see report --help)\n"
@@ -1138,6 +1139,15 @@ static int run_file(struct cli *c)
 		    strcmp(c->report, "counters") && strcmp(c->report, "info"))
 			return fail_usage(c->cmd, "bad --report '%s': report, sched, counters or info",
 					  c->report);
+		/* the stack and timeline formats are the samples' own, whatever
+		 * --report says; another report would only lose their names */
+		if (c->report && strcmp(c->report, "report") && strcmp(xfmt, "json") &&
+		    strcmp(xfmt, "csv")) {
+			snprintf(err, sizeof(err), "--report %s goes with --format json or csv; "
+				 "--format %s writes the samples' stacks: drop --report",
+				 c->report, xfmt);
+			return fail_usage(c->cmd, "%s", err);
+		}
 		if ((!strcmp(xfmt, "pprof") || ana_export_timed_binary(xfmt)) && !c->output &&
 		    isatty(1))
 			return fail_usage(c->cmd, "%s output is binary: give -o FILE "
