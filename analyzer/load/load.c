@@ -556,7 +556,7 @@ static int supersede(struct ana_loader *ld, sqlite3 *db, const char *path, const
 		     int64_t key, int *covered)
 {
 	sqlite3_stmt *q;
-	int ret = 0, rc, partial = 0, nrows = 0, ncovered = 0;
+	int ret = 0, rc = SQLITE_DONE, nrows = 0, ncovered = 0;
 
 	if (sqlite3_prepare_v2(db, "SELECT host, start_ns, whole FROM files", -1, &q, NULL) !=
 	    SQLITE_OK) {
@@ -565,11 +565,15 @@ static int supersede(struct ana_loader *ld, sqlite3 *db, const char *path, const
 	}
 	while (!ret && (rc = sqlite3_step(q)) == SQLITE_ROW) {
 		int64_t whole = 0;
+		int partial = !sqlite3_column_int64(q, 2);
 
 		nrows++;
-		partial = !sqlite3_column_int64(q, 2);
 		if (!(ret = other_loads(ld, name, q, key, &whole)) && partial && whole)
 			ncovered++;
+	}
+	if (!ret && rc != SQLITE_DONE) {
+		set_err(ld, "%s: reading files: %s", path, sqlite3_errmsg(db));
+		ret = -EINVAL;
 	}
 	sqlite3_finalize(q);
 	*covered = nrows && ncovered == nrows;
