@@ -130,20 +130,29 @@ static const struct cmd_help helps[] = {
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  --no-demangle      keep C++/Rust symbol names as recorded\n", 1 },
 	/* main sends load to load_main */
-	{ "load", "usage: " PROG " load --clickhouse URL[,URL...] [FILE|DIR|DB.sqlite]... [--cluster NAME]\n\n"
+	{ "load", "usage: " PROG " load [--clickhouse URL[,URL...] | --clickhouse-file FILE]\n"
+	  "                           [--cluster NAME] [FILE|DIR|DB.sqlite]...\n\n"
 	  "Loads the aggregated SQL tables (profile, stacks, offcpu_profile, counters,\n"
 	  "tasks, files; see docs/fleet.md) of each .prec file of the dataset (or of\n"
 	  "a database `query --db` wrote of one file) into a ClickHouse cluster,\n"
-	  "through its HTTP interface. A file still being written is left for later\n"
-	  "(named on stderr). Idempotent: a recording\n"
+	  "through its HTTP interface. A file still being written (locked by the\n"
+	  "collector or archiver writing it) is left for later, named on stderr; a file\n"
+	  "without its end (a recorder killed, a copy cut short) is loaded as far as\n"
+	  "its frames are whole, named in a warning, with whole = 0 in files, and a\n"
+	  "longer copy of its recording loaded later replaces it. Idempotent: a recording\n"
 	  "already loaded is skipped (keyed by its host and its content: start, end,\n"
 	  "bytes, samples), and a load interrupted anywhere resumes without duplicates.\n\n"
 	  "  --clickhouse URLS  every server of the cluster, comma-separated\n"
 	  "                     (http://host:8123, ClickHouse parameters such as\n"
 	  "                     ?database=perfrec may follow): the tables are made on\n"
 	  "                     each, rows go through the first\n"
+	  "  --clickhouse-file FILE  the URLs from FILE (separated by commas, spaces or\n"
+	  "                     newlines), which must be chmod 600: a URL may hold a\n"
+	  "                     password, and every local user reads command lines\n"
 	  "  --cluster NAME     the remote_servers entry the Distributed tables use\n"
-	  "                     (default: perfrec)\n", 0 },
+	  "                     (default: perfrec)\n"
+	  "Without --clickhouse or --clickhouse-file, the URLs are PERFREC_CLICKHOUSE's\n"
+	  "(an environment variable only the same user can read).\n", 0 },
 	{ "info", "usage: " PROG " info FILE... [-n N] [--json|--csv] [-o FILE]\n\n"
 	  "What the trace is. First a summary: host, wall-clock start, duration,\n"
 	  "what was recorded and how it stopped, losses and damage when there are\n"
@@ -217,7 +226,8 @@ static const struct cmd_help helps[] = {
 	  "                             (ExportProfilesServiceRequest; binary)\n"
 	  "  --off-cpu          folded/pprof: off-CPU stacks weighted by blocked time\n"
 	  "                     (folded: COUNT in microseconds) instead of samples\n"
-	  "  --report NAME      with json/csv: report (default), sched, counters, info\n"
+	  "  --report NAME      with json/csv only: report (default), sched, counters,\n"
+	  "                     info\n"
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  --no-demangle      keep C++/Rust symbol names as recorded\n"
 	  "  --no-cut           keep frame-pointer chains whole (see report --help)\n"
@@ -1129,6 +1139,15 @@ static int run_file(struct cli *c)
 		    strcmp(c->report, "counters") && strcmp(c->report, "info"))
 			return fail_usage(c->cmd, "bad --report '%s': report, sched, counters or info",
 					  c->report);
+		/* the stack and timeline formats are the samples' own, whatever
+		 * --report says; another report would only lose their names */
+		if (c->report && strcmp(c->report, "report") && strcmp(xfmt, "json") &&
+		    strcmp(xfmt, "csv")) {
+			snprintf(err, sizeof(err), "--report %s goes with --format json or csv; "
+				 "--format %s writes the samples' stacks: drop --report",
+				 c->report, xfmt);
+			return fail_usage(c->cmd, "%s", err);
+		}
 		if ((!strcmp(xfmt, "pprof") || ana_export_timed_binary(xfmt)) && !c->output &&
 		    isatty(1))
 			return fail_usage(c->cmd, "%s output is binary: give -o FILE "
@@ -1612,10 +1631,46 @@ static void load_fail(const char *msg)
 	fputc('\n', stderr);
 }
 
-/* load --clickhouse URL[,URL...] [--cluster NAME] DB... (analyzer/load/load.h) */
+/* The URLs of --clickhouse-file: a file only its owner may read or write,
+ * since the URLs may hold a password (user:password@, ?password=). NULL
+ * after a message naming the file, the cause and the fix. */
+static char *read_urls_file(const char *path)
+{
+	char buf[65536];
+	struct stat st;
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f) {
+		fprintf(stderr, "%s load: cannot read the --clickhouse-file %s: %s\n", PROG, path,
+			strerror(errno));
+		return NULL;
+	}
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077)) {
+		fprintf(stderr, "%s load: --clickhouse-file %s is open to others than its owner "
+			"(mode %03o) and may hold passwords: chmod 600 %s\n", PROG, path,
+			(unsigned)(st.st_mode & 0777), path);
+		fclose(f);
+		return NULL;
+	}
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	if (n == sizeof(buf)) {
+		fprintf(stderr, "%s load: --clickhouse-file %s is larger than %zu bytes: it "
+			"should hold URLs only\n", PROG, path, sizeof(buf) - 1);
+		return NULL;
+	}
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+/* load [--clickhouse URLS | --clickhouse-file FILE] [--cluster NAME] DB...
+ * (analyzer/load/load.h); without either option the URLs are
+ * PERFREC_CLICKHOUSE's, so that they appear in no command line. */
 static int load_main(int argc, char **argv)
 {
-	const char *urls_arg = NULL, *cluster = NULL, *dbs[argc];
+	const char *urls_arg = NULL, *urls_file = NULL, *cluster = NULL, *dbs[argc];
+	const char *from = "--clickhouse";
 	char *precs[argc];
 	size_t ndb = 0, nprec = 0;
 
@@ -1624,8 +1679,10 @@ static int load_main(int argc, char **argv)
 			print_help(stdout, "load");
 			return 0;
 		}
-		if ((!strcmp(argv[i], "--clickhouse") || !strcmp(argv[i], "--cluster")) && i + 1 < argc) {
-			*(strcmp(argv[i], "--cluster") ? &urls_arg : &cluster) = argv[i + 1];
+		if ((!strcmp(argv[i], "--clickhouse") || !strcmp(argv[i], "--clickhouse-file") ||
+		     !strcmp(argv[i], "--cluster")) && i + 1 < argc) {
+			*(!strcmp(argv[i], "--cluster") ? &cluster :
+			  !strcmp(argv[i], "--clickhouse") ? &urls_arg : &urls_file) = argv[i + 1];
 			i++;
 		} else if (argv[i][0] == '-') {
 			return fail_usage("load", "unknown option or missing value: %s", argv[i]);
@@ -1635,24 +1692,48 @@ static int load_main(int argc, char **argv)
 			precs[nprec++] = argv[i];
 		}
 	}
-	if (!urls_arg || !(ndb + nprec))
-		return fail_usage("load", "%s", "needs --clickhouse URL and at least one input");
-	char *list = strdup(urls_arg), *save = NULL;
-	const char *urls[strlen(urls_arg) / 2 + 1];
+	if (urls_arg && urls_file)
+		return fail_usage("load", "%s", "--clickhouse and --clickhouse-file: give one");
+	if (!urls_arg && !urls_file && (urls_arg = getenv(ANA_LOAD_URLS_ENV)) && *urls_arg)
+		from = ANA_LOAD_URLS_ENV;
+	if (!urls_file && (!urls_arg || !*urls_arg))
+		return fail_usage("load", "%s", "needs the ClickHouse URLs: --clickhouse URLS, "
+				  "--clickhouse-file FILE or " ANA_LOAD_URLS_ENV);
+	if (!(ndb + nprec))
+		return fail_usage("load", "%s", "needs at least one input: FILE, DIR or DB.sqlite");
+	char *list = urls_file ? read_urls_file(urls_file) : strdup(urls_arg), *save = NULL;
+	if (!list)
+		return urls_file ? 2 : 1;
+	if (urls_file)
+		from = urls_file;
+	/* (a URL is at least 8 bytes and one separator) */
+	const char *urls[strlen(list) / 2 + 1];
 	size_t nurls = 0;
-	for (char *u = list ? strtok_r(list, ",", &save) : NULL; u; u = strtok_r(NULL, ",", &save))
+	for (char *u = strtok_r(list, ", \t\r\n", &save); u; u = strtok_r(NULL, ", \t\r\n", &save)) {
+		/* named by position, not quoted: it may hold a password */
+		if (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) {
+			fprintf(stderr, "%s load: URL %zu of %s does not start with http:// or "
+				"https://\n", PROG, nurls + 1, from);
+			free(list);
+			return 2;
+		}
 		urls[nurls++] = u;
+	}
+	if (!nurls) {
+		fprintf(stderr, "%s load: %s holds no URL\n", PROG, from);
+		free(list);
+		return 2;
+	}
 	struct ana_load_opts o = { .size = sizeof(o), .urls = urls, .nurls = nurls,
 				   .cluster = cluster, .note = on_load_note };
 	struct ana_query_opts qo = { .jobs = ana_cpu_count() };
-	struct ana_loader *ld = list && nurls ? ana_loader_new(&o) : NULL;
+	struct ana_loader *ld = ana_loader_new(&o);
 	struct ana_load_stats st = { 0 };
 	int ret = 0;
 	if (!ld) {
-		fprintf(stderr, "%s load: %s: %s\n", PROG, urls_arg,
-			errno == EINVAL ? "not an http:// or https:// URL" : strerror(errno));
+		fprintf(stderr, "%s load: %s\n", PROG, strerror(errno));
 		free(list);
-		return 2;
+		return 1;
 	}
 	if ((ret = ana_loader_prepare(ld)) < 0)
 		load_fail(ana_loader_errmsg(ld));
@@ -1662,9 +1743,10 @@ static int load_main(int argc, char **argv)
 		if ((ret = ana_loader_load_db(ld, dbs[i], &st)) < 0)
 			load_fail(ana_loader_errmsg(ld));
 	if (!ret)
-		fprintf(stderr, "%s load: %zu loaded, %zu already loaded, %zu still being written; "
-			"%llu rows, %llu bytes\n", PROG, st.loaded, st.skipped, st.open,
-			(unsigned long long)st.rows, (unsigned long long)st.bytes);
+		fprintf(stderr, "%s load: %zu loaded, %zu already loaded, %zu still being written, "
+			"%zu loaded without their end (whole = 0); %llu rows, %llu bytes\n", PROG,
+			st.loaded, st.skipped, st.open, st.partial, (unsigned long long)st.rows,
+			(unsigned long long)st.bytes);
 	ana_loader_free(ld);
 	free(list);
 	if (ret)

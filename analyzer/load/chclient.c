@@ -55,6 +55,13 @@ struct ana_ch *ana_ch_new(const char *url)
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* messages name the URL without user:password@ and ?parameters */
+	char *host = strstr(ch->name, "://") + 3, *at = NULL;
+	for (char *c = host; *c && *c != '/' && *c != '?'; c++)
+		if (*c == '@')
+			at = c;
+	if (at)
+		memmove(host, at + 1, strlen(at + 1) + 1);
 	size_t n = strcspn(ch->name, "?");
 	while (n > 8 && ch->name[n - 1] == '/')
 		n--;

@@ -10,8 +10,8 @@
  * A statement goes as the POST body (query) or, with rows, in the URL's
  * `query` parameter while the rows are the body (insert), so rows are
  * never parsed as SQL. The URL may carry ClickHouse's own parameters
- * (?database=perfrec&user=...); messages name the URL without them, so a
- * password in it is never printed.
+ * (?database=perfrec&user=...) and user:password@ before the host;
+ * messages name the URL without either, so a password is never printed.
  *
  * Errors (negative errno; ana_ch_errmsg says which and why):
  *   -ECONNREFUSED  the server cannot be reached (refused, no route, no
@@ -33,7 +33,7 @@ struct ana_ch;
 struct ana_ch *ana_ch_new(const char *url);
 void ana_ch_free(struct ana_ch *ch);
 
-/* The URL without its parameters, as messages name it. */
+/* The URL without its user, password and parameters, as messages name it. */
 const char *ana_ch_name(const struct ana_ch *ch);
 
 /* Runs sql; the reply body is *reply, *len bytes (either may be NULL), owned by

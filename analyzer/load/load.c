@@ -5,6 +5,7 @@
 #include "analyzer/load/load.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <sqlite3.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 
 #include "analyzer/load/chclient.h"
 #include "analyzer/load/chreply.h"
@@ -491,6 +493,93 @@ static int load_table(struct ana_loader *ld, sqlite3 *db, const char *path,
 	return ret;
 }
 
+/* The other loads of the recording of the current files row of q (host,
+ * start_ns: one recording's files share neither with another's) than
+ * key: *whole counts those of whole files, and the loads of files that
+ * were not whole (an earlier, shorter copy) are deleted (5. in load.h). */
+static int other_loads(struct ana_loader *ld, const char *name, sqlite3_stmt *q, int64_t key,
+		       int64_t *whole)
+{
+	const unsigned char *host = sqlite3_column_blob(q, 0);
+	size_t n = host ? (size_t)sqlite3_column_bytes(q, 0) : 0, len = 2 * n + 256;
+	char *cond = malloc(len), *sql = malloc(len + 128), *w;
+	int64_t *old = NULL;
+	size_t nold = 0, rn;
+	const char *r;
+	int ret = -ENOMEM;
+
+	if (!cond || !sql)
+		goto out;
+	/* the host as hex: a name is data, never SQL */
+	w = cond + sprintf(cond, "hex(host) = '");
+	for (size_t i = 0; i < n; i++)
+		w += sprintf(w, "%02X", host[i]);
+	sprintf(w, "' AND start_ns = %" PRId64, (int64_t)sqlite3_column_int64(q, 1));
+	sprintf(sql, "SELECT count() FROM files WHERE whole = 1 AND %s FORMAT TabSeparated", cond);
+	if ((ret = ch_int(ld, ld->ch[0], sql, whole)))
+		goto out;
+	sprintf(sql, "SELECT DISTINCT file_key FROM files WHERE whole = 0 AND file_key != %" PRId64
+		" AND %s FORMAT TabSeparated", key, cond);
+	if ((ret = ana_ch_query(ld->ch[0], sql, &r, &rn))) {
+		ret = ch_fail(ld, ld->ch[0], ret);
+		goto out;
+	}
+	if ((ret = ana_chreply_ints(r, rn, &old, &nold))) {
+		set_err(ld, "ClickHouse at %s: file keys expected, got '%.200s'",
+			ana_ch_name(ld->ch[0]), r);
+		ret = ret == -ENOMEM ? ret : -EIO;
+		goto out;
+	}
+	/* the files row (the marker) last, as a load writes it */
+	for (size_t k = 0; k < nold && !ret; k++)
+		for (size_t i = 0; i < ana_nchtables && !ret; i++)
+			if (ana_chtables[i].per_file)
+				ret = delete_partial(ld, &ana_chtables[i], old[k]);
+	if (!ret && nold) {
+		char line[PATH_MAX + 128];
+
+		snprintf(line, sizeof(line), "%s: replaces %zu earlier load%s of a shorter copy "
+			 "of its recording", name, nold, nold > 1 ? "s" : "");
+		note(ld, line);
+	}
+out:
+	free(old);
+	free(sql);
+	free(cond);
+	return ret;
+}
+
+/* 5. in load.h: a file that is not whole (no SessionEnd, a torn tail) is
+ * not loaded where its recording is loaded whole (*covered), and the
+ * loads of shorter copies of its recording are replaced by this one. */
+static int supersede(struct ana_loader *ld, sqlite3 *db, const char *path, const char *name,
+		     int64_t key, int *covered)
+{
+	sqlite3_stmt *q;
+	int ret = 0, rc = SQLITE_DONE, nrows = 0, ncovered = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT host, start_ns, whole FROM files", -1, &q, NULL) !=
+	    SQLITE_OK) {
+		set_err(ld, "%s: reading files: %s", path, sqlite3_errmsg(db));
+		return -EINVAL;
+	}
+	while (!ret && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t whole = 0;
+		int partial = !sqlite3_column_int64(q, 2);
+
+		nrows++;
+		if (!(ret = other_loads(ld, name, q, key, &whole)) && partial && whole)
+			ncovered++;
+	}
+	if (!ret && rc != SQLITE_DONE) {
+		set_err(ld, "%s: reading files: %s", path, sqlite3_errmsg(db));
+		ret = -EINVAL;
+	}
+	sqlite3_finalize(q);
+	*covered = nrows && ncovered == nrows;
+	return ret;
+}
+
 /* ana_loader_load_db; session, when not NULL, is the files rows' session
  * (the name the whole dataset gives the file's session, where its own
  * database, made of the file alone, names it after the file). */
@@ -514,11 +603,14 @@ static int load_db(struct ana_loader *ld, const char *path, const char *session,
 		 " FORMAT TabSeparated", key);
 	if ((ret = ch_int(ld, ld->ch[0], sql, &have)))
 		goto out;
-	if (have) {
+	int covered = 0;
+	if (!have && (ret = supersede(ld, db, path, first[0] ? first : path, key, &covered)))
+		goto out;
+	if (have || covered) {
 		if (st)
 			st->skipped++;
-		snprintf(line, sizeof(line), "%s: already loaded (%s, file_key %" PRId64 ")",
-			 path, first, key);
+		snprintf(line, sizeof(line), "%s: already loaded%s (%s, file_key %" PRId64 ")",
+			 path, covered ? " whole, from a complete copy" : "", first, key);
 		note(ld, line);
 		goto out;
 	}
@@ -562,6 +654,19 @@ int ana_load_is_db(const char *path)
 	if (f)
 		fclose(f);
 	return is;
+}
+
+/* Whether a writer holds path locked: the collector and the archiver lock
+ * a file (flock) for as long as they write it. */
+static int held_by_writer(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), held;
+
+	if (fd < 0)
+		return 0;
+	held = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return held;
 }
 
 /* One file of a dataset: its tables into dir/file.sqlite (query.h), then
@@ -631,14 +736,27 @@ int ana_loader_load_prec(struct ana_loader *ld, char *const *inputs, size_t n,
 	}
 	for (size_t i = 0; i < ds->nfiles && !ret; i++) {
 		const struct ana_dataset_file *f = &ds->files[i];
-		if (f->state == ANA_FILE_OPEN) {
+		if (f->state != ANA_FILE_WHOLE && held_by_writer(f->path)) {
 			/* its content would change under its key: loaded when complete */
 			snprintf(line, sizeof(line), "%s: not loaded: still being written (no "
-				 "SessionEnd); load it once its recording ended", f->path);
+				 "SessionEnd, and its writer holds it locked); load it once its "
+				 "recording ended", f->path);
 			note(ld, line);
 			if (st)
 				st->open++;
 			continue;
+		}
+		if (f->state != ANA_FILE_WHOLE) {
+			/* a recorder that crashed, a host that lost power, a torn
+			 * copy: what it holds is data, read as every command reads it */
+			snprintf(line, sizeof(line), "warning: %s: %s: its %zu whole frames are "
+				 "loaded, as a file with whole = 0", f->path,
+				 f->state == ANA_FILE_TORN ? "torn tail (cut short inside a frame)"
+							   : "no SessionEnd (its recorder "
+							     "stopped without ending it)", f->nframes);
+			note(ld, line);
+			if (st)
+				st->partial++;
 		}
 		ret = load_one(ld, f, dir, qo, st);
 	}

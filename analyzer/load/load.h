@@ -30,6 +30,14 @@
  *      on the host's shard: stored whole or not at all); some -> deleted
  *      on every server (ALTER ... DELETE, waited for), then inserted;
  *   4. the files rows last: the marker that says the file is complete.
+ * Before 2., the loads of the same recording (a files row of the same
+ * host and start_ns, another file_key) are looked up: where one is of a
+ * whole file and this file is not (a copy cut short), this one is
+ * skipped; loads of files that were not whole (a crashed recorder's file,
+ * loaded again once an archiver finished it, or a longer copy) are
+ * deleted as 3. deletes, their files rows last, so a recording is stored
+ * once, from its most complete file, and a load killed in between leaves
+ * the marker that makes the next one delete the rest.
  * Each INSERT carries a query_id made of the file_key and the table, so an
  * insert still running on the server for a killed loader refuses the
  * next one's instead of racing it; and 3. counts a table's rows only once
@@ -41,6 +49,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* The environment variable `load` takes the URLs from when no option
+ * names them: /proc/PID/environ is readable by the process's owner only,
+ * while every local user reads its command line. perfrec archive hands
+ * the URLs to its loads in it (recorder/net/archive_load.c names it too:
+ * the recorder links no analyzer code). */
+#define ANA_LOAD_URLS_ENV "PERFREC_CLICKHOUSE"
 
 struct ana_load_opts {
 	size_t size;                 /* sizeof(struct ana_load_opts) */
@@ -58,6 +73,7 @@ struct ana_load_opts {
 struct ana_load_stats {
 	size_t loaded, skipped;      /* databases stored now / already stored */
 	size_t open;                 /* files still being written, not loaded */
+	size_t partial;              /* loaded without their end (whole = 0) */
 	size_t unreadable;           /* inputs the dataset could not read */
 	uint64_t rows;               /* rows inserted */
 	uint64_t bytes;              /* RowBinary bytes sent */
@@ -81,9 +97,14 @@ int ana_loader_load_db(struct ana_loader *ld, const char *path, struct ana_load_
  * Loads every file of the dataset of inputs (files and directories, as
  * every command reads them: copies of one file read once): each through
  * its own database, qo as `query` takes them (may be NULL). A file still
- * being written (no SessionEnd) is not loaded: its key would change as it
- * grows, so it is named in a note and counted in st->open; load it when
- * its recording has ended. Inputs that cannot be read are notes too
+ * being written (not whole, and locked by its writer: the collector's and
+ * the archiver's files) is not loaded: its key would change as it grows,
+ * so it is named in a note and counted in st->open; load it when its
+ * recording has ended. A file without SessionEnd or with a torn tail that
+ * nothing writes (its recorder crashed, its copy was cut) is data: its
+ * whole frames are loaded, as every command reads them, with whole = 0
+ * in its files row, named in a warning note and counted in st->partial;
+ * a longer copy loaded later replaces it (above). Inputs that cannot be read are notes too
  * (st->unreadable). The files rows carry the session name the dataset
  * gives (a rotated session's: its first file's), as `query` over the
  * dataset shows it. 0 or negative errno, as ana_loader_load_db.

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -14,9 +15,11 @@
 #include "recorder/cli/parse.h"
 #include "recorder/cli/print.h"
 #include "recorder/log.h"
+#include "recorder/net/archive_load.h"
 #include "recorder/net/js_archiver.h"
 
-enum { OPT_LOAD_CLICKHOUSE = REC_OPT_FIRST_FREE, OPT_ANALYZER, OPT_LOAD_JOBS };
+enum { OPT_LOAD_CLICKHOUSE = REC_OPT_FIRST_FREE, OPT_ANALYZER, OPT_LOAD_JOBS,
+       OPT_CLICKHOUSE_FILE, OPT_CLICKHOUSE_ENV };
 
 static const struct rec_cli_opt archive_opts[] = {
 	REC_CLI_SECTION("archiving"),
@@ -29,11 +32,18 @@ static const struct rec_cli_opt archive_opts[] = {
 	  "after (default 30s)" },
 	{ "replicas", REC_OPT_REPLICAS, "N", "replicas if the stream must be created (default 3)" },
 	REC_CLI_SECTION("loading into ClickHouse"),
-	{ "load-clickhouse", OPT_LOAD_CLICKHOUSE, "URLS", "run 'perfrec-analyze load --clickhouse URLS\n"
-	  "FILE' for each file once it is complete, without\n"
+	{ "load-clickhouse", OPT_LOAD_CLICKHOUSE, "URLS", "run 'perfrec-analyze load FILE' with these\n"
+	  "URLs for each file once it is complete, without\n"
 	  "waiting for it; a failed load is logged with its\n"
 	  "exit status and tried again after 10s, 1m and 5m,\n"
-	  "then left for a manual 'perfrec-analyze load'" },
+	  "then left for a manual 'perfrec-analyze load'.\n"
+	  "The loads get the URLs in their environment\n"
+	  "(" REC_ARCHIVE_LOAD_URLS_ENV "), never in their command line" },
+	{ "clickhouse-file", OPT_CLICKHOUSE_FILE, "FILE", "load as --load-clickhouse, with the URLs\n"
+	  "in FILE (chmod 600: URLs may hold passwords, and\n"
+	  "every local user reads command lines)" },
+	{ "clickhouse-env", OPT_CLICKHOUSE_ENV, NULL, "load as --load-clickhouse, with the URLs in\n"
+	  "the environment variable " REC_ARCHIVE_LOAD_URLS_ENV },
 	{ "analyzer", OPT_ANALYZER, "PATH", "the perfrec-analyze to run (default: the one beside\n"
 	  "perfrec, else PATH's)" },
 	{ "load-jobs", OPT_LOAD_JOBS, "N", "loads at once, the others queued (default 2)" },
@@ -53,7 +63,8 @@ static const char archive_about[] =
 	"to disk; restarted, an archiver resumes where its acknowledgements stopped,\n"
 	"and a record delivered twice is written once. Run several on one stream\n"
 	"to share the work. SIGTERM or Ctrl-C stops it with every file synced.\n"
-	"With --load-clickhouse, each complete file is loaded into ClickHouse by a\n"
+	"With --load-clickhouse, --clickhouse-file or --clickhouse-env, each complete\n"
+	"file is loaded into ClickHouse by a\n"
 	"perfrec-analyze subprocess; the archive is only read. Loads are idempotent:\n"
 	"files whose load was given up, or queued when the archiver stopped (each\n"
 	"logged), are loaded by 'perfrec-analyze load --clickhouse URLS DIR'.\n";
@@ -95,7 +106,7 @@ int rec_cli_archive(int argc, char **argv)
 	struct sigaction sa;
 	const char *arg;
 	char analyzer[PATH_MAX + 32];
-	bool do_list = false;
+	bool do_list = false, env_urls = false;
 	uint64_t v;
 	int key, ret = 0, code = 2;
 
@@ -132,6 +143,12 @@ int rec_cli_archive(int argc, char **argv)
 			break;
 		case OPT_LOAD_CLICKHOUSE:
 			o.load_clickhouse = arg;
+			break;
+		case OPT_CLICKHOUSE_FILE:
+			o.load_clickhouse_file = arg;
+			break;
+		case OPT_CLICKHOUSE_ENV:
+			env_urls = true;
 			break;
 		case OPT_ANALYZER:
 			o.analyzer = arg;
@@ -172,11 +189,25 @@ int rec_cli_archive(int argc, char **argv)
 		rec_log(REC_LOG_ERROR, "--nats URLS is needed: the JetStream servers");
 		goto usage;
 	}
-	if ((o.analyzer || o.load_jobs) && !o.load_clickhouse) {
-		rec_log(REC_LOG_ERROR, "--analyzer and --load-jobs go with --load-clickhouse URLS");
+	if (!!o.load_clickhouse + !!o.load_clickhouse_file + env_urls > 1) {
+		rec_log(REC_LOG_ERROR, "--load-clickhouse, --clickhouse-file and --clickhouse-env "
+			"name the URLs three ways: give one");
 		goto usage;
 	}
-	if (o.load_clickhouse && !o.analyzer) {
+	if (env_urls) {
+		o.load_clickhouse = getenv(REC_ARCHIVE_LOAD_URLS_ENV);
+		if (!o.load_clickhouse || !*o.load_clickhouse) {
+			rec_log(REC_LOG_ERROR, "--clickhouse-env: " REC_ARCHIVE_LOAD_URLS_ENV
+				" is not set; set it to the ClickHouse URLs");
+			goto usage;
+		}
+	}
+	if ((o.analyzer || o.load_jobs) && !o.load_clickhouse && !o.load_clickhouse_file) {
+		rec_log(REC_LOG_ERROR, "--analyzer and --load-jobs go with --load-clickhouse URLS, "
+			"--clickhouse-file or --clickhouse-env");
+		goto usage;
+	}
+	if ((o.load_clickhouse || o.load_clickhouse_file) && !o.analyzer) {
 		o.analyzer = rec_cli_analyzer_beside(analyzer, sizeof(analyzer)) ? analyzer
 										  : "perfrec-analyze";
 	}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -38,7 +39,10 @@ static const struct rec_cli_opt collect_opts[] = {
 	  "missing: file storage, --replicas, deny delete" },
 	{ "replicas", REC_OPT_REPLICAS, "N", "replicas of a stream created here (default 3, at\n"
 	  "most the cluster's size)" },
-	{ "max-sessions", REC_OPT_MAX_SESSIONS, "N", "sessions streaming at once (default 256)" },
+	{ "max-sessions", REC_OPT_MAX_SESSIONS, "N", "sessions streaming at once (default: what the\n"
+	  "open-file limit allows, its soft limit raised to\n"
+	  "the hard one at start: a session holds 2 files\n"
+	  "with --dir, 1 without; at most 16384; logged)" },
 	{ "hello-timeout", REC_OPT_HELLO_TIMEOUT, "TIME", "a connection must say hello within\n"
 	  "(default 5s)" },
 	{ "idle-timeout", REC_OPT_IDLE_TIMEOUT, "TIME", "a silent connection, or a message that\n"
@@ -54,6 +58,44 @@ static const struct rec_cli_opt collect_opts[] = {
 	{ "help", 'h', NULL, "this text" },
 	{ NULL, 0, NULL, NULL },
 };
+
+/* Raises the open-file soft limit to the hard limit (a collector's
+ * sessions are its files: sockets and archive files) and derives the
+ * session and connection limits from it, or warns when an explicit
+ * --max-sessions needs more files than the limit gives. */
+static void fit_sessions(struct rec_collector_opts *o, bool dir)
+{
+	struct rlimit rl;
+	uint64_t nofile = 1024;
+	unsigned conns, fit;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < rl.rlim_max) {
+			rlim_t was = rl.rlim_cur;
+
+			rl.rlim_cur = rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+				rl.rlim_cur = was;
+		}
+		nofile = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
+	}
+	fit = rec_collector_fit_streams(nofile, dir, &conns);
+	if (!o->max_streams) {
+		o->max_streams = fit;
+		rec_log(REC_LOG_INFO, "collect: at most %u sessions at once (open-file limit "
+			"%llu; --max-sessions sets it)", fit, (unsigned long long)nofile);
+	} else if (o->max_streams > fit) {
+		rec_log(REC_LOG_WARN, "collect: --max-sessions %u needs about %llu open files, "
+			"the limit is %llu: raise ulimit -n (LimitNOFILE= under systemd), or "
+			"sessions past %u will be refused when files run out", o->max_streams,
+			(unsigned long long)o->max_streams * (dir ? 2 : 1) + 80,
+			(unsigned long long)nofile, fit);
+	}
+	/* connections: the sessions', and room for hellos and replacements */
+	o->max_conns = o->max_streams + o->max_streams / 8 + 16;
+	if (o->max_conns < conns && o->max_streams <= fit)
+		o->max_conns = conns;
+}
 
 static const char collect_usage[] =
 	"usage: perfrec collect --dir DIR | --nats URLS [--listen ADDR:PORT] [options]\n"
@@ -221,6 +263,7 @@ int rec_cli_collect(int argc, char **argv)
 	}
 	if (rec_cli_net_load(&net, true) < 0)
 		goto out;
+	fit_sessions(&o, dir != NULL);
 	if (jo.urls && rec_js_connect(&jo, &js) < 0)
 		goto out;
 	o.dir = dir;

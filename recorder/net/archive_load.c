@@ -11,6 +11,7 @@
 #include "recorder/net/archive_load.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,8 +47,11 @@ struct job {
 struct rec_archive_loader {
 	struct rec_archive_loader_opts o;
 	char exe[PATH_MAX + 32];   /* a path, or a bare name looked up in PATH */
-	char *shown;               /* the URLs as logged: no user, password or
-				    * parameters (the analyzer never prints them) */
+	char *env_urls;            /* "PERFREC_CLICKHOUSE=URLS", without urls_file */
+	char *manual;              /* the load's options as logged for a manual
+				    * load: the URLs with no user, password or
+				    * parameters (the analyzer never prints them),
+				    * or --clickhouse-file FILE */
 	int running;
 	bool stopping;             /* free(): no more tries */
 	struct job *jobs, **tail;
@@ -86,41 +91,84 @@ static char *shown_urls(const char *urls)
 	return out;
 }
 
+/* The file of URLs is read by each load; checked here so that a file the
+ * loads would refuse stops the archiver at its start, not every file's
+ * load later. */
+static int check_urls_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		e = errno;
+		rec_log(REC_LOG_ERROR, "archive: cannot read the --clickhouse-file %s: %s", path,
+			strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return -EINVAL;
+	}
+	close(fd);
+	if (st.st_mode & 077) {
+		rec_log(REC_LOG_ERROR, "archive: --clickhouse-file %s is open to others than its "
+			"owner (mode %03o) and may hold passwords: chmod 600 %s", path,
+			(unsigned)(st.st_mode & 0777), path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int rec_archive_loader_new(const struct rec_archive_loader_opts *o,
 			   struct rec_archive_loader **out)
 {
 	struct rec_archive_loader *l = calloc(1, sizeof(*l));
+	char *shown = NULL;
+	int ret = -EINVAL;
+	size_t n;
 
 	*out = NULL;
 	if (!l)
 		return -ENOMEM;
-	if (prec_opts_copy(&l->o, sizeof(l->o), o) < 0 || !l->o.urls || !*l->o.urls ||
-	    !l->o.analyzer) {
-		free(l);
-		return -EINVAL;
-	}
+	if (prec_opts_copy(&l->o, sizeof(l->o), o) < 0 || !l->o.analyzer ||
+	    !(l->o.urls && *l->o.urls) == !(l->o.urls_file && *l->o.urls_file))
+		goto err;
 	if (l->o.jobs <= 0)
 		l->o.jobs = 2;
 	if (!l->o.stop_wait_ms)
 		l->o.stop_wait_ms = 60000;
-	l->shown = shown_urls(l->o.urls);
-	if (!l->shown) {
-		free(l);
-		return -ENOMEM;
-	}
 	snprintf(l->exe, sizeof(l->exe), "%s", l->o.analyzer);
 	if (strchr(l->exe, '/') && access(l->exe, X_OK) < 0) {
 		int e = errno;
 
 		rec_log(REC_LOG_ERROR, "archive: cannot run the loader %s: %s; give "
 			"--analyzer the path of perfrec-analyze", l->exe, strerror(e));
-		free(l->shown);
-		free(l);
-		return -EINVAL;
+		goto err;
+	}
+	if (l->o.urls_file && (ret = check_urls_file(l->o.urls_file)) < 0)
+		goto err;
+	ret = -ENOMEM;
+	if (l->o.urls_file) {
+		n = strlen(l->o.urls_file) + sizeof("--clickhouse-file ");
+		if (!(l->manual = malloc(n)))
+			goto err;
+		snprintf(l->manual, n, "--clickhouse-file %s", l->o.urls_file);
+	} else {
+		n = strlen(l->o.urls) + sizeof(REC_ARCHIVE_LOAD_URLS_ENV "=");
+		if (!(shown = shown_urls(l->o.urls)) || !(l->env_urls = malloc(n)) ||
+		    !(l->manual = malloc(strlen(shown) + sizeof("--clickhouse "))))
+			goto err;
+		snprintf(l->env_urls, n, REC_ARCHIVE_LOAD_URLS_ENV "=%s", l->o.urls);
+		sprintf(l->manual, "--clickhouse %s", shown);
+		free(shown);
 	}
 	l->tail = &l->jobs;
 	*out = l;
 	return 0;
+err:
+	free(shown);
+	free(l->env_urls);
+	free(l->manual);
+	free(l);
+	return ret;
 }
 
 int rec_archive_loader_add(struct rec_archive_loader *l, const char *path)
@@ -133,8 +181,7 @@ int rec_archive_loader_add(struct rec_archive_loader *l, const char *path)
 	if (!j || !j->path) {
 		free(j);
 		rec_log(REC_LOG_ERROR, "archive: %s not queued for loading: out of memory; "
-			"load it with perfrec-analyze load --clickhouse %s %s", path,
-			l->shown, path);
+			"load it with perfrec-analyze load %s %s", path, l->manual, path);
 		l->st.abandoned++;
 		return -ENOMEM;
 	}
@@ -156,15 +203,46 @@ static void unlink_job(struct rec_archive_loader *l, struct job *j)
 	free(j);
 }
 
+/* The load's environment: the archiver's, with PERFREC_CLICKHOUSE set to
+ * the URLs (or unset with --clickhouse-file, which the load prefers
+ * anyway). The strings are borrowed; free() the array. NULL: ENOMEM. */
+static char **load_env(const struct rec_archive_loader *l)
+{
+	const size_t len = sizeof(REC_ARCHIVE_LOAD_URLS_ENV "=") - 1;
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	if (!(env = malloc((n + 2) * sizeof(*env))))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], REC_ARCHIVE_LOAD_URLS_ENV "=", len))
+			env[k++] = environ[i];
+	if (l->env_urls)
+		env[k++] = l->env_urls;
+	env[k] = NULL;
+	return env;
+}
+
 /* Starts j: 0, or the spawn's errno (j is then treated as a failed try). */
 static int start(struct rec_archive_loader *l, struct job *j)
 {
-	char *argv[] = { l->exe, "load", "--clickhouse", (char *)l->o.urls, j->path, NULL };
+	char *argv[] = { l->exe, "load", j->path, NULL, NULL, NULL };
+	char **env = load_env(l);
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, dflt;
 	pid_t pid;
 	int ret;
+
+	if (!env)
+		return ENOMEM;
+	if (l->o.urls_file) {
+		argv[2] = "--clickhouse-file";
+		argv[3] = (char *)l->o.urls_file;
+		argv[4] = j->path;
+	}
 
 	/* The load has the default signals (the archiver's SIGTERM handler
 	 * and libnats's ignored SIGPIPE are not its own), a process group of
@@ -185,10 +263,11 @@ static int start(struct rec_archive_loader *l, struct job *j)
 	posix_spawnattr_setpgroup(&at, 0);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
 				 POSIX_SPAWN_SETPGROUP);
-	ret = strchr(l->exe, '/') ? posix_spawn(&pid, l->exe, &fa, &at, argv, environ)
-				  : posix_spawnp(&pid, l->exe, &fa, &at, argv, environ);
+	ret = strchr(l->exe, '/') ? posix_spawn(&pid, l->exe, &fa, &at, argv, env)
+				  : posix_spawnp(&pid, l->exe, &fa, &at, argv, env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
+	free(env);
 	j->tries++;
 	if (ret)
 		return ret;
@@ -229,8 +308,8 @@ static void ended(struct rec_archive_loader *l, struct job *j, int status, int s
 		return;
 	}
 	rec_log(REC_LOG_ERROR, "archive: loading %s: %s (try %d of %d); left for a manual "
-		"perfrec-analyze load --clickhouse %s %s", j->path, why, j->tries, MAX_TRIES,
-		l->shown, j->path);
+		"perfrec-analyze load %s %s", j->path, why, j->tries, MAX_TRIES,
+		l->manual, j->path);
 	l->st.abandoned++;
 	unlink_job(l, j);
 }
@@ -310,11 +389,12 @@ void rec_archive_loader_free(struct rec_archive_loader *l)
 	}
 	while (l->jobs) {
 		rec_log(REC_LOG_WARN, "archive: %s not loaded (the archiver stopped first); "
-			"load it with perfrec-analyze load --clickhouse %s %s", l->jobs->path,
-			l->shown, l->jobs->path);
+			"load it with perfrec-analyze load %s %s", l->jobs->path,
+			l->manual, l->jobs->path);
 		l->st.abandoned++;
 		unlink_job(l, l->jobs);
 	}
-	free(l->shown);
+	free(l->env_urls);
+	free(l->manual);
 	free(l);
 }

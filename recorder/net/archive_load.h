@@ -1,7 +1,14 @@
 /*
  * archive_load.h - hands the archive's completed files to ClickHouse: one
- * `perfrec-analyze load --clickhouse URLS FILE` subprocess per file, so the
- * recorder never links the analyzer and the analyzer never links libnats.
+ * `perfrec-analyze load FILE` subprocess per file, so the recorder never
+ * links the analyzer and the analyzer never links libnats.
+ *
+ * The URLs may hold a password (user:password@, ?password=), and every
+ * local user reads a process's command line (ps, /proc/PID/cmdline):
+ * they never go in the load's argv. URLs reach it in its environment
+ * (PERFREC_CLICKHOUSE, which /proc/PID/environ shows to the same user
+ * only), a file of them as `--clickhouse-file FILE` (read by the load;
+ * refused here at the start unless only its owner may read it).
  *
  * The archiver (net/js_archiver.c) queues a file once it is complete (its
  * index is in) and closed; the loader runs at most `jobs` loads at once and
@@ -32,7 +39,13 @@ struct rec_archive_loader_opts {
 	int jobs;               /* loads at once; 0 = 2 */
 	uint32_t stop_wait_ms;  /* free() waits this long for running loads,
 				 * then stops them; 0 = 60000 */
+	const char *urls_file;  /* instead of urls: a file of them, mode 0600
+				 * or stricter (borrowed) */
 };
+
+/* The load's environment variable of the URLs (analyzer/load/load.h's
+ * ANA_LOAD_URLS_ENV: the same name on both sides of the subprocess). */
+#define REC_ARCHIVE_LOAD_URLS_ENV "PERFREC_CLICKHOUSE"
 
 #define REC_ARCHIVE_LOADER_OPTS_INIT { .sz = sizeof(struct rec_archive_loader_opts) }
 
@@ -42,8 +55,9 @@ struct rec_archive_loader_stats {
 	uint64_t queued, loaded, failed, retried, abandoned;
 };
 
-/* 0, -EINVAL (no URLs or analyzer, an analyzer path that cannot run,
- * logged), -ENOMEM. */
+/* 0, -EINVAL (neither or both of urls and urls_file, no analyzer, an
+ * analyzer path that cannot run, a urls_file that cannot be read or that
+ * others may read: logged), -ENOMEM. */
 int rec_archive_loader_new(const struct rec_archive_loader_opts *o,
 			   struct rec_archive_loader **out);
 /* Queues path (copied). 0 or -ENOMEM (logged: the file is left for a

@@ -595,7 +595,8 @@ static void on_hello(struct rec_collector *c, struct cconn *k,
 		unsigned max = c->o.max_streams ? c->o.max_streams : 256;
 
 		if (c->nstreams >= max) {
-			refuse(c, k, "too many sessions at once (%u, see --max-sessions)", max);
+			refuse(c, k, "too many sessions at once (%u): raise --max-sessions, whose "
+			       "default follows the open-file limit (ulimit -n)", max);
 			return;
 		}
 		s = calloc(1, sizeof(*s));
@@ -1175,6 +1176,19 @@ void rec_collector_stats(const struct rec_collector *c, struct rec_collector_sta
 	st->open_streams = c->nstreams;
 	st->buffered = c->budget.used;
 	st->buffered_peak = c->budget.peak;
+}
+
+unsigned rec_collector_fit_streams(uint64_t nofile, bool dir, unsigned *conns)
+{
+	const uint64_t reserve = 64 + 16, per = dir ? 2 : 1;
+	uint64_t n = nofile > reserve ? (nofile - reserve) * 8 / (8 * per + 1) : 1;
+
+	if (n > REC_COLLECTOR_STREAMS_CAP)
+		n = REC_COLLECTOR_STREAMS_CAP;
+	if (!n)
+		n = 1;
+	*conns = (unsigned)(n + n / 8 + 16);
+	return (unsigned)n;
 }
 
 int rec_collector_feed(struct rec_collector *c, const void *bytes, size_t len)

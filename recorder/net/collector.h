@@ -34,6 +34,7 @@
 #ifndef REC_COLLECTOR_H
 #define REC_COLLECTOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,19 @@ struct rec_collector_opts {
 #define REC_COLLECTOR_OPTS_INIT { .sz = sizeof(struct rec_collector_opts) }
 
 struct rec_collector;
+
+/* The most streams (sessions) nofile open files serve, and the
+ * connections (*conns) to allow with them: a stream holds its connection
+ * and, with an archive directory, its file; connections still saying
+ * hello, or replacing one that dropped, get an eighth more and 16; 64
+ * files stay for the listening sockets, epoll, NATS and logs. At most
+ * REC_COLLECTOR_STREAMS_CAP, at least 1. */
+unsigned rec_collector_fit_streams(uint64_t nofile, bool dir, unsigned *conns);
+
+/* Beyond this many sessions one collector's loop, which answers hellos
+ * one at a time, is the limit rather than its files: more collectors
+ * (docs/fleet.md). */
+#define REC_COLLECTOR_STREAMS_CAP 16384u
 
 int rec_collector_new(const struct rec_collector_opts *o, struct rec_collector **out);
 /* The port it listens on (useful after port 0). */

@@ -87,10 +87,11 @@ int rec_js_archiver_new(const struct rec_js_archiver_opts *o, struct rec_js_arch
 	}
 	if (!a->o.batch || a->o.batch > MAX_BATCH)
 		a->o.batch = a->o.batch > MAX_BATCH ? MAX_BATCH : 256;
-	if (a->o.load_clickhouse) {
+	if (a->o.load_clickhouse || a->o.load_clickhouse_file) {
 		struct rec_archive_loader_opts lo = REC_ARCHIVE_LOADER_OPTS_INIT;
 
 		lo.urls = a->o.load_clickhouse;
+		lo.urls_file = a->o.load_clickhouse_file;
 		lo.analyzer = a->o.analyzer;
 		lo.jobs = a->o.load_jobs;
 		ret = rec_archive_loader_new(&lo, &a->loader);

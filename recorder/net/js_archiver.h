@@ -14,7 +14,7 @@
  * one whose damage hides its record count is not written: its messages
  * are handed back every 30 s until it is moved aside.
  *
- * With load_clickhouse, each file is handed to a `perfrec-analyze load`
+ * With load_clickhouse(_file), each file is handed to a `perfrec-analyze load`
  * subprocess once complete and closed (net/archive_load.h), without
  * waiting for it.
  *
@@ -41,10 +41,12 @@ struct rec_js_archiver_opts {
 	uint32_t idle_close_ms;     /* close a quiet file after; 0 = 10000 */
 	int batch;                  /* messages per fetch; 0 = 256 */
 	/* Each completed file loaded into ClickHouse (net/archive_load.h)
-	 * when load_clickhouse (its HTTP URLs) is set: */
+	 * when load_clickhouse (its HTTP URLs) or load_clickhouse_file (a
+	 * file of them) is set: */
 	const char *load_clickhouse;
 	const char *analyzer;       /* perfrec-analyze: a path, or a name in PATH */
 	int load_jobs;              /* loads at once; 0 = 2 */
+	const char *load_clickhouse_file;
 };
 
 #define REC_JS_ARCHIVER_OPTS_INIT { .sz = sizeof(struct rec_js_archiver_opts) }

@@ -7,10 +7,17 @@
 #     the same questions asked of ClickHouse and of `perfrec-analyze query`
 #     over the .prec files give the same rows (profile per host and comm,
 #     top leaf functions, tasks, counters, off-CPU sums, files);
-#   - loaded twice: stored once;
+#   - loaded twice: stored once (the second time with the URLs in
+#     PERFREC_CLICKHOUSE, then in a --clickhouse-file, one a line; a file
+#     others may read is refused, naming chmod 600);
 #   - a load that fails half-way (a table missing on the shard, ClickHouse's
 #     error naming the URL) and a load killed with SIGKILL at a random
 #     point: run again, every row stored once;
+#   - files without their end: a recorder killed with SIGKILL (no
+#     SessionEnd) and a copy cut inside a frame (torn tail) are loaded,
+#     warned by name, with whole = 0 and the samples `query` reads from
+#     them; the torn copy's load is replaced by the whole file's, and
+#     loaded again after it, is skipped: the recording is stored once;
 #   - symbol and command names with quotes, tabs, newlines and NULs stored
 #     byte for byte, and no statement made of them;
 #   - an unreachable server: an error naming the URL.
@@ -123,7 +130,8 @@ same files "$q" "$q"
 # again or databases `query --db` wrote of its files (the same file keys)
 counts() { for t in profile stacks offcpu_profile counters tasks files; do echo "$t $(ch "SELECT count() FROM $t")"; done; }
 counts >"$d/counts1"
-"$analyze" load --clickhouse "$urls" "$d/arch" 2>"$d/load2.log" || fail "second load: $(cat "$d/load2.log")"
+PERFREC_CLICKHOUSE="$urls" "$analyze" load "$d/arch" 2>"$d/load2.log" ||
+	fail "second load: $(cat "$d/load2.log")"
 grep -q "0 loaded, $nfiles already loaded" "$d/load2.log" || fail "second load: $(cat "$d/load2.log")"
 dbs=()
 for f in "$d"/arch/*/*.prec; do
@@ -131,13 +139,65 @@ for f in "$d"/arch/*/*.prec; do
 	"$analyze" query --db "$db" "$f" 2>"$d/db.log" || fail "query --db $f: $(cat "$d/db.log")"
 	dbs+=("$db")
 done
-"$analyze" load --clickhouse "$urls" "${dbs[@]}" 2>"$d/load3.log" ||
+printf '%s\n%s\n' "$CH_URL1" "$CH_URL2" >"$d/urls"
+chmod 644 "$d/urls"
+if "$analyze" load --clickhouse-file "$d/urls" "${dbs[@]}" 2>"$d/load3.log"; then
+	fail "a --clickhouse-file others may read was used"
+fi
+grep -q "clickhouse-file $d/urls is open to others than its owner (mode 644) and may hold passwords: chmod 600 $d/urls" \
+	"$d/load3.log" || fail "mode 644 refusal: $(cat "$d/load3.log")"
+chmod 600 "$d/urls"
+"$analyze" load --clickhouse-file "$d/urls" "${dbs[@]}" 2>"$d/load3.log" ||
 	fail "load of the databases: $(cat "$d/load3.log")"
 grep -q "0 loaded, $nfiles already loaded" "$d/load3.log" ||
 	fail "databases of loaded files: $(cat "$d/load3.log")"
 counts >"$d/counts2"
 cmp -s "$d/counts1" "$d/counts2" || fail "a second load changed the tables: $(diff "$d/counts1" "$d/counts2")"
 echo "test_clickhouse: loaded twice (archive, then query --db databases), stored once"
+
+# --- files without their end: what they hold is loaded, marked whole = 0
+ckpath() {   # PATH: the samples ClickHouse holds of the file at PATH
+	ch "SELECT sum(samples) FROM profile WHERE file_key GLOBAL IN (SELECT file_key FROM files WHERE path = '$1')"
+}
+qsamples() { "$analyze" query --csv 'SELECT count(*) FROM samples' "$1" 2>/dev/null | tail -1; }
+mkdir -p "$d/crash" "$d/torn" "$d/full"
+"$perfrec" record -a -g -e cpu-clock -F 499 -d 20 -q -o "$d/crash/c.prec" 2>"$d/rec-crash.log" &
+cpid=$!
+"$perfrec" record -a -g -e cpu-clock -F 499 -d 2 -q -o "$d/full/f.prec" 2>"$d/rec-full.log" ||
+	fail "recording f.prec: $(cat "$d/rec-full.log")"
+kill -9 "$cpid"
+wait "$cpid" 2>/dev/null || true
+head -c $(($(stat -c %s "$d/full/f.prec") * 2 / 3)) "$d/full/f.prec" >"$d/torn/f.prec"
+for f in crash/c torn/f; do
+	"$analyze" load --clickhouse "$urls" "$d/$f.prec" 2>"$d/load-cut.log" ||
+		fail "load of $f.prec: $(cat "$d/load-cut.log")"
+	grep -q "warning: $d/$f.prec: .* whole frames are loaded, as a file with whole = 0" "$d/load-cut.log" ||
+		fail "no warning naming $f.prec: $(cat "$d/load-cut.log")"
+	grep -q "1 loaded, 0 already loaded, 0 still being written, 1 loaded without their end" "$d/load-cut.log" ||
+		fail "$f.prec: $(cat "$d/load-cut.log")"
+	[ "$(ch "SELECT whole FROM files WHERE path = '$d/$f.prec'")" = 0 ] ||
+		fail "$f.prec: files row $(ch "SELECT whole FROM files WHERE path = '$d/$f.prec'")"
+	n=$(qsamples "$d/$f.prec")
+	[ "$n" -gt 0 ] && [ "$(ckpath "$d/$f.prec")" = "$n" ] ||
+		fail "$f.prec: $(ckpath "$d/$f.prec") samples loaded, query reads $n"
+	echo "test_clickhouse: $f.prec without its end: $n samples loaded, whole = 0"
+done
+grep -q "no SessionEnd" "$d/load-cut.log" && fail "the torn copy said no SessionEnd"
+"$analyze" load --clickhouse "$urls" "$d/full/f.prec" 2>"$d/load-full.log" ||
+	fail "load of the whole file: $(cat "$d/load-full.log")"
+grep -q "$d/full/f.prec: replaces 1 earlier load of a shorter copy of its recording" "$d/load-full.log" ||
+	fail "the whole file did not replace its torn copy: $(cat "$d/load-full.log")"
+"$analyze" load --clickhouse "$urls" "$d/torn/f.prec" 2>"$d/load-torn2.log" ||
+	fail "second load of the torn copy: $(cat "$d/load-torn2.log")"
+grep -q "already loaded whole, from a complete copy" "$d/load-torn2.log" ||
+	fail "the torn copy loaded again over its whole file: $(cat "$d/load-torn2.log")"
+[ "$(ch "SELECT count() FROM files WHERE path LIKE '$d/%/f.prec'")" = 1 ] ||
+	fail "files of f.prec's recording: $(ch "SELECT path, whole FROM files WHERE path LIKE '$d/%/f.prec'")"
+[ "$(ch "SELECT count() FROM profile WHERE file_key GLOBAL NOT IN (SELECT file_key FROM files)")" = 0 ] ||
+	fail "rows of the torn copy's load left: $(ch "SELECT count() FROM profile WHERE file_key GLOBAL NOT IN (SELECT file_key FROM files)")"
+[ "$(ckpath "$d/full/f.prec")" = "$(qsamples "$d/full/f.prec")" ] ||
+	fail "f.prec: $(ckpath "$d/full/f.prec") samples loaded, query reads $(qsamples "$d/full/f.prec")"
+echo "test_clickhouse: the torn copy's load replaced by the whole file's, then skipped"
 
 # --- made-up databases: hostile names, and one large enough to be killed
 # while it loads (python's sqlite3 writes the tables of docs/query.md)

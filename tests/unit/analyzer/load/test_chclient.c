@@ -1,7 +1,7 @@
 /*
  * test_chclient.c - the HTTP client (analyzer/load/chclient.h) without a
  * server: an unreachable server is an error naming its URL without the
- * URL's parameters (a password there is never printed); a URL that is
+ * URL's user, password and parameters (a password is never printed); a URL that is
  * not http(s) is refused.
  */
 #include <errno.h>
@@ -40,6 +40,14 @@ static void test_unreachable(void **state)
 	assert_string_equal(ana_ch_name(ch), name);
 	assert_int_equal(ana_ch_query(ch, "SELECT 1", NULL, NULL), -ECONNREFUSED);
 	assert_non_null(strstr(ana_ch_errmsg(ch), name));
+	assert_null(strstr(ana_ch_errmsg(ch), "secret"));
+	ana_ch_free(ch);
+	/* user:password@ before the host: not named either */
+	snprintf(url, sizeof(url), "http://u:secret@%s/?database=x", name + 7);
+	ch = ana_ch_new(url);
+	assert_non_null(ch);
+	assert_string_equal(ana_ch_name(ch), name);
+	assert_int_equal(ana_ch_query(ch, "SELECT 1", NULL, NULL), -ECONNREFUSED);
 	assert_null(strstr(ana_ch_errmsg(ch), "secret"));
 	ana_ch_free(ch);
 	assert_null(ana_ch_new("127.0.0.1:8123"));

@@ -56,6 +56,24 @@ grep -qx 'pingpong;main;ping;write;do_syscall_64;schedule 18' "$work/f.txt" ||
 [ "$(cat "$work/b.txt")" = 'bash;[bash]+0x123 15' ] || fail "folded --comm bash: $(cat "$work/b.txt")"
 echo "export: pprof ($nsamples stacks) and folded ($lines lines) read back"
 
+# ---- --report picks json/csv's table: with a stack or timeline format it
+# is refused (exit 2, naming what works), never a folded file of unnamed
+# frames
+for fmt in folded pprof perfetto speedscope otlp; do
+  for rep in sched counters info; do
+    if "$ana" export "$work/g.prec" --report "$rep" --format "$fmt" -o "$work/r.out" 2>"$work/r.err"; then
+      fail "export --report $rep --format $fmt was not refused"
+    fi
+    grep -q -- "--report $rep goes with --format json or csv; --format $fmt writes the samples' stacks: drop --report" \
+      "$work/r.err" || fail "export --report $rep --format $fmt: $(cat "$work/r.err")"
+  done
+done
+# --report report is what folded writes anyway: named frames
+"$ana" export "$work/g.prec" --report report --format folded >"$work/rr.txt"
+cmp -s "$work/rr.txt" "$work/f.txt" || fail "export --report report --format folded differs from folded"
+"$ana" export "$work/g.prec" --report sched --format json >/dev/null || fail "export --report sched --format json"
+echo "export: --report with stack and timeline formats refused"
+
 # ---- JSON outputs are valid JSON (JSON Lines for dump)
 if command -v python3 >/dev/null; then
   for cmd in "info" "report --children" "sched --hist" "counters --interval" "verify"; do

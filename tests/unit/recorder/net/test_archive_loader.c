@@ -4,7 +4,9 @@
  * perfrec-analyze: each file is loaded once with the URLs given, never more
  * loads at once than asked, a failure is logged with its exit status and
  * queued again, stopping waits for running loads (and stops one that
- * outlasts the wait), and the log never shows a URL's password.
+ * outlasts the wait), and the log never shows a URL's password. The
+ * load's command line (which every local user reads) never holds the
+ * URLs: they come in its environment, or as a file only its owner reads.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,17 +34,21 @@ struct fixture {
 	char exe[128];
 };
 
-/* The stand-in: logs its arguments, counts the loads running with it,
- * sleeps when the file's name says slow, exits 7 when it says fail. */
+/* The stand-in: logs its command line as /proc shows it to anyone and
+ * the URLs of its environment, counts the loads running with it, sleeps
+ * when the file's name (its last argument) says slow, exits 7 when it
+ * says fail. */
 static const char script[] =
 	"#!/bin/sh\n"
 	"d=$(dirname \"$0\")\n"
-	"echo \"$1 $2 $3 $4\" >>\"$d/calls\"\n"
+	"echo \"$(tr '\\0' ' ' </proc/$$/cmdline)\" >>\"$d/calls\"\n"   /* one write: loads run at once */
+	"echo \"${PERFREC_CLICKHOUSE-unset}\" >>\"$d/envs\"\n"
+	"for a; do f=$a; done\n"
 	"touch \"$d/run/$$\"\n"
 	"ls \"$d/run\" | wc -l >>\"$d/conc\"\n"
-	"case \"$4\" in *slow*) sleep 0.5;; *stuck*) exec sleep 30;; *) sleep 0.1;; esac\n"
+	"case \"$f\" in *slow*) sleep 0.5;; *stuck*) exec sleep 30;; *) sleep 0.1;; esac\n"
 	"rm -f \"$d/run/$$\"\n"
-	"case \"$4\" in *fail*) exit 7;; esac\n"
+	"case \"$f\" in *fail*) exit 7;; esac\n"
 	"exit 0\n";
 
 static int setup(void **state)
@@ -149,12 +155,16 @@ static void test_each_file_once_two_at_a_time(void **state)
 	assert_int_equal(st.failed, 0);
 	calls = slurp(f, "calls");
 	for (int i = 0; i < 5; i++) {
-		/* the URLs as given, password included: the loader needs it */
-		snprintf(line, sizeof(line), "load --clickhouse " URLS " /archive/h%d/s.prec\n", i);
+		/* the command line names the file, never the URLs */
+		snprintf(line, sizeof(line), "load /archive/h%d/s.prec \n", i);
 		c = strstr(calls, line);
 		assert_non_null(c);
 		assert_null(strstr(c + 1, line));
 	}
+	assert_null(strstr(calls, "secret"));
+	assert_null(strstr(calls, "127.0.0.1"));
+	/* the URLs as given, password included, in each load's environment */
+	assert_string_equal(slurp(f, "envs"), URLS "\n" URLS "\n" URLS "\n" URLS "\n" URLS "\n");
 	for (c = slurp(f, "conc"); *c; c = strchr(c, '\n') + 1)
 		max = atoi(c) > max ? atoi(c) : max;
 	assert_in_range(max, 1, 2);
@@ -206,6 +216,48 @@ static void test_stop_waits_then_stops(void **state)
 				"killed by signal 15 (try 1 of 4); left for a manual"));
 }
 
+/* --clickhouse-file: the load reads the file (its name, not the URLs, on
+ * the command line; an inherited PERFREC_CLICKHOUSE is not passed on), and
+ * a file others may read is refused before any load. */
+static void test_urls_file(void **state)
+{
+	struct fixture *f = *state;
+	struct rec_archive_loader_opts o = REC_ARCHIVE_LOADER_OPTS_INIT;
+	struct rec_archive_loader *l;
+	char file[160], line[512];
+	FILE *fp;
+
+	snprintf(file, sizeof(file), "%s/urls", f->dir);
+	fp = fopen(file, "w");
+	assert_non_null(fp);
+	fputs(URLS "\n", fp);
+	fclose(fp);
+	chmod(file, 0640);
+	o.urls_file = file;
+	o.analyzer = f->exe;
+	assert_int_equal(rec_archive_loader_new(&o, &l), -EINVAL);
+	snprintf(line, sizeof(line), "--clickhouse-file %s is open to others than its owner "
+		 "(mode 640) and may hold passwords: chmod 600 %s", file, file);
+	assert_non_null(strstr(logcap_err(), line));
+	o.urls = URLS;   /* both: refused */
+	chmod(file, 0600);
+	assert_int_equal(rec_archive_loader_new(&o, &l), -EINVAL);
+	o.urls = NULL;
+	assert_int_equal(rec_archive_loader_new(&o, &l), 0);
+	setenv("PERFREC_CLICKHOUSE", "http://inherited:1", 1);
+	assert_int_equal(rec_archive_loader_add(l, "/archive/h/s.prec"), 0);
+	assert_int_equal(rec_archive_loader_add(l, "/archive/h/fail.prec"), 0);
+	poll_until(l, one_failed);
+	unsetenv("PERFREC_CLICKHOUSE");
+	snprintf(line, sizeof(line), "load --clickhouse-file %s /archive/h/s.prec \n", file);
+	assert_non_null(strstr(slurp(f, "calls"), line));
+	assert_string_equal(slurp(f, "envs"), "unset\nunset\n");
+	rec_archive_loader_free(l);
+	snprintf(line, sizeof(line), "load it with perfrec-analyze load --clickhouse-file %s "
+		 "/archive/h/fail.prec", file);
+	assert_non_null(strstr(logcap_all(), line));
+}
+
 static void test_missing_analyzer_refused(void **state)
 {
 	struct fixture *f = *state;
@@ -231,6 +283,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_each_file_once_two_at_a_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_logged_and_queued_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_waits_then_stops, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_urls_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_analyzer_refused, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
