@@ -26,6 +26,9 @@ grep -q "max_payload" "$d"/nats/n1.conf && fail "the servers' config sets max_pa
 port=$(nats_free_ports 1)
 
 start_collector() {
+  # the log exists before the count below reads it (the background
+  # redirection may create it only later: an empty count never grows)
+  : >>"$d/coll.log"
   "$perfrec" collect --listen "127.0.0.1:$port" --nats "$NATS_URLS" 2>>"$d/coll.log" &
   coll=$!
   pids+=("$coll")
