@@ -9,8 +9,12 @@
  * Names are looked up once per callchain node, not per sample: a frame's
  * samples that share (pid, ip, misc, interned callchain, the count the
  * writer cut from it, comm) name the same stack, so the first of them is
- * resolved and its key kept in `chains`, and the others only add to that
- * key's counts. The table
+ * resolved and its stack kept in `chains`, and the others only add to that
+ * stack's counts. Folded stacks are counted per node of a tree of the
+ * trace's names (comm, then the frames from the outermost), so a stack
+ * met again in a later frame costs a lookup per frame name, not a string
+ * built and interned; the tree becomes the lines' string keys once, when
+ * the trace ends. The table
  * restarts with every frame (callchain ids are the frame's own, SPEC.md);
  * a frame spans about a second, so a mapping replaced inside one frame at
  * the same address names that frame's later samples as its first. Samples
@@ -72,7 +76,8 @@ struct chainkey {
 };
 
 struct chainval {
-	const char *key;                /* interned stack key */
+	const char *key;                /* interned stack key (pprof) */
+	uint32_t node;                  /* the stack's node (folded) */
 	uint64_t cut_chains, cut_frames;   /* what resolving it added to s->cut */
 };
 
@@ -91,6 +96,8 @@ struct ana_export {
 	struct buf key;
 	struct prec_hashmap stacks;     /* const char * key -> struct agg */
 	struct prec_hashmap chains;     /* struct chainkey -> struct chainval */
+	struct prec_hashmap nodes;      /* struct nodekey -> struct agg (folded;
+					 * the trace's names) */
 	uint64_t chains_frame;          /* frame_offset chains holds ids of */
 	/* pprof tables */
 	struct prec_hashmap locs;       /* {dso, sym} -> uint64 id */
@@ -101,6 +108,13 @@ struct ana_export {
 
 struct lockey {
 	const char *dso, *sym;
+};
+
+/* A node of the folded stack tree: its parent's id (index + 1, 0 for
+ * the comm at the root) and its name. */
+struct nodekey {
+	uint64_t parent;
+	const char *name;
 };
 
 /* Folded frames may not contain ';' and should not end in a space count:
@@ -154,48 +168,29 @@ static int loc_id(struct ana_export *st, const struct ana_loc *fr, uint64_t *id)
 	return 0;
 }
 
-/* The stack key of frames[0..n) under comm, interned in the export's
- * pool: the folded line ("host;" first when the dataset has several
- * hosts), or [host "\x1e"] comm "\x1f" and location ids for pprof. NULL
- * when out of memory. */
+/* The pprof stack key of frames[0..n) under comm, interned in the
+ * export's pool: [host "\x1e"] comm "\x1f" and location ids, leaf first
+ * (folded stacks are keyed by fold_nodes()). NULL when out of memory. */
 static const char *stack_key(struct ana_export *st, const char *comm, int n)
 {
-	struct ana_trace *s = st->s;
 	st->key.len = 0;
 	int ret = 0;
-	if (!st->pprof) {
-		if (st->host)
-			ret = add_frame_name(&st->key, st->host);
-		if (!ret && st->host)
-			ret = buf_add(&st->key, ";", 1);
-		if (!ret)
-			ret = add_frame_name(&st->key, comm);
-		for (int i = n - 1; !ret && i >= 0; i--) {
-			const char *name = ana_frame_name(s, &st->frames[i]);
-			if (!name)
-				return NULL;
-			ret = buf_add(&st->key, ";", 1);
-			if (!ret)
-				ret = add_frame_name(&st->key, name);
-		}
-	} else {
-		if (st->host)
-			ret = add_label(&st->key, st->host);
-		if (!ret && st->host)
-			ret = buf_add(&st->key, "\x1e", 1);
-		if (!ret)
-			ret = add_label(&st->key, comm);
-		if (!ret)
-			ret = buf_add(&st->key, "\x1f", 1);
-		for (int i = 0; !ret && i < n; i++) {
-			uint64_t id;
-			char num[24];
-			ret = loc_id(st, &st->frames[i], &id);
-			if (ret)
-				break;
-			int len = snprintf(num, sizeof(num), "%s%" PRIu64, i ? "," : "", id);
-			ret = buf_add(&st->key, num, (size_t)len);
-		}
+	if (st->host)
+		ret = add_label(&st->key, st->host);
+	if (!ret && st->host)
+		ret = buf_add(&st->key, "\x1e", 1);
+	if (!ret)
+		ret = add_label(&st->key, comm);
+	if (!ret)
+		ret = buf_add(&st->key, "\x1f", 1);
+	for (int i = 0; !ret && i < n; i++) {
+		uint64_t id;
+		char num[24];
+		ret = loc_id(st, &st->frames[i], &id);
+		if (ret)
+			break;
+		int len = snprintf(num, sizeof(num), "%s%" PRIu64, i ? "," : "", id);
+		ret = buf_add(&st->key, num, (size_t)len);
 	}
 	return ret ? NULL : ana_strpool_intern_n(st->pool, st->key.p, st->key.len);
 }
@@ -209,6 +204,106 @@ static int add_stack(struct ana_export *st, const char *k, uint64_t count, uint6
 	a->period += weight;
 	st->total++;
 	return 0;
+}
+
+/* The folded stack tree's node of frames[0..n) under comm: 0 when out of
+ * memory. */
+static uint32_t stack_node(struct ana_export *st, const char *comm, int n)
+{
+	uint32_t id = 0;
+	for (int i = n; i >= 0; i--) {   /* i == n: the comm */
+		struct nodekey k;
+		memset(&k, 0, sizeof(k));
+		k.parent = id;
+		k.name = i == n ? comm : ana_frame_name(st->s, &st->frames[i]);
+		if (!k.name)
+			return 0;
+		struct agg *a = prec_hashmap_get(&st->nodes, &k, NULL);
+		if (!a)
+			return 0;
+		id = (uint32_t)prec_hashmap_index(&st->nodes, a) + 1;
+	}
+	return id;
+}
+
+/* One stack of frames[0..n) under comm counted: by node (folded) or by
+ * key (pprof); *cv, when given, keeps which for the chain's next samples. */
+static int count_frames(struct ana_export *st, const char *comm, int n,
+			uint64_t count, uint64_t weight, struct chainval *cv)
+{
+	if (st->pprof) {
+		const char *k = stack_key(st, comm, n);
+		if (!k)
+			return -ENOMEM;
+		if (cv)
+			cv->key = k;
+		return add_stack(st, k, count, weight);
+	}
+	uint32_t id = stack_node(st, comm, n);
+	if (!id)
+		return -ENOMEM;
+	if (cv)
+		cv->node = id;
+	struct agg *a = prec_hashmap_val(&st->nodes, id - 1);
+	a->samples += count;
+	a->period += weight;
+	st->total++;
+	return 0;
+}
+
+static int count_again(struct ana_export *st, const struct chainval *cv,
+		       uint64_t count, uint64_t weight)
+{
+	if (st->pprof)
+		return add_stack(st, cv->key, count, weight);
+	struct agg *a = prec_hashmap_val(&st->nodes, cv->node - 1);
+	a->samples += count;
+	a->period += weight;
+	st->total++;
+	return 0;
+}
+
+/* The trace's folded stack tree into the stacks' string keys, the
+ * folded lines ("host;" first when the dataset has several hosts, then
+ * the comm and the frames from the outermost): each counted node once.
+ * Empties the tree. */
+static int fold_nodes(struct ana_export *st)
+{
+	const char *names[MAX_FRAMES + 2];
+	int ret = 0;
+	for (size_t i = 0; i < prec_hashmap_count(&st->nodes) && !ret; i++) {
+		const struct agg *a = prec_hashmap_val(&st->nodes, i);
+		if (!a->samples && !a->period)
+			continue;
+		size_t depth = 0;
+		for (uint64_t id = i + 1; id && depth < MAX_FRAMES + 2;) {
+			const struct nodekey *k = prec_hashmap_key(&st->nodes, (size_t)id - 1);
+			names[depth++] = k->name;
+			id = k->parent;
+		}
+		st->key.len = 0;
+		if (st->host) {
+			ret = add_frame_name(&st->key, st->host);
+			if (!ret)
+				ret = buf_add(&st->key, ";", 1);
+		}
+		for (size_t j = depth; j-- > 0 && !ret;) {
+			if (j != depth - 1)
+				ret = buf_add(&st->key, ";", 1);
+			if (!ret)
+				ret = add_frame_name(&st->key, names[j]);
+		}
+		const char *k = ret ? NULL : ana_strpool_intern_n(st->pool, st->key.p, st->key.len);
+		struct agg *to = k ? prec_hashmap_get(&st->stacks, &k, NULL) : NULL;
+		if (!to) {
+			ret = -ENOMEM;
+			break;
+		}
+		to->samples += a->samples;
+		to->period += a->period;
+	}
+	prec_hashmap_clear(&st->nodes);
+	return ret;
 }
 
 static int on_packet(void *ctx, const struct prec_packet *p)
@@ -262,22 +357,23 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 			if (!created) {
 				s->cut.chains += cv->cut_chains;
 				s->cut.frames += cv->cut_frames;
-				return add_stack(st, cv->key, count, weight);
+				return count_again(st, cv, count, weight);
 			}
 			uint64_t cc = s->cut.chains, cf = s->cut.frames;
 			/* cv moves when a later insert grows the table: it is
-			 * filled before anything else is added */
+			 * filled from a copy once the stack is counted */
+			struct chainval v;
+			memset(&v, 0, sizeof(v));
 			n = ana_resolve_sample(s, p, st->frames, MAX_FRAMES);
-			const char *k = n < 0 ? NULL : stack_key(st, comm, n);
-			if (!k) {
+			int ret = n < 0 ? n : count_frames(st, comm, n, count, weight, &v);
+			if (ret < 0) {
 				prec_hashmap_clear(&st->chains);   /* no half-filled entry */
-				return n < 0 ? n : -ENOMEM;
+				return ret;
 			}
-			cv = prec_hashmap_find(&st->chains, &ck);
-			cv->key = k;
-			cv->cut_chains = s->cut.chains - cc;
-			cv->cut_frames = s->cut.frames - cf;
-			return add_stack(st, k, count, weight);
+			v.cut_chains = s->cut.chains - cc;
+			v.cut_frames = s->cut.frames - cf;
+			*(struct chainval *)prec_hashmap_find(&st->chains, &ck) = v;
+			return 0;
 		}
 		n = ana_resolve_sample(s, p, st->frames, MAX_FRAMES);
 		if (n < 0)
@@ -285,8 +381,7 @@ static int on_packet(void *ctx, const struct prec_packet *p)
 	} else {
 		return 0;
 	}
-	const char *k = stack_key(st, comm, n);
-	return k ? add_stack(st, k, count, weight) : -ENOMEM;
+	return count_frames(st, comm, n, count, weight, NULL);
 }
 
 static int cmp_strp(const void *a, const void *b)
@@ -606,6 +701,7 @@ int ana_export_new(struct ana_export **out, int pprof, int off_cpu,
 	st->wall_lo = UINT64_MAX;
 	prec_hashmap_init(&st->stacks, sizeof(const char *), sizeof(struct agg));
 	prec_hashmap_init(&st->chains, sizeof(struct chainkey), sizeof(struct chainval));
+	prec_hashmap_init(&st->nodes, sizeof(struct nodekey), sizeof(struct agg));
 	prec_hashmap_init(&st->locs, sizeof(struct lockey), sizeof(uint64_t));
 	prec_hashmap_init(&st->maps, sizeof(const char *), sizeof(uint64_t));
 	st->frames = calloc(MAX_FRAMES, sizeof(*st->frames));
@@ -649,6 +745,7 @@ int ana_export_add(struct ana_export *st, struct ana_trace *s, const char *host)
 		return -ENOMEM;
 	/* callchain ids and comm pointers are the trace's own */
 	prec_hashmap_clear(&st->chains);
+	prec_hashmap_clear(&st->nodes);
 	st->chains_frame = UINT64_MAX;
 	int ret = value_type(st, s);
 	if (ret < 0)
@@ -663,6 +760,11 @@ int ana_export_add(struct ana_export *st, struct ana_trace *s, const char *host)
 					   PERFREC__PACKET__DATA_SAMPLE));
 	ret = ana_trace_scan(s, "export", on_packet, st);
 	ana_trace_set_kinds(s, 0);
+	if (!st->pprof) {
+		int r2 = fold_nodes(st);   /* empties the tree whatever ret is */
+		if (ret >= 0)
+			ret = r2;
+	}
 	prec_hashmap_clear(&st->chains);
 	st->s = NULL;
 	return ret;
@@ -681,6 +783,7 @@ void ana_export_free(struct ana_export *st)
 	free(st->key.p);
 	prec_hashmap_release(&st->stacks);
 	prec_hashmap_release(&st->chains);
+	prec_hashmap_release(&st->nodes);
 	prec_hashmap_release(&st->locs);
 	prec_hashmap_release(&st->maps);
 	free(st);

@@ -22,6 +22,7 @@ struct em {
 	char *buf;
 	size_t len, cap;
 	int err;
+	uint64_t flushes;   /* em_flush() calls: a buffer position is stale after one */
 	/* Decimal text of the switch line's numbers that repeat line after
 	 * line (see switch_line): the seconds of the time, and pids and
 	 * tids in a direct-mapped table. */
@@ -29,12 +30,18 @@ struct em {
 	uint8_t sec_len;
 	char sec_s[20];
 	struct { uint32_t v; uint8_t len; char s[11]; } dec[256];
+	/* A sample's event value as written (bare or quoted), made once per
+	 * event name: the trace's names are stable pointers for the run. */
+	const char *ev_name;
+	size_t ev_len;
+	char ev_s[128];
 };
 
 #define EM_FLUSH_AT (64u * 1024u)
 
 static void em_flush(struct em *e)
 {
+	e->flushes++;
 	if (e->len && fwrite(e->buf, 1, e->len, e->f) != e->len)
 		e->err = -EIO;
 	e->len = 0;
@@ -57,6 +64,16 @@ static void put(struct em *e, const char *s, size_t n)
 static void puts_(struct em *e, const char *s)
 {
 	put(e, s, strlen(s));
+}
+
+/* Where n bytes can be written in the buffer (flushed first when it
+ * lacks them); the caller then sets e->len past what it wrote. n must not
+ * exceed the buffer's size (fixed-width numbers only). */
+static char *room(struct em *e, size_t n)
+{
+	if (e->cap - e->len < n)
+		em_flush(e);
+	return e->buf + e->len;
 }
 
 static void putc_(struct em *e, char ch)
@@ -92,14 +109,17 @@ static char *w_u32(char *w, uint32_t v)
 	return w + n;
 }
 
-/* Exactly 9 digits, zero-padded (nanoseconds of a second). */
+/* Exactly 9 digits, zero-padded (nanoseconds of a second): the high 5
+ * and low 4 digits apart, so the two chains of divisions overlap. */
 static char *w_nine(char *w, uint32_t v)
 {
-	for (int i = 7; i >= 0; i -= 2) {
-		memcpy(w + i, digit_pairs + 2 * (v % 100), 2);
-		v /= 100;
-	}
-	w[0] = (char)('0' + v);
+	uint32_t hi = v / 10000, lo = v % 10000;
+	w[0] = (char)('0' + hi / 10000);
+	hi %= 10000;
+	memcpy(w + 1, digit_pairs + 2 * (hi / 100), 2);
+	memcpy(w + 3, digit_pairs + 2 * (hi % 100), 2);
+	memcpy(w + 5, digit_pairs + 2 * (lo / 100), 2);
+	memcpy(w + 7, digit_pairs + 2 * (lo % 100), 2);
 	return w + 9;
 }
 
@@ -124,8 +144,8 @@ static char *w_u64(char *w, uint64_t v)
 
 static void putu(struct em *e, uint64_t v)
 {
-	char t[24];
-	put(e, t, (size_t)(w_u64(t, v) - t));
+	char *w = room(e, 20);
+	e->len = (size_t)(w_u64(w, v) - e->buf);
 }
 
 static void puti(struct em *e, int64_t v)
@@ -148,14 +168,13 @@ static const char hex_pairs[513] =
 	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
 	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 
-static void putx(struct em *e, uint64_t v)
+/* 0x and v's hex digits at w (at most 18 bytes). */
+static char *w_hex(char *w, uint64_t v)
 {
-	char t[18];
 	int n = v ? (67 - __builtin_clzll(v)) >> 2 : 1;   /* hex digits */
-	size_t len = 2 + (size_t)n;
-	char *end = t + len;
-	t[0] = '0';
-	t[1] = 'x';
+	char *end = w + 2 + n, *r = end;
+	w[0] = '0';
+	w[1] = 'x';
 	for (; n >= 2; n -= 2) {
 		end -= 2;
 		memcpy(end, hex_pairs + 2 * (v & 0xff), 2);
@@ -163,7 +182,13 @@ static void putx(struct em *e, uint64_t v)
 	}
 	if (n)
 		end[-1] = hex_pairs[2 * (v & 0xf) + 1];
-	put(e, t, len);
+	return r;
+}
+
+static void putx(struct em *e, uint64_t v)
+{
+	char *w = room(e, 18);
+	e->len = (size_t)(w_hex(w, v) - e->buf);
 }
 
 /* JSON's escapes in both modes; a byte that is not UTF-8 is U+FFFD in
@@ -283,9 +308,8 @@ static void boolean(struct em *e, const char *k, int v)
 }
 
 /* Text: quoted unless bare() (empty values are quoted too). */
-static void str(struct em *e, const char *k, const char *v)
+static void value(struct em *e, const char *v)
 {
-	key(e, k);
 	if (!v)
 		v = "";
 	if (!e->json && bare(v))
@@ -294,9 +318,33 @@ static void str(struct em *e, const char *k, const char *v)
 		put_quoted(e, v);
 }
 
+static void str(struct em *e, const char *k, const char *v)
+{
+	key(e, k);
+	value(e, v);
+}
+
 static void bytes_len(struct em *e, const char *k, size_t n)
 {
 	u64(e, k, n);
+}
+
+/* A callchain's ips, straight into the buffer: a sample's chain is
+ * most of its line. */
+static void hexlist(struct em *e, const uint64_t *v, size_t n)
+{
+	int json = e->json;
+	for (size_t i = 0; i < n; i++) {
+		char *w = room(e, 21);
+		if (i)
+			*w++ = ',';
+		if (json)
+			*w++ = '"';
+		w = w_hex(w, v[i]);
+		if (json)
+			*w++ = '"';
+		e->len = (size_t)(w - e->buf);
+	}
 }
 
 static void ulist(struct em *e, const char *k, const uint64_t *v, size_t n, int as_hex)
@@ -304,6 +352,10 @@ static void ulist(struct em *e, const char *k, const uint64_t *v, size_t n, int 
 	key(e, k);
 	if (e->json)
 		putc_(e, '[');
+	if (as_hex) {
+		hexlist(e, v, n);
+		n = 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			putc_(e, ',');
@@ -388,10 +440,30 @@ static void event_fields(struct em *e, const Perfrec__EventDesc *d)
 	}
 }
 
+/* The event field of a sample: its value rendered once per name and
+ * kept in e->ev_s when it fits (a flush while writing it leaves it out). */
+static void event_field(struct em *e, const char *name)
+{
+	key(e, "event");
+	if (name && name == e->ev_name) {
+		put(e, e->ev_s, e->ev_len);
+		return;
+	}
+	size_t v0 = e->len;
+	uint64_t flushes = e->flushes;
+	value(e, name);
+	e->ev_name = NULL;
+	if (name && flushes == e->flushes && e->len - v0 <= sizeof(e->ev_s)) {
+		e->ev_len = e->len - v0;
+		memcpy(e->ev_s, e->buf + v0, e->ev_len);
+		e->ev_name = name;
+	}
+}
+
 static void sample_fields(struct em *e, struct ana_trace *s,
 			  const struct prec_packet *p, const Perfrec__Sample *m)
 {
-	str(e, "event", ana_trace_event_name(s, ana_trace_event_of(s, m->id)));
+	event_field(e, ana_trace_event_name(s, ana_trace_event_of(s, m->id)));
 	u64(e, "cpu", m->cpu);
 	u64(e, "pid", m->pid);
 	u64(e, "tid", m->tid);
@@ -782,17 +854,12 @@ static void line(struct em *e, struct ana_trace *s, const struct prec_packet *p)
 		fields(e, s, p);
 		put(e, "}\n", 2);
 	} else {
-		char frac[10];
-		uint64_t ns = p->time % 1000000000u;
-		for (int i = 8; i >= 0; i--) {
-			frac[i] = (char)('0' + ns % 10);
-			ns /= 10;
-		}
-		frac[9] = ' ';
-		putu(e, p->time / 1000000000u);
-		putc_(e, '.');
-		put(e, frac, 10);
-		putc_(e, 's');
+		char *w = room(e, 32);
+		w = w_sec(e, w, p->time / 1000000000u);
+		*w++ = '.';
+		w = w_nine(w, (uint32_t)(p->time % 1000000000u));
+		w = W_LIT(w, " s");
+		e->len = (size_t)(w - e->buf);
 		putu(e, p->stream);
 		putc_(e, ' ');
 		puts_(e, ana_kind_name(kind));

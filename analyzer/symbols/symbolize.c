@@ -3,8 +3,10 @@
  *
  * Why it looks like this: the analyzer streams a trace, so pass 1 only
  * appends copies of the few packet kinds it needs (Mmap, fork/exec
- * TaskEvents, SymbolTable chunks) to flat arrays; ana_symbols_finish()
- * sorts them once, links every mapping to its object and (optionally)
+ * TaskEvents, SymbolTable chunks) to flat arrays, a mapping's file (path
+ * and build-id) kept once however many mappings name it: the mappings are
+ * what grows with a system-wide trace's length. ana_symbols_finish()
+ * sorts them once, links every file to its object and (optionally)
  * replaces embedded symbols by richer ones from a --symfs directory. After
  * finish nothing is modified, so ana_symbols_resolve() only reads and may
  * be called from several threads at once.
@@ -39,6 +41,7 @@
 
 #include "analyzer/symbols/debuginfod.h"
 #include "format/base/elf.h"
+#include "format/base/hashmap.h"
 #include "format/reader.h"
 #include "format/unwind/cfi.h"
 
@@ -166,16 +169,27 @@ struct obj {
 	struct prec_cfi_table *cfi;   /* built by finish() */
 };
 
+/* A file that mappings name: its path and build-id, kept once however
+ * many processes map it (a system-wide trace maps libc thousands of
+ * times), with the object finish() links it to. */
+struct mfile {
+	const char *path;
+	const uint8_t *bid;
+	size_t bid_len;
+	uint64_t h;
+	struct obj *obj;          /* linked by finish(); NULL = no table */
+};
+
+/* One Mmap packet: what lookups by pid, address and time read, and its
+ * file by index (56 bytes: a trace holds one per mapping of every process
+ * it saw). */
 struct map {
 	uint32_t pid;
+	uint32_t file;            /* index in ana_symbols.files */
 	uint64_t start, end, pgoff, time, seq;
 	/* largest end among this pid's maps up to this one (in sorted
 	 * order): a backward scan for ip stops where max_end <= ip */
 	uint64_t max_end;
-	const char *path;
-	const uint8_t *bid;
-	size_t bid_len;
-	struct obj *obj;          /* linked by finish(); NULL = no table */
 };
 
 enum { EV_FORK, EV_EXEC };
@@ -200,6 +214,9 @@ struct ana_symbols {
 
 	struct map *maps;
 	size_t nmaps, cmaps;
+	struct mfile *files;
+	size_t nfiles, cfiles;
+	struct prec_hashidx fidx;   /* (path, build-id) -> files[] */
 	struct task_ev *evs;
 	size_t nevs, cevs;
 	struct obj **objs;
@@ -241,6 +258,8 @@ void ana_symbols_free(struct ana_symbols *s)
 		obj_free(s->objs[i]);
 	free(s->objs);
 	free(s->maps);
+	free(s->files);
+	prec_hashidx_release(&s->fidx);
 	free(s->evs);
 	free(s->by_bid);
 	free(s->by_path);
@@ -277,37 +296,84 @@ static const uint8_t *copy_bytes(struct arena *a, const ProtobufCBinaryData *b)
 	return d;
 }
 
+static int bid_eq(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+	return al == bl && (!al || memcmp(a, b, al) == 0);
+}
+
+static uint64_t file_hash(const void *ctx, size_t i)
+{
+	return ((const struct ana_symbols *)ctx)->files[i].h;
+}
+
+/* The index of the file (path, bid) in s->files, added when new: 0 or
+ * more, or -ENOMEM. */
+static long file_of(struct ana_symbols *s, const char *path,
+		    const ProtobufCBinaryData *bid)
+{
+	size_t plen = strlen(path);
+	uint64_t h = prec_hash_bytes(path, plen) ^
+		     prec_hash_u64(bid->len ? prec_hash_bytes(bid->data, bid->len) : 0);
+	size_t k;
+
+	if (s->nfiles) {
+		for (k = prec_hashidx_start(&s->fidx, h); s->fidx.slots[k];
+		     k = prec_hashidx_next(&s->fidx, k)) {
+			const struct mfile *f = &s->files[s->fidx.slots[k] - 1];
+
+			if (f->h == h && bid_eq(f->bid, f->bid_len, bid->data, bid->len) &&
+			    !strcmp(f->path, path))
+				return (long)(s->fidx.slots[k] - 1);
+		}
+	}
+	if (s->nfiles >= UINT32_MAX ||
+	    grow((void **)&s->files, &s->cfiles, s->nfiles + 1, sizeof(*s->files)) ||
+	    prec_hashidx_reserve(&s->fidx, s->nfiles, 64, file_hash, s))
+		return -ENOMEM;
+	struct mfile *f = &s->files[s->nfiles];
+	memset(f, 0, sizeof(*f));
+	f->h = h;
+	if (!(f->path = arena_strdup(&s->arena, path)))
+		return -ENOMEM;
+	if (bid->len) {
+		if (!(f->bid = copy_bytes(&s->arena, bid)))
+			return -ENOMEM;
+		f->bid_len = bid->len;
+	}
+	for (k = prec_hashidx_start(&s->fidx, h); s->fidx.slots[k];
+	     k = prec_hashidx_next(&s->fidx, k))
+		;
+	s->fidx.slots[k] = (uint32_t)++s->nfiles;
+	return (long)(s->nfiles - 1);
+}
+
 static int add_mmap(struct ana_symbols *s, const struct prec_packet *p)
 {
 	const Perfrec__Mmap *m = p->pkt->mmap;
 	const char *name = NULL;
 	struct map *mp;
+	long file;
 	int ret;
 
 	if (!m || !m->len || m->start + m->len < m->start)
 		return 0;   /* nothing to map (or wraps): ignore */
 	if (m->filename && p->frame)
 		name = prec_frame_string(p->frame, m->filename);
+	file = file_of(s, name ? name : "[unknown]", &m->build_id);
+	if (file < 0)
+		return (int)file;
 	ret = grow((void **)&s->maps, &s->cmaps, s->nmaps + 1, sizeof(*s->maps));
 	if (ret)
 		return ret;
 	mp = &s->maps[s->nmaps];
 	memset(mp, 0, sizeof(*mp));
 	mp->pid = m->pid;
+	mp->file = (uint32_t)file;
 	mp->start = m->start;
 	mp->end = m->start + m->len;
 	mp->pgoff = m->pgoff;
 	mp->time = p->time;
 	mp->seq = s->seq++;
-	mp->path = arena_strdup(&s->arena, name ? name : "[unknown]");
-	if (!mp->path)
-		return -ENOMEM;
-	if (m->build_id.len) {
-		mp->bid = copy_bytes(&s->arena, &m->build_id);
-		if (!mp->bid)
-			return -ENOMEM;
-		mp->bid_len = m->build_id.len;
-	}
 	s->nmaps++;
 	return 0;
 }
@@ -336,11 +402,6 @@ static int add_task(struct ana_symbols *s, const struct prec_packet *p)
 	e->seq = s->seq++;
 	e->kind = kind;
 	return 0;
-}
-
-static int bid_eq(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
-{
-	return al == bl && (!al || memcmp(a, b, al) == 0);
 }
 
 static int same_obj(const struct obj *o, int kind, const char *path,
@@ -886,40 +947,38 @@ static int richer_load(struct ana_symbols *s, const char *path,
 	return got;
 }
 
-static int cmp_map_obj(const void *pa, const void *pb)
+static int cmp_file(const void *pa, const void *pb)
 {
-	const struct map *a = *(struct map *const *)pa;
-	const struct map *b = *(struct map *const *)pb;
+	const struct mfile *a = *(struct mfile *const *)pa;
+	const struct mfile *b = *(struct mfile *const *)pb;
 	int c = strcmp(a->path, b->path);
 
 	return c ? c : cmp_bid(a->bid, a->bid_len, b->bid, b->bid_len);
 }
 
-/* For every object a mapping names (once per path and build-id), look in
- * symfs and debuginfod (richer_load); a hit overrides the embedded table (or creates one for an object
- * the trace lacks). */
+/* For every file a mapping names (each path and build-id once, in their
+ * order), look in symfs and debuginfod (richer_load); a hit overrides the
+ * embedded table (or creates one for an object the trace lacks). */
 static int apply_symfs(struct ana_symbols *s)
 {
-	struct map **order;
+	struct mfile **order;
 	int ret = 0;
 
-	if (!s->nmaps)
+	if (!s->nfiles)
 		return 0;
-	order = malloc(s->nmaps * sizeof(*order));
+	order = malloc(s->nfiles * sizeof(*order));
 	if (!order)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->nmaps; i++)
-		order[i] = &s->maps[i];
-	sort(order, s->nmaps, sizeof(*order), cmp_map_obj);
-	for (size_t i = 0; i < s->nmaps; i++) {
-		struct map *m = order[i];
+	for (size_t i = 0; i < s->nfiles; i++)
+		order[i] = &s->files[i];
+	sort(order, s->nfiles, sizeof(*order), cmp_file);
+	for (size_t i = 0; i < s->nfiles; i++) {
+		struct mfile *m = order[i];
 		struct prec_elf e;
 		struct obj *o;
 		int got;
 
 		if (m->path[0] != '/')
-			continue;
-		if (i && cmp_map_obj(&order[i - 1], &order[i]) == 0)
 			continue;
 		o = find_obj(s, m->path, m->bid, m->bid_len);
 		if (o && o->from_symfs)
@@ -1020,9 +1079,9 @@ int ana_symbols_finish(struct ana_symbols *s)
 		if (ret)
 			return ret;
 	}
-	for (size_t i = 0; i < s->nmaps; i++)
-		s->maps[i].obj = find_obj(s, s->maps[i].path, s->maps[i].bid,
-					  s->maps[i].bid_len);
+	for (size_t i = 0; i < s->nfiles; i++)
+		s->files[i].obj = find_obj(s, s->files[i].path, s->files[i].bid,
+					   s->files[i].bid_len);
 	s->finished = 1;
 	return 0;
 }
@@ -1215,14 +1274,15 @@ int ana_symbols_resolve(struct ana_symbols *s, uint32_t pid, uint64_t ip,
 	m = find_map(s, pid, ip, time, 0);
 	if (m) {
 		uint64_t file_off = ip - m->start + m->pgoff;
+		const struct mfile *f = &s->files[m->file];
 
-		out->dso = m->path;
+		out->dso = f->path;
 		out->dso_off = file_off;
-		if (m->obj) {
+		if (f->obj) {
 			const struct sym *sy;
 
-			out->dso_off = obj_vaddr(m->obj, file_off);
-			sy = find_sym(m->obj->syms, m->obj->nsyms, out->dso_off);
+			out->dso_off = obj_vaddr(f->obj, file_off);
+			sy = find_sym(f->obj->syms, f->obj->nsyms, out->dso_off);
 			if (sy) {
 				out->sym = sy->name;
 				out->sym_off = out->dso_off - sy->start;
@@ -1257,9 +1317,9 @@ int ana_symbols_unwind_table(struct ana_symbols *s, uint32_t pid, uint64_t pc,
 	if (!s || !s->finished)
 		return 0;
 	m = find_map(s, pid, pc, time, 0);
-	if (!m || !m->obj || !m->obj->cfi)
+	if (!m || !s->files[m->file].obj || !s->files[m->file].obj->cfi)
 		return 0;
-	*table = m->obj->cfi;
-	*bias = pc - obj_vaddr(m->obj, pc - m->start + m->pgoff);
+	*table = s->files[m->file].obj->cfi;
+	*bias = pc - obj_vaddr(s->files[m->file].obj, pc - m->start + m->pgoff);
 	return 1;
 }

@@ -30,7 +30,13 @@
 # alone, so the rows and symbols do not grow with other processes coming
 # and going, as they do system-wide) for ROUNDS and for LONG rounds
 # (default 5 x ROUNDS), and the peak RSS of report, sched and dump at -j1
-# on each, with the long/short ratio (flat = 1.0).
+# on each, with the long/short ratio (flat = 1.0). Then system-wide
+# (-a -g -F 4000), where processes do come and go: a loop of short
+# pingpong runs (a new process each time) recorded by two perfrec
+# processes started together, one for MEM_SHORT seconds (default 6) and
+# one for 5 x as long, so the short trace is the long one's first part.
+# The peak RSS of a run is the median of RUNS runs here (one run's peak
+# moves with the allocator, not with the trace).
 # Needs root and perf. Not a ctest test: run it by hand.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,6 +44,7 @@ build=${1:-$src/build}
 rounds=${2:-400000}
 runs=${RUNS:-5}
 long_rounds=${LONG:-$((5 * rounds))}
+mem_short=${MEM_SHORT:-6}
 perfrec=$build/recorder/perfrec
 ana=$build/analyzer/perfrec-analyze
 pingpong=$build/tests/pingpong
@@ -175,4 +182,29 @@ for a in report sched dump; do
   s_t=$(time_cmd "$ana" "$a" -j 1 "$tmp/short.prec")
   l_t=$(time_cmd "$ana" "$a" -j 1 "$tmp/long.prec")
   echo "$a $s_t $l_t" | awk '{ printf "  %-8s %12.1f %12.1f %7.2fx\n", $1, $4 / 1024, $7 / 1024, ($4 > 0) ? $7 / $4 : 0 }'
+done
+
+# rss_median CMD...: the median peak RSS in KiB of $runs runs
+rss_median() {
+  for _ in $(seq "$runs"); do
+    /usr/bin/time -f "%M" -o "$tmp/rss" "$@" >/dev/null 2>"$tmp/last.err" ||
+      { echo "command failed: $* ($(tail -2 "$tmp/last.err"))" >&2; exit 1; }
+    cat "$tmp/rss"
+  done | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+}
+echo
+echo "memory in trace length, system-wide (-a -g -F 4000; ${mem_short} s and $((5 * mem_short)) s recorded at once; median peak RSS of $runs runs at -j1):"
+( while [ ! -e "$tmp/stop" ]; do "$pingpong" 20000 50 >/dev/null; done ) &
+loop=$!
+"$perfrec" record -q -a -g -F 4000 -o "$tmp/a_long.prec" -- sleep $((5 * mem_short)) &
+along=$!
+"$perfrec" record -q -a -g -F 4000 -o "$tmp/a_short.prec" -- sleep "$mem_short"
+wait "$along"
+touch "$tmp/stop"
+wait "$loop"
+printf '  %-8s %12s %12s %7s\n' analysis "short MiB" "long MiB" "long/short"
+for a in report sched dump; do
+  s_m=$(rss_median "$ana" "$a" -j 1 "$tmp/a_short.prec")
+  l_m=$(rss_median "$ana" "$a" -j 1 "$tmp/a_long.prec")
+  echo "$a $s_m $l_m" | awk '{ printf "  %-8s %12.1f %12.1f %7.2fx\n", $1, $2 / 1024, $3 / 1024, ($2 > 0) ? $3 / $2 : 0 }'
 done

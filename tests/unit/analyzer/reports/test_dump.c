@@ -6,7 +6,8 @@
  * seconds, pids and tids in a direct-mapped table): values that share a
  * table slot, and seconds that change between lines, must still print as
  * themselves, in text and in JSON (where a time below 2^32 ns is written
- * as it is, not as seconds and nanoseconds).
+ * as it is, not as seconds and nanoseconds). Sample lines keep their
+ * event's text the same way.
  */
 #define _POSIX_C_SOURCE 200809L   /* open_memstream */
 #include <setjmp.h>
@@ -108,10 +109,80 @@ static void test_switch_lines(void **state)
 	prec_sink_free(sink);
 }
 
+/* Sample lines keep the text of the last event name: samples of three
+ * events in turn (a bare name, one that is quoted, one longer than the
+ * kept text) must each show their own name, and their callchains every
+ * ip, in text and in JSON. */
+static void test_sample_lines(void **state)
+{
+	(void)state;
+	char longname[201];
+	memset(longname, 'e', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	const char *names[3] = { "cycles", "my event", longname };
+	struct prec_writer_opts wo = PREC_WRITER_OPTS_INIT;
+	struct prec_sink *sink = prec_sink_mem_new();
+	assert_non_null(sink);
+	struct prec_writer *w = prec_writer_new(sink, &wo);
+	assert_non_null(w);
+	for (int i = 0; i < 3; i++) {
+		Perfrec__Packet p = PERFREC__PACKET__INIT;
+		Perfrec__EventDesc d = PERFREC__EVENT_DESC__INIT;
+		uint64_t id = 10 + (uint64_t)i;
+		d.index = (uint32_t)i;
+		d.name = (char *)names[i];
+		d.sampling = 1;
+		d.group = -1;
+		d.ids = &id;
+		d.n_ids = 1;
+		p.data_case = PERFREC__PACKET__DATA_EVENT;
+		p.event = &d;
+		assert_int_equal(prec_writer_append(w, 0, &p, 1000), 0);
+	}
+	const uint64_t ips[3] = { 0xffffffff81000010ull, 0x401000, 0 };
+	for (int i = 0; i < 9; i++) {
+		Perfrec__Packet p = PERFREC__PACKET__INIT;
+		Perfrec__Sample m = PERFREC__SAMPLE__INIT;
+		m.id = 10 + (uint64_t)(i % 3);
+		m.cpu = 1;
+		m.pid = m.tid = 42;
+		m.ip = 0x400000 + (uint64_t)i;
+		m.period = 1;
+		m.callchain = prec_writer_intern_callchain(w, 1, ips, 3);
+		assert_int_not_equal(m.callchain, 0);
+		p.data_case = PERFREC__PACKET__DATA_SAMPLE;
+		p.sample = &m;
+		assert_int_equal(prec_writer_append(w, 1, &p, 2000000000ull + (uint64_t)i), 0);
+	}
+	assert_int_equal(prec_writer_close(w), 0);
+	size_t len;
+	const void *buf = prec_sink_mem_data(sink, &len);
+	char *text = run_dump(buf, len, ANA_FMT_TEXT, 1);
+	char *json = run_dump(buf, len, ANA_FMT_JSON, 1);
+	for (int i = 0; i < 9; i++) {
+		char want[512];
+		const char *n = names[i % 3];
+		snprintf(want, sizeof(want), "\n2.%09d s1 sample event=%s%s%s cpu=1 pid=42 "
+			 "tid=42 ip=0x%x period=1 callchain=0xffffffff81000010,0x401000,0x0\n",
+			 i, i % 3 == 1 ? "\"" : "", n, i % 3 == 1 ? "\"" : "", 0x400000 + i);
+		expect(text, want);
+		snprintf(want, sizeof(want), "\n{\"time\":%llu,\"stream\":1,\"kind\":\"sample\","
+			 "\"event\":\"%s\",\"cpu\":1,\"pid\":42,\"tid\":42,\"ip\":\"0x%x\","
+			 "\"period\":1,\"callchain\":[\"0xffffffff81000010\",\"0x401000\",\"0x0\"]}\n",
+			 2000000000ull + (unsigned)i, n, 0x400000 + i);
+		expect(json, want);
+	}
+	free(text);
+	free(json);
+	prec_writer_free(w);
+	prec_sink_free(sink);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_switch_lines),
+		cmocka_unit_test(test_sample_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -313,6 +313,46 @@ static void test_elf_tables(void **state)
 	tw_free(&t);
 }
 
+/* Mappings keep each file (path and build-id) once: processes that map
+ * one path with two different build-ids (an upgrade between their starts)
+ * still name each its own table, and the ones that share a file share
+ * its symbols, over many frames (where the path's string iid changes). */
+static void test_shared_files(void **state)
+{
+	static const uint8_t v1[4] = { 1, 2, 3, 4 }, v2[4] = { 1, 2, 3, 5 };
+	struct tsym s1[] = { { 0x100, 0x40, "old_func" } };
+	struct tsym s2[] = { { 0x100, 0x40, "new_func" } };
+	struct tab_opts o1 = { 0 }, o2 = { 0 };
+	struct ana_symbols *s;
+	struct ana_sym o;
+	struct tw t;
+
+	(void)state;
+	tw_open(&t);
+	o1.bid = v1;
+	o1.bid_len = 4;
+	o2.bid = v2;
+	o2.bid_len = 4;
+	symtab_pkt(&t, PERFREC__SYMBOL_TABLE__KIND__ELF, "/lib/x.so", &o1, s1, 1);
+	symtab_pkt(&t, PERFREC__SYMBOL_TABLE__KIND__ELF, "/lib/x.so", &o2, s2, 1);
+	for (uint32_t pid = 1; pid <= 40; pid++) {
+		mmap_pkt(&t, pid, 0x7000, 0x1000, 0, "/lib/x.so", pid % 2 ? v1 : v2, 4, 10);
+		mmap_pkt(&t, pid, 0x9000, 0x1000, 0, pid % 3 ? "/lib/y.so" : "/lib/z.so",
+			 NULL, 0, 10);
+	}
+	s = load(&t, NULL);
+	for (uint32_t pid = 1; pid <= 40; pid++) {
+		assert_int_equal(ana_symbols_resolve(s, pid, 0x7110, 0, 20, &o), 1);
+		assert_string_equal(o.sym, pid % 2 ? "old_func" : "new_func");
+		assert_string_equal(o.dso, "/lib/x.so");
+		assert_int_equal(ana_symbols_resolve(s, pid, 0x9010, 0, 20, &o), 0);
+		assert_string_equal(o.dso, pid % 3 ? "/lib/y.so" : "/lib/z.so");
+		assert_int_equal(o.dso_off, 0x10);
+	}
+	ana_symbols_free(s);
+	tw_free(&t);
+}
+
 static void test_kernel_and_perfmap(void **state)
 {
 	struct tsym k[] = { { 0xffffffff81000000ull, 0x100, "_stext" },
@@ -482,6 +522,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_maps_over_time),
 		cmocka_unit_test(test_elf_tables),
+		cmocka_unit_test(test_shared_files),
 		cmocka_unit_test(test_kernel_and_perfmap),
 		cmocka_unit_test(test_symfs),
 		cmocka_unit_test(test_damaged_tables),
