@@ -29,7 +29,7 @@ echo "== build + tests (RelWithDebInfo)"
 bash "$src/tests/build.sh" "$src/build" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 run_ctest "$src/build"
 
-echo "== include and call graph (format/, recorder/)"
+echo "== include and call graph (format/, recorder/, analyzer/)"
 bash "$src/tests/include-graph.sh" "$src" "$src/build"
 passed=$((passed + 1))
 
