@@ -16,7 +16,10 @@
  *     binned by ana_tracks;
  *   - the tables of report (top functions, self and children), sched (top
  *     tasks by on-CPU time, per-CPU busy) and counters, rendered from
- *     their documents, and info's in a details block.
+ *     their documents, and info's in a details block; under a selection
+ *     the page recomputes the top functions from the flame trees' per-bin
+ *     data and the tasks' on-CPU time and switch-ins from the shown
+ *     threads' per-bin runs (the "sched" data block).
  * Sizes are bounded whatever the trace length: flame trees by
  * max_nodes, the timeline by buckets x CPUs, the tracks by their bins x
  * the processes and threads shown, tables by top.

@@ -23,6 +23,12 @@
 #     timeline zoom, drag and tooltip, a process track's tooltip, click
 #     (its thread followed in the CPU lanes) and threads opened and
 #     closed, sorting a table.
+#  4. a selection in the address (a time range, a thread, a process):
+#     the flame graph's total is report's over the same samples, the
+#     top-functions table report --children --sort sym,dso's rows, the
+#     tasks table sched's on-CPU time and switch-ins (symprog, and
+#     pingpong's two threads that switch 40,000 times)
+#  5. the call tree's functions against report --children
 #  6. a page over a dataset (root): symprog recorded into files rotated
 #     every second is one page whose flame graph's total, for the whole
 #     and for a time range across a file boundary, is report's over the
@@ -172,6 +178,54 @@ echo "selection tid $tid: page $got, report --tid $want"
 want=$(total --pid "$pid" --time "$range") got=$(shown "t=$a,$b&pid=$pid" sel-pid)
 echo "selection pid $pid in $range s: page $got, report --pid --time $want"
 [ "$got" = "$want" ] || fail "process and time selection: page $got, report $want"
+# The tables follow the same selections: the top functions are report
+# --children --sort sym,dso's rows over the selected samples, exactly
+# (when this page's trees are not pruned, every row is listed), and the
+# tasks table's on-CPU time and switch-ins are sched's over the range
+# (runs are split at bin edges: exact too).
+# tables NAME DOM-NAME TRACE TOLERANCES -- ARGS: the page's tables against
+# report and sched ARGS
+tables() {
+  local name=$1 dom=$2 trace=$3 ftol=$4; shift 5
+  "$ana" report --children --sort sym,dso --csv "$@" "$trace" >"$work/$name-r.csv"
+  # shellcheck disable=SC2086
+  python3 "$source_dir/tests/browser/tablecmp.py" "$work/$dom.dom" report rows \
+    "$work/$name-r.csv" sym,dso $ftol || fail "$name: the top-functions table differs from report $*"
+  "$ana" sched --csv "$@" "$trace" >"$work/$name-s.csv"
+  python3 "$source_dir/tests/browser/tablecmp.py" "$work/$dom.dom" sched tasks \
+    "$work/$name-s.csv" tid oncpu_ms=0.002 switch_ins=0 --rows 100 ||
+    fail "$name: the tasks table differs from sched $*"
+}
+exact="children=0 overhead=0 samples=0 period=0 --rows 100"
+near="children=1 overhead=1 --cover children=1.5"
+if grep -q '"pruned":[1-9]' "$work/t.html"; then
+  echo "note: the workload's flame trees were pruned: its tables are compared within a point"
+  exact=$near
+fi
+tables time sel-time "$work/t.prec" "$exact" -- --time "$range"
+tables tid sel-tid "$work/t.prec" "$exact" -- --tid "$tid"
+tables pid sel-pid "$work/t.prec" "$exact" -- --pid "$pid" --time "$range"
+# threads that switch: pingpong's two threads pass a byte 20,000 times
+# (its tables have rows per thread); its trees keep 0.05% boxes, and a
+# function's pruned call paths are missing from its weights (each under
+# 0.05% of the trace, more of a part of it), so its top functions are
+# compared within a point, all those above 1.5% listed
+"$perfrec" record -q -g --switch-events -F 999 -o "$work/pp.prec" -- \
+  "$build/tests/pingpong" 20000 300 0 50 >"$work/pp.out" || fail "record pingpong failed: $(cat "$work/pp.out")"
+read -r ppid ping < <(sed -n 's/.*pid \([0-9]*\), ping tid \([0-9]*\).*/\1 \2/p' "$work/pp.out")
+"$ana" html "$work/pp.prec" -o "$work/pp.html"
+read -r t0 bin nbins < <(grep -o '"tracks":{"t0":[0-9]*,"bin":[0-9]*,"nbins":[0-9]*' "$work/pp.html" |
+  sed 's/.*"t0":\([0-9]*\),"bin":\([0-9]*\),"nbins":\([0-9]*\)/\1 \2 \3/')
+pa=$((t0 + nbins / 3 * bin)) pb=$((t0 + nbins * 2 / 3 * bin))
+prange=$(awk -v a="$pa" -v b="$pb" 'BEGIN{printf "%.9f,%.9f", a / 1e9, b / 1e9}')
+shown "t=$pa,$pb" pp-time "$work/pp.html" >/dev/null
+tables pp-time pp-time "$work/pp.prec" "$near" -- --time "$prange"
+shown "tid=$ping" pp-tid "$work/pp.html" >/dev/null
+tables pp-tid pp-tid "$work/pp.prec" "$near" -- --tid "$ping"
+shown "t=$pa,$pb&pid=$ppid" pp-pid "$work/pp.html" >/dev/null
+tables pp-pid pp-pid "$work/pp.prec" "$near" -- --pid "$ppid" --time "$prange"
+grep -q '<table class="t" data-section="tasks" data-selected="[23]"' "$work/pp-time.dom" ||
+  fail "pingpong's range: the tasks table does not list its threads"
 # html --diff: the same page, whose differential flame graph stays whole
 # under a selection (the base side has no per-bin data)
 "$ana" html --diff "$work/t.prec" "$work/t.prec" -o "$work/diff.html"

@@ -85,7 +85,7 @@
 				w[parent[i]] += w[i];
 				cc[parent[i]] += cc[i];
 			}
-		return { n: tree.n, k: tree.k, d: tree.d, w: w, s: s, c: cc, p: tree.p,
+		return { n: tree.n, k: tree.k, o: tree.o, d: tree.d, w: w, s: s, c: cc, p: tree.p,
 			 fraction: tree.fraction, pruned: tree.pruned, weight: W, count: C };
 	}
 
@@ -209,6 +209,49 @@
 		};
 	}
 
+	/* ---- the tables: top functions (samples and off-CPU) from the
+	 * selected trees, tasks from data.sched; the whole trace's rows
+	 * without a selection, and in a differential page (its trees hold
+	 * two profiles) */
+	var tables = {
+		report: new PerfrecTables.Table(document.querySelector('[data-doc="report"]'), 'rows'),
+		offcpu: new PerfrecTables.Table(document.querySelector('[data-doc="offcpu"]'), 'rows'),
+		sched: new PerfrecTables.Table(document.querySelector('[data-doc="sched"]'), 'tasks')
+	};
+	var top = data.top || 100;
+
+	/* A bin of F tracks' bins is kept when it starts in the range. */
+	function inRange(bin, F) {
+		if (selection.a < 0)
+			return true;
+		var start = tk.t0 + bin * F * tk.bin;
+		return start >= selection.a && start < selection.b;
+	}
+
+	function showTables() {
+		var on = selActive() && tk && !data.diff;
+		['report', 'offcpu'].forEach(function (which) {
+			var t = tables[which], kind = which === 'report' ? 'samples' : 'offcpu';
+			var mine = flames.filter(function (f) { return f.kind === kind && f.sel; });
+			if (!on || !mine.length) {
+				t.show(null);
+				return;
+			}
+			var r = PerfrecTables.functionRows(mine.map(function (f) {
+				return { tree: selectedTree(f), title: f.title };
+			}), names, t.has('event'), kind === 'offcpu', top);
+			t.show(r.rows, r.summary);
+		});
+		if (!on || !data.sched) {
+			tables.sched.show(null);
+			return;
+		}
+		tables.sched.show(PerfrecTables.taskRows(data.sched, tk, names, function (bin, tid, who) {
+			return inRange(bin, data.sched.f) && (selection.tid < 0 || tid === selection.tid) &&
+				(selection.pid < 0 || (who && who.pid === selection.pid));
+		}, top));
+	}
+
 	/* ---- the selection: the timeline and the tracks set it, the flame
 	 * graph follows, the address keeps it (#t=START,END&tid=N or &pid=N,
 	 * ns from the trace start) so a link reopens the same view */
@@ -254,6 +297,7 @@
 		byId('tables-note').hidden = !selActive();
 		if (flames.length)
 			showFlame();
+		showTables();
 		var frag = selFragment();
 		root.setAttribute('data-selection', frag);
 		if (!fromAddress && location.hash.replace(/^#/, '') !== frag) {

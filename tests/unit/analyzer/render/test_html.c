@@ -162,7 +162,22 @@ static void test_golden_page(void **state)
 	 * page-faults' two samples, in bins 18 and 189, both of pingpong */
 	expect(pg, ",\n\"sel\":{\"f\":1,\"e\":[2,100,100,2,1000000,1,2,200,200,13,1000000,1,");
 	expect(pg, ",\n\"sel\":{\"f\":1,\"e\":[18,100,100,1,1,1,189,100,100,1,1,1]}");
-	/* tables: report, sched, counters, info */
+	/* each frame's object beside its kind (a name id: libc.so.6 10,
+	 * [kernel.kallsyms] 11; -1 for the tasks), for the top-functions
+	 * table a selection recomputes */
+	expect(pg, "\"k\":[0,1,1,1,2,2,1,1,0,1,1,1,0,1],\"o\":[-1,0,0,10,11,11,0,10,-1,0,0,10,"
+		   "-1,8]");
+	expect(pg, "\"libc.so.6\",\"[kernel.kallsyms]\"]");
+	/* the tasks table's selection data: per (bin, tid) on-CPU ns and
+	 * switch-ins; pingpong ran from the start (bin 0, no switch-in)
+	 * and was switched in again in bin 171; pong first in bin 68 */
+	expect(pg, "\"sched\":{\"f\":1,\"e\":[0,100,175001,0,1,100,175001,0,");
+	expect(pg, ",171,100,100172,1,172,100,175001,0,");
+	expect(pg, ",68,101,75069,1,69,101,175001,0,");
+	/* tables: report, sched, counters, info, in blocks a selection
+	 * finds by name */
+	expect(pg, "<div class=\"doc\" data-doc=\"report\">\n<table class=\"kv\"");
+	expect(pg, "<div class=\"doc\" data-doc=\"sched\">\n<table class=\"kv\"");
 	expect(pg, "<td>ping</td><td>pingpong</td><td>cpu-clock</td>");
 	expect(pg, "<tr><td>pong</td><td class=\"n\">100</td><td class=\"n\">101</td>"
 		   "<td class=\"n\">28.000</td>");
