@@ -23,6 +23,9 @@
 #     timeline zoom, drag and tooltip, a process track's tooltip, click
 #     (its thread followed in the CPU lanes) and threads opened and
 #     closed, sorting a table.
+#     Then no request: the CSP, and Chromium's request log (DevTools
+#     protocol) of the hostile and the driven pages holds only their own
+#     file:// load, while a probe image added to a copy is seen.
 #  4. a selection in the address (a time range, a thread, a process):
 #     the flame graph's total is report's over the same samples, the
 #     top-functions table report --children --sort sym,dso's rows, the
@@ -147,6 +150,30 @@ case "$driven" in *FAIL*) fail "interactions failed: $driven";; esac
 for c in hover zoom search inverted timeline tracks select calltree sort; do
   case "$driven" in *"$c=ok"*) ;; *) fail "interaction $c did not run: $driven";; esac
 done
+
+# ---- 3b. no network: the page forbids every load but its own inline
+# code (CSP), and Chromium's request log (DevTools protocol, Network
+# domain) holds only the page's own file:// load, for the hostile page
+# and the driven one (every interaction run). A copy with an image from
+# the network shows that the log sees what a page asks for, even what
+# the CSP refuses.
+grep -q "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; " "$work/t.html" ||
+  fail "the page has no Content-Security-Policy of default-src 'none'"
+# requests PAGE NAME: NAME.req, one line per request (URL, type, result)
+requests() {
+  python3 "$source_dir/tests/browser/requests.py" "$browser" "file://$1" >"$work/$2.req" ||
+    fail "$2: the request log failed"
+}
+for p in hostile t-driven; do
+  requests "$work/$p.html" "$p"
+  printf 'file://%s\tDocument\t-\n' "$work/$p.html" | cmp -s - "$work/$p.req" ||
+    fail "$p: requests beyond the page's own load: $(cat "$work/$p.req")"
+done
+sed 's|^</body>$|<img src="http://127.0.0.1:9/probe.png" alt=""></body>|' "$work/t.html" >"$work/probe.html"
+requests "$work/probe.html" probe
+grep -q '^http://127.0.0.1:9/probe.png	Image	csp$' "$work/probe.req" ||
+  fail "the request log did not see the probe's image: $(cat "$work/probe.req")"
+echo "no network: each page's only request is its own file; the probe's image shows in the log (blocked: csp)"
 
 # ---- 4. a selection in the address filters the flame graph to what
 # report says of the same samples: a time range (a quarter of the trace,
