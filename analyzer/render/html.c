@@ -149,6 +149,7 @@ struct page {
 	struct prec_hashmap tasks;        /* task_key -> task_val; position = task id */
 	struct prec_hashmap names;        /* const char * -> nothing; position = id */
 	struct prec_hashmap dsos;         /* const char * -> nothing; the frames' objects */
+	struct prec_hashmap labels;       /* a frame's name -> the page's (frame_label()) */
 	struct ana_doc *report, *sched, *counters, *info, *offcpu, *changes;
 };
 
@@ -204,6 +205,37 @@ static int sel_add(struct page *pg, const struct flame *f, uint32_t pid, uint32_
 	return 0;
 }
 
+/* A frame's name in the page: its symbol, or, without one, the words
+ * report uses for what is unknown, per object ("[unknown] in libc.so.6",
+ * "[unknown]" without an object): one box and one function per object
+ * rather than one per address. Report's hook gives every frame a name
+ * (ana_frame_name()'s address for an unknown one), so a name is unknown
+ * when it is the one ana_frame_name() gives the frame without its
+ * symbol; decided once per name (page.labels). Cut chains are report's
+ * one "[truncated]" frame already. NULL on ENOMEM. */
+static const char *frame_label(struct page *pg, const struct ana_loc *fr)
+{
+	int created;
+	const char *sym = fr->sym ? fr->sym : ana_frame_name(pg->cur, fr);
+	const char **v = sym ? prec_hashmap_get(&pg->labels, &sym, &created) : NULL;
+	if (!v)
+		return NULL;
+	if (!created && *v)
+		return *v;
+	struct ana_loc bare = *fr;
+	bare.sym = NULL;
+	if (ana_frame_name(pg->cur, &bare) != sym) {
+		*v = page_name(pg, sym);
+	} else if (!fr->dso) {
+		*v = ana_strpool_intern(&pg->pool, "[unknown]");
+	} else {
+		char buf[512];
+		snprintf(buf, sizeof(buf), "[unknown] in %s", fr->dso);
+		*v = ana_strpool_intern(&pg->pool, buf);
+	}
+	return *v;
+}
+
 /* who: the stack's task and time (its sample's or block's end) */
 struct stack_who {
 	uint32_t pid, tid;
@@ -231,7 +263,7 @@ static int flame_add_stack(struct page *pg, int kind, int event, const char *com
 		return -ENOMEM;
 	for (int i = 0; i < n; i++) {
 		const struct ana_loc *fr = &frames[n - 1 - i];
-		const char *name = page_name(pg, ana_frame_name(pg->cur, fr));
+		const char *name = frame_label(pg, fr);
 		if (!name)
 			return -ENOMEM;
 		uint32_t dso = 0;
@@ -1418,6 +1450,7 @@ static void page_release(struct page *pg)
 	prec_hashmap_release(&pg->tasks);
 	prec_hashmap_release(&pg->names);
 	prec_hashmap_release(&pg->dsos);
+	prec_hashmap_release(&pg->labels);
 	ana_doc_free(pg->report);
 	ana_doc_free(pg->sched);
 	ana_doc_free(pg->counters);
@@ -1443,6 +1476,7 @@ static int page_init(struct page *pg, struct ana_trace *const *files, size_t n,
 	prec_hashmap_init(&pg->tasks, sizeof(struct task_key), sizeof(struct task_val));
 	prec_hashmap_init(&pg->names, sizeof(const char *), 1);
 	prec_hashmap_init(&pg->dsos, sizeof(const char *), 1);
+	prec_hashmap_init(&pg->labels, sizeof(const char *), sizeof(const char *));
 	prec_hashmap_init(&pg->sel, sizeof(struct sel_key), sizeof(struct sel_val));
 	prec_hashmap_init(&pg->shown_tid, sizeof(uint32_t), 1);
 	prec_hashmap_init(&pg->shown_pid, sizeof(uint32_t), 1);

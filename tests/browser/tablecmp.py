@@ -2,6 +2,7 @@
 """tablecmp.py - a table of a page's document against the analyzer's CSV.
 
     tablecmp.py DOM DOC SECTION CSV KEYS [COL=TOL ...] [--rows N] [--cover COL=MIN]
+                [--group]
 
 DOM is a document dumped by chromium (--dump-dom), DOC the data-doc name
 of the table's block (report, sched, offcpu), SECTION its data-section
@@ -12,6 +13,10 @@ value (a trailing % cut) must be within TOL of the CSV's (0: equal).
 With --rows N, the page must show min(N, CSV rows) rows; with --cover
 COL=MIN, every CSV row whose COL is at least MIN (a page whose flame
 trees were pruned lists only the functions of the boxes it kept).
+With --group, the CSV's rows of addresses (code without symbols) are
+first grouped per object as the page groups them ("[unknown] in OBJ":
+samples and period summed, self recomputed, children between the
+largest part's and the sum).
 
 Every page row must be a CSV row. Prints one line per table, exits 1 on
 the first difference, naming it.
@@ -19,6 +24,7 @@ the first difference, naming it.
 import csv
 import html.parser
 import io
+import re
 import sys
 
 
@@ -68,6 +74,45 @@ class Tables(html.parser.HTMLParser):
             self.cell += data
 
 
+def unknown_in(sym, dso):
+    """The object of an analyzer row whose symbol is an address
+    ("[obj]+0x1f", "[kernel.kallsyms]+0x1f", "0x7f..." of object
+    "[unknown]": then ''), else None."""
+    if dso == '[unknown]':
+        return '' if re.fullmatch(r'0x[0-9a-f]+', sym) else None
+    pre = (dso if dso.startswith('[') else '[' + dso + ']') + '+0x'
+    return dso if sym.startswith(pre) and re.fullmatch(r'[0-9a-f]+', sym[len(pre):]) else None
+
+
+def group_unknown(rows, total):
+    """The page's rows of code without symbols: one "[unknown] in OBJ"
+    per object (and event), samples and period summed, self recomputed;
+    children known only between the largest part's and their sum (a
+    stack through two addresses counts once): kept as children_lo and
+    children_hi, children itself dropped."""
+    out, groups = [], {}
+    for r in rows:
+        obj = unknown_in(r.get('sym', ''), r.get('dso', ''))
+        if obj is None:
+            out.append(r)
+            continue
+        name = '[unknown] in ' + obj if obj else '[unknown]'
+        key = (name, r['dso'], r.get('event'))
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = dict(r, sym=name, children_lo=float(r['children']),
+                                   children_hi=0.0, children=None)
+            out.append(g)
+            g['samples'] = g['period'] = '0'
+        g['samples'] = str(int(g['samples']) + int(r['samples']))
+        g['period'] = str(int(g['period']) + int(r['period']))
+        g['children_lo'] = max(g['children_lo'], float(r['children']))
+        g['children_hi'] += float(r['children'])
+    for g in groups.values():
+        g['overhead'] = '%.2f' % (100.0 * int(g['period']) / total if total else 0)
+    return out
+
+
 def csv_section(path, section):
     text, on = [], False
     with open(path) as f:
@@ -81,7 +126,9 @@ def csv_section(path, section):
 
 
 def main(argv):
-    rows_want, cover = None, None
+    rows_want, cover, group = None, None, '--group' in argv
+    if group:
+        argv.remove('--group')
     if '--rows' in argv:
         i = argv.index('--rows')
         rows_want = int(argv[i + 1])
@@ -96,7 +143,11 @@ def main(argv):
     p = Tables(doc, section)
     with open(dom) as f:
         p.feed(f.read())
-    want = {tuple(r[k] for k in keys): r for r in csv_section(csvp, section)}
+    rows = csv_section(csvp, section)
+    if group:
+        summary = {r['key']: r['value'] for r in csv_section(csvp, 'summary')}
+        rows = group_unknown(rows, int(summary.get('total_period', 0)))
+    want = {tuple(r[k] for k in keys): r for r in rows}
     what = '%s %s of %s' % (doc, section, dom.rsplit('/', 1)[-1])
     if not p.rows:
         print('%s: no rows in the page' % what)
@@ -108,7 +159,8 @@ def main(argv):
     if cover:
         shown = {tuple(r.get(c) for c in keys) for r in p.rows}
         for k, r in want.items():
-            if float(r[cover[0]]) >= float(cover[1]) and k not in shown:
+            v = r[cover[0]] if r.get(cover[0]) is not None else r['children_lo']
+            if float(v) >= float(cover[1]) and k not in shown:
                 print('%s: %s (%s %s) is not on the page' % (what, k, cover[0], r[cover[0]]))
                 return 1
     worst = {}
@@ -119,6 +171,13 @@ def main(argv):
             return 1
         for col, tol in tols.items():
             got = float(r[col].rstrip('%'))
+            if want[k].get(col) is None:   # a group's children: within its bounds
+                lo, hi = want[k]['children_lo'], want[k]['children_hi']
+                if not lo - float(tol) - 0.01 <= got <= hi + float(tol) + 0.01:
+                    print('%s: %s %s: page %s, analyzer between %.2f and %.2f' %
+                          (what, k, col, r[col], lo, hi))
+                    return 1
+                continue
             exp = float(want[k][col])
             if abs(got - exp) > float(tol):
                 print('%s: %s %s: page %s, analyzer %s (tolerance %s)' %

@@ -219,6 +219,21 @@
 		sched: new PerfrecTables.Table(document.querySelector('[data-doc="sched"]'), 'tasks')
 	};
 	var top = data.top || 100;
+	/* the whole trace's rows of addresses, one per object as the flame
+	 * graph groups them (children from its whole trees) */
+	['report', 'offcpu'].forEach(function (which) {
+		var t = tables[which], kind = which === 'report' ? 'samples' : 'offcpu';
+		var mine = flames.filter(function (f) { return f.kind === kind && f.caller.o; });
+		var kids = {};
+		if (mine.length && !data.diff)
+			PerfrecTables.functionRows(mine.map(function (f) {
+				var whole = Object.assign({}, f.caller, { weight: f.weight, count: f.count });
+				return { tree: whole, title: f.title };
+			}), names, t.has('event'), kind === 'offcpu', Infinity).rows.forEach(function (r) {
+				kids[r.sym + '\t' + r.dso + '\t' + (t.has('event') ? r.event : '')] = r.children;
+			});
+		t.groupUnknown(function (key) { return kids[key]; });
+	});
 
 	/* A bin of F tracks' bins is kept when it starts in the range. */
 	function inRange(bin, F) {

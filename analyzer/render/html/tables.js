@@ -76,6 +76,101 @@ var PerfrecTables = (function () {
 		this.table.setAttribute('data-selected', String(rows.length));
 	};
 
+	/* The object of a row whose symbol is an address (the analyzer names
+	 * a frame without a symbol "[obj]+0x1f", "[kernel.kallsyms]+0x1f",
+	 * or "0x7f..." without an object: then ''), else null. */
+	function unknownIn(sym, dso) {
+		if (dso === '[unknown]')
+			return /^0x[0-9a-f]+$/.test(sym) ? '' : null;
+		var pre = (dso.charAt(0) === '[' ? dso : '[' + dso + ']') + '+0x';
+		return sym.indexOf(pre) === 0 && /^[0-9a-f]+$/.test(sym.slice(pre.length)) ? dso : null;
+	}
+
+	/* The page's name for the unknown code of an object (html.c's
+	 * frame_label()). */
+	function unknownName(dso) {
+		return dso ? '[unknown] in ' + dso : '[unknown]';
+	}
+
+	function num(text) {
+		return parseFloat(String(text).replace(/[,%]/g, '')) || 0;
+	}
+
+	/* Groups the whole trace's rows of addresses into one row per object
+	 * ("[unknown] in OBJ"), as the flame graph shows them: samples,
+	 * period, off-CPU ms and blocks summed, self recomputed from the
+	 * period over the summary's total; children (a stack through two
+	 * addresses of one object counts once) from children(key) -- the
+	 * flame graph's tree, "sym\tdso\tevent" -> a percentage -- or, where
+	 * the tree lost it to pruning, the largest of the rows'. Rows are
+	 * then ordered by children as the analyzer orders them. */
+	Table.prototype.groupUnknown = function (children) {
+		if (!this.table)
+			return;
+		var self = this, col = {}, rows = [], groups = {}, grouped = 0;
+		this.cols.forEach(function (c, i) { col[c] = i; });
+		if (!('sym' in col) || !('dso' in col))
+			return;
+		var total = this.summary.total_period ? num(this.summary.total_period.whole) : 0;
+		this.whole.forEach(function (tr) {
+			var cells = Array.prototype.map.call(tr.cells, function (td) { return td.textContent; });
+			var obj = unknownIn(cells[col.sym], cells[col.dso]);
+			if (obj === null) {
+				rows.push({ tr: tr, cells: cells });
+				return;
+			}
+			grouped++;
+			var key = unknownName(obj) + '\t' + cells[col.dso] + '\t' +
+				('event' in col ? cells[col.event] : '');
+			var g = groups[key];
+			if (!g) {
+				g = groups[key] = { tr: null, cells: cells.slice(), key: key };
+				g.cells[col.sym] = unknownName(obj);
+				rows.push(g);
+				return;
+			}
+			['samples', 'period', 'blocks'].forEach(function (c) {
+				if (c in col)
+					g.cells[col[c]] = String(num(g.cells[col[c]]) + num(cells[col[c]]));
+			});
+			['offcpu_ms', 'children_ms'].forEach(function (c) {
+				if (c in col)
+					g.cells[col[c]] = (num(g.cells[col[c]]) + num(cells[col[c]])).toFixed(3);
+			});
+			if (col.overhead !== undefined)
+				g.cells[col.overhead] = (num(g.cells[col.overhead]) + num(cells[col.overhead])).toFixed(2) + '%';
+			if (col.children !== undefined && num(cells[col.children]) > num(g.cells[col.children]))
+				g.cells[col.children] = cells[col.children];
+		});
+		if (!grouped)
+			return;
+		rows.forEach(function (g) {
+			if (g.tr)
+				return;
+			if (total && 'period' in col)
+				g.cells[col.overhead] = pct2(num(g.cells[col.period]), total);
+			var c = children(g.key);
+			if (c !== undefined && col.children !== undefined)
+				g.cells[col.children] = c;
+			g.tr = document.createElement('tr');
+			g.cells.forEach(function (text, i) {
+				var td = document.createElement('td');
+				if (self.numeric[i])
+					td.className = 'n';
+				td.textContent = text;
+				g.tr.appendChild(td);
+			});
+		});
+		var by = col.children !== undefined ? col.children : col.overhead;
+		rows.sort(function (a, b) {
+			return num(b.cells[by]) - num(a.cells[by]) ||
+				num(b.cells[col.overhead]) - num(a.cells[col.overhead]);
+		});
+		this.whole = rows.map(function (g) { return g.tr; });
+		this.table.setAttribute('data-grouped', String(grouped));
+		this.show(null);
+	};
+
 	/* As the analyzer's tables print a percentage ("%.2f" and a sign). */
 	function pct2(part, total) {
 		return (total ? 100 * part / total : 0).toFixed(2) + '%';

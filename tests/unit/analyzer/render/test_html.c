@@ -168,6 +168,12 @@ static void test_golden_page(void **state)
 	expect(pg, "\"k\":[0,1,1,1,2,2,1,1,0,1,1,1,0,1],\"o\":[-1,0,0,10,11,11,0,10,-1,0,0,10,"
 		   "-1,8]");
 	expect(pg, "\"libc.so.6\",\"[kernel.kallsyms]\"]");
+	/* bash's code without a symbol: one "[unknown] in bash" frame, as
+	 * many addresses as it had; the table keeps report's row (the page's
+	 * script groups it) */
+	expect(pg, "\"bash\",\"[unknown] in bash\",");
+	assert_null(strstr(pg, "\"[bash]+0x123\""));
+	expect(pg, "<td>[bash]+0x123</td><td>bash</td>");
 	/* the tasks table's selection data: per (bin, tid) on-CPU ns and
 	 * switch-ins; pingpong ran from the start (bin 0, no switch-in)
 	 * and was switched in again in bin 171; pong first in bin 68 */
