@@ -1367,8 +1367,9 @@ static int write_tables(struct page *pg, FILE *out)
 	return ret;
 }
 
-static int write_section(struct page *pg, FILE *out, const char *name, size_t len)
+static int write_section(void *ctx, FILE *out, const char *name, size_t len)
 {
+	struct page *pg = ctx;
 	if (len == 5 && !memcmp(name, "title", 5)) {
 		const Perfrec__FileHeader *h = pg->s->header;
 		fputs("perfrec: ", out);
@@ -1391,8 +1392,10 @@ static int write_section(struct page *pg, FILE *out, const char *name, size_t le
 	return 0;
 }
 
-/* Copies the template, replacing each <!--perfrec:NAME--> marker. */
-static int write_page(struct page *pg, FILE *out)
+/* Copies the template, replacing each <!--perfrec:NAME--> marker with
+ * what section() writes for it. */
+static int write_template(FILE *out, int (*section)(void *ctx, FILE *out, const char *name,
+						     size_t len), void *ctx)
 {
 	static const char open[] = "<!--perfrec:", close[] = "-->";
 	const char *p = ana_html_page;
@@ -1407,7 +1410,7 @@ static int write_page(struct page *pg, FILE *out)
 		const char *e = strstr(name, close);
 		if (!e)
 			return -EINVAL;
-		int ret = write_section(pg, out, name, (size_t)(e - name));
+		int ret = section(ctx, out, name, (size_t)(e - name));
 		if (ret)
 			return ret;
 		p = e + sizeof(close) - 1;
@@ -1610,7 +1613,7 @@ static int html_run(struct ana_trace *const *files, size_t n, const struct ana_h
 	if (!ret)
 		ret = page_build(&pg);
 	if (!ret)
-		ret = write_page(&pg, out);
+		ret = write_template(out, write_section, &pg);
 	page_release(&pg);
 	return ret;
 }
@@ -1624,6 +1627,121 @@ int ana_html_run_files(struct ana_trace *const *files, size_t n,
 		       const struct ana_html_opts *o, FILE *out)
 {
 	return html_run(files, n, o, out);
+}
+
+/* ---- several hosts: one page, a part per host */
+
+/* The sections that differ per host, in the template's order. */
+static const char *const host_sections[] = { "header", "tables", "details", "data" };
+#define NHOST_SECTIONS (sizeof(host_sections) / sizeof(host_sections[0]))
+
+struct host_part {
+	const char *name;                    /* its first file's host name */
+	char *sec[NHOST_SECTIONS];           /* each section, written */
+	size_t len[NHOST_SECTIONS];
+};
+
+struct hosts_page {
+	struct host_part *parts;
+	size_t n;
+};
+
+/* Host h's page, built from its files and written section by section
+ * into memory, then released: one host's trees and tracks in memory at a
+ * time, and its page (bounded, see html.h) kept. */
+static int host_part_build(struct host_part *hp, struct ana_trace *const *files, size_t n,
+			   const struct ana_html_opts *o)
+{
+	struct page pg;
+	const Perfrec__FileHeader *h = files[0]->header;
+	hp->name = h && h->hostname ? h->hostname : files[0]->path;
+	int ret = page_init(&pg, files, n, o);
+	if (!ret)
+		ret = page_build(&pg);
+	for (size_t i = 0; i < NHOST_SECTIONS && !ret; i++) {
+		FILE *mem = open_memstream(&hp->sec[i], &hp->len[i]);
+		if (!mem) {
+			ret = -errno;
+			break;
+		}
+		ret = write_section(&pg, mem, host_sections[i], strlen(host_sections[i]));
+		if (fclose(mem) && !ret)
+			ret = -EIO;
+	}
+	page_release(&pg);
+	return ret;
+}
+
+/* Each host's section in a block the page's script keeps (the host the
+ * address names, else the first) or removes; the header starts with the
+ * host selector, the data block holds every host's. */
+static int write_hosts_section(void *ctx, FILE *out, const char *name, size_t len)
+{
+	struct hosts_page *hs = ctx;
+	size_t which = NHOST_SECTIONS;
+	for (size_t i = 0; i < NHOST_SECTIONS; i++)
+		if (strlen(host_sections[i]) == len && !memcmp(host_sections[i], name, len))
+			which = i;
+	if (len == 5 && !memcmp(name, "title", 5)) {
+		fprintf(out, "perfrec: %zu hosts", hs->n);
+		return 0;
+	}
+	if (len == 3 && !memcmp(name, "css", 3)) {
+		fputs(ana_html_css, out);
+		return 0;
+	}
+	if (len == 2 && !memcmp(name, "js", 2)) {
+		fputs(ana_html_js, out);
+		return 0;
+	}
+	if (which == NHOST_SECTIONS)
+		return -EINVAL;   /* a marker page.html has and this file not */
+	if (!strcmp(host_sections[which], "data")) {
+		fputs("{\"version\":1,\"hosts\":[", out);
+		for (size_t h = 0; h < hs->n; h++) {
+			fputs(h ? "," : "", out);
+			ana_json_str_html(out, hs->parts[h].name);
+		}
+		fputs("],\"parts\":[\n", out);
+		for (size_t h = 0; h < hs->n; h++) {
+			fputs(h ? ",\n" : "", out);
+			fwrite(hs->parts[h].sec[which], 1, hs->parts[h].len[which], out);
+		}
+		fputs("]}\n", out);
+		return 0;
+	}
+	if (!strcmp(host_sections[which], "header"))
+		fprintf(out, "<label class=\"host-pick\">Host <select id=\"host-which\" "
+			"aria-label=\"Host\"></select></label> <span class=\"hint\">%zu hosts in "
+			"this page</span>\n", hs->n);
+	for (size_t h = 0; h < hs->n; h++) {
+		fprintf(out, "<div class=\"host-part\" data-host-index=\"%zu\"%s>\n", h,
+			h ? " hidden" : "");
+		fwrite(hs->parts[h].sec[which], 1, hs->parts[h].len[which], out);
+		fputs("</div>\n", out);
+	}
+	return 0;
+}
+
+int ana_html_run_hosts(struct ana_trace *const *files, const size_t *nfiles, size_t nhosts,
+		       const struct ana_html_opts *o, FILE *out)
+{
+	if (!nhosts)
+		return -EINVAL;
+	if (nhosts == 1)
+		return html_run(files, nfiles[0], o, out);
+	struct hosts_page hs = { calloc(nhosts, sizeof(struct host_part)), nhosts };
+	int ret = hs.parts ? 0 : -ENOMEM;
+	for (size_t h = 0, off = 0; h < nhosts && !ret; off += nfiles[h++])
+		ret = nfiles[h] ? host_part_build(&hs.parts[h], files + off, nfiles[h], o) :
+		      -EINVAL;
+	if (!ret)
+		ret = write_template(out, write_hosts_section, &hs);
+	for (size_t h = 0; hs.parts && h < nhosts; h++)
+		for (size_t i = 0; i < NHOST_SECTIONS; i++)
+			free(hs.parts[h].sec[i]);
+	free(hs.parts);
+	return ret;
 }
 
 /* A window reads only its frames (pass 1 read them all). */
@@ -1693,7 +1811,7 @@ int ana_html_diff_run(const struct ana_diff_part *base, size_t nbase,
 	}
 	pg.base_names = names;
 	if (!ret)
-		ret = write_page(&pg, out);
+		ret = write_template(out, write_section, &pg);
 out:
 	ana_diff_free(d);
 	free(names);

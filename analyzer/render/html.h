@@ -82,6 +82,17 @@ int ana_html_run(struct ana_trace *s, const struct ana_html_opts *o, FILE *out);
 int ana_html_run_files(struct ana_trace *const *files, size_t n,
 		       const struct ana_html_opts *o, FILE *out);
 
+/* The page of several hosts: files holds each host's files in turn
+ * (nfiles[h] of host h, in time order, as ana_html_run_files() takes
+ * them). The page has a host selector; each host's header, tables,
+ * details and data block are built as its own page's (one host's trees
+ * in memory at a time) and the page's script shows the host the
+ * address names (#host=NAME), else the first. One host is
+ * ana_html_run_files()'s page. Same returns; -EINVAL for no host or a
+ * host without files. */
+int ana_html_run_hosts(struct ana_trace *const *files, const size_t *nfiles, size_t nhosts,
+		       const struct ana_html_opts *o, FILE *out);
+
 /* `html --diff`: the page of new_[0] (its filter; o->filter is not used)
  * with differential flame graphs: every side's stacks on one tree per
  * event, weights from the new side, each node also carrying the base

@@ -6,7 +6,44 @@
 (function () {
 	var U = PerfrecUtil;
 	var root = document.documentElement;
-	var data = JSON.parse(document.getElementById('perfrec-data').textContent);
+	var all = JSON.parse(document.getElementById('perfrec-data').textContent);
+	/* A page of several hosts holds each one's data and server-rendered
+	 * parts: the host the address names (#host=NAME&...) is kept, the
+	 * others' parts leave the document (so ids stay unique); choosing
+	 * another host changes the address and loads the page again. */
+	var hosts = all.hosts || null, hostIndex = 0;
+	if (hosts) {
+		var hm = /(?:^#|&)host=([^&]*)/.exec(location.hash);
+		var want = hm ? decodeURIComponent(hm[1]) : null;
+		hosts.forEach(function (h, i) {
+			if (h === want)
+				hostIndex = i;
+		});
+		Array.prototype.forEach.call(document.querySelectorAll('.host-part'), function (el) {
+			if (Number(el.getAttribute('data-host-index')) === hostIndex)
+				el.hidden = false;
+			else
+				el.parentNode.removeChild(el);
+		});
+		var pick = document.getElementById('host-which');
+		hosts.forEach(function (h, i) {
+			var o = document.createElement('option');
+			o.value = String(i);
+			o.textContent = String(h);
+			o.selected = i === hostIndex;
+			pick.appendChild(o);
+		});
+		pick.addEventListener('change', function () {
+			location.hash = 'host=' + encodeURIComponent(hosts[Number(pick.value)]);
+		});
+		window.addEventListener('hashchange', function () {
+			var m = /(?:^#|&)host=([^&]*)/.exec(location.hash);
+			if (m && decodeURIComponent(m[1]) !== hosts[hostIndex])
+				location.reload();
+		});
+		root.setAttribute('data-host', String(hosts[hostIndex]));
+	}
+	var data = hosts ? all.parts[hostIndex] : all;
 	var names = data.names || [];
 	var tip = new U.Tip(document.getElementById('tip'));
 
@@ -273,7 +310,7 @@
 	var selWhat = byId('sel-what'), selClear = byId('sel-clear');
 
 	function selFragment() {
-		var parts = [];
+		var parts = hosts ? ['host=' + encodeURIComponent(hosts[hostIndex])] : [];
 		if (selection.a >= 0)
 			parts.push('t=' + Math.round(selection.a) + ',' + Math.round(selection.b));
 		if (selection.tid >= 0)

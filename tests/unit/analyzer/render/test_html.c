@@ -1,7 +1,8 @@
 /*
  * test_html.c - `perfrec-analyze html`: escaping of trace strings, the
  * page of the golden trace, bounded size on a long trace, empty traces,
- * options, the command line and a page over one host's rotated files.
+ * options, the command line, a page over one host's rotated files and
+ * one over two hosts.
  *
  * Trace strings are untrusted: with tracegen's hostile names (a symbol
  * "</script><img src=x onerror=alert(1)>", a comm, the host, an event and
@@ -344,8 +345,22 @@ static void test_dataset(void **state)
 	expect(out, "{\"cpu\":0,\"busy\":96000000,");
 	free(out);
 	free(err);
-	assert_int_equal(anatest_run(dir, "html rot1.prec other.prec", &out, &len, &err), 2);
-	expect(err, "pick one with --host");
+	/* two hosts: one page, a part per host (rot1's and rot2's files of
+	 * the golden host in one part: two files; other-host's one), each
+	 * part's data its own page's, the host selector in the header */
+	assert_int_equal(anatest_run(dir, "html rot1.prec rot2.prec other.prec", &out, &len,
+				     &err), 0);
+	expect(out, "<title>perfrec: 2 hosts</title>");
+	expect(out, "<select id=\"host-which\"");
+	expect(out, "{\"version\":1,\"hosts\":[\"golden-host\",\"other-host\"],\"parts\":[\n"
+		   "{\"version\":1,");
+	expect(out, "\"weight\":156000000,\"count\":156,");
+	expect(out, "\"weight\":78000000,\"count\":78,");
+	expect(out, "<div class=\"host-part\" data-host-index=\"0\">\n<h1>perfrec trace "
+		   "<span class=\"host\">golden-host</span>");
+	expect(out, "<div class=\"host-part\" data-host-index=\"1\" hidden>\n<h1>perfrec trace "
+		   "<span class=\"host\">other-host</span>");
+	assert_int_equal(count(out, "<div class=\"doc\" data-doc=\"report\">"), 2);
 	free(out);
 	free(err);
 	assert_int_equal(anatest_run(dir, "html rot1.prec rot2.prec other.prec --host other-host",
