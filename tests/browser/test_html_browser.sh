@@ -40,7 +40,8 @@
 #     same files. Several hosts (tracegen's traces, without root, in
 #     part 1) make one page with a host selector: the address's host (or
 #     the first) is shown, its flame total, top functions and a range's
-#     total are report --host's; --host picks one.
+#     total are report --host's; choosing a host in the selector shows
+#     it; --host picks one.
 # Screenshots are kept in BUILD/tests/html_browser/ to look at.
 set -euo pipefail
 build=${PERFREC_BUILD_DIR:?}
@@ -172,6 +173,16 @@ hb=$((t0 + 140 * bin))
 want=$(hosttotal --host beta --event cpu-clock --time "0,$(awk -v b="$hb" 'BEGIN{printf "%.9f", b / 1e9}')")
 got=$(hostpage "#host=beta&t=$t0,$hb" hosts-sel)
 [ "$got" = "beta $want" ] || fail "#host=beta with a range: page $got, report $want"
+# choosing beta in the selector (a copy whose script does it once, on a
+# page opened without an address) loads the page again with beta's part
+sed 's|^</body>$|<script>(function () { var p = document.getElementById("host-which"); if (!/host=/.test(location.hash)) { p.value = "1"; p.dispatchEvent(new Event("change")); } })();</script></body>|' \
+  "$work/hosts.html" >"$work/hosts-pick.html"
+dom "$work/hosts-pick.html" hosts-pick
+clean hosts-pick
+grep -o '<html[^>]*>' "$work/hosts-pick.dom" | grep -q 'data-host="beta" data-selection="host=beta"' ||
+  fail "choosing beta in the selector did not show beta: $(grep -o '<html[^>]*>' "$work/hosts-pick.dom")"
+[ "$(grep -o 'id="fg"[^>]*' "$work/hosts-pick.dom" | grep -o 'data-total="[^"]*"' | cut -d'"' -f2)" = "$want_b" ] ||
+  fail "choosing beta in the selector: the flame graph is not beta's"
 "$ana" html "$work/hosts-a.prec" "$work/hosts-b.prec" --host beta -o "$work/hosts-one.html"
 grep -q '<span class="host">beta</span>' "$work/hosts-one.html" || fail "--host beta: the page is not beta's"
 if grep -q '<select id="host-which"' "$work/hosts-one.html"; then fail "--host beta: a host selector on one host's page"; fi
