@@ -240,8 +240,9 @@ static const struct cmd_help helps[] = {
 	  "of report --children, sched and counters. Sizes stay bounded: flame-graph\n"
 	  "frames under 0.05% of the weight are merged, timeline runs shorter than\n"
 	  "about a pixel are summed per pixel (busy times stay exact). One host's\n"
-	  "files (rotated files, a directory) make one page on one timeline; of\n"
-	  "several hosts, pick one with --host.\n\n"
+	  "files (rotated files, a directory) make one page on one timeline; several\n"
+	  "hosts make one page with a host selector (each host its own timeline,\n"
+	  "flame graph and tables; --host picks one).\n\n"
 	  "  -n, --top N        rows of each table (default 100)\n"
 	  "  --symfs DIR        richer symbol files by build-id or path\n"
 	  "  (without -o the page goes to standard output, unless that is a terminal)\n", 1 },
@@ -785,13 +786,6 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		ana_dataset_free(ds);
 		return 2;
 	}
-	if (!strcmp(c->cmd, "html") && ds->nhosts > 1) {
-		fprintf(stderr, "%s %s: the page shows one host: the inputs hold %zu hosts; "
-			"pick one with --host (`%s info` lists them)\n", PROG, c->cmd, ds->nhosts,
-			PROG);
-		ana_dataset_free(ds);
-		return 2;
-	}
 	if (is_export && !strcmp(which, "info")) {
 		fprintf(stderr, "%s %s: this output reads one file: give one of the %zu files "
 			"(`%s info` lists them)\n", PROG, c->cmd, ds->nfiles, PROG);
@@ -805,9 +799,12 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		ana_dataset_free(ds);
 		return 1;
 	}
-	/* html: the host's files (by start) open together, one timeline */
+	/* html: each host's files (by start) open together, one timeline
+	 * per host, one part of the page per host */
 	struct ana_trace **pages = NULL;
 	size_t npages = 0, *pdamage = NULL;   /* each one's damage found at open */
+	size_t *phost = NULL, nphost = 0;     /* files per host, in the hosts' order */
+	size_t pages_i = 0;                   /* the dataset's file of the last page */
 	enum ana_fmt fmt = c->fmt;
 	if (is_export && !strcmp(xfmt, "json"))
 		fmt = ANA_FMT_JSON;
@@ -836,7 +833,8 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 	if (!ret && table && !strcmp(which, "sched") && !(sch = ana_sched_new(sco)))
 		ret = -ENOMEM;
 	if (!ret && !strcmp(c->cmd, "html") && (!(pages = calloc(ds->nfiles, sizeof(*pages))) ||
-						  !(pdamage = calloc(ds->nfiles, sizeof(*pdamage)))))
+						  !(pdamage = calloc(ds->nfiles, sizeof(*pdamage))) ||
+						  !(phost = calloc(ds->nfiles, sizeof(*phost)))))
 		ret = -ENOMEM;
 	if (!ret && !strcmp(which, "info")) {
 		ret = ana_info_dataset(ds, doc);
@@ -858,6 +856,11 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 		if (!got)
 			continue;
 		if (pages) {
+			/* files come by host, then start */
+			if (!npages || ds->files[i].host != ds->files[pages_i].host)
+				nphost++;
+			pages_i = i;
+			phost[nphost - 1]++;
 			pdamage[npages] = s->ndamage;
 			pages[npages++] = s;
 			continue;
@@ -927,7 +930,7 @@ static int run_dataset(struct cli *c, struct ana_trace_opts *so, struct ana_repo
 	} else if (ret >= 0 && pages) {
 		struct ana_html_opts ho = { .sz = sizeof(ho), .filter = &c->filter,
 					    .jobs = c->jobs, .top = c->top };
-		ret = ana_html_run_files(pages, npages, &ho, out);
+		ret = ana_html_run_hosts(pages, phost, nphost, &ho, out);
 		progress_end(prog);
 		for (size_t i = 0; i < npages; i++)
 			for (size_t k = pdamage[i]; k < pages[i]->ndamage; k++)
@@ -961,6 +964,7 @@ done:
 		ana_trace_free(pages[i]);
 	free(pages);
 	free(pdamage);
+	free(phost);
 	ana_doc_free(doc);
 	if (out != stdout && fclose(out) && !status) {
 		fprintf(stderr, "%s %s: cannot write %s: %s\n", PROG, c->cmd, c->output,

@@ -11,7 +11,10 @@
  * So that a selection (a time range, a thread) can filter the flame
  * graph in the page, each stack of the page's own trace is also counted
  * per (tree, time bin, thread, leaf node): written per node of the
- * caller tree's view, whose weights the page sums over what is selected.
+ * caller tree's view, whose weights the page sums over what is selected;
+ * the page's top-functions tables are recomputed from the same sums
+ * (the nodes are per function and object, see the tags), its tasks
+ * table from the tracks' runs per bin (write_sched_sel()).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "analyzer/render/html.h"
@@ -46,8 +49,14 @@ enum flame_kind {
 
 static const char *const flame_kind_names[] = { "samples", "offcpu" };
 
-/* Node tags: the page colors by them. */
+/* Node tags: the page colors by them. A frame's tag also holds its
+ * object (1 + its position in page.dsos, 0 unknown) above TAG_BITS, so
+ * that a function is a node per (symbol, object), the key of report's
+ * --sort sym,dso rows, which the page's top-functions table recomputes
+ * from the tree under a selection. */
 enum { TAG_TASK = 0, TAG_USER = 1, TAG_KERNEL = 2, TAG_PRUNED = 3 };
+#define TAG_BITS 2
+#define TAG_KIND(t) ((t) & ((1u << TAG_BITS) - 1))
 
 /* Timeline lanes: at most this many CPUs (more are counted as dropped),
  * and about this many buckets over all lanes (4096 per lane at most, 256
@@ -67,6 +76,9 @@ enum { TAG_TASK = 0, TAG_USER = 1, TAG_KERNEL = 2, TAG_PRUNED = 3 };
  * entries per tree (~25 bytes of page each); beyond, time bins are
  * merged two by two until they fit (a selection then snaps to them). */
 #define SEL_BUDGET 20000
+/* The tasks table's selection data: (time bin, thread) entries of ~25
+ * bytes, merged like SEL_BUDGET's. */
+#define SCHED_BUDGET 16000
 #define TK_MAX_PROCS 100
 #define TK_MAX_THREADS 300
 
@@ -136,6 +148,8 @@ struct page {
 	struct prec_hashmap shown_tid, shown_pid;   /* uint32 -> nothing */
 	struct prec_hashmap tasks;        /* task_key -> task_val; position = task id */
 	struct prec_hashmap names;        /* const char * -> nothing; position = id */
+	struct prec_hashmap dsos;         /* const char * -> nothing; the frames' objects */
+	struct prec_hashmap labels;       /* a frame's name -> the page's (frame_label()) */
 	struct ana_doc *report, *sched, *counters, *info, *offcpu, *changes;
 };
 
@@ -191,6 +205,37 @@ static int sel_add(struct page *pg, const struct flame *f, uint32_t pid, uint32_
 	return 0;
 }
 
+/* A frame's name in the page: its symbol, or, without one, the words
+ * report uses for what is unknown, per object ("[unknown] in libc.so.6",
+ * "[unknown]" without an object): one box and one function per object
+ * rather than one per address. Report's hook gives every frame a name
+ * (ana_frame_name()'s address for an unknown one), so a name is unknown
+ * when it is the one ana_frame_name() gives the frame without its
+ * symbol; decided once per name (page.labels). Cut chains are report's
+ * one "[truncated]" frame already. NULL on ENOMEM. */
+static const char *frame_label(struct page *pg, const struct ana_loc *fr)
+{
+	int created;
+	const char *sym = fr->sym ? fr->sym : ana_frame_name(pg->cur, fr);
+	const char **v = sym ? prec_hashmap_get(&pg->labels, &sym, &created) : NULL;
+	if (!v)
+		return NULL;
+	if (!created && *v)
+		return *v;
+	struct ana_loc bare = *fr;
+	bare.sym = NULL;
+	if (ana_frame_name(pg->cur, &bare) != sym) {
+		*v = page_name(pg, sym);
+	} else if (!fr->dso) {
+		*v = ana_strpool_intern(&pg->pool, "[unknown]");
+	} else {
+		char buf[512];
+		snprintf(buf, sizeof(buf), "[unknown] in %s", fr->dso);
+		*v = ana_strpool_intern(&pg->pool, buf);
+	}
+	return *v;
+}
+
 /* who: the stack's task and time (its sample's or block's end) */
 struct stack_who {
 	uint32_t pid, tid;
@@ -218,11 +263,19 @@ static int flame_add_stack(struct page *pg, int kind, int event, const char *com
 		return -ENOMEM;
 	for (int i = 0; i < n; i++) {
 		const struct ana_loc *fr = &frames[n - 1 - i];
-		const char *name = page_name(pg, ana_frame_name(pg->cur, fr));
+		const char *name = frame_label(pg, fr);
 		if (!name)
 			return -ENOMEM;
+		uint32_t dso = 0;
+		if (fr->dso) {
+			const char *d = page_name(pg, fr->dso);
+			void *v = d ? prec_hashmap_get(&pg->dsos, &d, NULL) : NULL;
+			if (!v)
+				return -ENOMEM;
+			dso = 1 + (uint32_t)prec_hashmap_index(&pg->dsos, v);
+		}
 		pg->path[1 + i].name = name;
-		pg->path[1 + i].tag = fr->kernel ? TAG_KERNEL : TAG_USER;
+		pg->path[1 + i].tag = (fr->kernel ? TAG_KERNEL : TAG_USER) | dso << TAG_BITS;
 	}
 	int (*add)(struct ana_stree *, const struct ana_stree_frame *, size_t, int,
 		   uint64_t) = pg->side_base ? ana_stree_add_base : ana_stree_add;
@@ -455,7 +508,21 @@ static int write_tree(struct page *pg, FILE *out, const struct ana_stree *t, uin
 	fputs("],\"k\":[", out);
 	for (size_t i = 0; i < v.n; i++)
 		fprintf(out, i ? ",%" PRIu32 : "%" PRIu32,
-			v.nodes[i].pruned ? (uint32_t)TAG_PRUNED : v.nodes[i].tag);
+			v.nodes[i].pruned ? (uint32_t)TAG_PRUNED : TAG_KIND(v.nodes[i].tag));
+	/* "o": each frame's object (a name id, -1 unknown or not a frame),
+	 * for the top-functions table a selection recomputes: the caller
+	 * tree's only (map asked for: the tree the selection filters) */
+	if (map) {
+		fputs("],\"o\":[", out);
+		for (size_t i = 0; i < v.n && !err; i++) {
+			uint32_t d = v.nodes[i].pruned ? 0 : v.nodes[i].tag >> TAG_BITS;
+			if (d)
+				fprintf(out, i ? ",%" PRIu32 : "%" PRIu32, name_id(pg,
+					*(const char *const *)prec_hashmap_key(&pg->dsos, d - 1), &err));
+			else
+				fputs(i ? ",-1" : "-1", out);
+		}
+	}
 	fputs("],", out);
 	put_u64s(out, "d", &v, 3);
 	fputs(",", out);
@@ -892,9 +959,62 @@ out:
 	return err;
 }
 
+/* Entries of thread t's run and switch-ins in bins of f tracks' bins
+ * (writes them when out is not NULL); *first: no entry written yet. */
+static size_t sched_bins(const struct ana_track *t, size_t nb, size_t f, FILE *out, int *first)
+{
+	size_t n = 0;
+	for (size_t b = 0; t->run && b < nb; b += f) {
+		uint64_t run = 0, ins = 0;
+		for (size_t j = b; j < b + f && j < nb; j++) {
+			run += t->run[j];
+			ins += t->ins[j];
+		}
+		if (!run && !ins)
+			continue;
+		n++;
+		if (out)
+			fprintf(out, "%s%zu,%" PRIu32 ",%" PRIu64 ",%" PRIu64, *first ? "" : ",",
+				b / f, t->tid, run, ins);
+		*first = 0;
+	}
+	return n;
+}
+
+/* "sched":{"f":F,"e":[bin,tid,run_ns,switch_ins,...]}: the on-CPU time
+ * and switch-ins of the threads the tracks show, per bin of F tracks'
+ * bins (exact: runs are split at bin edges), F the smallest power of 2
+ * that keeps them within SCHED_BUDGET entries: what the tasks table
+ * recomputes for a selection. null without switch records. */
+static void write_sched_sel(struct page *pg, FILE *out)
+{
+	struct ana_tracks *tk = pg->tk;
+	if (!tk || !pg->switches || !ana_tracks_nthreads(tk)) {
+		fputs("\"sched\":null", out);
+		return;
+	}
+	size_t nb = ana_tracks_nbins(tk), f = 1;
+	for (;; f *= 2) {
+		size_t n = 0;
+		int first = 1;
+		for (size_t i = 0; i < pg->np_shown; i++)
+			for (size_t j = 0; j < pg->nt_shown[i]; j++)
+				n += sched_bins(ana_tracks_proc(tk, i)->threads[j], nb, f, NULL, &first);
+		if (n <= SCHED_BUDGET || f >= nb)
+			break;
+	}
+	fprintf(out, "\"sched\":{\"f\":%zu,\"e\":[", f);
+	int first = 1;
+	for (size_t i = 0; i < pg->np_shown; i++)
+		for (size_t j = 0; j < pg->nt_shown[i]; j++)
+			sched_bins(ana_tracks_proc(tk, i)->threads[j], nb, f, out, &first);
+	fputs("]}", out);
+}
+
 static int write_data(struct page *pg, FILE *out)
 {
-	fputs(pg->diff ? "{\"version\":1,\"diff\":true,\n" : "{\"version\":1,\n", out);
+	fprintf(out, "{\"version\":1,%s\"top\":%zu,\n", pg->diff ? "\"diff\":true," : "",
+		pg->o.top ? pg->o.top : (size_t)ANA_HTML_TOP);
 	int err = tracks_pick(pg);
 	if (!err)
 		err = write_flames(pg, out);
@@ -904,6 +1024,9 @@ static int write_data(struct page *pg, FILE *out)
 	fputs(",\n", out);
 	if (!err)
 		err = write_tracks(pg, out);
+	fputs(",\n", out);
+	if (!err)
+		write_sched_sel(pg, out);
 	/* Names last: the trees and tasks above gave them their ids. */
 	fputs(",\n\"names\":[", out);
 	for (size_t i = 0; i < prec_hashmap_count(&pg->names); i++) {
@@ -1193,6 +1316,16 @@ static void heading(FILE *out, const char *id, const char *title, const char *no
 	}
 }
 
+/* A table document in a block the page's script finds by name (the
+ * tables a selection recomputes). */
+static int doc_block(FILE *out, const char *name, const struct ana_doc *doc)
+{
+	fprintf(out, "<div class=\"doc\" data-doc=\"%s\">\n", name);
+	int ret = ana_doc_render(doc, out, ANA_FMT_HTML);
+	fputs("</div>\n", out);
+	return ret;
+}
+
 static int write_tables(struct page *pg, FILE *out)
 {
 	char note[256];
@@ -1209,12 +1342,12 @@ static int write_tables(struct page *pg, FILE *out)
 		 "--sort sym,dso`; click a column to sort by it.", top);
 	heading(out, "functions", "Top functions", note);
 	if (!ret)
-		ret = ana_doc_render(pg->report, out, ANA_FMT_HTML);
+		ret = doc_block(out, "report", pg->report);
 	if (!ret && pg->sched) {
 		snprintf(note, sizeof(note), "The first %zu rows of `perfrec-analyze sched`, "
 			 "from context-switch records.", top);
 		heading(out, "tasks", "Tasks by on-CPU time", note);
-		ret = ana_doc_render(pg->sched, out, ANA_FMT_HTML);
+		ret = doc_block(out, "sched", pg->sched);
 	} else if (!ret) {
 		heading(out, "tasks", "Tasks by on-CPU time", "No context-switch records in "
 			"this trace: record with --switch-events (perfrec record -a "
@@ -1225,7 +1358,7 @@ static int write_tables(struct page *pg, FILE *out)
 			 "--off-cpu --children --sort sym,dso`: where tasks waited off the "
 			 "CPU (record --off-cpu).", top);
 		heading(out, "offcpu", "Top off-CPU functions", note);
-		ret = ana_doc_render(pg->offcpu, out, ANA_FMT_HTML);
+		ret = doc_block(out, "offcpu", pg->offcpu);
 	}
 	if (!ret && pg->counters) {
 		heading(out, "counters", "Counter groups", "As `perfrec-analyze counters`.");
@@ -1234,8 +1367,9 @@ static int write_tables(struct page *pg, FILE *out)
 	return ret;
 }
 
-static int write_section(struct page *pg, FILE *out, const char *name, size_t len)
+static int write_section(void *ctx, FILE *out, const char *name, size_t len)
 {
+	struct page *pg = ctx;
 	if (len == 5 && !memcmp(name, "title", 5)) {
 		const Perfrec__FileHeader *h = pg->s->header;
 		fputs("perfrec: ", out);
@@ -1258,8 +1392,10 @@ static int write_section(struct page *pg, FILE *out, const char *name, size_t le
 	return 0;
 }
 
-/* Copies the template, replacing each <!--perfrec:NAME--> marker. */
-static int write_page(struct page *pg, FILE *out)
+/* Copies the template, replacing each <!--perfrec:NAME--> marker with
+ * what section() writes for it. */
+static int write_template(FILE *out, int (*section)(void *ctx, FILE *out, const char *name,
+						     size_t len), void *ctx)
 {
 	static const char open[] = "<!--perfrec:", close[] = "-->";
 	const char *p = ana_html_page;
@@ -1274,7 +1410,7 @@ static int write_page(struct page *pg, FILE *out)
 		const char *e = strstr(name, close);
 		if (!e)
 			return -EINVAL;
-		int ret = write_section(pg, out, name, (size_t)(e - name));
+		int ret = section(ctx, out, name, (size_t)(e - name));
 		if (ret)
 			return ret;
 		p = e + sizeof(close) - 1;
@@ -1316,6 +1452,8 @@ static void page_release(struct page *pg)
 	prec_hashmap_release(&pg->shown_pid);
 	prec_hashmap_release(&pg->tasks);
 	prec_hashmap_release(&pg->names);
+	prec_hashmap_release(&pg->dsos);
+	prec_hashmap_release(&pg->labels);
 	ana_doc_free(pg->report);
 	ana_doc_free(pg->sched);
 	ana_doc_free(pg->counters);
@@ -1340,6 +1478,8 @@ static int page_init(struct page *pg, struct ana_trace *const *files, size_t n,
 	}
 	prec_hashmap_init(&pg->tasks, sizeof(struct task_key), sizeof(struct task_val));
 	prec_hashmap_init(&pg->names, sizeof(const char *), 1);
+	prec_hashmap_init(&pg->dsos, sizeof(const char *), 1);
+	prec_hashmap_init(&pg->labels, sizeof(const char *), sizeof(const char *));
 	prec_hashmap_init(&pg->sel, sizeof(struct sel_key), sizeof(struct sel_val));
 	prec_hashmap_init(&pg->shown_tid, sizeof(uint32_t), 1);
 	prec_hashmap_init(&pg->shown_pid, sizeof(uint32_t), 1);
@@ -1473,7 +1613,7 @@ static int html_run(struct ana_trace *const *files, size_t n, const struct ana_h
 	if (!ret)
 		ret = page_build(&pg);
 	if (!ret)
-		ret = write_page(&pg, out);
+		ret = write_template(out, write_section, &pg);
 	page_release(&pg);
 	return ret;
 }
@@ -1487,6 +1627,121 @@ int ana_html_run_files(struct ana_trace *const *files, size_t n,
 		       const struct ana_html_opts *o, FILE *out)
 {
 	return html_run(files, n, o, out);
+}
+
+/* ---- several hosts: one page, a part per host */
+
+/* The sections that differ per host, in the template's order. */
+static const char *const host_sections[] = { "header", "tables", "details", "data" };
+#define NHOST_SECTIONS (sizeof(host_sections) / sizeof(host_sections[0]))
+
+struct host_part {
+	const char *name;                    /* its first file's host name */
+	char *sec[NHOST_SECTIONS];           /* each section, written */
+	size_t len[NHOST_SECTIONS];
+};
+
+struct hosts_page {
+	struct host_part *parts;
+	size_t n;
+};
+
+/* Host h's page, built from its files and written section by section
+ * into memory, then released: one host's trees and tracks in memory at a
+ * time, and its page (bounded, see html.h) kept. */
+static int host_part_build(struct host_part *hp, struct ana_trace *const *files, size_t n,
+			   const struct ana_html_opts *o)
+{
+	struct page pg;
+	const Perfrec__FileHeader *h = files[0]->header;
+	hp->name = h && h->hostname ? h->hostname : files[0]->path;
+	int ret = page_init(&pg, files, n, o);
+	if (!ret)
+		ret = page_build(&pg);
+	for (size_t i = 0; i < NHOST_SECTIONS && !ret; i++) {
+		FILE *mem = open_memstream(&hp->sec[i], &hp->len[i]);
+		if (!mem) {
+			ret = -errno;
+			break;
+		}
+		ret = write_section(&pg, mem, host_sections[i], strlen(host_sections[i]));
+		if (fclose(mem) && !ret)
+			ret = -EIO;
+	}
+	page_release(&pg);
+	return ret;
+}
+
+/* Each host's section in a block the page's script keeps (the host the
+ * address names, else the first) or removes; the header starts with the
+ * host selector, the data block holds every host's. */
+static int write_hosts_section(void *ctx, FILE *out, const char *name, size_t len)
+{
+	struct hosts_page *hs = ctx;
+	size_t which = NHOST_SECTIONS;
+	for (size_t i = 0; i < NHOST_SECTIONS; i++)
+		if (strlen(host_sections[i]) == len && !memcmp(host_sections[i], name, len))
+			which = i;
+	if (len == 5 && !memcmp(name, "title", 5)) {
+		fprintf(out, "perfrec: %zu hosts", hs->n);
+		return 0;
+	}
+	if (len == 3 && !memcmp(name, "css", 3)) {
+		fputs(ana_html_css, out);
+		return 0;
+	}
+	if (len == 2 && !memcmp(name, "js", 2)) {
+		fputs(ana_html_js, out);
+		return 0;
+	}
+	if (which == NHOST_SECTIONS)
+		return -EINVAL;   /* a marker page.html has and this file not */
+	if (!strcmp(host_sections[which], "data")) {
+		fputs("{\"version\":1,\"hosts\":[", out);
+		for (size_t h = 0; h < hs->n; h++) {
+			fputs(h ? "," : "", out);
+			ana_json_str_html(out, hs->parts[h].name);
+		}
+		fputs("],\"parts\":[\n", out);
+		for (size_t h = 0; h < hs->n; h++) {
+			fputs(h ? ",\n" : "", out);
+			fwrite(hs->parts[h].sec[which], 1, hs->parts[h].len[which], out);
+		}
+		fputs("]}\n", out);
+		return 0;
+	}
+	if (!strcmp(host_sections[which], "header"))
+		fprintf(out, "<label class=\"host-pick\">Host <select id=\"host-which\" "
+			"aria-label=\"Host\"></select></label> <span class=\"hint\">%zu hosts in "
+			"this page</span>\n", hs->n);
+	for (size_t h = 0; h < hs->n; h++) {
+		fprintf(out, "<div class=\"host-part\" data-host-index=\"%zu\"%s>\n", h,
+			h ? " hidden" : "");
+		fwrite(hs->parts[h].sec[which], 1, hs->parts[h].len[which], out);
+		fputs("</div>\n", out);
+	}
+	return 0;
+}
+
+int ana_html_run_hosts(struct ana_trace *const *files, const size_t *nfiles, size_t nhosts,
+		       const struct ana_html_opts *o, FILE *out)
+{
+	if (!nhosts)
+		return -EINVAL;
+	if (nhosts == 1)
+		return html_run(files, nfiles[0], o, out);
+	struct hosts_page hs = { calloc(nhosts, sizeof(struct host_part)), nhosts };
+	int ret = hs.parts ? 0 : -ENOMEM;
+	for (size_t h = 0, off = 0; h < nhosts && !ret; off += nfiles[h++])
+		ret = nfiles[h] ? host_part_build(&hs.parts[h], files + off, nfiles[h], o) :
+		      -EINVAL;
+	if (!ret)
+		ret = write_template(out, write_hosts_section, &hs);
+	for (size_t h = 0; hs.parts && h < nhosts; h++)
+		for (size_t i = 0; i < NHOST_SECTIONS; i++)
+			free(hs.parts[h].sec[i]);
+	free(hs.parts);
+	return ret;
 }
 
 /* A window reads only its frames (pass 1 read them all). */
@@ -1556,7 +1811,7 @@ int ana_html_diff_run(const struct ana_diff_part *base, size_t nbase,
 	}
 	pg.base_names = names;
 	if (!ret)
-		ret = write_page(&pg, out);
+		ret = write_template(out, write_section, &pg);
 out:
 	ana_diff_free(d);
 	free(names);

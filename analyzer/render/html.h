@@ -16,7 +16,10 @@
  *     binned by ana_tracks;
  *   - the tables of report (top functions, self and children), sched (top
  *     tasks by on-CPU time, per-CPU busy) and counters, rendered from
- *     their documents, and info's in a details block.
+ *     their documents, and info's in a details block; under a selection
+ *     the page recomputes the top functions from the flame trees' per-bin
+ *     data and the tasks' on-CPU time and switch-ins from the shown
+ *     threads' per-bin runs (the "sched" data block).
  * Sizes are bounded whatever the trace length: flame trees by
  * max_nodes, the timeline by buckets x CPUs, the tracks by their bins x
  * the processes and threads shown, tables by top.
@@ -77,6 +80,17 @@ int ana_html_run(struct ana_trace *s, const struct ana_html_opts *o, FILE *out);
  * hold each file's info. The host, kernel and events named are the first
  * file's. Same returns as ana_html_run(); -EINVAL for n = 0. */
 int ana_html_run_files(struct ana_trace *const *files, size_t n,
+		       const struct ana_html_opts *o, FILE *out);
+
+/* The page of several hosts: files holds each host's files in turn
+ * (nfiles[h] of host h, in time order, as ana_html_run_files() takes
+ * them). The page has a host selector; each host's header, tables,
+ * details and data block are built as its own page's (one host's trees
+ * in memory at a time) and the page's script shows the host the
+ * address names (#host=NAME), else the first. One host is
+ * ana_html_run_files()'s page. Same returns; -EINVAL for no host or a
+ * host without files. */
+int ana_html_run_hosts(struct ana_trace *const *files, const size_t *nfiles, size_t nhosts,
 		       const struct ana_html_opts *o, FILE *out);
 
 /* `html --diff`: the page of new_[0] (its filter; o->filter is not used)

@@ -49,6 +49,7 @@ static void track_free(struct ana_track *t)
 	if (!t)
 		return;
 	free(t->run);
+	free(t->ins);
 	free(t->smp);
 	free(t->off);
 	free(t->off_max);
@@ -110,8 +111,13 @@ int ana_tracks_run(struct ana_tracks *tk, uint32_t pid, uint32_t tid, const char
 		   uint64_t start, uint64_t end)
 {
 	struct ana_track *t = thread(tk, pid, tid, comm);
-	if (!t || alloc_bins((void **)&t->run, tk->nbins, sizeof(*t->run)))
+	if (!t || alloc_bins((void **)&t->run, tk->nbins, sizeof(*t->run)) ||
+	    alloc_bins((void **)&t->ins, tk->nbins, sizeof(*t->ins)))
 		return -ENOMEM;
+	/* a run that starts at the window start was already running there;
+	 * an empty one is a switch-in and out at once */
+	if (start > tk->t0 && start < tk->t1 && end >= start)
+		t->ins[(start - tk->t0) / tk->bin]++;
 	if (!clip(tk, &start, &end))
 		return 0;
 	t->run_ns += end - start;

@@ -7,13 +7,16 @@
  * samples and off-CPU blocks; a page can show a few hundred points per
  * track. The window [t0, t1] is cut into nbins equal bins, and per thread
  * and bin this object keeps
- *   - run: ns on a CPU (from on-CPU intervals, split at bin edges: exact);
+ *   - run: ns on a CPU (from on-CPU intervals, split at bin edges: exact),
+ *     and how many runs started in the bin (switch-ins; a run from the
+ *     window start is taken as on before it, as sched takes a task first
+ *     seen switching out, so a switch-in exactly at the start is missed);
  *   - samples: how many samples it took there;
  *   - off: ns off the CPU in intervals (record --off-cpu blocks of at
  *     least the threshold, split at bin edges: exact), and the state of
  *     the longest piece in the bin (the colour the page gives the bin);
  * and per bin the losses (records lost, by the Loss packets' times).
- * Memory is nbins x 29 bytes per thread that has data, whatever the trace
+ * Memory is nbins x 33 bytes per thread that has data, whatever the trace
  * length; the page writes only the busiest processes and threads.
  *
  * Threads are keyed by tid; names (comm) are the caller's strings,
@@ -47,6 +50,8 @@ struct ana_track {            /* one thread */
 	const char *comm;        /* its last name given */
 	uint64_t run_ns, samples, off_ns;   /* totals in the window */
 	uint64_t *run;           /* nbins: ns on a CPU; NULL: none */
+	uint32_t *ins;           /* nbins: runs that started there (switch-ins);
+				  * allocated with run */
 	uint32_t *smp;           /* nbins: samples; NULL: none */
 	uint64_t *off;           /* nbins: ns off-CPU; NULL: none */
 	uint64_t *off_max;       /* nbins: the longest piece's ns */

@@ -187,6 +187,11 @@
 		 * shrinks to it, the address keeps it; Clear restores */
 		var tl = document.getElementById('tl'), axis = tl.querySelector('.axis canvas');
 		var total = fg.getAttribute('data-total'), w = axis.getBoundingClientRect().width;
+		/* the tables follow the range and come back whole on Clear */
+		var fnTable = document.querySelector('[data-doc="report"] table[data-section="rows"]');
+		var wholeRows = fnTable ? fnTable.tBodies[0].textContent : '';
+		if (!fnTable || !wholeRows)
+			return 'no top-functions rows';
 		at(axis, 'mousedown', w * 0.25);
 		at(axis, 'mousemove', w * 0.5, window);
 		at(axis, 'mouseup', w * 0.5, window);
@@ -201,6 +206,8 @@
 			return 'a quarter of the trace: ' + part + ' of ' + all;
 		if (!tl.getAttribute('data-range'))
 			return 'no range drawn';
+		if (!fnTable.getAttribute('data-selected') || fnTable.tBodies[0].textContent === wholeRows)
+			return 'the top-functions table did not follow the range';
 		/* a click on a track adds its process */
 		var row = tl.querySelector('.tk-row[data-pid] canvas');
 		at(row, 'mousedown');
@@ -216,6 +223,8 @@
 		    fg.getAttribute('data-total') !== total || tl.getAttribute('data-range'))
 			return 'Clear left "' + root.getAttribute('data-selection') + '" ' + location.hash +
 				' ' + fg.getAttribute('data-total') + ' of ' + total;
+		if (fnTable.getAttribute('data-selected') || fnTable.tBodies[0].textContent !== wholeRows)
+			return 'Clear did not restore the whole trace\'s top functions';
 		results.push('selected=' + frag + '/' + part[1]);
 	});
 	check('calltree', function () {

@@ -12,6 +12,8 @@
 #     name, an event and an object path): the document has no element
 #     from the trace (no img, svg, iframe), shows the symbol as text in
 #     the flame graph and the tables, and the scripts ran clean.
+#     tracegen's golden trace: code without symbols is one "[unknown] in
+#     OBJ" box and table row (report's rows per address, grouped).
 #  2. a recorded workload (root): symprog spinning in symprog_hot_loop,
 #     recorded alone (so other load on the host cannot shrink its frames)
 #     with call stacks and switch events: the flame graph has a frame
@@ -23,11 +25,23 @@
 #     timeline zoom, drag and tooltip, a process track's tooltip, click
 #     (its thread followed in the CPU lanes) and threads opened and
 #     closed, sorting a table.
+#     Then no request: the CSP, and Chromium's request log (DevTools
+#     protocol) of the hostile and the driven pages holds only their own
+#     file:// load, while a probe image added to a copy is seen.
+#  4. a selection in the address (a time range, a thread, a process):
+#     the flame graph's total is report's over the same samples, the
+#     top-functions table report --children --sort sym,dso's rows, the
+#     tasks table sched's on-CPU time and switch-ins (symprog, and
+#     pingpong's two threads that switch 40,000 times)
+#  5. the call tree's functions against report --children
 #  6. a page over a dataset (root): symprog recorded into files rotated
 #     every second is one page whose flame graph's total, for the whole
 #     and for a time range across a file boundary, is report's over the
-#     same files; several hosts are refused naming --host, and --host
-#     picks one (tracegen's traces, without root).
+#     same files. Several hosts (tracegen's traces, without root, in
+#     part 1) make one page with a host selector: the address's host (or
+#     the first) is shown, its flame total, top functions and a range's
+#     total are report --host's; choosing a host in the selector shows
+#     it; --host picks one.
 # Screenshots are kept in BUILD/tests/html_browser/ to look at.
 set -euo pipefail
 build=${PERFREC_BUILD_DIR:?}
@@ -95,15 +109,84 @@ grep -q "class=\"fr t1\"[^>]*>$sym</div>" "$work/hostile.dom" ||
   fail "hostile: no flame-graph frame shows the symbol as text"
 grep -q "<td>$sym</td>" "$work/hostile.dom" || fail "hostile: the table does not show the symbol as text"
 echo "hostile: names shown as text, no element injected"
-"$build/tests/tracegen_cli" --host alpha "$work/hosts-a.prec"
-"$build/tests/tracegen_cli" --host beta "$work/hosts-b.prec"
-if "$ana" html "$work/hosts-a.prec" "$work/hosts-b.prec" -o "$work/hosts.html" 2>"$work/hosts.err"; then
-  fail "html over two hosts made a page"
+# code without symbols: tracegen's golden trace has samples in bash at an
+# address no symbol covers; the page shows one "[unknown] in bash" box and
+# table row (report's rows per address, grouped: its sums), never the
+# address
+"$build/tests/tracegen_cli" "$work/golden.prec"
+"$ana" html "$work/golden.prec" -o "$work/golden.html"
+dom "$work/golden.html" golden
+clean golden
+grep -q 'class="fr t1"[^>]*>\[unknown\] in bash</div>' "$work/golden.dom" ||
+  fail "golden: no flame-graph box named [unknown] in bash"
+if grep -q '\[bash\]+0x' "$work/golden.dom"; then
+  fail "golden: an address of bash is still shown: $(grep -o '[^>]*\[bash\]+0x[^<]*' "$work/golden.dom" | head -3)"
 fi
-grep -q -- "--host" "$work/hosts.err" || fail "two hosts: the refusal does not name --host: $(cat "$work/hosts.err")"
-"$ana" html "$work/hosts-a.prec" "$work/hosts-b.prec" --host beta -o "$work/hosts.html"
-grep -q '<span class="host">beta</span>' "$work/hosts.html" || fail "--host beta: the page is not beta's"
-echo "hosts: two refused naming --host, --host beta gives beta's page"
+"$ana" report --children --sort sym,dso,event --csv "$work/golden.prec" >"$work/golden.csv"
+python3 "$source_dir/tests/browser/tablecmp.py" "$work/golden.dom" report rows "$work/golden.csv" \
+  sym,dso,event children=0 overhead=0 samples=0 period=0 --rows 100 --group ||
+  fail "golden: the grouped top functions differ from report's rows grouped"
+grep -q '<td>\[unknown\] in bash</td><td>bash</td>' "$work/golden.dom" ||
+  fail "golden: no [unknown] in bash row in the top functions"
+echo "golden: code without symbols is one [unknown] in bash box and row"
+# two hosts: one page with a host selector; each host's part is that
+# host's page (alpha one copy of the golden schedule, beta three: their
+# totals differ), the address picks one, a selection applies to it
+"$build/tests/tracegen_cli" --host alpha "$work/hosts-a.prec"
+"$build/tests/tracegen_cli" --host beta "$work/hosts-b.prec" 3
+"$ana" html "$work/hosts-a.prec" "$work/hosts-b.prec" -o "$work/hosts.html"
+# hosttotal ARGS: "period,samples" of report --host ARGS over both files
+hosttotal() {
+  "$ana" report "$@" "$work/hosts-a.prec" "$work/hosts-b.prec" |
+    awk '$1=="samples_shown"{s=$2} $1=="total_period"{p=$2} END{print p "," s}'
+}
+# hostpage FRAGMENT NAME: the page's host and flame total under FRAGMENT
+hostpage() {
+  dom "$work/hosts.html$1" "$2"
+  clean "$2" >&2
+  local host total
+  host=$(grep -o '<html[^>]*>' "$work/$2.dom" | grep -o 'data-host="[^"]*"' | cut -d'"' -f2)
+  total=$(grep -o 'id="fg"[^>]*' "$work/$2.dom" | grep -o 'data-total="[^"]*"' | cut -d'"' -f2)
+  [ "$(grep -o '<select id="host-which"[^>]*>\(<option[^>]*>[^<]*</option>\)*' "$work/$2.dom" |
+       grep -o '<option' | wc -l)" = 2 ] ||
+    fail "$2: the host selector does not list the two hosts"
+  [ "$(grep -o '<span class="host">[^<]*' "$work/$2.dom")" = "<span class=\"host\">$host" ] ||
+    fail "$2: the header shown is not $host's"
+  echo "$host $total"
+}
+# the flame graph's total on the page: a sample event's (cpu-clock)
+want_a=$(hosttotal --host alpha --event cpu-clock) want_b=$(hosttotal --host beta --event cpu-clock)
+got=$(hostpage "" hosts-first)
+[ "$got" = "alpha $want_a" ] || fail "two hosts, no address: page $got, alpha's report $want_a"
+got=$(hostpage "#host=beta" hosts-beta)
+[ "$got" = "beta $want_b" ] || fail "#host=beta: page $got, beta's report $want_b"
+[ "$want_a" != "$want_b" ] || fail "the two hosts' traces do not differ"
+"$ana" report --children --sort sym,dso,event --csv --host beta "$work/hosts-a.prec" \
+  "$work/hosts-b.prec" >"$work/hosts-beta.csv"
+python3 "$source_dir/tests/browser/tablecmp.py" "$work/hosts-beta.dom" report rows \
+  "$work/hosts-beta.csv" sym,dso,event children=0 overhead=0 samples=0 period=0 --rows 100 --group ||
+  fail "#host=beta: the top functions are not beta's"
+# a selection on beta: its first 70 ms copy (the tracks' bins from its start)
+read -r t0 bin < <(grep -o '"tracks":{"t0":[0-9]*,"bin":[0-9]*' "$work/hosts.html" | tail -1 |
+  sed 's/.*"t0":\([0-9]*\),"bin":\([0-9]*\)/\1 \2/')
+hb=$((t0 + 140 * bin))
+want=$(hosttotal --host beta --event cpu-clock --time "0,$(awk -v b="$hb" 'BEGIN{printf "%.9f", b / 1e9}')")
+got=$(hostpage "#host=beta&t=$t0,$hb" hosts-sel)
+[ "$got" = "beta $want" ] || fail "#host=beta with a range: page $got, report $want"
+# choosing beta in the selector (a copy whose script does it once, on a
+# page opened without an address) loads the page again with beta's part
+sed 's|^</body>$|<script>(function () { var p = document.getElementById("host-which"); if (!/host=/.test(location.hash)) { p.value = "1"; p.dispatchEvent(new Event("change")); } })();</script></body>|' \
+  "$work/hosts.html" >"$work/hosts-pick.html"
+dom "$work/hosts-pick.html" hosts-pick
+clean hosts-pick
+grep -o '<html[^>]*>' "$work/hosts-pick.dom" | grep -q 'data-host="beta" data-selection="host=beta"' ||
+  fail "choosing beta in the selector did not show beta: $(grep -o '<html[^>]*>' "$work/hosts-pick.dom")"
+[ "$(grep -o 'id="fg"[^>]*' "$work/hosts-pick.dom" | grep -o 'data-total="[^"]*"' | cut -d'"' -f2)" = "$want_b" ] ||
+  fail "choosing beta in the selector: the flame graph is not beta's"
+"$ana" html "$work/hosts-a.prec" "$work/hosts-b.prec" --host beta -o "$work/hosts-one.html"
+grep -q '<span class="host">beta</span>' "$work/hosts-one.html" || fail "--host beta: the page is not beta's"
+if grep -q '<select id="host-which"' "$work/hosts-one.html"; then fail "--host beta: a host selector on one host's page"; fi
+echo "hosts: one page of two, each host's part its own report's; --host beta gives beta's page"
 
 # ---- 2. a recorded workload
 if [ "$(id -u)" != 0 ]; then
@@ -142,6 +225,30 @@ for c in hover zoom search inverted timeline tracks select calltree sort; do
   case "$driven" in *"$c=ok"*) ;; *) fail "interaction $c did not run: $driven";; esac
 done
 
+# ---- 3b. no network: the page forbids every load but its own inline
+# code (CSP), and Chromium's request log (DevTools protocol, Network
+# domain) holds only the page's own file:// load, for the hostile page
+# and the driven one (every interaction run). A copy with an image from
+# the network shows that the log sees what a page asks for, even what
+# the CSP refuses.
+grep -q "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; " "$work/t.html" ||
+  fail "the page has no Content-Security-Policy of default-src 'none'"
+# requests PAGE NAME: NAME.req, one line per request (URL, type, result)
+requests() {
+  python3 "$source_dir/tests/browser/requests.py" "$browser" "file://$1" >"$work/$2.req" ||
+    fail "$2: the request log failed"
+}
+for p in hostile t-driven; do
+  requests "$work/$p.html" "$p"
+  printf 'file://%s\tDocument\t-\n' "$work/$p.html" | cmp -s - "$work/$p.req" ||
+    fail "$p: requests beyond the page's own load: $(cat "$work/$p.req")"
+done
+sed 's|^</body>$|<img src="http://127.0.0.1:9/probe.png" alt=""></body>|' "$work/t.html" >"$work/probe.html"
+requests "$work/probe.html" probe
+grep -q '^http://127.0.0.1:9/probe.png	Image	csp$' "$work/probe.req" ||
+  fail "the request log did not see the probe's image: $(cat "$work/probe.req")"
+echo "no network: each page's only request is its own file; the probe's image shows in the log (blocked: csp)"
+
 # ---- 4. a selection in the address filters the flame graph to what
 # report says of the same samples: a time range (a quarter of the trace,
 # on the tracks' bin edges, as a drag snaps to them), a thread, a process
@@ -172,6 +279,54 @@ echo "selection tid $tid: page $got, report --tid $want"
 want=$(total --pid "$pid" --time "$range") got=$(shown "t=$a,$b&pid=$pid" sel-pid)
 echo "selection pid $pid in $range s: page $got, report --pid --time $want"
 [ "$got" = "$want" ] || fail "process and time selection: page $got, report $want"
+# The tables follow the same selections: the top functions are report
+# --children --sort sym,dso's rows over the selected samples, exactly
+# (when this page's trees are not pruned, every row is listed), and the
+# tasks table's on-CPU time and switch-ins are sched's over the range
+# (runs are split at bin edges: exact too).
+# tables NAME DOM-NAME TRACE TOLERANCES -- ARGS: the page's tables against
+# report and sched ARGS
+tables() {
+  local name=$1 dom=$2 trace=$3 ftol=$4; shift 5
+  "$ana" report --children --sort sym,dso --csv "$@" "$trace" >"$work/$name-r.csv"
+  # shellcheck disable=SC2086
+  python3 "$source_dir/tests/browser/tablecmp.py" "$work/$dom.dom" report rows \
+    "$work/$name-r.csv" sym,dso $ftol --group || fail "$name: the top-functions table differs from report $*"
+  "$ana" sched --csv "$@" "$trace" >"$work/$name-s.csv"
+  python3 "$source_dir/tests/browser/tablecmp.py" "$work/$dom.dom" sched tasks \
+    "$work/$name-s.csv" tid oncpu_ms=0.002 switch_ins=0 --rows 100 ||
+    fail "$name: the tasks table differs from sched $*"
+}
+exact="children=0 overhead=0 samples=0 period=0 --rows 100"
+near="children=1 overhead=1 --cover children=1.5"
+if grep -q '"pruned":[1-9]' "$work/t.html"; then
+  echo "note: the workload's flame trees were pruned: its tables are compared within a point"
+  exact=$near
+fi
+tables time sel-time "$work/t.prec" "$exact" -- --time "$range"
+tables tid sel-tid "$work/t.prec" "$exact" -- --tid "$tid"
+tables pid sel-pid "$work/t.prec" "$exact" -- --pid "$pid" --time "$range"
+# threads that switch: pingpong's two threads pass a byte 20,000 times
+# (its tables have rows per thread); its trees keep 0.05% boxes, and a
+# function's pruned call paths are missing from its weights (each under
+# 0.05% of the trace, more of a part of it), so its top functions are
+# compared within a point, all those above 1.5% listed
+"$perfrec" record -q -g --switch-events -F 999 -o "$work/pp.prec" -- \
+  "$build/tests/pingpong" 20000 300 0 50 >"$work/pp.out" || fail "record pingpong failed: $(cat "$work/pp.out")"
+read -r ppid ping < <(sed -n 's/.*pid \([0-9]*\), ping tid \([0-9]*\).*/\1 \2/p' "$work/pp.out")
+"$ana" html "$work/pp.prec" -o "$work/pp.html"
+read -r t0 bin nbins < <(grep -o '"tracks":{"t0":[0-9]*,"bin":[0-9]*,"nbins":[0-9]*' "$work/pp.html" |
+  sed 's/.*"t0":\([0-9]*\),"bin":\([0-9]*\),"nbins":\([0-9]*\)/\1 \2 \3/')
+pa=$((t0 + nbins / 3 * bin)) pb=$((t0 + nbins * 2 / 3 * bin))
+prange=$(awk -v a="$pa" -v b="$pb" 'BEGIN{printf "%.9f,%.9f", a / 1e9, b / 1e9}')
+shown "t=$pa,$pb" pp-time "$work/pp.html" >/dev/null
+tables pp-time pp-time "$work/pp.prec" "$near" -- --time "$prange"
+shown "tid=$ping" pp-tid "$work/pp.html" >/dev/null
+tables pp-tid pp-tid "$work/pp.prec" "$near" -- --tid "$ping"
+shown "t=$pa,$pb&pid=$ppid" pp-pid "$work/pp.html" >/dev/null
+tables pp-pid pp-pid "$work/pp.prec" "$near" -- --pid "$ppid" --time "$prange"
+grep -q '<table class="t" data-section="tasks" data-selected="[23]"' "$work/pp-time.dom" ||
+  fail "pingpong's range: the tasks table does not list its threads"
 # html --diff: the same page, whose differential flame graph stays whole
 # under a selection (the base side has no per-bin data)
 "$ana" html --diff "$work/t.prec" "$work/t.prec" -o "$work/diff.html"

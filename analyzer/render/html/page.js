@@ -6,7 +6,44 @@
 (function () {
 	var U = PerfrecUtil;
 	var root = document.documentElement;
-	var data = JSON.parse(document.getElementById('perfrec-data').textContent);
+	var all = JSON.parse(document.getElementById('perfrec-data').textContent);
+	/* A page of several hosts holds each one's data and server-rendered
+	 * parts: the host the address names (#host=NAME&...) is kept, the
+	 * others' parts leave the document (so ids stay unique); choosing
+	 * another host changes the address and loads the page again. */
+	var hosts = all.hosts || null, hostIndex = 0;
+	if (hosts) {
+		var hm = /(?:^#|&)host=([^&]*)/.exec(location.hash);
+		var want = hm ? decodeURIComponent(hm[1]) : null;
+		hosts.forEach(function (h, i) {
+			if (h === want)
+				hostIndex = i;
+		});
+		Array.prototype.forEach.call(document.querySelectorAll('.host-part'), function (el) {
+			if (Number(el.getAttribute('data-host-index')) === hostIndex)
+				el.hidden = false;
+			else
+				el.parentNode.removeChild(el);
+		});
+		var pick = document.getElementById('host-which');
+		hosts.forEach(function (h, i) {
+			var o = document.createElement('option');
+			o.value = String(i);
+			o.textContent = String(h);
+			o.selected = i === hostIndex;
+			pick.appendChild(o);
+		});
+		pick.addEventListener('change', function () {
+			location.hash = 'host=' + encodeURIComponent(hosts[Number(pick.value)]);
+		});
+		window.addEventListener('hashchange', function () {
+			var m = /(?:^#|&)host=([^&]*)/.exec(location.hash);
+			if (m && decodeURIComponent(m[1]) !== hosts[hostIndex])
+				location.reload();
+		});
+		root.setAttribute('data-host', String(hosts[hostIndex]));
+	}
+	var data = hosts ? all.parts[hostIndex] : all;
 	var names = data.names || [];
 	var tip = new U.Tip(document.getElementById('tip'));
 
@@ -85,7 +122,7 @@
 				w[parent[i]] += w[i];
 				cc[parent[i]] += cc[i];
 			}
-		return { n: tree.n, k: tree.k, d: tree.d, w: w, s: s, c: cc, p: tree.p,
+		return { n: tree.n, k: tree.k, o: tree.o, d: tree.d, w: w, s: s, c: cc, p: tree.p,
 			 fraction: tree.fraction, pruned: tree.pruned, weight: W, count: C };
 	}
 
@@ -209,13 +246,71 @@
 		};
 	}
 
+	/* ---- the tables: top functions (samples and off-CPU) from the
+	 * selected trees, tasks from data.sched; the whole trace's rows
+	 * without a selection, and in a differential page (its trees hold
+	 * two profiles) */
+	var tables = {
+		report: new PerfrecTables.Table(document.querySelector('[data-doc="report"]'), 'rows'),
+		offcpu: new PerfrecTables.Table(document.querySelector('[data-doc="offcpu"]'), 'rows'),
+		sched: new PerfrecTables.Table(document.querySelector('[data-doc="sched"]'), 'tasks')
+	};
+	var top = data.top || 100;
+	/* the whole trace's rows of addresses, one per object as the flame
+	 * graph groups them (children from its whole trees) */
+	['report', 'offcpu'].forEach(function (which) {
+		var t = tables[which], kind = which === 'report' ? 'samples' : 'offcpu';
+		var mine = flames.filter(function (f) { return f.kind === kind && f.caller.o; });
+		var kids = {};
+		if (mine.length && !data.diff)
+			PerfrecTables.functionRows(mine.map(function (f) {
+				var whole = Object.assign({}, f.caller, { weight: f.weight, count: f.count });
+				return { tree: whole, title: f.title };
+			}), names, t.has('event'), kind === 'offcpu', Infinity).rows.forEach(function (r) {
+				kids[r.sym + '\t' + r.dso + '\t' + (t.has('event') ? r.event : '')] = r.children;
+			});
+		t.groupUnknown(function (key) { return kids[key]; });
+	});
+
+	/* A bin of F tracks' bins is kept when it starts in the range. */
+	function inRange(bin, F) {
+		if (selection.a < 0)
+			return true;
+		var start = tk.t0 + bin * F * tk.bin;
+		return start >= selection.a && start < selection.b;
+	}
+
+	function showTables() {
+		var on = selActive() && tk && !data.diff;
+		['report', 'offcpu'].forEach(function (which) {
+			var t = tables[which], kind = which === 'report' ? 'samples' : 'offcpu';
+			var mine = flames.filter(function (f) { return f.kind === kind && f.sel; });
+			if (!on || !mine.length) {
+				t.show(null);
+				return;
+			}
+			var r = PerfrecTables.functionRows(mine.map(function (f) {
+				return { tree: selectedTree(f), title: f.title };
+			}), names, t.has('event'), kind === 'offcpu', top);
+			t.show(r.rows, r.summary);
+		});
+		if (!on || !data.sched) {
+			tables.sched.show(null);
+			return;
+		}
+		tables.sched.show(PerfrecTables.taskRows(data.sched, tk, names, function (bin, tid, who) {
+			return inRange(bin, data.sched.f) && (selection.tid < 0 || tid === selection.tid) &&
+				(selection.pid < 0 || (who && who.pid === selection.pid));
+		}, top));
+	}
+
 	/* ---- the selection: the timeline and the tracks set it, the flame
 	 * graph follows, the address keeps it (#t=START,END&tid=N or &pid=N,
 	 * ns from the trace start) so a link reopens the same view */
 	var selWhat = byId('sel-what'), selClear = byId('sel-clear');
 
 	function selFragment() {
-		var parts = [];
+		var parts = hosts ? ['host=' + encodeURIComponent(hosts[hostIndex])] : [];
 		if (selection.a >= 0)
 			parts.push('t=' + Math.round(selection.a) + ',' + Math.round(selection.b));
 		if (selection.tid >= 0)
@@ -254,6 +349,7 @@
 		byId('tables-note').hidden = !selActive();
 		if (flames.length)
 			showFlame();
+		showTables();
 		var frag = selFragment();
 		root.setAttribute('data-selection', frag);
 		if (!fromAddress && location.hash.replace(/^#/, '') !== frag) {

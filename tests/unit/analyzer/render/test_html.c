@@ -1,7 +1,8 @@
 /*
  * test_html.c - `perfrec-analyze html`: escaping of trace strings, the
  * page of the golden trace, bounded size on a long trace, empty traces,
- * options, the command line and a page over one host's rotated files.
+ * options, the command line, a page over one host's rotated files and
+ * one over two hosts.
  *
  * Trace strings are untrusted: with tracegen's hostile names (a symbol
  * "</script><img src=x onerror=alert(1)>", a comm, the host, an event and
@@ -162,7 +163,28 @@ static void test_golden_page(void **state)
 	 * page-faults' two samples, in bins 18 and 189, both of pingpong */
 	expect(pg, ",\n\"sel\":{\"f\":1,\"e\":[2,100,100,2,1000000,1,2,200,200,13,1000000,1,");
 	expect(pg, ",\n\"sel\":{\"f\":1,\"e\":[18,100,100,1,1,1,189,100,100,1,1,1]}");
-	/* tables: report, sched, counters, info */
+	/* each frame's object beside its kind (a name id: libc.so.6 10,
+	 * [kernel.kallsyms] 11; -1 for the tasks), for the top-functions
+	 * table a selection recomputes */
+	expect(pg, "\"k\":[0,1,1,1,2,2,1,1,0,1,1,1,0,1],\"o\":[-1,0,0,10,11,11,0,10,-1,0,0,10,"
+		   "-1,8]");
+	expect(pg, "\"libc.so.6\",\"[kernel.kallsyms]\"]");
+	/* bash's code without a symbol: one "[unknown] in bash" frame, as
+	 * many addresses as it had; the table keeps report's row (the page's
+	 * script groups it) */
+	expect(pg, "\"bash\",\"[unknown] in bash\",");
+	assert_null(strstr(pg, "\"[bash]+0x123\""));
+	expect(pg, "<td>[bash]+0x123</td><td>bash</td>");
+	/* the tasks table's selection data: per (bin, tid) on-CPU ns and
+	 * switch-ins; pingpong ran from the start (bin 0, no switch-in)
+	 * and was switched in again in bin 171; pong first in bin 68 */
+	expect(pg, "\"sched\":{\"f\":1,\"e\":[0,100,175001,0,1,100,175001,0,");
+	expect(pg, ",171,100,100172,1,172,100,175001,0,");
+	expect(pg, ",68,101,75069,1,69,101,175001,0,");
+	/* tables: report, sched, counters, info, in blocks a selection
+	 * finds by name */
+	expect(pg, "<div class=\"doc\" data-doc=\"report\">\n<table class=\"kv\"");
+	expect(pg, "<div class=\"doc\" data-doc=\"sched\">\n<table class=\"kv\"");
 	expect(pg, "<td>ping</td><td>pingpong</td><td>cpu-clock</td>");
 	expect(pg, "<tr><td>pong</td><td class=\"n\">100</td><td class=\"n\">101</td>"
 		   "<td class=\"n\">28.000</td>");
@@ -323,8 +345,22 @@ static void test_dataset(void **state)
 	expect(out, "{\"cpu\":0,\"busy\":96000000,");
 	free(out);
 	free(err);
-	assert_int_equal(anatest_run(dir, "html rot1.prec other.prec", &out, &len, &err), 2);
-	expect(err, "pick one with --host");
+	/* two hosts: one page, a part per host (rot1's and rot2's files of
+	 * the golden host in one part: two files; other-host's one), each
+	 * part's data its own page's, the host selector in the header */
+	assert_int_equal(anatest_run(dir, "html rot1.prec rot2.prec other.prec", &out, &len,
+				     &err), 0);
+	expect(out, "<title>perfrec: 2 hosts</title>");
+	expect(out, "<select id=\"host-which\"");
+	expect(out, "{\"version\":1,\"hosts\":[\"golden-host\",\"other-host\"],\"parts\":[\n"
+		   "{\"version\":1,");
+	expect(out, "\"weight\":156000000,\"count\":156,");
+	expect(out, "\"weight\":78000000,\"count\":78,");
+	expect(out, "<div class=\"host-part\" data-host-index=\"0\">\n<h1>perfrec trace "
+		   "<span class=\"host\">golden-host</span>");
+	expect(out, "<div class=\"host-part\" data-host-index=\"1\" hidden>\n<h1>perfrec trace "
+		   "<span class=\"host\">other-host</span>");
+	assert_int_equal(count(out, "<div class=\"doc\" data-doc=\"report\">"), 2);
 	free(out);
 	free(err);
 	assert_int_equal(anatest_run(dir, "html rot1.prec rot2.prec other.prec --host other-host",

@@ -63,6 +63,13 @@ static void test_runs_exact(void **state)
 	assert_int_equal(t->run[4], 1000 * 3005ull);
 	assert_int_equal(t->run[5], 1000 * 1995ull);
 	assert_int_equal(t->run[9], 5 * MS);
+	/* switch-ins: each run that started inside the window (not the
+	 * one clipped to its start), in its start's bin */
+	assert_int_equal(t->ins[0], 0);
+	assert_int_equal(t->ins[4], 1000);
+	assert_int_equal(t->ins[5], 1);   /* the empty run: in and out at once */
+	assert_int_equal(t->ins[6], 0);   /* the inverted one: nothing */
+	assert_int_equal(t->ins[9], 1);
 	assert_null(t->smp);
 	assert_null(t->off);
 	ana_tracks_free(tk);
