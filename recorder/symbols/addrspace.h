@@ -72,6 +72,8 @@ struct rec_symgather_stats {
 	uint64_t feed_errors;       /* rec_symgather_observe() failures */
 	int kernel_status;          /* 0, REC_KALLSYMS_HIDDEN or -errno */
 	uint64_t kallsyms_reads;    /* kallsyms re-read for unknown addresses */
+	uint64_t kallsyms_unchanged;/* re-reads skipped: nothing it depends
+				     * on changed (rec_kallsyms_fingerprint) */
 	uint64_t kernel_unknown;    /* kernel addresses no symbol held */
 	/* unwinding (rec_symgather_unwind) */
 	uint64_t unwind_objects;    /* objects whose unwind sections were read */

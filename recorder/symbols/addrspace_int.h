@@ -149,6 +149,10 @@ struct rec_symgather {
 	struct rec_u64map kunknown;
 	uint64_t kreload_ns;
 	uint32_t kreload_mult;
+	/* rec_kallsyms_fingerprint() taken before the last read: a reload
+	 * is skipped while it is unchanged (kfinger_ok: it could be taken) */
+	uint64_t kfinger;
+	int kfinger_ok;
 
 	const struct prec_unwind_arch *arch;  /* NULL: no unwinding here */
 	/* CFI rows of recent frames (symunwind.c): made at the first

@@ -63,7 +63,12 @@ struct rec_symgather *rec_symgather_new(const struct rec_symgather_opts *o)
 	sc->gen = 1;
 	sc->arch = rec_symgather_arch(sc->o.machine);
 	if (sc->o.kernel) {
-		int ret = rec_kallsyms_load(sc->o.kallsyms_path, &sc->ksyms);
+		int ret;
+
+		/* before the read: a change during it makes the next differ */
+		sc->kfinger_ok = rec_kallsyms_fingerprint(sc->o.kallsyms_path,
+							  &sc->kfinger) == 0;
+		ret = rec_kallsyms_load(sc->o.kallsyms_path, &sc->ksyms);
 
 		sc->st.kernel_status = ret;
 		if (ret == 0 && sc->ksyms.nsyms) {

@@ -20,7 +20,9 @@
  *    UNAVAILABLE tables with the reason;
  *  - the kernel: /proc/kallsyms is read at rec_symgather_new() (modules can
  *    unload later), and again when a kernel address no symbol holds was
- *    hit (a module loaded since), at most every opts.kallsyms_reload_ms;
+ *    hit (a module loaded since), at most every opts.kallsyms_reload_ms
+ *    and only when the modules or BPF programs changed since the last
+ *    read (rec_kallsyms_fingerprint());
  *    one KERNEL table plus one KERNEL_MODULE table ("[mod]") per module
  *    hit; addresses hidden by kptr_restrict give an UNAVAILABLE
  *    "[kernel.kallsyms]" table and a WARNING Note instead;
