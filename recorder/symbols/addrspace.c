@@ -84,6 +84,7 @@ void rec_symgather_free(struct rec_symgather *sc)
 	rec_u64map_release(&sc->kunknown);
 	prec_unwind_cache_free(sc->ucache);
 	free(sc->hcache);
+	rec_symcache_free(sc->cache);
 	free(sc);
 }
 

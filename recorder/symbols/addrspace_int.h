@@ -21,6 +21,7 @@
 #include "recorder/symbols/addrspace.h"
 #include "recorder/symbols/elfcfi.h"
 #include "recorder/symbols/kallsyms.h"
+#include "recorder/symbols/symcache.h"
 #include "recorder/symbols/u64map.h"
 
 #define NO_OBJ UINT32_MAX
@@ -159,6 +160,8 @@ struct rec_symgather {
 	 * unwind; tables live as long as the gatherer, so it is never
 	 * stale */
 	struct prec_unwind_cache *ucache;
+
+	struct rec_symcache *cache;   /* NULL: no symbol cache */
 
 	struct rec_symgather_stats st;
 };

@@ -9,7 +9,9 @@
  * gatherer: a later write adds only symbols hit since (more chunks of the
  * same table, which readers merge by kind/path/build-id/pid):
  *
- *  - ELF objects: symbols read once per file (format/base/elf.h), keyed by
+ *  - ELF objects: symbols read once per file (format/base/elf.h), or
+ *    taken from the symbol cache by build-id (opts.symcache_dir,
+ *    symcache.h: the same symbols, kept across recordings), keyed by
  *    build-id and path (a stripped object takes the .symtab of its debug
  *    file when one is installed); by default only the symbols hit are
  *    written (sizes exact, so nothing else is misnamed); a hit no symbol
