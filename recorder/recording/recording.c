@@ -30,6 +30,7 @@
 #include "recorder/log.h"
 #include "recorder/recording/workload.h"
 #include "recorder/ring/drain.h"
+#include "recorder/symbols/symcache.h"
 #include "recorder/symbols/symgather.h"
 #include "recorder/recording/recording_int.h"
 
@@ -350,6 +351,7 @@ int rec_recording_new(const struct rec_recording_opts *opts,
 		 * spaces: the gatherer then writes nothing. */
 		struct rec_symgather_opts so = REC_SYMGATHER_OPTS_INIT;
 
+		so.symcache_dir = rec_symcache_default_dir();
 		if (r->o.no_symbols) {
 			so.kernel = 0;
 			so.perf_maps = 0;

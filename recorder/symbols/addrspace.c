@@ -84,6 +84,7 @@ void rec_symgather_free(struct rec_symgather *sc)
 	rec_u64map_release(&sc->kunknown);
 	prec_unwind_cache_free(sc->ucache);
 	free(sc->hcache);
+	rec_symcache_free(sc->cache);
 	free(sc);
 }
 
@@ -476,6 +477,20 @@ int rec_symgather_kernel_reload(struct rec_symgather *sc, int force)
 	if (!sc->kstate || !sc->o.kallsyms_reload_ms || !rec_u64map_count(&sc->kunknown) ||
 	    (!force && now < sc->kreload_ns))
 		return 0;
+	{
+		/* reading kallsyms costs ~0.1 s of CPU (the kernel formats
+		 * 100k+ lines); nothing it depends on changed: no new names */
+		uint64_t fp = 0;
+		int ok = rec_kallsyms_fingerprint(sc->o.kallsyms_path, &fp) == 0;
+
+		if (ok && sc->kfinger_ok && fp == sc->kfinger) {
+			sc->st.kallsyms_unchanged++;
+			ret = 0;
+			goto out;
+		}
+		sc->kfinger = fp;
+		sc->kfinger_ok = ok;
+	}
 	ret = rec_kallsyms_load(sc->o.kallsyms_path, &k);
 	sc->st.kallsyms_reads++;
 	st = ret == 0 && k.nsyms ? calloc(k.nsyms, 1) : NULL;

@@ -42,10 +42,17 @@ struct rec_symgather_opts {
 	 * (doubling while a read names nothing new, up to 64 times). 0 =
 	 * never. */
 	uint32_t kallsyms_reload_ms;
+	/* Symbol tables of ELF objects kept across recordings, by build-id
+	 * (symcache.h): the directory, NULL or "" = none (a recorder passes
+	 * rec_symcache_default_dir()); its bound in bytes, 0 = the default
+	 * (REC_SYMCACHE_MAX_BYTES). */
+	const char *symcache_dir;
+	uint64_t symcache_max;
 };
 
 #define REC_SYMGATHER_OPTS_INIT { sizeof(struct rec_symgather_opts), \
-	1, NULL, 1, NULL, 0, 1, 4096, 1u << 20, NULL, NULL, NULL, 1000 }
+	1, NULL, 1, NULL, 0, 1, 4096, 1u << 20, NULL, NULL, NULL, 1000, \
+	NULL, 0 }
 
 /* One mapping. Strings and bytes are copied. */
 struct rec_symgather_map {
@@ -72,7 +79,16 @@ struct rec_symgather_stats {
 	uint64_t feed_errors;       /* rec_symgather_observe() failures */
 	int kernel_status;          /* 0, REC_KALLSYMS_HIDDEN or -errno */
 	uint64_t kallsyms_reads;    /* kallsyms re-read for unknown addresses */
+	uint64_t kallsyms_unchanged;/* re-reads skipped: nothing it depends
+				     * on changed (rec_kallsyms_fingerprint) */
 	uint64_t kernel_unknown;    /* kernel addresses no symbol held */
+	/* the symbol cache (opts.symcache_dir): tables read from it, tables
+	 * read from their files instead (no entry, or a damaged one), and
+	 * entries written (new ones, or ones given function ranges) */
+	uint64_t symcache_hits;
+	uint64_t symcache_misses;
+	uint64_t symcache_damaged;  /* of the misses: damaged or untrusted */
+	uint64_t symcache_stores;
 	/* unwinding (rec_symgather_unwind) */
 	uint64_t unwind_objects;    /* objects whose unwind sections were read */
 	uint64_t unwind_unavailable;/* objects without readable ones */

@@ -21,6 +21,7 @@
 #include "recorder/symbols/addrspace.h"
 #include "recorder/symbols/elfcfi.h"
 #include "recorder/symbols/kallsyms.h"
+#include "recorder/symbols/symcache.h"
 #include "recorder/symbols/u64map.h"
 
 #define NO_OBJ UINT32_MAX
@@ -149,12 +150,18 @@ struct rec_symgather {
 	struct rec_u64map kunknown;
 	uint64_t kreload_ns;
 	uint32_t kreload_mult;
+	/* rec_kallsyms_fingerprint() taken before the last read: a reload
+	 * is skipped while it is unchanged (kfinger_ok: it could be taken) */
+	uint64_t kfinger;
+	int kfinger_ok;
 
 	const struct prec_unwind_arch *arch;  /* NULL: no unwinding here */
 	/* CFI rows of recent frames (symunwind.c): made at the first
 	 * unwind; tables live as long as the gatherer, so it is never
 	 * stale */
 	struct prec_unwind_cache *ucache;
+
+	struct rec_symcache *cache;   /* NULL: no symbol cache */
 
 	struct rec_symgather_stats st;
 };

@@ -9,9 +9,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/bpf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "format/base/hashmap.h"
 
 static int hexval(char c)
 {
@@ -286,4 +292,73 @@ long rec_kallsyms_find(const struct rec_kallsyms *k, uint64_t addr)
 	if (addr - k->syms[lo - 1].start < k->syms[lo - 1].size)
 		return (long)(lo - 1);
 	return -1;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	return prec_hash_u64(h ^ v) + 0x9e3779b97f4a7c15ull;
+}
+
+/* Module names and addresses: "name size refs deps state addr"; the
+ * reference counts change all the time without changing kallsyms. */
+static int modules_fingerprint(uint64_t *h)
+{
+	char line[512];
+	FILE *f = fopen("/proc/modules", "re");
+
+	if (!f)   /* none: a kernel built without loadable modules */
+		return errno == ENOENT ? 0 : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		const char *sp = strchr(line, ' '), *last = strrchr(line, ' ');
+
+		if (!sp)
+			continue;
+		*h = mix(*h, prec_hash_bytes(line, (size_t)(sp - line)));
+		if (last && last > sp)
+			*h = mix(*h, prec_hash_bytes(last, strlen(last)));
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The ids of the loaded BPF programs, in id order (ids are never
+ * reused while the kernel runs). Needs CAP_SYS_ADMIN. */
+static int bpf_fingerprint(uint64_t *h)
+{
+	union bpf_attr a;
+	uint32_t id = 0;
+
+	for (;;) {
+		memset(&a, 0, sizeof(a));
+		a.start_id = id;
+		if (syscall(__NR_bpf, BPF_PROG_GET_NEXT_ID, &a, sizeof(a)) < 0)
+			return errno == ENOENT ? 0 : -errno;
+		id = a.next_id;
+		*h = mix(*h, id);
+	}
+}
+
+int rec_kallsyms_fingerprint(const char *path, uint64_t *fp)
+{
+	uint64_t h = 1;
+	int ret;
+
+	if (path && strcmp(path, "/proc/kallsyms") != 0) {
+		struct stat st;
+
+		if (stat(path, &st) < 0)
+			return -errno;
+		h = mix(h, (uint64_t)st.st_ino);
+		h = mix(h, (uint64_t)st.st_size);
+		h = mix(h, (uint64_t)st.st_mtim.tv_sec);
+		h = mix(h, (uint64_t)st.st_mtim.tv_nsec);
+		*fp = h;
+		return 0;
+	}
+	ret = modules_fingerprint(&h);
+	if (!ret)
+		ret = bpf_fingerprint(&h);
+	if (!ret)
+		*fp = h;
+	return ret;
 }

@@ -65,6 +65,16 @@ int rec_kallsyms_parse(const char *text, size_t len, struct rec_kallsyms *out);
 int rec_kallsyms_load(const char *path, struct rec_kallsyms *out);
 void rec_kallsyms_release(struct rec_kallsyms *k);
 
+/* What the text of kallsyms at path (NULL = /proc/kallsyms) depends
+ * on, in 64 bits, read far more cheaply than the text itself: for
+ * /proc/kallsyms, the loaded modules (name and address of each line of
+ * /proc/modules, none when the kernel has no module support) and the ids of the loaded BPF programs (whose JIT code,
+ * trampolines included, kallsyms lists as "[bpf]"); for another file,
+ * its inode, size and mtime. Equal fingerprints: a new read would give
+ * the same symbols, so the gatherer skips it. 0 and *fp, or -errno when
+ * it cannot tell (no right to list BPF programs): read then. */
+int rec_kallsyms_fingerprint(const char *path, uint64_t *fp);
+
 /* Index of the symbol containing addr, or -1. */
 long rec_kallsyms_find(const struct rec_kallsyms *k, uint64_t addr);
 

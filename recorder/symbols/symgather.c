@@ -10,7 +10,9 @@
  *   objfile.c      opening an object's file (or our [vdso] image)
  *   addrspace.c    processes, mappings, objects, hits, kernel symbols
  *
- * (symunwind.c and symwrite.c do not call each other.)
+ * (symunwind.c and symwrite.c do not call each other.) Beside the chain,
+ * symcache.c keeps symwrite.c's tables on disk by build-id; it calls
+ * nothing of the gatherer (format/ and the log only).
  */
 #include "recorder/symbols/symgather.h"
 
@@ -22,6 +24,7 @@
 #include "format/base/clock.h"
 #include "recorder/symbols/addrspace_int.h"
 #include "recorder/symbols/kallsyms.h"
+#include "recorder/log.h"
 
 #define CPUMODE_MASK 7
 #define CPUMODE_KERNEL 1
@@ -63,7 +66,12 @@ struct rec_symgather *rec_symgather_new(const struct rec_symgather_opts *o)
 	sc->gen = 1;
 	sc->arch = rec_symgather_arch(sc->o.machine);
 	if (sc->o.kernel) {
-		int ret = rec_kallsyms_load(sc->o.kallsyms_path, &sc->ksyms);
+		int ret;
+
+		/* before the read: a change during it makes the next differ */
+		sc->kfinger_ok = rec_kallsyms_fingerprint(sc->o.kallsyms_path,
+							  &sc->kfinger) == 0;
+		ret = rec_kallsyms_load(sc->o.kallsyms_path, &sc->ksyms);
 
 		sc->st.kernel_status = ret;
 		if (ret == 0 && sc->ksyms.nsyms) {
@@ -76,6 +84,14 @@ struct rec_symgather *rec_symgather_new(const struct rec_symgather_opts *o)
 		} else if (ret == 0) {
 			sc->st.kernel_status = -ENOENT;   /* no text symbols */
 		}
+	}
+	if (sc->o.symcache_dir && *sc->o.symcache_dir) {
+		char why[512];
+
+		sc->cache = rec_symcache_open(sc->o.symcache_dir, sc->o.symcache_max,
+					      why, sizeof(why));
+		if (!sc->cache)
+			rec_log(REC_LOG_WARN, "symbol cache off: %s", why);
 	}
 	sc->st.time_ns += prec_now_ns() - t0;
 	return sc;

@@ -9,7 +9,9 @@
  * gatherer: a later write adds only symbols hit since (more chunks of the
  * same table, which readers merge by kind/path/build-id/pid):
  *
- *  - ELF objects: symbols read once per file (format/base/elf.h), keyed by
+ *  - ELF objects: symbols read once per file (format/base/elf.h), or
+ *    taken from the symbol cache by build-id (opts.symcache_dir,
+ *    symcache.h: the same symbols, kept across recordings), keyed by
  *    build-id and path (a stripped object takes the .symtab of its debug
  *    file when one is installed); by default only the symbols hit are
  *    written (sizes exact, so nothing else is misnamed); a hit no symbol
@@ -20,7 +22,9 @@
  *    UNAVAILABLE tables with the reason;
  *  - the kernel: /proc/kallsyms is read at rec_symgather_new() (modules can
  *    unload later), and again when a kernel address no symbol holds was
- *    hit (a module loaded since), at most every opts.kallsyms_reload_ms;
+ *    hit (a module loaded since), at most every opts.kallsyms_reload_ms
+ *    and only when the modules or BPF programs changed since the last
+ *    read (rec_kallsyms_fingerprint());
  *    one KERNEL table plus one KERNEL_MODULE table ("[mod]") per module
  *    hit; addresses hidden by kptr_restrict give an UNAVAILABLE
  *    "[kernel.kallsyms]" table and a WARNING Note instead;

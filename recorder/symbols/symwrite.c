@@ -230,30 +230,21 @@ static int load_vdso(struct prec_elf *e)
 	return ret ? ret : prec_elf_parse(img, len, e);
 }
 
-/* Reads o's symbols from its file (rec_symgather_obj_open) or, for the
- * [vdso], from our own image. Returns 0, or < 0 with *why set when there
- * is more to say than the errno. */
-static int load_obj(const struct rec_symgather *sc, const struct sc_obj *o,
-		    struct prec_elf *e, const char **why)
+/* The path of the debug file of build-id bid under the gatherer's debug
+ * directory: 0, or -ENOENT when debug files are not looked up. */
+static int debug_path(const struct rec_symgather *sc, const uint8_t *bid,
+		      size_t bid_len, char *path, size_t len)
 {
-	int fd, ret;
+	const char *dir = sc->o.debug_dir ? sc->o.debug_dir : "/usr/lib/debug";
+	char *q;
 
-	*why = NULL;
-	if (strcmp(o->path, VDSO_PATH) == 0) {
-		ret = load_vdso(e);
-		if (!ret && (ret = rec_symgather_vdso_mismatch(o, e->build_id,
-							       e->build_id_len, why)))
-			prec_elf_release(e);
-		return ret;
-	}
-	fd = rec_symgather_obj_open(sc, o, why);
-	if (fd < 0) {
-		memset(e, 0, sizeof(*e));
-		return fd;
-	}
-	ret = prec_elf_read_fd(fd, e);
-	close(fd);
-	return ret;
+	if (!*dir || bid_len < 2 || len < 300)
+		return -ENOENT;
+	q = path + snprintf(path, len - 200, "%s/.build-id/%02x/", dir, bid[0]);
+	for (size_t i = 1; i < bid_len; i++)
+		q += snprintf(q, 3, "%02x", bid[i]);
+	strcpy(q, ".debug");
+	return 0;
 }
 
 /* A stripped object (symbols from .dynsym only) with an installed debug
@@ -261,17 +252,12 @@ static int load_obj(const struct rec_symgather *sc, const struct sc_obj *o,
  * object's own segments and build-id stay. 1 = replaced. */
 static int use_debug_file(const struct rec_symgather *sc, struct prec_elf *e)
 {
-	const char *dir = sc->o.debug_dir ? sc->o.debug_dir : "/usr/lib/debug";
 	struct prec_elf d;
-	char path[4200], *q;
+	char path[4200];
 
-	if (!*dir || !e->from_dynsym || e->build_id_len < 2)
+	if (!e->from_dynsym ||
+	    debug_path(sc, e->build_id, e->build_id_len, path, sizeof(path)))
 		return 0;
-	q = path + snprintf(path, sizeof(path) - 200, "%s/.build-id/%02x/", dir,
-			    e->build_id[0]);
-	for (size_t i = 1; i < e->build_id_len; i++)
-		q += snprintf(q, 3, "%02x", e->build_id[i]);
-	strcpy(q, ".debug");
 	if (prec_elf_load(path, &d) != 0)
 		return 0;
 	if (d.from_dynsym || !d.nsyms ||
@@ -292,6 +278,76 @@ static int use_debug_file(const struct rec_symgather *sc, struct prec_elf *e)
 	return 1;
 }
 
+/* Whether a cached table still is what the file would give: its symbols
+ * came from a debug file that is still there, or from the object with no
+ * debug file installed since (one would name more). */
+static int cached_current(const struct rec_symgather *sc,
+			  const struct rec_symcache_table *t)
+{
+	char path[4200];
+	int have;
+
+	if (t->source == REC_SYMCACHE_SYMTAB)
+		return 1;
+	have = debug_path(sc, t->e.build_id, t->e.build_id_len, path,
+			  sizeof(path)) == 0 && access(path, F_OK) == 0;
+	return t->source == REC_SYMCACHE_DEBUG ? have : !have;
+}
+
+/* o's symbols: for the [vdso] from our own image; else from the cache
+ * by the build-id of o's file (rec_symgather_obj_open), or read from the
+ * file (and its debug file). *store: 1 the table is to be put in the
+ * cache (read from a file with a build-id and a key), 2 it came from
+ * there, 0 neither. Returns 0, or < 0 with
+ * *why set when there is more to say than the errno. */
+static int load_table(struct rec_symgather *sc, const struct sc_obj *o,
+		      struct rec_symcache_table *t, int *store, const char **why)
+{
+	uint8_t bid[64];
+	uint64_t key = 0;
+	int fd, ret, n = 0;
+
+	*why = NULL;
+	*store = 0;
+	memset(t, 0, sizeof(*t));
+	if (strcmp(o->path, VDSO_PATH) == 0) {
+		ret = load_vdso(&t->e);
+		if (!ret && (ret = rec_symgather_vdso_mismatch(o, t->e.build_id,
+							       t->e.build_id_len, why)))
+			prec_elf_release(&t->e);
+		return ret;
+	}
+	fd = rec_symgather_obj_open(sc, o, why);
+	if (fd < 0)
+		return fd;
+	if (sc->cache && (n = prec_elf_build_id_fd(fd, bid, sizeof(bid))) > 0 &&
+	    rec_symcache_file_key(fd, &key) != 0)
+		n = 0;   /* no key: not cached */
+	if (n > 0) {
+		ret = rec_symcache_get(sc->cache, bid, (size_t)n, key, t);
+		if (ret == 0 && cached_current(sc, t)) {
+			close(fd);
+			sc->st.symcache_hits++;
+			*store = 2;
+			return 0;
+		}
+		rec_symcache_table_release(t);
+		sc->st.symcache_misses++;
+		if (ret == -EBADMSG || ret == -EPERM)
+			sc->st.symcache_damaged++;
+	}
+	ret = prec_elf_read_fd(fd, &t->e);
+	close(fd);
+	if (ret)
+		return ret;
+	t->source = use_debug_file(sc, &t->e) ? REC_SYMCACHE_DEBUG :
+		    t->e.from_dynsym ? REC_SYMCACHE_DYNSYM : REC_SYMCACHE_SYMTAB;
+	t->file_key = key;
+	*store = n > 0 && t->e.build_id_len == (size_t)n &&
+		 !memcmp(t->e.build_id, bid, (size_t)n);
+	return 0;
+}
+
 static int cmp_esym(const void *pa, const void *pb)
 {
 	const struct esym *a = pa, *b = pb;
@@ -300,24 +356,39 @@ static int cmp_esym(const void *pa, const void *pb)
 }
 
 /* The function range covering vaddr, for an address of o no symbol
- * holds: the FDE of o's unwind table that covers it (a compiler emits one
- * per function, stripped or not), clipped to the gap between e's symbols
- * so that no address changes name. 0 and [*start, *start + *size), or
- * -ENOENT (no CFI, or no FDE covers it). */
+ * holds: the FDE of o's unwind sections that covers it (a compiler emits
+ * one per function, stripped or not), clipped to the gap between the
+ * table's symbols so that no address changes name. The FDEs' ranges come
+ * with a cached table, or are taken from o's CFI at the first need
+ * (*dirty: the table gained them). 0 and [*start, *start + *size), or
+ * -ENOENT (no CFI, or no FDE covers it), -ENOMEM. */
 static int fde_range(struct rec_symgather *sc, struct sc_obj *o,
-		     const struct prec_elf *e, uint64_t vaddr, uint64_t *start,
-		     uint64_t *size)
+		     struct rec_symcache_table *t, uint64_t vaddr,
+		     uint64_t *start, uint64_t *size, int *dirty)
 {
-	const struct sc_cfi *c = rec_symgather_obj_cfi(sc, o);
-	struct prec_cfi_fde fde;
+	const struct prec_elf *e = &t->e;
+	struct rec_fnrange fr;
 	uint64_t lo, hi;
 	size_t a = 0, b = e->nsyms;
 
-	if (!c || prec_cfi_table_find(c->t, vaddr, &fde) != 0 ||
-	    vaddr < fde.pc_begin || vaddr >= fde.pc_end)
+	if (!t->have_ranges) {
+		const struct sc_cfi *c = rec_symgather_obj_cfi(sc, o);
+
+		if (c) {
+			if (rec_symcache_ranges_from_cfi(c->t, t) < 0)
+				return -ENOMEM;
+			*dirty = 1;
+		} else if (o->cfi_err && o->cfi_err != -ENOMEM) {
+			t->have_ranges = 1;   /* none: the file has no CFI */
+			*dirty = 1;
+		} else {
+			return -ENOENT;
+		}
+	}
+	if (rec_symcache_range_find(t, vaddr, &fr) != 0)
 		return -ENOENT;
-	lo = fde.pc_begin;
-	hi = fde.pc_end;
+	lo = fr.begin;
+	hi = fr.end;
 	while (a < b) {   /* first symbol starting after vaddr */
 		size_t mid = a + (b - a) / 2;
 
@@ -360,16 +431,17 @@ static int write_obj(struct rec_symgather *sc, struct prec_writer *w,
 		     uint32_t stream, uint64_t t, struct sc_obj *o)
 {
 	struct table_hdr h = { 0 };
-	struct prec_elf e;
+	struct rec_symcache_table tab;
+	struct prec_elf *e = &tab.e;
 	struct esym *es = NULL;
 	char **rnames = NULL;
 	const char *why;
 	char reason[256];
 	size_t n = 0, nr = 0, nhits = rec_u64map_count(&o->hits);
-	int ret;
+	int ret, store = 0, dirty = 0;
 
 	h.path = o->path;
-	ret = load_obj(sc, o, &e, &why);
+	ret = load_table(sc, o, &tab, &store, &why);
 	if (ret) {
 		if (o->written) {
 			/* symbols went out before; the file is gone now */
@@ -395,34 +467,33 @@ static int write_obj(struct rec_symgather *sc, struct prec_writer *w,
 	/* A later pass must read the same file as the first: a package
 	 * upgrade may have replaced it meanwhile (new hits are then lost
 	 * rather than named from the wrong binary). */
-	if (o->written && (e.build_id_len != o->file_bid_len ||
-			   memcmp(e.build_id, o->file_bid, e.build_id_len) != 0)) {
+	if (o->written && (e->build_id_len != o->file_bid_len ||
+			   memcmp(e->build_id, o->file_bid, e->build_id_len) != 0)) {
 		rec_u64map_clear(&o->hits);
 		ret = 0;
 		goto out;
 	}
-	memcpy(o->file_bid, e.build_id, e.build_id_len);
-	o->file_bid_len = e.build_id_len;
-	use_debug_file(sc, &e);
+	memcpy(o->file_bid, e->build_id, e->build_id_len);
+	o->file_bid_len = e->build_id_len;
 	h.kind = PERFREC__SYMBOL_TABLE__KIND__ELF;
-	h.bid = e.build_id_len ? e.build_id : o->bid;
-	h.bid_len = e.build_id_len ? e.build_id_len : o->bid_len;
-	h.load_bias = e.load_bias;
+	h.bid = e->build_id_len ? e->build_id : o->bid;
+	h.bid_len = e->build_id_len ? e->build_id_len : o->bid_len;
+	h.load_bias = e->load_bias;
 	if (!o->written) {
-		h.segs = e.segs;
-		h.nsegs = e.nsegs;
+		h.segs = e->segs;
+		h.nsegs = e->nsegs;
 	}
-	es = calloc(e.nsyms + nhits + 1, sizeof(*es));
+	es = calloc(e->nsyms + nhits + 1, sizeof(*es));
 	rnames = calloc(nhits + 1, sizeof(*rnames));
 	if (!es || !rnames) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	if (sc->o.full_tables) {
-		for (size_t i = 0; i < e.nsyms; i++) {
-			es[n].start = e.syms[i].start;
-			es[n].size = e.syms[i].size;
-			es[n].name = e.syms[i].name;
+		for (size_t i = 0; i < e->nsyms; i++) {
+			es[n].start = e->syms[i].start;
+			es[n].size = e->syms[i].size;
+			es[n].name = e->syms[i].name;
 			n++;
 		}
 		o->full_done = 1;
@@ -433,14 +504,17 @@ static int write_obj(struct rec_symgather *sc, struct prec_writer *w,
 		uint64_t off = rec_u64map_key(&o->hits, i), va, start, size;
 		const struct prec_elf_sym *s;
 
-		va = prec_elf_vaddr(&e, off);
-		s = prec_elf_find(&e, va);
+		va = prec_elf_vaddr(e, off);
+		s = prec_elf_find(e, va);
 		if (s && sc->o.full_tables)
 			continue;   /* written above */
 		if (s) {
 			start = s->start;
 			size = s->size;
-		} else if (fde_range(sc, o, &e, va, &start, &size) != 0) {
+		} else if ((ret = fde_range(sc, o, &tab, va, &start, &size,
+					    &dirty)) != 0) {
+			if (ret == -ENOMEM)
+				goto out;
 			continue;
 		}
 		if (rec_u64map_get(&o->done, start))
@@ -474,11 +548,17 @@ static int write_obj(struct rec_symgather *sc, struct prec_writer *w,
 	o->written = 1;
 	ret = emit_table(sc, w, stream, t, &h, es, n);
 out:
+	/* the cache gets what the file gave, or the ranges a cached table
+	 * gained; a full disk only costs the next recording the read */
+	if (ret >= 0 && (store == 1 || (store == 2 && dirty))) {
+		if (rec_symcache_put(sc->cache, &tab) == 0)
+			sc->st.symcache_stores++;
+	}
 	for (size_t i = 0; i < nr; i++)
 		free(rnames[i]);
 	free(rnames);
 	free(es);
-	prec_elf_release(&e);
+	rec_symcache_table_release(&tab);
 	return ret;
 }
 

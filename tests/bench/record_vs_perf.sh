@@ -27,6 +27,9 @@
 # (kallsyms, ELF symbols); perf does its build-id pass after recording.
 # The workload runs as fast as the CPUs left to it allow, so the record
 # count differs between the runs: compare CPU ns per record too.
+# perfrec's symbol cache (README, "Symbol cache") is warm from the second
+# run on: PERFREC_SYMBOL_CACHE= measures without it, an empty directory
+# a cold one.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$src/build}

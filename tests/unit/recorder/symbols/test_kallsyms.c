@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -162,6 +163,43 @@ static void test_proc_kallsyms(void **state)
 	rec_kallsyms_release(&k);
 }
 
+/* The fingerprint moves with what kallsyms depends on and only then: a
+ * file's size or mtime; for /proc/kallsyms, modules and BPF programs. */
+static void test_fingerprint(void **state)
+{
+	char path[] = "/tmp/test_kallsyms_fp.XXXXXX";
+	uint64_t a = 0, b = 0, c = 0;
+	int fd, ret;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "ffffffff81000000 T _stext\n", 26), 26);
+	assert_int_equal(rec_kallsyms_fingerprint(path, &a), 0);
+	assert_int_equal(rec_kallsyms_fingerprint(path, &b), 0);
+	assert_true(a == b);
+	assert_int_equal(write(fd, "\n", 1), 1);
+	assert_int_equal(rec_kallsyms_fingerprint(path, &c), 0);
+	assert_true(c != a);
+	close(fd);
+	unlink(path);
+	assert_int_equal(rec_kallsyms_fingerprint(path, &c), -ENOENT);
+
+	ret = rec_kallsyms_fingerprint(NULL, &a);
+	if (ret == -EPERM)
+		skip();   /* no right to list BPF programs */
+	assert_int_equal(ret, 0);
+	/* another program may load BPF between two calls: equal once in a
+	 * few tries */
+	for (int i = 0; i < 5; i++) {
+		a = b;
+		assert_int_equal(rec_kallsyms_fingerprint("/proc/kallsyms", &b), 0);
+		if (i && a == b)
+			return;
+	}
+	fail_msg("the fingerprint of /proc/kallsyms never held still");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -169,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_kptr_restrict),
 		cmocka_unit_test(test_junk),
 		cmocka_unit_test(test_proc_kallsyms),
+		cmocka_unit_test(test_fingerprint),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

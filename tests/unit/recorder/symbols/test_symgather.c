@@ -8,7 +8,8 @@
  * in the trace. Also: kernel table from a synthetic kallsyms, a module
  * loaded later (kallsyms read again, bounded), kptr_restrict,
  * perf-PID.map, vanished objects, build-id mismatch, fork/exec, hits that
- * arrive before their mapping, incremental writes, chunking, cost.
+ * arrive before their mapping, incremental writes, chunking, the symbol
+ * cache (the same tables from a warm cache as from the files), cost.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -1073,7 +1074,8 @@ static void test_kernel_hidden(void **state)
 /* A module loaded after the start: its addresses are unknown to the
  * kallsyms read at new(), so the gatherer reads kallsyms again (at most
  * every kallsyms_reload_ms, twice as long after a read that named
- * nothing) and then names them; symbols written before are not repeated. */
+ * nothing, never while the file is unchanged) and then names them;
+ * symbols written before are not repeated. */
 static void test_kernel_module_loaded_later(void **state)
 {
 	static const char before[] =
@@ -1105,7 +1107,11 @@ static void test_kernel_module_loaded_later(void **state)
 	trace_open(&t);
 	assert_int_equal(rec_symgather_hit(sc, 1, KBASE + 0x100, 1), 0);   /* k_hot */
 	assert_int_equal(rec_symgather_write(sc, t.w, 0, 1000), 1);
-	/* past m_fn2's bounded end: unknown; the first one reads at once */
+	/* kallsyms changed since new() (here: a blank line more, so the
+	 * size differs); past m_fn2's bounded end: unknown; the first one
+	 * reads at once */
+	snprintf(text, sizeof(text), "%s\n", before);
+	write_file(p, text);
 	assert_int_equal(rec_symgather_hit(sc, 1, nm, 1), 0);
 	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.kernel_unknown, 1);
@@ -1115,12 +1121,19 @@ static void test_kernel_module_loaded_later(void **state)
 	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.kallsyms_reads, 1);
 	assert_int_equal(st.kernel_unknown, 2);
+	/* due, but the file did not change since: not read (the wait
+	 * doubles again, to 400 ms) */
+	usleep(250000);
+	assert_int_equal(rec_symgather_write(sc, t.w, 0, 1500), 0);
+	rec_symgather_stats(sc, &st);
+	assert_int_equal(st.kallsyms_reads, 1);
+	assert_int_equal(st.kallsyms_unchanged, 1);
 	/* the module is loaded; the next write reads kallsyms again */
 	snprintf(text, sizeof(text), "%s"
 		 "ffffffffc0100000 t nm_fn\t[newmod]\n"
 		 "ffffffffc0100100 t nm_fn2\t[newmod]\n", before);
 	write_file(p, text);
-	usleep(250000);
+	usleep(450000);
 	assert_true(rec_symgather_write(sc, t.w, 0, 2000) >= 1);
 	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.kallsyms_reads, 2);
@@ -1146,6 +1159,8 @@ static void test_kernel_module_loaded_later(void **state)
 	o.kallsyms_reload_ms = 60000;
 	sc = rec_symgather_new(&o);
 	assert_non_null(sc);
+	snprintf(text, sizeof(text), "%s\n", before);
+	write_file(p, text);   /* changed since new(), as above */
 	for (uint64_t i = 0; i < 100; i++)
 		assert_int_equal(rec_symgather_hit(sc, 1, nm + 64 * i, 1), 0);
 	rec_symgather_stats(sc, &st);
@@ -1172,6 +1187,130 @@ static void test_kernel_module_loaded_later(void **state)
 	rec_symgather_stats(sc, &st);
 	assert_int_equal(st.kallsyms_reads, 0);
 	rec_symgather_free(sc);
+}
+
+/* One pass of test_symcache_same_tables: a new gatherer on the cache dir,
+ * every 4099th byte of libc's and this binary's code hit, its tables
+ * written and read back into rtabs; the stats returned. */
+static void cache_pass(const char *dir, struct rec_symgather_stats *st)
+{
+	struct rec_symgather_opts o = REC_SYMGATHER_OPTS_INIT;
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t own = (uint64_t)(uintptr_t)&symgather_hot_target;
+	const struct map *ml = map_of(libc_sym("qsort")), *mo = map_of(own);
+	struct rec_symgather *sc;
+	struct ana_symbols *as;
+	struct trace t;
+
+	assert_non_null(ml);
+	assert_non_null(mo);
+	o.kallsyms_path = kallsyms_path;
+	o.perfmap_dir = tmpdir;
+	o.proc_maps = "";
+	o.debug_dir = "";
+	o.kernel = 0;
+	o.symcache_dir = dir;
+	sc = rec_symgather_new(&o);
+	assert_non_null(sc);
+	feed_maps(sc, NULL, pid);
+	for (uint64_t ip = ml->start; ip < ml->end; ip += 4099)
+		assert_int_equal(rec_symgather_hit(sc, pid, ip, 0), 0);
+	for (uint64_t ip = mo->start; ip < mo->end; ip += 4099) {
+		uint64_t chain[3] = { (uint64_t)-512, ip, ip + 7 };
+
+		assert_int_equal(rec_symgather_hit_callchain(sc, pid, chain, 3, 0), 0);
+	}
+	trace_open(&t);
+	assert_true(rec_symgather_write(sc, t.w, 0, 1000) >= 2);
+	trace_close(&t);
+	as = read_back(&t);
+	rec_symgather_stats(sc, st);
+	ana_symbols_free(as);
+	rec_symgather_free(sc);
+	trace_free(&t);
+}
+
+static void *read_whole(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *b;
+	long n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n > 0);
+	rewind(f);
+	b = malloc((size_t)n);
+	assert_non_null(b);
+	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return b;
+}
+
+/* The symbol cache: for the same hits, a gatherer that finds the tables
+ * in the cache writes exactly what one that read the files wrote (libc
+ * is stripped on Debian, so most of its hits become FDE ranges, which
+ * the cache carries too; this binary has a .symtab); a damaged entry is
+ * ignored, read from the file again and rewritten byte for byte. */
+static void test_symcache_same_tables(void **state)
+{
+	struct rec_symgather_stats st;
+	struct rtab *cold;
+	char dir[400], entry[700], cmd[800];
+	size_t ncold, len0, len1;
+	uint8_t *e0, *e1;
+	FILE *ls;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/symcache", tmpdir);
+	cache_pass(dir, &st);
+	assert_int_equal(st.symcache_hits, 0);
+	assert_true(st.symcache_misses >= 2);
+	assert_int_equal(st.symcache_stores, st.symcache_misses);
+	assert_true(st.fde_ranges > 0);   /* the cache must carry them too */
+	cold = malloc(sizeof(rtabs));
+	assert_non_null(cold);
+	memcpy(cold, rtabs, sizeof(rtabs));
+	ncold = nrtabs;
+
+	/* warm: every table from the cache, the same tables out */
+	cache_pass(dir, &st);
+	assert_true(st.symcache_hits >= 2);
+	assert_int_equal(st.symcache_misses, 0);
+	assert_int_equal(st.symcache_stores, 0);
+	assert_int_equal(nrtabs, ncold);
+	assert_memory_equal(rtabs, cold, sizeof(rtabs));
+
+	/* one entry damaged in the middle: ignored, rebuilt, same tables */
+	snprintf(cmd, sizeof(cmd), "ls -S %s/*.sym | head -1", dir);
+	ls = popen(cmd, "r");
+	assert_non_null(ls);
+	assert_non_null(fgets(entry, sizeof(entry), ls));
+	pclose(ls);
+	entry[strcspn(entry, "\n")] = 0;
+	e0 = read_whole(entry, &len0);
+	e0[len0 / 2] ^= 0x40;
+	{
+		FILE *f = fopen(entry, "wb");
+
+		assert_non_null(f);
+		assert_int_equal(fwrite(e0, 1, len0, f), len0);
+		fclose(f);
+	}
+	e0[len0 / 2] ^= 0x40;
+	cache_pass(dir, &st);
+	assert_int_equal(st.symcache_misses, 1);
+	assert_int_equal(st.symcache_damaged, 1);
+	assert_int_equal(st.symcache_stores, 1);
+	assert_memory_equal(rtabs, cold, sizeof(rtabs));
+	e1 = read_whole(entry, &len1);
+	assert_int_equal(len1, len0);
+	assert_memory_equal(e1, e0, len0);
+	free(e0);
+	free(e1);
+	free(cold);
 }
 
 /* Cost on this host: libc in full plus the whole real kernel table. */
@@ -1228,6 +1367,7 @@ int main(void)
 		cmocka_unit_test(test_replaced_file),
 		cmocka_unit_test(test_kernel_hidden),
 		cmocka_unit_test(test_kernel_module_loaded_later),
+		cmocka_unit_test(test_symcache_same_tables),
 		cmocka_unit_test(test_cost_figure),
 	};
 
