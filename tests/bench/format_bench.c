@@ -32,6 +32,8 @@
  *       BENCH_FLUSH_MS, 0 = by size only); prints
  *       both files' bytes. Compares encodings on identical data (e.g. a
  *       file recorded before a format change). BENCH_LEVEL=N: zstd level.
+ *       BENCH_SWITCH_ROWS=N: context switches per SwitchBatch (0: a
+ *       ContextSwitch packet each, the 1.1 encoding).
  *   format_bench --write FILE
  *       writes a tiny sample file (header, comm, 4 samples with callchains)
  *       for tests/unit/format/test_protoc_decode.sh.
@@ -646,6 +648,8 @@ int main(int argc, char **argv)
 		return read_file(read_path, rounds);
 	if (getenv("BENCH_LEVEL"))
 		b.wo.zstd_level = atoi(getenv("BENCH_LEVEL"));
+	if (getenv("BENCH_SWITCH_ROWS"))
+		b.wo.switch_rows = (unsigned)atoi(getenv("BENCH_SWITCH_ROWS"));
 	if (tc_in)
 		return transcode(tc_in, tc_out, &b.wo, by_size);
 	if (millions <= 0 || b.streams < 1 || b.streams > 64 || rounds < 1) {
