@@ -160,6 +160,28 @@ void prec_swbatch_clear(struct prec_swbatch *b)
 	}
 }
 
+static void set_row(Perfrec__ContextSwitch *cs, uint64_t id, uint32_t cpu, uint32_t flags,
+		    uint32_t pid, uint32_t tid, uint32_t other_pid, uint32_t other_tid)
+{
+	cs->id = id;
+	cs->cpu = cpu;
+	cs->pid = pid;
+	cs->tid = tid;
+	cs->out = !!(flags & FLAG_OUT);
+	cs->preempt = !!(flags & FLAG_PREEMPT);
+	cs->cpu_wide = !!(flags & FLAG_CPU_WIDE);
+	cs->other_pid = other_pid;
+	cs->other_tid = other_tid;
+}
+
+void prec_swbatch_row(const struct prec_swbatch *b, size_t i, Perfrec__ContextSwitch *cs)
+{
+	const struct prec_swbatch_key *k = &b->keys[b->key[i]];
+	uint32_t t = b->task[i], o = b->other[i];
+
+	set_row(cs, k->id, k->cpu, k->flags, b->tpid[t], b->ttid[t], b->tpid[o], b->ttid[o]);
+}
+
 static size_t body_size(const struct prec_swbatch *b)
 {
 	size_t sz = 0;
@@ -266,17 +288,9 @@ int prec_swbatch_expand(const Perfrec__SwitchBatch *m, int64_t dt, struct prec_a
 		return -ENOMEM;
 	for (size_t i = 0; i < nr; i++) {
 		uint32_t k = m->key[i], t = m->task[i], o = m->other[i];
-		uint32_t fl = m->key_flags[k];
 		cs[i] = cinit;
-		cs[i].id = m->key_id[k];
-		cs[i].cpu = m->key_cpu[k];
-		cs[i].pid = m->task_pid[t];
-		cs[i].tid = m->task_tid[t];
-		cs[i].out = !!(fl & FLAG_OUT);
-		cs[i].preempt = !!(fl & FLAG_PREEMPT);
-		cs[i].cpu_wide = !!(fl & FLAG_CPU_WIDE);
-		cs[i].other_pid = m->task_pid[o];
-		cs[i].other_tid = m->task_tid[o];
+		set_row(&cs[i], m->key_id[k], m->key_cpu[k], m->key_flags[k], m->task_pid[t],
+			m->task_tid[t], m->task_pid[o], m->task_tid[o]);
 		pk[i] = pinit;
 		pk[i].dt = m->dt[i];
 		pk[i].data_case = PERFREC__PACKET__DATA_CONTEXT_SWITCH;

@@ -45,7 +45,8 @@
  * packets appended on a stream are held as rows of a SwitchBatch packet,
  * which is written when a packet of another kind is appended on that
  * stream, when it is full, or when its frame is cut (so a frame never
- * ends with rows unwritten). Readers of this library give the rows back
+ * ends with rows unwritten); a run of fewer than PREC_SWBATCH_MIN_ROWS
+ * (8) that is not a full batch is written as ContextSwitch packets. Readers of this library give the rows back
  * as ContextSwitch packets, in order, with their times.
  *
  * Time. `time_ns` is CLOCK_MONOTONIC; the writer sets pkt->dt to the delta

@@ -216,6 +216,47 @@ static void test_roundtrip_rows(void **state)
 	roundtrip(70000, 16u << 20, PREC_SWBATCH_MAX_ROWS);
 }
 
+/* Runs of fewer than PREC_SWBATCH_MIN_ROWS switches are written as
+ * ContextSwitch packets (a packet per switch, as with switch_rows 0);
+ * longer ones as batches. */
+static void test_short_runs(void **state)
+{
+	const size_t n = 3000;
+	struct ev *e = make_events(n);
+	size_t len, len0;
+	uint64_t fields, fields0;
+	(void)state;
+
+	for (size_t i = 0; i < n; i++)
+		if (i % (PREC_SWBATCH_MIN_ROWS) == 0) {
+			e[i].is_switch = 0;
+			e[i].count = 1;
+		} else if (!e[i].is_switch) {
+			e[i].is_switch = 1;   /* runs of exactly MIN_ROWS - 1 */
+			perfrec__context_switch__init(&e[i].cs);
+		}
+	unsigned char *b = write_events(e, n, PREC_DEFAULT_FRAME_SIZE, PREC_DEFAULT_SWITCH_ROWS, &len);
+	unsigned char *b0 = write_events(e, n, PREC_DEFAULT_FRAME_SIZE, 0, &len0);
+	read_check(b, len, e, n, PREC_KINDS_ALL, &fields);
+	read_check(b0, len0, e, n, PREC_KINDS_ALL, &fields0);
+	assert_int_equal(fields, fields0);
+	assert_int_equal(len, len0);
+	free(b);
+	free(b0);
+	/* one more switch a run: every run a batch */
+	for (size_t i = 0; i + 1 < n; i++)
+		if (!e[i].is_switch) {
+			e[i].is_switch = 1;
+			e[i].cs = e[i + 1].cs;
+			i += PREC_SWBATCH_MIN_ROWS;   /* next loss stays */
+		}
+	b = write_events(e, n, PREC_DEFAULT_FRAME_SIZE, PREC_DEFAULT_SWITCH_ROWS, &len);
+	read_check(b, len, e, n, PREC_KINDS_ALL, &fields);
+	assert_true(fields < fields0);
+	free(b);
+	free(e);
+}
+
 /* Bytes per switch of a switch-heavy stream (two tasks ping-ponging on
  * two CPUs, 5-20 us apart, as tests/bench's pingpong mix): the columns
  * keep a row near 6 bytes before zstd, against ~27 for a packet each. */
@@ -407,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip_default),
 		cmocka_unit_test(test_roundtrip_small_frames),
 		cmocka_unit_test(test_roundtrip_rows),
+		cmocka_unit_test(test_short_runs),
 		cmocka_unit_test(test_row_bytes),
 		cmocka_unit_test(test_protobuf_bytes),
 		cmocka_unit_test(test_damage),
