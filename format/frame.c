@@ -22,6 +22,7 @@
 #include "format/frame_int.h"
 #include "format/layout.h"
 #include "format/packet.h"
+#include "format/swbatch.h"
 
 struct prec_frame *prec_frame_new(void)
 {
@@ -128,7 +129,10 @@ static void frame_reset(struct prec_frame *f)
 	f->on_end_ctx = NULL;
 	f->accounted = 0;
 	f->packets = 0;
+	f->seen_kinds = 0;
 	f->unknown = 0;
+	f->rows = NULL;
+	f->nrows = f->row = 0;
 	prec_arena_reset(&f->arena);
 	table_clear(&f->strings);
 	prec_cctab_clear(&f->chains, &f->arena, 0);
@@ -393,7 +397,7 @@ static int peek_kind(const unsigned char *p, size_t len, int64_t *dt, int *kind,
 			p += n;
 			have_dt = 1;
 		} else if ((key & 7) == 2 && key >> 3 >= PERFREC__PACKET__DATA_HEADER &&
-			   key >> 3 <= PERFREC__PACKET__DATA_FILTERED && !*kind) {
+			   key >> 3 <= PERFREC__PACKET__DATA_SWITCH_BATCH && !*kind) {
 			if (get_cvarint(p, (size_t)(end - p), &v, &n) < 0 ||
 			    v > (uint64_t)(end - p) - n)
 				return -1;
@@ -417,6 +421,42 @@ static int frame_fail(struct prec_frame *f, int err)
 	return err;
 }
 
+/* The mask bit a packet of this kind is returned under: a SwitchBatch
+ * is returned as its rows, context switches. */
+static inline uint64_t kind_bit(int kind)
+{
+	return kind == PERFREC__PACKET__DATA_SWITCH_BATCH ?
+	       PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH) : PREC_KIND(kind);
+}
+
+/* One packet of the frame read, of this kind (a oneof field number). */
+static inline void count_packet(struct prec_frame *f, unsigned kind)
+{
+	f->packets++;
+	f->seen_kinds |= kind < 64 ? PREC_KIND(kind) : PREC_KINDS_ALL;
+}
+
+/* A batch read whole: its rows are returned next, one per call. */
+static int take_batch(struct prec_frame *f, const Perfrec__SwitchBatch *m, int64_t dt)
+{
+	int ret;
+
+	if (!m)
+		return PREC_E_DECODE;
+	ret = prec_swbatch_expand(m, dt, &f->arena, &f->rows, &f->nrows);
+	f->row = 0;
+	return ret;
+}
+
+static void put_packet(struct prec_frame *f, struct prec_packet *p, const Perfrec__Packet *pkt)
+{
+	p->pkt = pkt;
+	p->time = f->time;
+	p->stream = f->stream;
+	p->frame = f;
+	p->frame_offset = f->offset;
+}
+
 int prec_frame_next(struct prec_frame *f, struct prec_packet *p)
 {
 	if (!f || !p)
@@ -425,7 +465,13 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p)
 		return f->err;
 	if (!f->loaded)
 		return 0;
-	while (f->pos < f->raw_len) {
+	while (f->row < f->nrows || f->pos < f->raw_len) {
+		if (f->row < f->nrows) {
+			const Perfrec__Packet *row = &f->rows[f->row++];
+			f->time += (uint64_t)row->dt;
+			put_packet(f, p, row);
+			return 1;
+		}
 		const unsigned char *q = f->raw + f->pos;
 		size_t avail = f->raw_len - f->pos, n;
 		uint64_t len;
@@ -451,7 +497,7 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p)
 		pkt = NULL;
 		if (plain) {
 			if (kind == 0 || (kind != PERFREC__PACKET__DATA_INTERNED &&
-					  !(f->kinds & PREC_KIND(kind)))) {
+					  !(f->kinds & kind_bit(kind)))) {
 				/* skipped unseen (a packet without kind is only
 				 * counted anyway): its time and count remain */
 				f->pos += 1 + n + (size_t)len;
@@ -459,7 +505,18 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p)
 				if (kind == 0)
 					f->unknown++;
 				else
-					f->packets++;
+					count_packet(f, (unsigned)kind);
+				continue;
+			}
+			if (kind == PERFREC__PACKET__DATA_SWITCH_BATCH) {
+				/* one protobuf-c unpack a batch, not a row */
+				Perfrec__SwitchBatch *m = perfrec__switch_batch__unpack(
+					&f->arena.pc, blen, body);
+				int ret = take_batch(f, m, dt);
+				if (ret < 0)
+					return frame_fail(f, ret);
+				f->pos += 1 + n + (size_t)len;
+				count_packet(f, (unsigned)kind);
 				continue;
 			}
 			if (f->fast)
@@ -476,6 +533,18 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p)
 		if (!pkt)
 			return frame_fail(f, PREC_E_DECODE);
 		f->pos += 1 + n + (size_t)len;
+		if (pkt->data_case == PERFREC__PACKET__DATA_SWITCH_BATCH) {
+			/* odd bytes: the rows carry the batch's time */
+			count_packet(f, (unsigned)pkt->data_case);
+			if (f->kinds & kind_bit(pkt->data_case)) {
+				int ret = take_batch(f, pkt->switch_batch, pkt->dt);
+				if (ret < 0)
+					return frame_fail(f, ret);
+			} else {
+				f->time += (uint64_t)pkt->dt;
+			}
+			continue;
+		}
 		f->time += (uint64_t)pkt->dt;
 		if (pkt->data_case == PERFREC__PACKET__DATA__NOT_SET) {
 			f->unknown++;   /* a kind from a newer writer */
@@ -491,15 +560,11 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p)
 			if (ret < 0)
 				return frame_fail(f, ret);
 		}
-		f->packets++;
+		count_packet(f, (unsigned)pkt->data_case);
 		if ((unsigned)pkt->data_case >= 64 ||
 		    !(f->kinds & PREC_KIND(pkt->data_case)))
 			continue;   /* filtered out after a full unpack (odd bytes) */
-		p->pkt = pkt;
-		p->time = f->time;
-		p->stream = f->stream;
-		p->frame = f;
-		p->frame_offset = f->offset;
+		put_packet(f, p, pkt);
 		return 1;
 	}
 	account(f);
@@ -529,4 +594,14 @@ const uint64_t *prec_frame_callchain(const struct prec_frame *f, uint64_t iid,
 uint64_t prec_frame_unknown_packets(const struct prec_frame *f)
 {
 	return f ? f->unknown : 0;
+}
+
+uint64_t prec_frame_packets(const struct prec_frame *f)
+{
+	return f ? f->packets : 0;
+}
+
+uint64_t prec_frame_kinds(const struct prec_frame *f)
+{
+	return f ? f->seen_kinds : 0;
 }

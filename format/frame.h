@@ -53,6 +53,10 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p);
  *   prec_reader_load_frame(r, fi, f);        // (order does not matter)
  *   while (prec_frame_next(f, &p) > 0) ...   // samples only
  *
+ * A SwitchBatch packet (1.2) is returned as its rows: one ContextSwitch
+ * packet each, in order, each with its own time, under the bit of
+ * PERFREC__PACKET__DATA_CONTEXT_SWITCH; the batch itself never is.
+ *
  * Guarantees:
  *  - time: the dt of every skipped packet is still added, so p.time of a
  *    returned packet is identical to the unfiltered pass;
@@ -72,6 +76,19 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p);
 #define PREC_KIND(c) (1ull << (unsigned)(c))
 #define PREC_KINDS_ALL UINT64_MAX
 void prec_frame_set_kinds(struct prec_frame *f, uint64_t mask);
+/* The kinds a file's frames list (frame-info `kinds`) for the packets a
+ * mask of prec_frame_set_kinds() returns: context switches are stored as
+ * ContextSwitch packets or in SwitchBatch packets (1.2), and a batch is
+ * returned only as its rows, so its bit goes with the context-switch
+ * bit. For choosing frames by their kinds; the frame object maps batches
+ * itself. */
+static inline uint64_t prec_kinds_stored(uint64_t mask)
+{
+	uint64_t cs = PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH);
+	uint64_t sb = PREC_KIND(PERFREC__PACKET__DATA_SWITCH_BATCH);
+
+	return (mask & ~sb) | (mask & cs ? sb : 0);
+}
 /* Interned values defined so far in this frame; NULL if iid unknown.
  * A callchain (n ips in *n, leaf first, as the kernel gave them) is built
  * from its nodes on the first lookup and kept: the array lives as long as
@@ -81,5 +98,11 @@ const char *prec_frame_string(const struct prec_frame *f, uint64_t iid);
 const uint64_t *prec_frame_callchain(const struct prec_frame *f, uint64_t iid,
 				     size_t *n);
 uint64_t prec_frame_unknown_packets(const struct prec_frame *f);
+/* The packets read so far as the file holds them (`Trace.packet` fields
+ * of known kinds, InternedData and filtered ones included, a SwitchBatch
+ * once however many rows it returns), and the PREC_KIND() bits of their
+ * kinds: what a frame's info record counts, for checking it. */
+uint64_t prec_frame_packets(const struct prec_frame *f);
+uint64_t prec_frame_kinds(const struct prec_frame *f);
 
 #endif

@@ -51,8 +51,14 @@ struct prec_frame {
 	void *on_end_ctx;
 	int accounted;
 
-	uint64_t packets;          /* returned so far (InternedData included) */
+	uint64_t packets;          /* read so far (InternedData included; a
+				    * SwitchBatch once, not per row) */
+	uint64_t seen_kinds;       /* PREC_KIND() of the packets read so far */
 	uint64_t unknown;          /* skipped: oneof not set / unknown Trace field */
+
+	/* rows of the SwitchBatch being returned (arena memory) */
+	Perfrec__Packet *rows;
+	size_t nrows, row;
 
 	struct prec_arena arena;
 	struct prec_iid_table strings;

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define PREC_VERSION_MAJOR 1
-#define PREC_VERSION_MINOR 1
+#define PREC_VERSION_MINOR 2
 
 /* zstd frame magics. A skippable frame is: u32 magic, u32 size, size bytes.
  * The low nibble of the skippable magic is our record kind. */

@@ -33,7 +33,7 @@
 
 int prec_packet_fast_ok(void)
 {
-	return perfrec__packet__descriptor.n_fields == 19 &&
+	return perfrec__packet__descriptor.n_fields == 20 &&
 	       perfrec__sample__descriptor.n_fields == 19 &&
 	       perfrec__group_read__descriptor.n_fields == 5 &&
 	       perfrec__context_switch__descriptor.n_fields == 9 &&

@@ -29,6 +29,7 @@
 #include "format/layout.h"
 #include "format/packet.h"
 #include "format/reader.h"
+#include "format/swbatch.h"
 #include "format/writer.h"
 
 #define MAX_STREAMS (1u << 20)
@@ -44,6 +45,7 @@ struct wstream {
 	uint64_t opened_ns;          /* age reference for flush_due; 0 = unknown */
 	struct prec_intern strings;
 	struct prec_cctree chains;
+	struct prec_swbatch *sw;     /* switches not yet written; NULL: none so far */
 };
 
 struct prec_writer {
@@ -112,6 +114,8 @@ struct prec_writer *prec_writer_new(struct prec_sink *sink,
 		o.frame_size = PREC_DEFAULT_FRAME_SIZE;
 	if (o.frame_size > PREC_MAX_FRAME_SIZE)
 		o.frame_size = PREC_MAX_FRAME_SIZE;
+	if (o.switch_rows > PREC_SWBATCH_MAX_ROWS)
+		o.switch_rows = PREC_SWBATCH_MAX_ROWS;
 
 	w = calloc(1, sizeof(*w));
 	if (!w) {
@@ -399,6 +403,58 @@ static int emit_interned(struct prec_writer *w, struct wstream *s)
 	return 0;
 }
 
+/* A short run of switches as ContextSwitch packets: alone, each decodes
+ * faster than a batch of a few rows (a batch is one protobuf-c unpack,
+ * then its rows), and takes about as many bytes once compressed. */
+static int write_rows(struct prec_writer *w, struct wstream *s)
+{
+	struct prec_swbatch *b = s->sw;
+	int ret;
+
+	for (size_t i = 0; i < b->n; i++) {
+		Perfrec__Packet p = PERFREC__PACKET__INIT;
+		Perfrec__ContextSwitch cs = PERFREC__CONTEXT_SWITCH__INIT;
+		prec_swbatch_row(b, i, &cs);
+		p.dt = b->dt[i];
+		p.data_case = PERFREC__PACKET__DATA_CONTEXT_SWITCH;
+		p.context_switch = &cs;
+		ret = encode(w, s, &p);
+		if (ret < 0)
+			return ret;
+		w->st.packets++;
+	}
+	s->kinds |= PREC_KIND(PERFREC__PACKET__DATA_CONTEXT_SWITCH);
+	prec_swbatch_clear(b);
+	return 0;
+}
+
+/* Writes the stream's pending switches as one SwitchBatch packet, or a
+ * short run of them (not a full batch) as ContextSwitch packets. */
+static int write_batch(struct prec_writer *w, struct wstream *s)
+{
+	int ret;
+
+	if (!s->sw || !s->sw->n)
+		return 0;
+	if (s->sw->n < PREC_SWBATCH_MIN_ROWS && !prec_swbatch_full(s->sw))
+		return write_rows(w, s);
+	ret = begin_packet(s, prec_swbatch_size(s->sw));
+	if (ret < 0)
+		return ret;
+	s->len += prec_swbatch_pack(s->sw, s->buf + s->len);
+	s->packets++;
+	s->kinds |= PREC_KIND(PERFREC__PACKET__DATA_SWITCH_BATCH);
+	w->st.packets++;
+	prec_swbatch_clear(s->sw);
+	return 0;
+}
+
+/* Packets of the open frame, written or pending in a batch. */
+static int has_packets(const struct wstream *s)
+{
+	return s->packets || (s->sw && s->sw->n);
+}
+
 /* Compresses the stream's open frame and writes info + data in one write. */
 static int cut_frame(struct prec_writer *w, uint32_t id, struct wstream *s)
 {
@@ -407,6 +463,9 @@ static int cut_frame(struct prec_writer *w, uint32_t id, struct wstream *s)
 	struct prec_frame_info *e;
 	int ret;
 
+	ret = write_batch(w, s);
+	if (ret < 0)
+		return fail(w, ret);
 	if (s->packets == 0)
 		return 0;
 	bound = ZSTD_compressBound(s->len);
@@ -472,6 +531,49 @@ static int cut_frame(struct prec_writer *w, uint32_t id, struct wstream *s)
 	return 0;
 }
 
+/* The stream's clock and time range take a packet (or row) at time_ns. */
+static void take_time(struct wstream *s, uint64_t time_ns)
+{
+	if (!time_ns)
+		return;
+	s->last_time = time_ns;
+	if (!s->t_min || time_ns < s->t_min)
+		s->t_min = time_ns;
+	if (time_ns > s->t_max)
+		s->t_max = time_ns;
+	if (!s->opened_ns)
+		s->opened_ns = time_ns;
+}
+
+/* A switch becomes a row of the stream's batch, timed like a packet of
+ * its own: its dt is from the stream's previous packet or row. The batch
+ * is written when full, or when it would take the frame past its size
+ * (then the frame is cut), so frames keep their size. */
+static int append_switch(struct prec_writer *w, uint32_t id, struct wstream *s,
+			 const Perfrec__ContextSwitch *cs, uint64_t time_ns)
+{
+	int ret;
+
+	if (!s->sw) {
+		s->sw = malloc(sizeof(*s->sw));
+		if (!s->sw)
+			return fail(w, -ENOMEM);
+		prec_swbatch_init(s->sw, w->opts.switch_rows);
+	}
+	ret = prec_swbatch_add(s->sw, cs, time_ns ? (int64_t)(time_ns - s->last_time) : 0);
+	if (ret < 0)
+		return fail(w, ret);
+	take_time(s, time_ns);
+	if (s->len + prec_swbatch_size(s->sw) + 16 >= w->opts.frame_size)
+		return cut_frame(w, id, s);
+	if (prec_swbatch_full(s->sw)) {
+		ret = write_batch(w, s);
+		if (ret < 0)
+			return fail(w, ret);
+	}
+	return 0;
+}
+
 int prec_writer_append(struct prec_writer *w, uint32_t stream,
 		       Perfrec__Packet *pkt, uint64_t time_ns)
 {
@@ -486,6 +588,13 @@ int prec_writer_append(struct prec_writer *w, uint32_t stream,
 	s = get_stream(w, stream);
 	if (!s)
 		return stream >= MAX_STREAMS ? -EINVAL : fail(w, -ENOMEM);
+	if (pkt->data_case == PERFREC__PACKET__DATA_CONTEXT_SWITCH && pkt->context_switch &&
+	    w->opts.switch_rows)
+		return append_switch(w, stream, s, pkt->context_switch, time_ns);
+	/* the batch holds the switches before this packet */
+	ret = write_batch(w, s);
+	if (ret < 0)
+		return fail(w, ret);
 
 	/* callchain ids: leaf handles become what the file holds (the
 	 * caller's packet gets its own values back after encoding) */
@@ -540,15 +649,7 @@ restore:
 		return fail(w, ret);
 	s->kinds |= (unsigned)pkt->data_case < 64 ? PREC_KIND(pkt->data_case) : PREC_KINDS_ALL;
 	prec_cctree_appended(&s->chains);
-	if (time_ns) {
-		s->last_time = time_ns;
-		if (!s->t_min || time_ns < s->t_min)
-			s->t_min = time_ns;
-		if (time_ns > s->t_max)
-			s->t_max = time_ns;
-		if (!s->opened_ns)
-			s->opened_ns = time_ns;
-	}
+	take_time(s, time_ns);
 	w->st.packets++;
 	if (s->len >= w->opts.frame_size)
 		return cut_frame(w, stream, s);
@@ -569,7 +670,7 @@ int prec_writer_flush_due(struct prec_writer *w, uint64_t now_ns)
 		return 0;
 	for (size_t i = 0; i < w->nstreams; i++) {
 		struct wstream *s = w->streams[i];
-		if (!s || !s->packets)
+		if (!s || !has_packets(s))
 			continue;
 		/* a frame of untimed packets starts ageing at the first check */
 		if (!s->opened_ns) {
@@ -596,7 +697,7 @@ int prec_writer_flush(struct prec_writer *w)
 		return ret;
 	for (size_t i = 0; i < w->nstreams; i++) {
 		struct wstream *s = w->streams[i];
-		if (s && s->packets) {
+		if (s && has_packets(s)) {
 			ret = cut_frame(w, (uint32_t)i, s);
 			if (ret < 0)
 				return ret;
@@ -659,6 +760,8 @@ void prec_writer_free(struct prec_writer *w)
 		free(s->buf);
 		prec_intern_release(&s->strings);
 		prec_cctree_release(&s->chains);
+		prec_swbatch_release(s->sw);
+		free(s->sw);
 		free(s);
 	}
 	free(w->streams);

@@ -41,6 +41,14 @@
  * on). An id interned and then cut off by a flush before its append stays
  * valid (the tree is written again in the new frame).
  *
+ * Context switches. With opts.switch_rows (the default), the ContextSwitch
+ * packets appended on a stream are held as rows of a SwitchBatch packet,
+ * which is written when a packet of another kind is appended on that
+ * stream, when it is full, or when its frame is cut (so a frame never
+ * ends with rows unwritten); a run of fewer than PREC_SWBATCH_MIN_ROWS
+ * (8) that is not a full batch is written as ContextSwitch packets. Readers of this library give the rows back
+ * as ContextSwitch packets, in order, with their times.
+ *
  * Time. `time_ns` is CLOCK_MONOTONIC; the writer sets pkt->dt to the delta
  * from the stream's previous packet in the frame. Pass 0 for packets with
  * no time of their own (they then inherit the previous time).
@@ -52,8 +60,9 @@
  * writer goes on (the packet is not stored, the stream's clock unchanged).
  * After a clean close every call returns PREC_E_CLOSED.
  *
- * Counting. stats.packets and the per-frame packet counts include the
- * InternedData packets the writer adds.
+ * Counting. stats.packets and the per-frame packet counts are the
+ * `Trace.packet` fields written: they include the InternedData packets
+ * the writer adds, and count a SwitchBatch as one.
  *
  * Threads: one writer is used by one thread at a time.
  */
@@ -74,6 +83,12 @@ struct prec_writer_opts {
 	uint32_t flush_ms;      /* max age of an open frame; 0 = only by size */
 	int zstd_level;
 	int write_index;        /* write the trailing index on close */
+	/* Context switches per SwitchBatch packet (format 1.2, SPEC.md
+	 * section 6): a stream's consecutive ContextSwitch packets are
+	 * written as one batch of columns, up to this many rows (at most
+	 * PREC_SWBATCH_MAX_ROWS, 65536). 0: one ContextSwitch packet each,
+	 * as 1.1 writers did (readers of 1.1 skip batches). */
+	unsigned switch_rows;
 };
 
 #define PREC_DEFAULT_FRAME_SIZE (256u * 1024u)
@@ -83,8 +98,14 @@ struct prec_writer_opts {
  * runs on the production host. */
 #define PREC_DEFAULT_ZSTD_LEVEL 1
 
+/* A batch of 4096 rows is ~25 KB, a tenth of a default frame: its two
+ * tables cost a few bytes a row at most, and a frame is never more than
+ * one batch past its size. */
+#define PREC_DEFAULT_SWITCH_ROWS 4096u
+
 #define PREC_WRITER_OPTS_INIT { sizeof(struct prec_writer_opts), \
-	PREC_DEFAULT_FRAME_SIZE, PREC_DEFAULT_FLUSH_MS, PREC_DEFAULT_ZSTD_LEVEL, 1 }
+	PREC_DEFAULT_FRAME_SIZE, PREC_DEFAULT_FLUSH_MS, PREC_DEFAULT_ZSTD_LEVEL, 1, \
+	PREC_DEFAULT_SWITCH_ROWS }
 
 struct prec_writer_stats {
 	uint64_t packets;

@@ -99,6 +99,12 @@ static int load_one(struct ana_frames *af, struct ana_loaded *lf, size_t idx)
 	 * (a wrong count only costs the doubling below). One more slot for
 	 * the call that finds the frame's end. */
 	size_t want = lf->fi->packets;
+	/* A switch batch is one packet of many rows, each returned: ~6
+	 * bytes a row, so a fifth of the bytes leaves the doubling below
+	 * for frames of unusually short rows only. */
+	if ((lf->fi->kinds & PREC_KIND(PERFREC__PACKET__DATA_SWITCH_BATCH)) &&
+	    want < lf->fi->raw_size / 5)
+		want = lf->fi->raw_size / 5;
 	if (want > lf->fi->raw_size / 2)
 		want = lf->fi->raw_size / 2;
 	want++;

@@ -149,7 +149,8 @@ int ana_trace_select(const struct ana_trace *s, uint64_t kinds, uint64_t whole_k
 {
 	/* InternedData is in every frame that uses interning: it says
 	 * nothing about what else the frame holds */
-	uint64_t want = kinds & ~PREC_KIND(PERFREC__PACKET__DATA_INTERNED);
+	uint64_t want = prec_kinds_stored(kinds) & ~PREC_KIND(PERFREC__PACKET__DATA_INTERNED);
+	whole_kinds = prec_kinds_stored(whole_kinds);
 	size_t k = 0;
 	*out = s->frames;
 	*n = s->nframes;

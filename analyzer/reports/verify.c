@@ -98,17 +98,6 @@ static int cmp_problem(const void *a, const void *b)
 	return strcmp(x->what, y->what);
 }
 
-/* The packet kinds of a decoded frame, as a writer records them. */
-static uint64_t kinds_of(const struct ana_loaded *lf)
-{
-	uint64_t k = 0;
-	for (size_t i = 0; i < lf->npkts; i++) {
-		unsigned c = (unsigned)lf->pkts[i].pkt->data_case;
-		k |= c < 64 ? PREC_KIND(c) : PREC_KINDS_ALL;
-	}
-	return k;
-}
-
 /* A whole frame's content against what its index entry (or, without an
  * index, its frame-info record) says: packets, time range, kinds. The
  * sizes were checked when it loaded. */
@@ -132,16 +121,18 @@ static int check_content(const struct ana_loaded *lf, const char *by,
 	}
 	/* packets of kinds this reader does not know count in the record
 	 * but are not returned */
-	if (lf->npkts > fi->packets || fi->packets > lf->npkts + unknown)
+	/* as the file holds them: a switch batch is one packet of many rows */
+	uint64_t held = prec_frame_packets(lf->frame);
+	if (held > fi->packets || fi->packets > held + unknown)
 		ret = add_problem(pr, fi->offset, "frame %" PRIu64 ": %s says %" PRIu32
-				  " packets, frame holds %zu", fi->seq, by, fi->packets,
-				  lf->npkts);
+				  " packets, frame holds %" PRIu64, fi->seq, by, fi->packets,
+				  held);
 	if (ret == 0 && (tmin != fi->t_min || tmax != fi->t_max))
 		ret = add_problem(pr, fi->offset, "frame %" PRIu64 ": packet times [%" PRIu64
 				  ", %" PRIu64 "], %s says [%" PRIu64 ", %" PRIu64 "]",
 				  fi->seq, tmin, tmax, by, fi->t_min, fi->t_max);
 	if (ret == 0 && fi->kinds) {
-		uint64_t k = kinds_of(lf);
+		uint64_t k = prec_frame_kinds(lf->frame);
 		/* kinds this reader does not know: only what it saw is checked */
 		if ((k & ~fi->kinds) || (!unknown && k != fi->kinds))
 			ret = add_problem(pr, fi->offset, "frame %" PRIu64 ": packet kinds %#"

@@ -32,6 +32,8 @@
  *       BENCH_FLUSH_MS, 0 = by size only); prints
  *       both files' bytes. Compares encodings on identical data (e.g. a
  *       file recorded before a format change). BENCH_LEVEL=N: zstd level.
+ *       BENCH_SWITCH_ROWS=N: context switches per SwitchBatch (0: a
+ *       ContextSwitch packet each, the 1.1 encoding).
  *   format_bench --write FILE
  *       writes a tiny sample file (header, comm, 4 samples with callchains)
  *       for tests/unit/format/test_protoc_decode.sh.
@@ -523,11 +525,11 @@ static int transcode(const char *in, const char *out, const struct prec_writer_o
 	       (unsigned long long)rs.file_size, (unsigned long long)rs.frames,
 	       (unsigned long long)rs.packets, (unsigned long long)interned_in,
 	       (unsigned long long)rs.bytes_raw);
-	printf("out  %s: %llu bytes, %llu frames, %llu packets (%llu interned), %llu raw\n", out,
+	/* the writer's count is of Trace.packet fields: InternedData it
+	 * adds, and a SwitchBatch once for its rows */
+	printf("out  %s: %llu bytes, %llu frames, %llu packet fields, %llu raw\n", out,
 	       (unsigned long long)ws.bytes_written, (unsigned long long)ws.frames,
-	       (unsigned long long)ws.packets,
-	       (unsigned long long)(ws.packets - (rs.packets - interned_in)),
-	       (unsigned long long)ws.bytes_raw);
+	       (unsigned long long)ws.packets, (unsigned long long)ws.bytes_raw);
 	printf("out/in %.4f\n", (double)ws.bytes_written / (double)rs.file_size);
 	prec_writer_free(w);
 	prec_sink_free(sink);
@@ -646,6 +648,8 @@ int main(int argc, char **argv)
 		return read_file(read_path, rounds);
 	if (getenv("BENCH_LEVEL"))
 		b.wo.zstd_level = atoi(getenv("BENCH_LEVEL"));
+	if (getenv("BENCH_SWITCH_ROWS"))
+		b.wo.switch_rows = (unsigned)atoi(getenv("BENCH_SWITCH_ROWS"));
 	if (tc_in)
 		return transcode(tc_in, tc_out, &b.wo, by_size);
 	if (millions <= 0 || b.streams < 1 || b.streams > 64 || rounds < 1) {
@@ -684,10 +688,10 @@ int main(int argc, char **argv)
 			decs = ds;
 	}
 	getrusage(RUSAGE_SELF, &ru);
-	printf("packets          %llu (%llu samples, +%llu interned) on %u streams, %llu frames\n",
-	       (unsigned long long)b.n, (unsigned long long)b.samples,
-	       (unsigned long long)(ws.packets - b.n), b.streams,
-	       (unsigned long long)ws.frames);
+	printf("packets          %llu (%llu samples) on %u streams, %llu frames, %llu packet "
+	       "fields (InternedData added, a SwitchBatch once)\n",
+	       (unsigned long long)b.n, (unsigned long long)b.samples, b.streams,
+	       (unsigned long long)ws.frames, (unsigned long long)ws.packets);
 	printf("encode           %.2f M packets/s (%.3f s CPU, best of %d)\n", b.n / enc / 1e6, enc, rounds);
 	printf("decode           %.2f M packets/s (%.3f s CPU, best of %d)\n", b.n / dec / 1e6, dec, rounds);
 	if (b.mix)

@@ -11,7 +11,8 @@
  * (prec_record_recover). The reader's parts (a concatenation of files)
  * must cover the file in order and hold their frames. Seeds:
  * tests/fuzz/corpus/fuzz_reader/ (small valid, unindexed, torn and
- * concatenated files, a lone frame, sample and interned packets).
+ * concatenated files, a lone frame, sample and interned packets, switch
+ * batches of format 1.2 as a file, a frame and a packet).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -119,6 +120,14 @@ static uint64_t use_packet(const struct prec_packet *p, uint64_t *sink)
 	case PERFREC__PACKET__DATA_MMAP: {
 		const char *s = prec_frame_string(p->frame, k->mmap->filename);
 		*sink += s ? (uint64_t)s[0] : 0;
+		break;
+	}
+	case PERFREC__PACKET__DATA_CONTEXT_SWITCH: {
+		/* rows of a switch batch too: the filtered passes must
+		 * return the same values */
+		const Perfrec__ContextSwitch *c = k->context_switch;
+		*sink += c->id + c->cpu + c->pid + c->tid + c->other_pid + c->other_tid +
+			 (uint64_t)(c->out | c->preempt << 1 | c->cpu_wide << 2);
 		break;
 	}
 	case PERFREC__PACKET__DATA_SYMBOLS:

@@ -37,6 +37,7 @@
 #include "analyzer/read/dataset.h"
 #include "analyzer/read/filter.h"
 #include "format/error.h"
+#include "format/reader.h"
 #include "lib/anatest.h"
 #include "lib/tracegen.h"
 
@@ -281,12 +282,22 @@ static void test_hostile(void **state)
 	   "printf 'not a trace' > '%s/foreign.prec' && printf x > '%s/notes.txt' && "
 	   "cp '%s/B/db.0.prec' '%s/sub/locked.prec' && chmod 000 '%s/sub/locked.prec' && "
 	   "ln -s .. '%s/sub/loop'", h, arch, h, arch, h, h, h, arch, h, h, h);
-	/* flip bytes inside a data frame of the damaged file */
+	/* flip bytes inside a data frame of the damaged file that report
+	 * reads (one holding samples: it skips the others unread) */
 	snprintf(args, sizeof(args), "%s/damaged.prec", h);
-	size_t len;
+	size_t len, nfr, at = 0;
+	const struct prec_frame_info *fr;
+	struct prec_reader *rd = prec_reader_open(args, NULL);
+	assert_non_null(rd);
+	assert_int_equal(prec_reader_index(rd, &fr, &nfr), 0);
+	for (size_t i = 0; i < nfr && !at; i++)
+		if (fr[i].kinds & PREC_KIND(PERFREC__PACKET__DATA_SAMPLE))
+			at = (size_t)(fr[i].data_offset + fr[i].compressed_size / 2);
+	prec_reader_free(rd);
+	assert_true(at > 0);
 	char *b = anatest_read(args, &len);
 	assert_non_null(b);
-	for (size_t i = len / 4; i < len / 4 + 16; i++)
+	for (size_t i = at; i < at + 16 && i < len; i++)
 		b[i] ^= 0x5a;
 	assert_int_equal(anatest_write(args, b, len), 0);
 	free(b);

@@ -13,8 +13,10 @@
  *
  * Old files: tests/golden/v1.0/ holds the same two traces as written by
  * the format library of version 1.0 (whole callchains, before callchain
- * trees). Every case runs on them too (in the scratch subdirectory v1.0/)
- * and must give the same output, except for the format version itself.
+ * trees), tests/golden/v1.1/ as written by 1.1 (a ContextSwitch packet per
+ * switch, before switch batches). Every case runs on them too (in the
+ * scratch subdirectories v1.0/ and v1.1/) and must give the same output,
+ * except for the format version itself.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,7 +33,10 @@
 #include "format/layout.h"
 
 static const char *dir;
-static char olddir[4096];
+/* the committed traces of older format versions */
+static const char *const olds[] = { "v1.0", "v1.1" };
+#define NOLD (sizeof(olds) / sizeof(olds[0]))
+static char olddir[NOLD][4096];
 
 struct gcase {
 	const char *name;   /* tests/golden/<name>.out */
@@ -113,14 +118,19 @@ static int setup(void **state)
 	snprintf(path, sizeof(path), "%s/offcpu.prec", dir);
 	if (tracegen_write(path, &o))
 		return -1;
-	/* the committed 1.0 files, byte for byte */
-	char cmd[9000];
-	snprintf(olddir, sizeof(olddir), "%s/v1.0", dir);
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' '%s/bykind' && cp '%s/tests/golden/v1.0/golden.prec' "
-		 "'%s/tests/golden/v1.0/offcpu.prec' '%s/'", olddir, dir, PERFREC_SOURCE_DIR,
-		 PERFREC_SOURCE_DIR, olddir);
+	/* the committed files of older versions, byte for byte */
+	char cmd[20000];
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/bykind'", dir);
 	if (system(cmd))
 		return -1;
+	for (size_t v = 0; v < NOLD; v++) {
+		snprintf(olddir[v], sizeof(olddir[v]), "%s/%s", dir, olds[v]);
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp '%s/tests/golden/%s/golden.prec' "
+			 "'%s/tests/golden/%s/offcpu.prec' '%s/'", olddir[v], PERFREC_SOURCE_DIR,
+			 olds[v], PERFREC_SOURCE_DIR, olds[v], olddir[v]);
+		if (system(cmd))
+			return -1;
+	}
 	/* the same timelines on streams by kind */
 	struct tracegen_opts k = TRACEGEN_OPTS_INIT;
 	k.by_kind = 1;
@@ -189,26 +199,28 @@ static void normalize(const char *name, char *buf, size_t *len)
 
 /* An old file names its own format version: that line is the current
  * version's in the expectations. */
-static void old_version(char *buf, size_t *len)
+static void old_version(char *buf, size_t *len, const char *old)
 {
-	static const char *const from[] = { "format_version       1.0",
-		"\"format_version\": \"1.0\"" };
-	char cur[64];
+	char from[2][64], cur[64];
+	const char *ver = old + 1;   /* "v1.0" -> "1.0" */
+	snprintf(from[0], sizeof(from[0]), "format_version       %s", ver);
+	snprintf(from[1], sizeof(from[1]), "\"format_version\": \"%s\"", ver);
 	for (size_t k = 0; k < 2; k++) {
 		char *p = strstr(buf, from[k]);
 		if (!p)
 			continue;
-		/* same length: "1.0" -> "M.m" of this build */
+		/* "1.0" -> "M.m" of this build */
 		snprintf(cur, sizeof(cur), "%u.%u", PREC_VERSION_MAJOR, PREC_VERSION_MINOR);
-		size_t cl = strlen(cur);
-		char *v = strstr(p, "1.0");
-		memmove(v + cl, v + 3, *len - (size_t)(v + 3 - buf) + 1);
+		size_t cl = strlen(cur), vl = strlen(ver);
+		char *v = strstr(p, ver);
+		memmove(v + cl, v + vl, *len - (size_t)(v + vl - buf) + 1);
 		memcpy(v, cur, cl);
-		*len = *len - 3 + cl;
+		*len = *len - vl + cl;
 	}
 }
 
-static void run_case(const struct gcase *c, const char *where, int old)
+/* old: NULL, or the older version's directory name (olds[]) */
+static void run_case(const struct gcase *c, const char *where, const char *old)
 {
 	char *out = NULL, *err = NULL;
 	size_t len = 0;
@@ -218,7 +230,7 @@ static void run_case(const struct gcase *c, const char *where, int old)
 		fprintf(stderr, "%s: stderr: %s\n", c->name, err ? err : "");
 	assert_int_equal(st, c->status);
 	if (old)
-		old_version(out, &len);
+		old_version(out, &len, old);
 	normalize(c->expect ? c->expect : c->name, out, &len);
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/tests/golden/%s.out", PERFREC_SOURCE_DIR,
@@ -237,8 +249,8 @@ static void run_case(const struct gcase *c, const char *where, int old)
 			char cmd[9000];
 			snprintf(cmd, sizeof(cmd), "diff -u '%s' '%s' | head -40 >&2", path, got);
 			if (system(cmd)) { /* diff exits 1 on differences */ }
-			fail_msg("%s%s: output differs from %s", old ? "v1.0 file, " : "",
-				 c->name, path);
+			fail_msg("%s%s%s: output differs from %s", old ? old : "",
+				 old ? " file, " : "", c->name, path);
 		}
 		free(exp);
 	}
@@ -251,35 +263,50 @@ static void test_case(void **state)
 	const struct gcase *c = *state;
 	char cwd[4200];
 	snprintf(cwd, sizeof(cwd), "%s%s%s", dir, c->sub ? "/" : "", c->sub ? c->sub : "");
-	run_case(c, cwd, 0);
+	run_case(c, cwd, NULL);
 }
 
-static void test_case_v1_0(void **state)
+/* A case of one older version: the state is its position in olds[] and
+ * in cases[], packed. */
+struct oldcase {
+	const struct gcase *c;
+	size_t v;
+};
+
+static void test_case_old(void **state)
 {
-	run_case(*state, olddir, 1);
+	const struct oldcase *o = *state;
+	run_case(o->c, olddir[o->v], olds[o->v]);
 }
 
 int main(void)
 {
 	size_t n = sizeof(cases) / sizeof(cases[0]);
-	struct CMUnitTest *t = calloc(2 * n, sizeof(*t));
-	char (*names)[80] = calloc(n, sizeof(*names));
-	if (!t || !names)
+	struct CMUnitTest *t = calloc((1 + NOLD) * n, sizeof(*t));
+	char (*names)[80] = calloc(NOLD * n, sizeof(*names));
+	struct oldcase *oc = calloc(NOLD * n, sizeof(*oc));
+	if (!t || !names || !oc)
 		return 1;
-	size_t nt = n;
+	size_t nt = n, no = 0;
 	for (size_t i = 0; i < n; i++) {
 		t[i].name = cases[i].name;
 		t[i].test_func = test_case;
 		t[i].initial_state = (void *)&cases[i];
-		if (cases[i].sub)   /* another layout of the same timeline */
-			continue;
-		snprintf(names[i], sizeof(names[i]), "v1.0/%s", cases[i].name);
-		t[nt].name = names[i];
-		t[nt].test_func = test_case_v1_0;
-		t[nt].initial_state = (void *)&cases[i];
-		nt++;
 	}
+	for (size_t v = 0; v < NOLD; v++)
+		for (size_t i = 0; i < n; i++) {
+			if (cases[i].sub)   /* another layout of the same timeline */
+				continue;
+			oc[no] = (struct oldcase){ &cases[i], v };
+			snprintf(names[no], sizeof(names[no]), "%s/%s", olds[v], cases[i].name);
+			t[nt].name = names[no];
+			t[nt].test_func = test_case_old;
+			t[nt].initial_state = &oc[no];
+			nt++;
+			no++;
+		}
 	int ret = _cmocka_run_group_tests("golden", t, nt, setup, teardown);
+	free(oc);
 	free(names);
 	free(t);
 	return ret;
