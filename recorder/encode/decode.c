@@ -411,8 +411,12 @@ int rec_decode_time(const struct rec_decode_ctx *ctx,
 		    const struct perf_event_header *h, uint64_t *t)
 {
 	const unsigned char *p = (const unsigned char *)h;
-	size_t off = sizeof(*h);
+	struct perf_event_header hh;
+	size_t off = sizeof(hh);
 
+	/* records of a fuzzed ring may sit at any byte: copy, never cast */
+	memcpy(&hh, p, sizeof(hh));
+	h = &hh;
 	if (h->type == PERF_RECORD_SAMPLE) {
 		const struct rec_sample_fmt *fmt = NULL;
 		uint64_t id;
