@@ -406,3 +406,40 @@ int rec_decode(const struct rec_decode_ctx *ctx, const void *rec, size_t len,
 	}
 	return c.bad ? -EINVAL : ret;
 }
+
+int rec_decode_time(const struct rec_decode_ctx *ctx,
+		    const struct perf_event_header *h, uint64_t *t)
+{
+	const unsigned char *p = (const unsigned char *)h;
+	struct perf_event_header hh;
+	size_t off = sizeof(hh);
+
+	/* records of a fuzzed ring may sit at any byte: copy, never cast */
+	memcpy(&hh, p, sizeof(hh));
+	h = &hh;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		const struct rec_sample_fmt *fmt = NULL;
+		uint64_t id;
+
+		/* IDENTIFIER, IP, TID come before TIME in a sample */
+		if ((ctx->sid_type & PERF_SAMPLE_IDENTIFIER) && h->size >= off + 8) {
+			memcpy(&id, p + off, 8);
+			fmt = ctx->lookup ? ctx->lookup(ctx->arg, id) : NULL;
+		}
+		if (!fmt || !(fmt->sample_type & PERF_SAMPLE_TIME))
+			return -ENOENT;
+		off += 8 * (size_t)__builtin_popcountll(fmt->sample_type &
+			(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID));
+	} else {
+		/* sample_id ends the record: TID, then TIME */
+		size_t sid = rec_sample_id_size(ctx->sid_type);
+
+		if (!(ctx->sid_type & PERF_SAMPLE_TIME) || h->size < off + sid)
+			return -ENOENT;
+		off = h->size - sid + ((ctx->sid_type & PERF_SAMPLE_TID) ? 8 : 0);
+	}
+	if (h->size < off + 8)
+		return -EINVAL;
+	memcpy(t, p + off, 8);
+	return 0;
+}

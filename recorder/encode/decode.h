@@ -124,6 +124,13 @@ struct rec_record {
 int rec_decode(const struct rec_decode_ctx *ctx, const void *rec, size_t len,
 	       struct rec_record *out);
 
+/* The time of record h (h->size bytes), read without decoding the rest:
+ * what orders the records of several rings. 0 and *t, -ENOENT when the
+ * record has none (no TIME, or a sample of an unknown event), -EINVAL when
+ * it is too short to hold one. */
+int rec_decode_time(const struct rec_decode_ctx *ctx,
+		    const struct perf_event_header *h, uint64_t *t);
+
 /* Bytes of a sample_id block for sample_type st. */
 size_t rec_sample_id_size(uint64_t st);
 

@@ -222,7 +222,7 @@ int rec_recording_rotate(struct rec_recording *r, struct prec_sink *next,
 		return -EINVAL;
 	}
 	/* Every record consumed so far goes to the old output, every later
-	 * one to the new: consume_ring() is not running now. */
+	 * one to the new: consume_all() is not running now. */
 	now = prec_now_ns();
 	ret = recording_end_output(r, now, "rotated", true);
 	if (ret < 0)

@@ -3,7 +3,8 @@
  *
  * One output at a time: `w` writes into the current sink; rotate() ends it
  * (its own SessionEnd and index) and opens the next. Kernel records flow
- * source rings -> drain thread -> spools -> consume_ring() -> emit -> w.
+ * source rings -> drain thread -> spools -> consume_all() (rounds merged
+ * by time) -> emit -> w.
  */
 #include "recorder/recording/recording.h"
 
@@ -21,6 +22,7 @@
 #include "format/error.h"
 #include "format/writer.h"
 #include "recorder/bpf/bpf.h"
+#include "recorder/encode/decode.h"
 #include "recorder/encode/hostinfo.h"
 #include "recorder/encode/synth.h"
 #include "recorder/events/counters.h"
@@ -40,7 +42,7 @@
 /* symbols: tables of newly hit objects every 30 s, so long or streamed
  * recordings (and killed ones) carry them before the end */
 #define SYMBOLS_NS (30ull * 1000000000ull)
-#define TURN_RECORDS 65536              /* per ring per consumer turn */
+#define TURN_RECORDS 65536              /* per ring per consumer round */
 /* Ring size when -m is not given. Losses come from a ring filling while
  * the recorder is descheduled: at -F 10000 -g with switch events a CPU
  * writes ~16 MB/s, so perf's 512 KiB lasts ~30 ms and 4 MiB ~250 ms. Rings
@@ -397,6 +399,13 @@ err:
 
 /* ---- running */
 
+/* The time of a ring record, for the drain's rounds. */
+static int record_time(void *ctx, const struct perf_event_header *h, uint64_t *t)
+{
+	return rec_decode_time(ctx, h, t);
+}
+
+
 int rec_recording_start(struct rec_recording *r)
 {
 	int ret;
@@ -412,6 +421,7 @@ int rec_recording_start(struct rec_recording *r)
 		rec_log(REC_LOG_ERROR, "cannot set up the drain thread: %s", strerror(-ret));
 		return ret;
 	}
+	rec_drain_set_time(r->drain, record_time, (void *)r->src->dctx);
 	ret = rec_drain_start(r->drain);
 	if (ret < 0) {
 		rec_log(REC_LOG_ERROR, "cannot start the drain thread: %s", strerror(-ret));
@@ -453,55 +463,47 @@ int rec_recording_start(struct rec_recording *r)
 	return 0;
 }
 
-/* Encodes what the spool of ring i holds (at most TURN_RECORDS). Returns 0
- * or the writer's error. */
-static int consume_ring(struct rec_recording *r, size_t i)
+/* Says once that ring i stopped on a corrupt record. */
+static int report_ring(struct rec_recording *r, size_t i)
 {
-	struct rec_ring *sp = rec_drain_spool(r->drain, i);
 	int cpu = r->src->ring_cpu[i];
-	const struct perf_event_header *h;
-	int ret = 0, n = 0;
-	size_t count = 0;
+	char why[160];
 
-	if (!r->src->rings[i].meta)
+	if (r->ring_reported[i] || !r->src->rings[i].meta ||
+	    (!rec_drain_spool(r->drain, i)->error && !rec_drain_ring_failed(r->drain, i)))
 		return 0;
-	rec_drain_sync(r->drain, i);
-	rec_ring_read_begin(sp);
-	while (count++ < TURN_RECORDS && (n = rec_ring_next(sp, &h)) > 0) {
-		ret = rec_emit_record(&r->e, REC_STREAM_SAMPLES, cpu, h);
-		if (ret < 0)
-			break;
-		/* a growth asked for mid-turn is applied at once: the
-		 * producer waits for it with records in the kernel ring */
-		rec_drain_sync(r->drain, i);
-	}
-	rec_ring_read_done(sp);
-	if (!ret && !r->ring_reported[i] &&
-	    (n < 0 || rec_drain_ring_failed(r->drain, i))) {
-		char why[160];
-
-		r->ring_reported[i] = true;
-		snprintf(why, sizeof(why),
-			 "ring of cpu %d stopped: corrupt record header (size < 8, larger "
-			 "than the ring, or past data_head)", cpu);
-		rec_log(REC_LOG_ERROR, "%s; its later records are lost", why);
-		ret = rec_emit_ring_error(&r->e, REC_STREAM_SIDEBAND, cpu, prec_now_ns(), why);
-	}
-	return ret;
+	r->ring_reported[i] = true;
+	snprintf(why, sizeof(why),
+		 "ring of cpu %d stopped: corrupt record header (size < 8, larger "
+		 "than the ring, or past data_head)", cpu);
+	rec_log(REC_LOG_ERROR, "%s; its later records are lost", why);
+	return rec_emit_ring_error(&r->e, REC_STREAM_SIDEBAND, cpu, prec_now_ns(), why);
 }
 
+/* Encodes one round of the spools' records, in time order across the
+ * rings (drain.h: a process's exec and mmaps before its samples on other
+ * CPUs), at most TURN_RECORDS per ring. *more: records wait in a spool.
+ * Returns 0 or the writer's error. */
 static int consume_all(struct rec_recording *r, bool *more)
 {
-	*more = false;
-	for (size_t i = 0; i < r->src->nrings; i++) {
-		int ret = consume_ring(r, i);
+	const struct perf_event_header *h;
+	size_t i;
+	int ret = 0;
 
+	*more = false;
+	rec_drain_round_begin(r->drain, (size_t)TURN_RECORDS * r->src->nrings);
+	while (rec_drain_round_next(r->drain, &i, &h) > 0) {
+		ret = rec_emit_record(&r->e, REC_STREAM_SAMPLES, r->src->ring_cpu[i], h);
 		if (ret < 0)
-			return ret;
-		if (rec_drain_pending(r->drain, i))
+			break;
+	}
+	rec_drain_round_end(r->drain);
+	for (i = 0; !ret && i < r->src->nrings; i++) {
+		ret = report_ring(r, i);
+		if (r->src->rings[i].meta && rec_drain_pending(r->drain, i))
 			*more = true;
 	}
-	return 0;
+	return ret;
 }
 
 static int consume_cb(void *ctx)
@@ -616,6 +618,8 @@ int rec_recording_stop(struct rec_recording *r, const char *reason)
 	if (r->drain) {
 		bool more;
 
+		struct rec_drain_stats ds;
+
 		ret = rec_drain_stop(r->drain, true, consume_cb, r);
 		/* everything moved is in the spools now */
 		while (!ret) {
@@ -623,6 +627,10 @@ int rec_recording_stop(struct rec_recording *r, const char *reason)
 			if (!more)
 				break;
 		}
+		rec_drain_stats(r->drain, &ds);
+		rec_log(REC_LOG_DEBUG, "%llu records handled after one of a later time "
+			"(published late by the kernel, or out of order in their ring)",
+			(unsigned long long)ds.late);
 	}
 	if (!ret && r->src->ops->tick)
 		ret = r->src->ops->tick(r->src, &r->e, prec_now_ns(), true);

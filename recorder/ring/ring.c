@@ -108,7 +108,7 @@ static void copy_out(const struct rec_ring *r, uint64_t pos, void *dst,
 		memcpy((unsigned char *)dst + first, r->data, n - first);
 }
 
-int rec_ring_next(struct rec_ring *r, const struct perf_event_header **hdr)
+int rec_ring_peek(struct rec_ring *r, const struct perf_event_header **hdr)
 {
 	struct perf_event_header h;
 	uint64_t avail, off;
@@ -143,9 +143,17 @@ int rec_ring_next(struct rec_ring *r, const struct perf_event_header **hdr)
 		copy_out(r, r->pos, r->bounce, h.size);
 		*hdr = (const struct perf_event_header *)r->bounce;
 	}
-	r->pos += h.size;
-	r->bytes += h.size;
+	r->peeked = h.size;
 	return 1;
+}
+
+int rec_ring_next(struct rec_ring *r, const struct perf_event_header **hdr)
+{
+	int ret = rec_ring_peek(r, hdr);
+
+	if (ret > 0)
+		rec_ring_advance(r);
+	return ret;
 }
 
 void rec_ring_read_done(struct rec_ring *r)

@@ -11,6 +11,10 @@
  *       ... decode hdr (valid until the next rec_ring_next) ...
  *   rec_ring_read_done(r);                  // data_tail, release
  *
+ * rec_ring_next is rec_ring_peek (the next record, left in place) then
+ * rec_ring_advance (past it): a reader that merges several rings holds
+ * each one's next record with peek and advances the one it takes.
+ *
  * A record that wraps the end of the data area is copied into a bounce
  * buffer so the caller always sees contiguous bytes. A header with size < 8,
  * larger than the ring, or running past data_head is corruption: the ring
@@ -35,6 +39,7 @@ struct rec_ring {
 	uint64_t size;         /* data bytes, a power of two */
 	uint64_t head;         /* data_head snapshot of this drain */
 	uint64_t pos;          /* next byte to read (becomes data_tail) */
+	uint16_t peeked;       /* size of the record rec_ring_peek returned */
 	unsigned char *bounce; /* for wrapped records */
 	size_t bounce_cap;
 	int error;             /* 0, or the error that stopped the ring */
@@ -61,6 +66,17 @@ uint64_t rec_ring_read_begin(struct rec_ring *r);
 /* Next complete record: 1 and *hdr, 0 when none is left before head, or a
  * negative error when the ring is corrupt (it is then stopped). */
 int rec_ring_next(struct rec_ring *r, const struct perf_event_header **hdr);
+/* rec_ring_next without the move past the record: the same record comes
+ * back until rec_ring_advance(). */
+int rec_ring_peek(struct rec_ring *r, const struct perf_event_header **hdr);
+/* Past the record the last rec_ring_peek returned (nothing when none).
+ * Inline: a merge of rings calls it once per record. */
+static inline void rec_ring_advance(struct rec_ring *r)
+{
+	r->pos += r->peeked;
+	r->bytes += r->peeked;
+	r->peeked = 0;
+}
 /* Publishes the consumed position to the kernel. */
 void rec_ring_read_done(struct rec_ring *r);
 

@@ -9,6 +9,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "format/base/clock.h"
+
 /* No MADV_HUGEPAGE: tried, and on a VM (record_vs_perf.sh) clearing the
  * huge pages at first touch cost 16% of the recorder's CPU against ~3% for
  * the faults of 4 KiB pages. */
@@ -126,7 +128,7 @@ static void move_bytes(struct rec_spool *s, const struct rec_ring *k,
 long rec_spool_fill(struct rec_spool *s, struct rec_ring *k)
 {
 	struct perf_event_mmap_page *sm = s->reader.meta;
-	uint64_t head, start = k->pos, pos = k->pos, shead, stail, room;
+	uint64_t head, start = k->pos, pos = k->pos, shead, stail, room, now;
 	int bad = 0;
 
 	if (k->error)
@@ -138,6 +140,10 @@ long rec_spool_fill(struct rec_spool *s, struct rec_ring *k)
 		s->growing = 0;
 		s->size *= 2;
 	}
+	/* the time first: a record stamped before it is below the head
+	 * read next (the kernel publishes a record microseconds after its
+	 * time; the reader of done_ns allows for that) */
+	now = prec_now_ns();
 	/* kernel's head: acquire pairs with its release after writing */
 	head = __atomic_load_n(&k->meta->data_head, __ATOMIC_ACQUIRE);
 	if (head - start > k->size) {
@@ -176,6 +182,8 @@ long rec_spool_fill(struct rec_spool *s, struct rec_ring *k)
 		__atomic_store_n(&k->meta->data_tail, pos, __ATOMIC_RELEASE);
 		s->moved += pos - start;
 	}
+	/* after data_head: a consumer that sees this time sees the records */
+	__atomic_store_n(&s->done_ns, pos == head ? now : 0, __ATOMIC_RELEASE);
 	if (!bad && pos < head && s->size < s->cap) {
 		/* full: ask the consumer to double the spool (after the head
 		 * above is published) */

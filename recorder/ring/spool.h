@@ -49,6 +49,13 @@ struct rec_spool {
 	uint64_t grown;         /* times the spool doubled */
 	uint64_t moved;         /* bytes moved in total (producer) */
 	uint64_t full;          /* fills that stopped on a full spool */
+	/* CLOCK_MONOTONIC time before the last fill read the kernel's head,
+	 * when that fill moved every record up to it: the kernel ring's
+	 * records of earlier times are all in the spool. 0 when the last
+	 * fill left records in the kernel ring (a full spool, or one waiting
+	 * to grow), or before the first fill. Published after data_head
+	 * (release): read it first (acquire), then data_head. */
+	uint64_t done_ns;
 };
 
 /* size: data bytes, a power of two >= 64 KiB. 0 or -errno. */
@@ -64,7 +71,7 @@ void rec_spool_release(struct rec_spool *s);
 void rec_spool_sync(struct rec_spool *s);
 
 /* Moves the whole records available in kernel ring k (up to the free space
- * of s) and frees them in k. Returns bytes moved (>= 0), or -EBADMSG when
+ * of s) and frees them in k, then sets s->done_ns. Returns bytes moved (>= 0), or -EBADMSG when
  * k is corrupt: the good records before the bad header are moved first and
  * k is stopped (k->error). */
 long rec_spool_fill(struct rec_spool *s, struct rec_ring *k);

@@ -5,7 +5,8 @@
  *
  * Input: byte 0 picks the sample_type variant of event id 1; the rest is
  * the ring's data area (zero-padded to a power of two) with data_head at
- * the end of the input. The --call-graph dwarf variants (user registers of
+ * the end of the input. Each record's time is read alone too, as the
+ * drain's rounds do. The --call-graph dwarf variants (user registers of
  * a mask byte 0 also picks, stack copies) go through the record-time
  * unwinder of a symbol gatherer that knows no process (so every frame
  * is a frame-pointer step over the fuzzed stack bytes) and, for odd
@@ -107,8 +108,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			long moved = rec_spool_fill(&sp, &k);
 
 			rec_ring_read_begin(&sp.reader);
-			while (rec_ring_next(&sp.reader, &h) > 0)
+			while (rec_ring_next(&sp.reader, &h) > 0) {
+				uint64_t t;
+
+				/* the time the drain's rounds read (decode.h) */
+				(void)rec_decode_time(&ctx, h, &t);
 				rec_emit_record(&e, 1, 0, h);
+			}
 			rec_ring_read_done(&sp.reader);
 			if (moved <= 0)
 				break;

@@ -271,6 +271,14 @@ static void test_every_sample_type_combination(void **state)
 			len = build_sample(&b, st, rf, nr);
 			assert_int_equal(rec_decode(&ctx, b.buf, len, &r), 1);
 			check_sample(&r, st, rf, nr);
+			/* the time alone, without a decode, is the same */
+			{
+				uint64_t t = 0;
+
+				assert_int_equal(rec_decode_time(&ctx, (const void *)b.buf, &t),
+						 (st & PERF_SAMPLE_TIME) ? 0 : -ENOENT);
+				assert_true(!(st & PERF_SAMPLE_TIME) || t == r.sid.time);
+			}
 
 			/* the same record claiming to be 8 bytes shorter is
 			 * truncated: an error, never a read past its end */
@@ -535,6 +543,12 @@ static void test_comm_fork_exit(void **state)
 	assert_int_equal(r.comm.tid, 8);
 	assert_string_equal(r.comm.comm, "pingpong");
 	assert_int_equal(r.sid.time, 100);
+	{
+		uint64_t t = 0;
+
+		assert_int_equal(rec_decode_time(&ctx, (const void *)b.buf, &t), 0);
+		assert_int_equal(t, 100);
+	}
 
 	/* a comm without its NUL inside the record */
 	rb_start(&b, PERF_RECORD_COMM, 0);

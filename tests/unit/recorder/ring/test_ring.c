@@ -143,6 +143,44 @@ static void test_wrapped_record(void **state)
 	free(f.mem);
 }
 
+/* peek leaves the record in place (a wrapped one too), advance moves past
+ * it; the tail and the bytes count only what was advanced past. */
+static void test_peek_advance(void **state)
+{
+	struct fake f;
+	struct rec_ring r;
+	const struct perf_event_header *h, *h2;
+
+	(void)state;
+	fake_init(&f, DATA - 16);
+	assert_int_equal(rec_ring_init_mem(&r, f.mem, PAGE, DATA), 0);
+	rec_ring_advance(&r);                          /* nothing peeked */
+	put_record(&f, PERF_RECORD_SAMPLE, 64, 9);     /* wraps */
+	put_record(&f, PERF_RECORD_COMM, 40, 7);
+	publish(&f);
+	assert_int_equal(rec_ring_read_begin(&r), 104);
+	assert_int_equal(rec_ring_peek(&r, &h), 1);
+	check_record(h, PERF_RECORD_SAMPLE, 64, 9);
+	assert_int_equal(rec_ring_peek(&r, &h2), 1);
+	check_record(h2, PERF_RECORD_SAMPLE, 64, 9);
+	assert_int_equal(r.bytes, 0);
+	rec_ring_advance(&r);
+	rec_ring_advance(&r);                          /* once per peek */
+	assert_int_equal(r.bytes, 64);
+	assert_int_equal(rec_ring_peek(&r, &h), 1);
+	check_record(h, PERF_RECORD_COMM, 40, 7);
+	rec_ring_read_done(&r);
+	assert_int_equal(f.meta->data_tail, DATA - 16 + 64);
+	/* next = peek + advance */
+	assert_int_equal(rec_ring_next(&r, &h), 1);
+	check_record(h, PERF_RECORD_COMM, 40, 7);
+	assert_int_equal(rec_ring_peek(&r, &h), 0);
+	rec_ring_read_done(&r);
+	assert_int_equal(f.meta->data_tail, f.head);
+	rec_ring_release(&r);
+	free(f.mem);
+}
+
 static void test_wrapped_header(void **state)
 {
 	struct fake f;
@@ -285,6 +323,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain_records),
 		cmocka_unit_test(test_wrapped_record),
+		cmocka_unit_test(test_peek_advance),
 		cmocka_unit_test(test_wrapped_header),
 		cmocka_unit_test(test_full_ring_of_records),
 		cmocka_unit_test(test_corrupt_sizes),
