@@ -23,60 +23,11 @@ kt_need_root
 [ -x "$perfrec" ] && [ -x "$analyze" ] || fail "build perfrec and perfrec-analyze first"
 command -v gcc >/dev/null || skip "no gcc"
 
-cat >"$d/hot.c" <<'EOF'
-#include <stdint.h>
-/* two loops with many instructions each: samples spread over many
- * addresses of the same function */
-__attribute__((noinline)) static uint64_t hot_mix(uint64_t x, int n)
-{
-	for (int i = 0; i < n; i++) {
-		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-		x = x * 0x9e3779b97f4a7c15ull + (uint64_t)i;
-		x ^= (x >> 29) * 0xbf58476d1ce4e5b9ull;
-	}
-	return x;
-}
-__attribute__((noinline)) static uint64_t hot_sum(const uint64_t *v, int n)
-{
-	uint64_t s = 0;
-	for (int i = 0; i < n; i++)
-		s += v[i] * (uint64_t)(i | 1) + (s >> 3);
-	return s;
-}
-uint64_t hot_run(uint64_t seed)
-{
-	static uint64_t v[4096];
-	uint64_t x = hot_mix(seed, 8192);
-	for (int i = 0; i < 4096; i++)
-		v[i] = x + (uint64_t)i;
-	return x ^ hot_sum(v, 4096);
-}
-EOF
-cat >"$d/main.c" <<'EOF'
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-uint64_t hot_run(uint64_t seed);
-int main(int argc, char **argv)
-{
-	struct timespec t0, t;
-	double secs = argc > 1 ? atof(argv[1]) : 1;
-	uint64_t x = 1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		for (int i = 0; i < 64; i++)
-			x = hot_run(x);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
-	printf("%llu\n", (unsigned long long)x);
-	return 0;
-}
-EOF
-gcc -O2 -fPIC -shared -o "$d/libhot.full.so" "$d/hot.c" || fail "gcc libhot"
+hotsrc=$src/tests/kernel/workloads/hotlib
+gcc -O2 -fPIC -shared -o "$d/libhot.full.so" "$hotsrc/hot.c" || fail "gcc libhot"
 cp "$d/libhot.full.so" "$d/libhot.so"
 strip "$d/libhot.so"
-gcc -O2 -o "$d/hotprog" "$d/main.c" -L"$d" -lhot -Wl,-rpath,"$d" || fail "gcc hotprog"
+gcc -O2 -o "$d/hotprog" "$hotsrc/main.c" -L"$d" -lhot -Wl,-rpath,"$d" || fail "gcc hotprog"
 nm "$d/libhot.so" 2>&1 | grep -q 'no symbols' || fail "libhot.so is not stripped"
 for fn in hot_mix hot_sum; do
   a=$(nm "$d/libhot.full.so" | awk -v f="$fn" '$3 == f || index($3, f ".") == 1 { print $1; exit }')

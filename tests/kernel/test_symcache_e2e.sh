@@ -2,7 +2,8 @@
 # test_symcache_e2e.sh - the symbol cache across recordings (README, "Symbol
 # cache"; recorder/symbols/symcache.h).
 #
-# The workload is test_fde_names's: hotprog calling a stripped libhot.so
+# The workload is test_fde_names's (tests/kernel/workloads/hotlib/):
+# hotprog calling a stripped libhot.so
 # whose static functions hold the time (named by FDE ranges, which the
 # cache carries) and whose exported hot_run is in .dynsym. Checked:
 #  - a first recording fills an empty cache directory (one entry per
@@ -27,57 +28,10 @@ kt_need_root
 [ -x "$perfrec" ] && [ -x "$analyze" ] || fail "build perfrec and perfrec-analyze first"
 command -v gcc >/dev/null || skip "no gcc"
 
-cat >"$d/hot.c" <<'EOF'
-#include <stdint.h>
-__attribute__((noinline)) static uint64_t hot_mix(uint64_t x, int n)
-{
-	for (int i = 0; i < n; i++) {
-		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-		x = x * 0x9e3779b97f4a7c15ull + (uint64_t)i;
-	}
-	return x;
-}
-__attribute__((noinline)) static uint64_t hot_sum(const uint64_t *v, int n)
-{
-	uint64_t s = 0;
-	for (int i = 0; i < n; i++)
-		s += v[i] * (uint64_t)(i | 1) + (s >> 3);
-	return s;
-}
-uint64_t hot_run(uint64_t seed)
-{
-	static uint64_t v[4096];
-	uint64_t x = hot_mix(seed, 8192);
-	for (int i = 0; i < 4096; i++)
-		v[i] = x + (uint64_t)i;
-	return x ^ hot_sum(v, 4096);
-}
-EOF
-cat >"$d/main.c" <<'EOF'
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-uint64_t hot_run(uint64_t seed);
-int main(int argc, char **argv)
-{
-	struct timespec t0, t;
-	double secs = argc > 1 ? atof(argv[1]) : 1;
-	uint64_t x = 1;
-	/* CPU time, so that a loaded host does not starve the samples */
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
-	do {
-		for (int i = 0; i < 64; i++)
-			x = hot_run(x);
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-	} while ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
-	printf("%llu\n", (unsigned long long)x);
-	return 0;
-}
-EOF
-gcc -O2 -fPIC -shared -Wl,--build-id -o "$d/libhot.so" "$d/hot.c" || fail "gcc libhot"
+hotsrc=$src/tests/kernel/workloads/hotlib
+gcc -O2 -fPIC -shared -Wl,--build-id -o "$d/libhot.so" "$hotsrc/hot.c" || fail "gcc libhot"
 strip "$d/libhot.so"
-gcc -O2 -Wl,--build-id -o "$d/hotprog" "$d/main.c" -L"$d" -lhot -Wl,-rpath,"$d" || fail "gcc hotprog"
+gcc -O2 -Wl,--build-id -o "$d/hotprog" "$hotsrc/main.c" -L"$d" -lhot -Wl,-rpath,"$d" || fail "gcc hotprog"
 bid=$(readelf -n "$d/libhot.so" | awk '/Build ID:/ { print $3 }')
 [ -n "$bid" ] || fail "libhot.so has no build-id"
 
