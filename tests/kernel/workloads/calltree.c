@@ -21,13 +21,6 @@
 #define _GNU_SOURCE
 #include "workload.h"
 
-/* one function, one frame: never inlined, never cloned (gcc) */
-#ifdef __clang__
-#define KEEP __attribute__((noinline))
-#else
-#define KEEP __attribute__((noinline, noclone))
-#endif
-
 #define UNIT 40000u
 
 static volatile unsigned sink;

@@ -29,13 +29,6 @@
 
 #define N 2048
 
-/* one function, one frame: never inlined, never cloned (gcc) */
-#ifdef __clang__
-#define KEEP __attribute__((noinline))
-#else
-#define KEEP __attribute__((noinline, noclone))
-#endif
-
 static volatile unsigned sink;
 
 KEEP int chain_compare(const void *a, const void *b)

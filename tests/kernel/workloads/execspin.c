@@ -15,13 +15,6 @@
 #define _GNU_SOURCE
 #include "workload.h"
 
-/* one function, one frame: never inlined, never cloned (gcc) */
-#ifdef __clang__
-#define KEEP __attribute__((noinline))
-#else
-#define KEEP __attribute__((noinline, noclone))
-#endif
-
 static volatile unsigned sink;
 
 /* Stage N spins its share of the CPU time in its own function, so each

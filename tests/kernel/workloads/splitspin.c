@@ -16,12 +16,8 @@
 #define _GNU_SOURCE
 #include "workload.h"
 
-/* one function, one frame: never inlined, never cloned (gcc) */
-#ifdef __clang__
-#define KEEP __attribute__((noinline, aligned(64)))
-#else
-#define KEEP __attribute__((noinline, noclone, aligned(64)))
-#endif
+/* KEEP (workload.h), each function starting its own cache line */
+#define KEEP64 KEEP __attribute__((aligned(64)))
 
 #define UNIT 2000   /* loop iterations per unit: ~3 us */
 
@@ -35,12 +31,12 @@ static volatile unsigned sink;
 		sink += x;                                                 \
 	} while (0)
 
-KEEP void split_a(unsigned units)
+KEEP64 void split_a(unsigned units)
 {
 	SPIN(units);
 }
 
-KEEP void split_b(unsigned units)
+KEEP64 void split_b(unsigned units)
 {
 	SPIN(units);
 }

@@ -1,6 +1,7 @@
 /*
  * workload.h - what the CPU-bound workloads share (calltree.c,
- * splitspin.c, chain_nofp.c): their clock and their start signal.
+ * splitspin.c, chain_nofp.c, execspin.c): their clock, their start signal
+ * and KEEP, for the functions each sample must be named by.
  *
  *   WORKLOAD SECS... [GO]
  *
@@ -16,6 +17,13 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+
+/* one function, one frame: never inlined, never cloned (gcc) */
+#ifdef __clang__
+#define KEEP __attribute__((noinline))
+#else
+#define KEEP __attribute__((noinline, noclone))
+#endif
 
 /* CPU seconds this process has used. */
 static double cpu_s(void)
