@@ -509,10 +509,14 @@ int prec_frame_next(struct prec_frame *f, struct prec_packet *p)
 				continue;
 			}
 			if (kind == PERFREC__PACKET__DATA_SWITCH_BATCH) {
-				/* one protobuf-c unpack a batch, not a row */
-				Perfrec__SwitchBatch *m = perfrec__switch_batch__unpack(
-					&f->arena.pc, blen, body);
-				int ret = take_batch(f, m, dt);
+				/* the writer's columns read by hand; odd bytes
+				 * by one protobuf-c unpack a batch */
+				int ret = prec_swbatch_decode(body, blen, dt, &f->arena,
+							      &f->rows, &f->nrows);
+				f->row = 0;
+				if (ret > 0)
+					ret = take_batch(f, perfrec__switch_batch__unpack(
+							 &f->arena.pc, blen, body), dt);
 				if (ret < 0)
 					return frame_fail(f, ret);
 				f->pos += 1 + n + (size_t)len;

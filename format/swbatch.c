@@ -300,3 +300,135 @@ int prec_swbatch_expand(const Perfrec__SwitchBatch *m, int64_t dt, struct prec_a
 	*n = nr;
 	return 0;
 }
+
+/* One packed column of a batch: [p, end), read value by value. */
+struct col {
+	const uint8_t *p, *end;
+};
+
+/* Values a packed column holds: its bytes that end a varint. -1 when its
+ * last varint runs past the column (protobuf-c refuses those). */
+static long col_count(const struct col *c)
+{
+	long n = 0;
+
+	for (const uint8_t *q = c->p; q < c->end; q++)
+		n += *q < 0x80;
+	return c->p < c->end && c->end[-1] >= 0x80 ? -1 : n;
+}
+
+/* The next value of a column: 0, -1 at its end, 1 for a varint longer
+ * than its type's (protobuf-c truncates those: the caller lets it). */
+static inline int col_u64(struct col *c, uint64_t *v)
+{
+	const uint8_t *q = c->p;
+
+	if (q >= c->end)
+		return -1;
+	if (*q < 0x80) {   /* the common case: one byte */
+		*v = *q;
+		c->p = q + 1;
+		return 0;
+	}
+	if (prec_varint_get(&q, c->end, v) < 0)
+		return q - c->p >= 10 ? 1 : -1;
+	if (q - c->p == 10 && q[-1] > 1)
+		return 1;
+	c->p = q;
+	return 0;
+}
+
+static inline int col_u32(struct col *c, uint32_t *v)
+{
+	const uint8_t *start = c->p;
+	uint64_t x = 0;
+	int ret = col_u64(c, &x);
+
+	if (ret == 0 && (x > UINT32_MAX || c->p - start > 5))
+		return 1;
+	*v = (uint32_t)x;
+	return ret;
+}
+
+int prec_swbatch_decode(const uint8_t *body, size_t len, int64_t dt, struct prec_arena *a,
+			Perfrec__Packet **rows, size_t *n)
+{
+	static const Perfrec__Packet pinit = PERFREC__PACKET__INIT;
+	static const Perfrec__ContextSwitch cinit = PERFREC__CONTEXT_SWITCH__INIT;
+	struct col c[F_OTHER + 1] = { { NULL, NULL } };
+	const uint8_t *p = body, *end = body + len;
+	uint64_t v, sum = 0;
+	long cnt[F_OTHER + 1];
+	int ret;
+
+	*rows = NULL;
+	*n = 0;
+	/* the writer's shape: each field at most once, packed, not empty;
+	 * anything else (repeats, unpacked values, unknown fields) is
+	 * protobuf-c's to read */
+	while (p < end) {
+		unsigned f = *p >> 3;
+		if (*p >= 0x80 || (*p & 7) != 2 || f < F_KEY_ID || f > F_OTHER || c[f].p)
+			return 1;
+		p++;
+		if (prec_varint_get(&p, end, &v) < 0 || v > (uint64_t)(end - p) || v == 0)
+			return 1;
+		c[f].p = p;
+		c[f].end = p + v;
+		p += v;
+	}
+	for (int f = F_KEY_ID; f <= F_OTHER; f++)
+		if ((cnt[f] = col_count(&c[f])) < 0)
+			return 1;
+	/* every check prec_swbatch_expand() makes, in its order */
+	size_t nr = (size_t)cnt[F_DT], nk = (size_t)cnt[F_KEY_ID], nt = (size_t)cnt[F_TASK_PID];
+	if (nr == 0 || nr > PREC_SWBATCH_MAX_ROWS || (size_t)cnt[F_KEY] != nr ||
+	    (size_t)cnt[F_TASK] != nr || (size_t)cnt[F_OTHER] != nr ||
+	    (size_t)cnt[F_KEY_CPU] != nk || (size_t)cnt[F_KEY_FLAGS] != nk ||
+	    (size_t)cnt[F_TASK_TID] != nt)
+		return PREC_E_DECODE;
+
+	struct prec_swbatch_key *keys = prec_arena_alloc(a, (nk ? nk : 1) * sizeof(*keys));
+	uint32_t *tpid = prec_arena_alloc(a, (nt ? nt : 1) * 2 * sizeof(*tpid));
+	Perfrec__Packet *pk = prec_arena_alloc(a, nr * sizeof(*pk));
+	Perfrec__ContextSwitch *cs = prec_arena_alloc(a, nr * sizeof(*cs));
+	if (!keys || !tpid || !pk || !cs)
+		return 1;   /* the long way then says which: ENOMEM or DECODE */
+	uint32_t *ttid = tpid + nt;
+	ret = 0;
+	for (size_t i = 0; i < nk && !ret; i++) {
+		ret = col_u64(&c[F_KEY_ID], &keys[i].id);
+		ret = ret ? ret : col_u32(&c[F_KEY_CPU], &keys[i].cpu);
+		ret = ret ? ret : col_u32(&c[F_KEY_FLAGS], &keys[i].flags);
+	}
+	for (size_t i = 0; i < nt && !ret; i++) {
+		ret = col_u32(&c[F_TASK_PID], &tpid[i]);
+		ret = ret ? ret : col_u32(&c[F_TASK_TID], &ttid[i]);
+	}
+	for (size_t i = 0; i < nr && !ret; i++) {
+		uint32_t k, t, o;
+		ret = col_u64(&c[F_DT], &v);
+		ret = ret ? ret : col_u32(&c[F_KEY], &k);
+		ret = ret ? ret : col_u32(&c[F_TASK], &t);
+		ret = ret ? ret : col_u32(&c[F_OTHER], &o);
+		if (ret)
+			break;
+		if (k >= nk || t >= nt || o >= nt)
+			return PREC_E_DECODE;
+		sum += (uint64_t)prec_unzigzag(v);
+		cs[i] = cinit;
+		set_row(&cs[i], keys[k].id, keys[k].cpu, keys[k].flags, tpid[t], ttid[t],
+			tpid[o], ttid[o]);
+		pk[i] = pinit;
+		pk[i].dt = prec_unzigzag(v);
+		pk[i].data_case = PERFREC__PACKET__DATA_CONTEXT_SWITCH;
+		pk[i].context_switch = &cs[i];
+	}
+	if (ret)
+		return 1;   /* counted above: only an over-long varint gets here */
+	if (sum != (uint64_t)dt)
+		return PREC_E_DECODE;
+	*rows = pk;
+	*n = nr;
+	return 0;
+}

@@ -17,8 +17,10 @@
  * ones left out): tests/unit/format/test_swbatch.c compares them with
  * protobuf-c's.
  *
- * Reader side (frame.c): prec_swbatch_expand() turns a decoded
- * SwitchBatch into ContextSwitch packets, every index and length checked.
+ * Reader side (frame.c): prec_swbatch_decode() turns the bytes of a
+ * SwitchBatch into ContextSwitch packets, every index and length checked;
+ * bytes not in the writer's shape are unpacked by protobuf-c and
+ * prec_swbatch_expand() makes the same rows of the message.
  */
 #ifndef PREC_SWBATCH_H
 #define PREC_SWBATCH_H
@@ -94,6 +96,15 @@ void prec_swbatch_row(const struct prec_swbatch *b, size_t i, Perfrec__ContextSw
  * than PREC_SWBATCH_MAX_ROWS rows, dts whose sum is not dt), -ENOMEM when
  * the arena is exhausted. */
 int prec_swbatch_expand(const Perfrec__SwitchBatch *m, int64_t dt, struct prec_arena *a,
+			Perfrec__Packet **rows, size_t *n);
+/* The same from the bytes of a SwitchBatch message (Packet field 20's
+ * body), without protobuf-c: the columns are read in step straight into
+ * the rows. The same checks and returns as prec_swbatch_expand(), and 1
+ * (nothing decided) when the bytes are not in the writer's shape (a field
+ * repeated, unpacked or unknown, a varint longer than its type): the
+ * caller then unpacks them with protobuf-c and expands that, so how odd
+ * bytes read stays protobuf-c's decision. */
+int prec_swbatch_decode(const uint8_t *body, size_t len, int64_t dt, struct prec_arena *a,
 			Perfrec__Packet **rows, size_t *n);
 
 #endif

@@ -3,12 +3,14 @@
  * 1.2) read back as the ContextSwitch packets that were appended: every
  * field, time and position among other packets, across frame cuts, kind
  * filters and batch sizes; the batch bytes are protobuf-c's; damaged
- * columns end the frame with PREC_E_DECODE.
+ * columns end the frame with PREC_E_DECODE; the hand decoder reads
+ * batches as protobuf-c does, or leaves them to it.
  */
 #include <zstd.h>
 
 #include "fmt_helpers.h"
 #include "format/swbatch.h"
+#include "format/varint.h"
 
 /* What one appended packet was: a switch or a loss between the switches. */
 struct ev {
@@ -442,6 +444,126 @@ static void test_damage(void **state)
 	free(bz);
 }
 
+static void assert_same_rows(const Perfrec__Packet *a, const Perfrec__Packet *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const Perfrec__ContextSwitch *x = a[i].context_switch, *y = b[i].context_switch;
+		assert_int_equal(a[i].dt, b[i].dt);
+		assert_int_equal(a[i].data_case, b[i].data_case);
+		assert_int_equal(x->id, y->id);
+		assert_int_equal(x->cpu, y->cpu);
+		assert_int_equal(x->pid, y->pid);
+		assert_int_equal(x->tid, y->tid);
+		assert_int_equal(x->out, y->out);
+		assert_int_equal(x->preempt, y->preempt);
+		assert_int_equal(x->cpu_wide, y->cpu_wide);
+		assert_int_equal(x->other_pid, y->other_pid);
+		assert_int_equal(x->other_tid, y->other_tid);
+	}
+}
+
+/* prec_swbatch_decode() of a body, checked against protobuf-c's unpack
+ * and prec_swbatch_expand() of the same bytes; returns decode's answer. */
+static int decode_vs_expand(const uint8_t *body, size_t len, int64_t dt, size_t *rows)
+{
+	struct prec_arena a, b;
+	Perfrec__Packet *ra, *rb;
+	size_t na, nb;
+	int ret, want;
+
+	prec_arena_init(&a, 0);
+	prec_arena_init(&b, 0);
+	ret = prec_swbatch_decode(body, len, dt, &a, &ra, &na);
+	Perfrec__SwitchBatch *m = perfrec__switch_batch__unpack(&b.pc, len, body);
+	want = m ? prec_swbatch_expand(m, dt, &b, &rb, &nb) : PREC_E_DECODE;
+	if (ret <= 0)
+		assert_int_equal(ret, want);
+	if (ret == 0) {
+		assert_int_equal(na, nb);
+		assert_same_rows(ra, rb, na);
+	}
+	*rows = ret == 0 ? na : want == 0 ? nb : 0;
+	prec_arena_release(&a);
+	prec_arena_release(&b);
+	return ret;
+}
+
+/* The hand decoder reads the writer's bytes as protobuf-c and
+ * prec_swbatch_expand() do, and leaves every other shape to them. */
+static void test_decode(void **state)
+{
+	struct ev *e = make_events(4000);
+	struct prec_swbatch b;
+	uint8_t *out = malloc(1 << 20);
+	size_t rows;
+	(void)state;
+
+	/* the writer's batches, ids and dts of every size */
+	prec_swbatch_init(&b, 4096);
+	for (size_t i = 0; i < 4000; i++) {
+		if (!e[i].is_switch)
+			continue;
+		e[i].cs.id = rnd() >> (rnd() % 64);
+		assert_int_equal(prec_swbatch_add(&b, &e[i].cs, (int64_t)(rnd() >> (rnd() % 64))), 0);
+	}
+	size_t sz = prec_swbatch_pack(&b, out);
+	Perfrec__Packet *p = perfrec__packet__unpack(NULL, sz, out);
+	assert_non_null(p);
+	/* the body: after [0x08 dt] and the key (0xA2 0x01) and length */
+	const uint8_t *q = out;
+	uint64_t v = 0;
+	if (*q == 0x08) {
+		q++;
+		assert_int_equal(prec_varint_get(&q, out + sz, &v), 0);
+	}
+	assert_true(q[0] == 0xA2 && q[1] == 0x01);
+	q += 2;
+	assert_int_equal(prec_varint_get(&q, out + sz, &v), 0);
+	assert_int_equal((size_t)(q - out) + v, sz);
+	assert_int_equal(decode_vs_expand(q, (size_t)v, p->dt, &rows), 0);
+	assert_int_equal(rows, b.n);
+	assert_int_equal(decode_vs_expand(q, (size_t)v, p->dt + 1, &rows), PREC_E_DECODE);
+	perfrec__packet__free_unpacked(p, NULL);
+	prec_swbatch_release(&b);
+
+	/* one key (id 2^64 - 1: ten bytes), one task, two rows */
+	uint8_t plain[] = { 0x0A, 0x0A, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01,
+			    0x12, 0x01, 0x00, 0x1A, 0x01, 0x01, 0x22, 0x01, 0x05,
+			    0x2A, 0x01, 0x05, 0x32, 0x02, 0x06, 0x08, 0x3A, 0x02, 0x00, 0x00,
+			    0x42, 0x02, 0x00, 0x00, 0x4A, 0x02, 0x00, 0x00 };
+	assert_int_equal(decode_vs_expand(plain, sizeof(plain), 7, &rows), 0);
+	assert_int_equal(rows, 2);
+	/* a column in two fields: protobuf-c joins them */
+	uint8_t split[] = { 0x0A, 0x01, 0x07, 0x12, 0x01, 0x00, 0x1A, 0x01, 0x01,
+			    0x22, 0x01, 0x05, 0x2A, 0x01, 0x05, 0x32, 0x01, 0x06, 0x32, 0x01, 0x08,
+			    0x3A, 0x02, 0x00, 0x00, 0x42, 0x02, 0x00, 0x00, 0x4A, 0x02, 0x00, 0x00 };
+	assert_int_equal(decode_vs_expand(split, sizeof(split), 7, &rows), 1);
+	assert_int_equal(rows, 2);
+	/* an index of six bytes (protobuf-c's to truncate or refuse) */
+	uint8_t longv[] = { 0x0A, 0x01, 0x07, 0x12, 0x01, 0x00, 0x1A, 0x01, 0x01,
+			    0x22, 0x01, 0x05, 0x2A, 0x01, 0x05, 0x32, 0x02, 0x06, 0x08,
+			    0x3A, 0x02, 0x00, 0x00, 0x42, 0x02, 0x00, 0x00,
+			    0x4A, 0x07, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x00 };
+	assert_int_equal(decode_vs_expand(longv, sizeof(longv), 7, &rows), 1);
+	/* an unknown field, an unpacked value */
+	uint8_t unknown[sizeof(plain) + 2];
+	memcpy(unknown, plain, sizeof(plain));
+	unknown[sizeof(plain)] = 0x50;
+	unknown[sizeof(plain) + 1] = 0x01;
+	assert_int_equal(decode_vs_expand(unknown, sizeof(unknown), 7, &rows), 1);
+	assert_int_equal(rows, 2);
+	uint8_t unpacked[] = { 0x08, 0x07, 0x12, 0x01, 0x00, 0x1A, 0x01, 0x01 };
+	assert_int_equal(decode_vs_expand(unpacked, sizeof(unpacked), 0, &rows), 1);
+	/* a varint cut by its column's end; a row short of a column */
+	plain[sizeof(plain) - 1] = 0x80;
+	assert_int_equal(decode_vs_expand(plain, sizeof(plain), 7, &rows), 1);
+	plain[sizeof(plain) - 1] = 0x00;
+	plain[sizeof(plain) - 2] = 0x80;   /* other: one value of two bytes */
+	assert_int_equal(decode_vs_expand(plain, sizeof(plain), 7, &rows), PREC_E_DECODE);
+	free(out);
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_row_bytes),
 		cmocka_unit_test(test_protobuf_bytes),
 		cmocka_unit_test(test_damage),
+		cmocka_unit_test(test_decode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
