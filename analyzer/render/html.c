@@ -14,7 +14,8 @@
  * caller tree's view, whose weights the page sums over what is selected;
  * the page's top-functions tables are recomputed from the same sums
  * (the nodes are per function and object, see the tags), its tasks
- * table from the tracks' runs per bin (write_sched_sel()).
+ * table from the tracks' runs per bin (write_sched_sel()), its counter
+ * groups from the counters' interval deltas (write_counters()).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "analyzer/render/html.h"
@@ -79,6 +80,12 @@ enum { TAG_TASK = 0, TAG_USER = 1, TAG_KERNEL = 2, TAG_PRUNED = 3 };
 /* The tasks table's selection data: (time bin, thread) entries of ~25
  * bytes, merged like SEL_BUDGET's. */
 #define SCHED_BUDGET 16000
+/* Counter ticks (the interval deltas of `counters --interval`): at most
+ * this many (time, from, delta) entries over all counters (~30 bytes of
+ * page each, so ~120 kB at most: a minute of two counters read every
+ * 20 ms fits in 40 ms ticks); beyond, consecutive ticks are merged by 2,
+ * 4, ... until they fit (a merged tick ends at its last snapshot). */
+#define CNT_TICK_BUDGET 4096
 #define TK_MAX_PROCS 100
 #define TK_MAX_THREADS 300
 
@@ -97,6 +104,14 @@ struct sel_key {
 
 struct sel_val {
 	uint64_t weight, count;
+};
+
+/* One interval row of the counters (ana_counters_opts.on_tick); the
+ * strings are the page trace's. */
+struct cnt_tick {
+	const char *group, *event;
+	uint64_t time, from, delta;
+	int counted;
 };
 
 struct task_key {
@@ -151,6 +166,8 @@ struct page {
 	struct prec_hashmap dsos;         /* const char * -> nothing; the frames' objects */
 	struct prec_hashmap labels;       /* a frame's name -> the page's (frame_label()) */
 	struct ana_doc *report, *sched, *counters, *info, *offcpu, *changes;
+	struct cnt_tick *cticks;   /* in the interval table's order */
+	size_t ncticks, cticks_cap;
 };
 
 /* ---- stacks */
@@ -1011,6 +1028,84 @@ static void write_sched_sel(struct page *pg, FILE *out)
 	fputs("]}", out);
 }
 
+/* "counters":{"f":F,"rows":[{"g":GROUP,"e":EVENT,"t":[time,from,delta,
+ * ...]}]}: per row of the counters table, its ticks (ns from the trace
+ * start; delta -1: not counted), F consecutive ticks merged into one
+ * (CNT_TICK_BUDGET). What the counters table sums over a time range.
+ * null without counter snapshots. */
+static void write_counters(struct page *pg, FILE *out)
+{
+	/* rows: the counters' (group, event), first seen first; per tick
+	 * its row, per row its ticks */
+	size_t nt = pg->ncticks, nrows = 0, *row = NULL, *count = NULL;
+	if (pg->counters && nt) {
+		row = calloc(nt, sizeof(*row));
+		count = calloc(2 * nt, sizeof(*count));   /* and the rows' heads */
+	}
+	if (!row || !count) {   /* none, or no memory: the table stays whole */
+		free(row);
+		free(count);
+		fputs("\"counters\":null", out);
+		return;
+	}
+	const struct cnt_tick *t = pg->cticks;
+	size_t *head = count + nt;   /* [0, nrows): each row's first tick */
+	for (size_t i = 0; i < nt; i++) {
+		size_t r;
+		for (r = 0; r < nrows; r++)
+			if (!strcmp(t[head[r]].group, t[i].group) &&
+			    !strcmp(t[head[r]].event, t[i].event))
+				break;
+		if (r == nrows)
+			head[nrows++] = i;
+		row[i] = head[r];   /* a row is named by its first tick */
+		count[row[i]]++;
+	}
+	size_t f = 1;
+	for (;; f *= 2) {
+		size_t n = 0;
+		for (size_t i = 0; i < nt; i++)
+			n += (count[i] + f - 1) / f;
+		if (n <= CNT_TICK_BUDGET || f >= nt)
+			break;
+	}
+	uint64_t origin = pg->s->start;
+	fprintf(out, "\"counters\":{\"f\":%zu,\"rows\":[", f);
+	for (size_t i = 0, shown = 0; i < nt && shown < nrows; i++) {
+		if (row[i] != i)
+			continue;
+		fputs(shown++ ? ",\n{\"g\":" : "\n{\"g\":", out);
+		ana_json_str_html(out, t[i].group);
+		fputs(",\"e\":", out);
+		ana_json_str_html(out, t[i].event);
+		fputs(",\"t\":[", out);
+		uint64_t from = 0, delta = 0;
+		size_t k = 0;
+		int counted = 0;
+		for (size_t j = i; j < nt; j++) {
+			if (row[j] != i)
+				continue;
+			if (k % f == 0) {
+				from = t[j].from;
+				delta = 0;
+				counted = 0;
+			}
+			delta += t[j].delta;
+			counted |= t[j].counted;
+			if (++k % f && k < count[i])
+				continue;   /* more of this merged tick to come */
+			uint64_t fr = from < t[j].time ? from : t[j].time;
+			fprintf(out, "%s%" PRId64 ",%" PRId64 ",%" PRId64, k > f ? "," : "",
+				(int64_t)(t[j].time - origin), (int64_t)(fr - origin),
+				counted ? (int64_t)delta : (int64_t)-1);
+		}
+		fputs("]}", out);
+	}
+	fputs("]}", out);
+	free(row);
+	free(count);
+}
+
 static int write_data(struct page *pg, FILE *out)
 {
 	fprintf(out, "{\"version\":1,%s\"top\":%zu,\n", pg->diff ? "\"diff\":true," : "",
@@ -1027,6 +1122,8 @@ static int write_data(struct page *pg, FILE *out)
 	fputs(",\n", out);
 	if (!err)
 		write_sched_sel(pg, out);
+	fputs(",\n", out);
+	write_counters(pg, out);
 	/* Names last: the trees and tasks above gave them their ids. */
 	fputs(",\n\"names\":[", out);
 	for (size_t i = 0; i < prec_hashmap_count(&pg->names); i++) {
@@ -1361,8 +1458,15 @@ static int write_tables(struct page *pg, FILE *out)
 		ret = doc_block(out, "offcpu", pg->offcpu);
 	}
 	if (!ret && pg->counters) {
-		heading(out, "counters", "Counter groups", "As `perfrec-analyze counters`.");
-		ret = ana_doc_render(pg->counters, out, ANA_FMT_HTML);
+		heading(out, "counters", "Counter groups", pg->ncticks ?
+			"As `perfrec-analyze counters`. A time range shows the sum of the "
+			"counters' deltas between snapshots (`counters --interval`) whose "
+			"snapshot falls in the range, whole ticks, not prorated, and its rate "
+			"over the time those ticks cover; a thread or process selection "
+			"leaves them whole (they are kept summed over their CPUs or tasks, "
+			"not per task)." :
+			"As `perfrec-analyze counters`.");
+		ret = doc_block(out, "counters", pg->counters);
 	}
 	return ret;
 }
@@ -1457,6 +1561,7 @@ static void page_release(struct page *pg)
 	ana_doc_free(pg->report);
 	ana_doc_free(pg->sched);
 	ana_doc_free(pg->counters);
+	free(pg->cticks);
 	ana_doc_free(pg->info);
 	ana_doc_free(pg->offcpu);
 	ana_doc_free(pg->changes);
@@ -1502,6 +1607,23 @@ static int page_stacks(struct page *pg, struct ana_trace *s, const struct ana_fi
 	}
 	pg->cur = pg->s;
 	return ret;
+}
+
+/* Keeps an interval row of the counters for write_counters(). */
+static int on_cnt_tick(void *ctx, const struct ana_counter_tick *t)
+{
+	struct page *pg = ctx;
+	if (pg->ncticks == pg->cticks_cap) {
+		size_t cap = pg->cticks_cap ? 2 * pg->cticks_cap : 256;
+		struct cnt_tick *n = realloc(pg->cticks, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		pg->cticks = n;
+		pg->cticks_cap = cap;
+	}
+	pg->cticks[pg->ncticks++] = (struct cnt_tick){ t->group, t->event, t->time, t->from,
+						       t->delta, t->counted };
+	return 0;
 }
 
 /* The passes over the page's own traces, each file in turn:
@@ -1580,7 +1702,7 @@ static int page_build(struct page *pg)
 		ret = ana_sched_render(sch, what, pg->sched);
 	if (ret >= 0 && cnt) {
 		char err[256];
-		struct ana_counters_opts co = { 0 };
+		struct ana_counters_opts co = { .on_tick = on_cnt_tick, .ctx = pg };
 		if (!(pg->counters = ana_doc_new()))
 			ret = -ENOMEM;
 		else

@@ -326,7 +326,7 @@ int ana_counters_render(struct ana_counters *c, struct ana_trace *s, const char 
 			ana_cell_null(rt, "-");
 	}
 
-	if (o->interval) {
+	if (o->interval || o->on_tick) {
 		size_t nt = prec_hashmap_count(&evticks);
 		tk = malloc((nt ? nt : 1) * sizeof(*tk));
 		ret = -ENOMEM;
@@ -337,13 +337,16 @@ int ana_counters_render(struct ana_counters *c, struct ana_trace *s, const char 
 			tk[i].v = *(const struct tick_val *)prec_hashmap_val(&evticks, i);
 		}
 		prec_sort(tk, nt, sizeof(*tk), cmp_tick);
-		struct ana_table *it = ana_doc_table(doc, "intervals", NULL);
-		ana_table_col(it, "time_s", "Time s", ANA_NUM);
-		ana_table_col(it, "group", "Group", ANA_STR);
-		ana_table_col(it, "event", "Event", ANA_STR);
-		ana_table_col(it, "delta", "Delta", ANA_NUM);
-		ana_table_col(it, "per_sec", "Per second", ANA_NUM);
-		ana_table_col(it, "running_pct", "Running", ANA_PCT);
+		struct ana_table *it = NULL;
+		if (o->interval) {
+			it = ana_doc_table(doc, "intervals", NULL);
+			ana_table_col(it, "time_s", "Time s", ANA_NUM);
+			ana_table_col(it, "group", "Group", ANA_STR);
+			ana_table_col(it, "event", "Event", ANA_STR);
+			ana_table_col(it, "delta", "Delta", ANA_NUM);
+			ana_table_col(it, "per_sec", "Per second", ANA_NUM);
+			ana_table_col(it, "running_pct", "Running", ANA_PCT);
+		}
 		for (size_t i = 0; i < nt; i++) {
 			/* Previous tick of the same (group, member). */
 			const struct tick_val *prev = NULL;
@@ -363,19 +366,32 @@ int ana_counters_render(struct ana_counters *c, struct ana_trace *s, const char 
 			if (prev && (tk[i].v.raw < prev->raw || tk[i].v.enabled < prev->enabled ||
 				     tk[i].v.running < prev->running))
 				draw = den = drun = 0;   /* counter went back: instance set changed */
+			struct prec_scaled sc;
+			int status = prec_scale(draw, den, drun, &sc);
+			/* The first tick's interval starts at the trace start. */
+			uint64_t from = prev ? prev_time : s->start;
+			if (o->on_tick) {
+				struct ana_counter_tick ct = {
+					.group = group_name(s, tk[i].k.group),
+					.event = ana_trace_event_name(s, (int)tk[i].k.id),
+					.time = tk[i].k.time, .from = from,
+					.counted = status != PREC_SCALE_NOT_COUNTED,
+				};
+				ct.delta = ct.counted ? sc.value : 0;
+				if ((ret = o->on_tick(o->ctx, &ct)) < 0)
+					goto out;
+			}
+			if (!it)
+				continue;
 			ana_table_row(it);
 			ana_cell_num(it, "%.6f", (double)(int64_t)(tk[i].k.time - s->start) / 1e9);
 			ana_cell_str(it, group_name(s, tk[i].k.group));
 			ana_cell_str(it, ana_trace_event_name(s, (int)tk[i].k.id));
-			struct prec_scaled sc;
-			int status = prec_scale(draw, den, drun, &sc);
 			if (status == PREC_SCALE_NOT_COUNTED) {
 				ana_cell_null(it, "<not counted>");
 				ana_cell_null(it, "-");
 			} else {
 				ana_cell_num(it, "%" PRIu64, sc.value);
-				/* The first tick's interval starts at the trace start. */
-				uint64_t from = prev ? prev_time : s->start;
 				uint64_t dt = tk[i].k.time > from ? tk[i].k.time - from : 0;
 				if (dt)
 					ana_cell_num(it, "%.2f", (double)sc.value * 1e9 / (double)dt);

@@ -16,13 +16,31 @@
 #ifndef ANA_COUNTERS_H
 #define ANA_COUNTERS_H
 
+#include <stdint.h>
+
 #include "analyzer/render/table.h"
 
 struct ana_trace;
 
+/* One row of the interval table, as the on_tick hook gets it: the
+ * scaled delta of one member over one tick. The strings are the
+ * trace's (valid while it is open). */
+struct ana_counter_tick {
+	const char *group, *event;
+	uint64_t time;      /* the tick's snapshot time, trace clock ns */
+	uint64_t from;      /* the previous tick's (the trace start for the first) */
+	uint64_t delta;     /* scaled; 0 when !counted */
+	int counted;        /* 0: "<not counted>" in the table */
+};
+
 struct ana_counters_opts {
 	int interval;          /* add the interval table */
 	const char *ratio;     /* "A/B": event names, or NULL */
+	/* Called for each interval row in the table's order (group, time,
+	 * member), with or without the table; a negative return stops
+	 * render, which returns it. */
+	int (*on_tick)(void *ctx, const struct ana_counter_tick *t);
+	void *ctx;
 };
 
 /* The rotated files of one recording, one at a time: counter values are

@@ -33,6 +33,10 @@
 #     top-functions table report --children --sort sym,dso's rows, the
 #     tasks table sched's on-CPU time and switch-ins (symprog, and
 #     pingpong's two threads that switch 40,000 times)
+#     The counter groups (pingpong recorded with a counter group read
+#     every 20 ms): under a time range each counter is the sum of
+#     counters --interval's deltas whose tick falls in the range, with
+#     its rate; clearing the selection gives back counters' totals
 #  5. the call tree's functions against report --children
 #  6. a page over a dataset (root): symprog recorded into files rotated
 #     every second is one page whose flame graph's total, for the whole
@@ -334,6 +338,36 @@ whole=$(grep -o 'id="fg"[^>]*' "$work/workload.dom" | grep -o 'data-total="[^"]*
 got=$(shown "t=$a,$b" diff "$work/diff.html")
 echo "html --diff with a selection: $got (whole: $whole)"
 [ -n "$whole" ] && [ "$got" = "$whole" ] || fail "html --diff under a selection: $got, whole $whole"
+# the counter groups under a time range: each counter's ticks (snapshots
+# of the group every 20 ms) whose time falls in the range, summed, as
+# `counters --interval` prints them; clearing the selection (the button,
+# in a copy whose script presses it) gives back `counters`' totals. The
+# range is on edges of 32 tracks' bins, which the flame graph's bins
+# (merged by powers of 2) keep: the range shown is the one given.
+"$perfrec" record -q --switch-events -F 999 --counters '{task-clock,context-switches}' \
+  --interval 20ms -o "$work/cnt.prec" -- "$build/tests/pingpong" 20000 300 0 50 >"$work/cnt.out" ||
+  fail "record with counters failed: $(cat "$work/cnt.out")"
+"$ana" html "$work/cnt.prec" -o "$work/cnt.html"
+"$ana" counters --interval --csv "$work/cnt.prec" >"$work/cnt-int.csv"
+"$ana" counters --csv "$work/cnt.prec" >"$work/cnt.csv"
+read -r t0 bin nbins < <(grep -o '"tracks":{"t0":[0-9]*,"bin":[0-9]*,"nbins":[0-9]*' "$work/cnt.html" |
+  sed 's/.*"t0":\([0-9]*\),"bin":\([0-9]*\),"nbins":\([0-9]*\)/\1 \2 \3/')
+ca=$((t0 + nbins / 4 / 32 * 32 * bin)) cb=$((t0 + nbins * 3 / 4 / 32 * 32 * bin))
+dom "$work/cnt.html#t=$ca,$cb" cnt-sel
+clean cnt-sel
+grep -q '<table class="t" data-section="counters" data-selected="2"' "$work/cnt-sel.dom" ||
+  fail "counters under a range: the table was not recomputed"
+python3 "$source_dir/tests/browser/ticksum.py" "$work/cnt-sel.dom" "$work/cnt-int.csv" "$ca" "$cb" ||
+  fail "counters under the range $ca,$cb ns differ from counters --interval's ticks"
+sed 's|^</body>$|<script>document.getElementById("sel-clear").click();</script></body>|' \
+  "$work/cnt.html" >"$work/cnt-clear.html"
+dom "$work/cnt-clear.html#t=$ca,$cb" cnt-clear
+clean cnt-clear
+grep -o '<html[^>]*>' "$work/cnt-clear.dom" | grep -q 'data-selection=""' ||
+  fail "the clear button did not clear the selection: $(grep -o '<html[^>]*>' "$work/cnt-clear.dom")"
+python3 "$source_dir/tests/browser/tablecmp.py" "$work/cnt-clear.dom" counters counters \
+  "$work/cnt.csv" group,event raw=0 scaled=0 per_sec=0 running_pct=0 --rows 100 ||
+  fail "counters after clearing the selection differ from counters' totals"
 
 # ---- 5. the functions beside the flame graph: the call tree's totals per
 # function (a function inside itself once) are report --children's, for

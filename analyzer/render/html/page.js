@@ -253,7 +253,8 @@
 	var tables = {
 		report: new PerfrecTables.Table(document.querySelector('[data-doc="report"]'), 'rows'),
 		offcpu: new PerfrecTables.Table(document.querySelector('[data-doc="offcpu"]'), 'rows'),
-		sched: new PerfrecTables.Table(document.querySelector('[data-doc="sched"]'), 'tasks')
+		sched: new PerfrecTables.Table(document.querySelector('[data-doc="sched"]'), 'tasks'),
+		counters: new PerfrecTables.Table(document.querySelector('[data-doc="counters"]'), 'counters')
 	};
 	var top = data.top || 100;
 	/* the whole trace's rows of addresses, one per object as the flame
@@ -280,7 +281,47 @@
 		return start >= selection.a && start < selection.b;
 	}
 
+	/* The range as the flame graph counts it (snapped to its bins), or
+	 * as given without per-bin data. */
+	function shownRange() {
+		var f = flames[Number(which.value) || 0];
+		return f && f.sel && tk ? snapped(f) : [selection.a, selection.b];
+	}
+
+	/* The counter groups' rows for the range [a, b): per row of the whole
+	 * trace's table, the sum of its ticks (data.counters) whose snapshot
+	 * time is in the range (whole ticks), and the rate over the time those
+	 * ticks cover; raw and running are of the whole trace only (empty). */
+	function counterRows(a, b) {
+		var byName = {};
+		data.counters.rows.forEach(function (r) { byName[r.g + '\t' + r.e] = r.t; });
+		return tables.counters.whole.map(function (tr) {
+			var row = {}, sum = 0, span = 0, counted = false, t, i;
+			tables.counters.cols.forEach(function (c, j) {
+				if (c === 'group' || c === 'event')
+					row[c] = tr.cells[j] ? tr.cells[j].textContent : '';
+			});
+			t = byName[row.group + '\t' + row.event] || [];
+			for (i = 0; i + 2 < t.length; i += 3) {
+				if (t[i] < a || t[i] >= b || t[i + 2] < 0)
+					continue;
+				sum += t[i + 2];
+				span += t[i] - t[i + 1];
+				counted = true;
+			}
+			row.scaled = counted ? String(sum) : '-';
+			row.per_sec = counted && span > 0 ? (sum * 1e9 / span).toFixed(2) : '-';
+			return row;
+		});
+	}
+
 	function showTables() {
+		if (selection.a >= 0 && data.counters && tables.counters.table) {
+			var cr = shownRange();
+			tables.counters.show(counterRows(cr[0], cr[1]));
+		} else {
+			tables.counters.show(null);
+		}
 		var on = selActive() && tk && !data.diff;
 		['report', 'offcpu'].forEach(function (which) {
 			var t = tables[which], kind = which === 'report' ? 'samples' : 'offcpu';
@@ -334,9 +375,9 @@
 	}
 
 	function applySelection(fromAddress) {
-		var f = flames[Number(which.value) || 0], parts = [];
+		var parts = [];
 		if (selection.a >= 0) {
-			var r = f && f.sel && tk ? snapped(f) : [selection.a, selection.b];
+			var r = shownRange();
 			parts.push(U.seconds(r[0], 1e3) + ' \u2013 ' + U.seconds(r[1], 1e3) + ' (' +
 				U.duration(r[1] - r[0]) + ')');
 		}

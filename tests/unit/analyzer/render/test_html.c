@@ -1,6 +1,7 @@
 /*
  * test_html.c - `perfrec-analyze html`: escaping of trace strings, the
- * page of the golden trace, bounded size on a long trace, empty traces,
+ * page of the golden trace (its counters' ticks), bounded size on a long
+ * trace (merged ticks), empty traces,
  * options, the command line, a page over one host's rotated files and
  * one over two hosts.
  *
@@ -189,6 +190,18 @@ static void test_golden_page(void **state)
 	expect(pg, "<tr><td>pong</td><td class=\"n\">100</td><td class=\"n\">101</td>"
 		   "<td class=\"n\">28.000</td>");
 	expect(pg, "<td>{task-clock,context-switches}</td><td>task-clock</td>");
+	/* the counters table follows a time range: per counter its ticks
+	 * (time, previous tick, scaled delta; -1 not counted), those of
+	 * `counters --interval` */
+	expect(pg, "<div class=\"doc\" data-doc=\"counters\">\n<table class=\"kv\"");
+	expect(pg, "A time range shows the sum of the counters&#39; deltas");
+	expect(pg, ",\n\"counters\":{\"f\":1,\"rows\":[\n"
+		   "{\"g\":\"{task-clock,context-switches}\",\"e\":\"task-clock\",\"t\":["
+		   "20000000,0,30666666,40000000,20000000,33333333,60000000,40000000,26666666,"
+		   "70000000,60000000,13333333]},\n"
+		   "{\"g\":\"{task-clock,context-switches}\",\"e\":\"context-switches\",\"t\":["
+		   "20000000,0,5,40000000,20000000,4,60000000,40000000,5,70000000,60000000,2]},\n"
+		   "{\"g\":\"{cycles}\",\"e\":\"cycles\",\"t\":[20000000,0,-1,");
 	expect(pg, "<th>hostname</th><td>golden-host</td>");
 	free(pg);
 
@@ -225,6 +238,11 @@ static void test_bounded(void **state)
 	expect(pg, "<tr><td class=\"n\">0</td><td class=\"n\">144000.000</td>");
 	expect(pg, "<tr><td class=\"n\">1</td><td class=\"n\">179970.000</td>");
 	expect(pg, "\"weight\":234000000000,\"count\":234000,");
+	/* 12,000 ticks of each of 3 counters: merged by 16 to fit the
+	 * budget, each ending at its last snapshot (the 4th copy's 70 ms),
+	 * its delta the sum of its 16 */
+	expect(pg, "\"counters\":{\"f\":16,\"rows\":[");
+	expect(pg, "\"e\":\"task-clock\",\"t\":[370000000,0,323999994,770000000,370000000,");
 	free(pg);
 }
 
