@@ -161,9 +161,8 @@ static int sample_ustack(struct rec_emit *e, const struct rec_record *r,
  * was in a mapping, and before a run of one address that lasts to the
  * end (a looping walk). What is cut is counted in Sample.callchain_cut,
  * which readers show as one frame. The gatherer answers "mapped" from
- * the mappings decoded so far; while a process's mappings may still sit
- * in another CPU's ring (just after an exec or an mmap) it answers
- * -EAGAIN, and the chain is kept whole. */
+ * the mappings decoded so far (records come merged by time, so they are
+ * all there); when it cannot answer (< 0) the chain is kept whole. */
 
 /* The address space after callchain marker m (1 kernel, 0 user, -1 one
  * the recorder does not map: hypervisor, guest); a value in the markers'

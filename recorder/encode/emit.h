@@ -125,8 +125,8 @@ struct rec_emit {
 	/* Frame-pointer chains cut at their junk end (emit.c says the rule),
 	 * e.g. rec_symgather_user_mapped (symbols/symgather.h): 1 when a
 	 * mapping of process pid holds addr at time, 0 when none does,
-	 * < 0 when the answer may still change (its mappings are still
-	 * being decoded): the chain is then kept. NULL: chains kept whole. */
+	 * < 0 when it cannot answer: the chain is then kept. NULL: chains
+	 * kept whole. */
 	int (*mapped)(void *ctx, uint32_t pid, uint64_t addr, uint64_t time);
 	void *mapped_ctx;
 	uint64_t *regs;             /* aligned copy of a sample's registers */

@@ -393,7 +393,6 @@ int rec_symgather_fork(struct rec_symgather *sc, uint32_t pid, uint32_t ppid)
 	new_gen(sc, child);
 	child->known = 1;
 	child->n = 0;
-	child->settle_ns = parent->settle_ns;   /* the parent's maps, as complete */
 	if (!parent || !parent->n)
 		return 0;
 	if (proc_reserve(child, parent->n))

@@ -81,10 +81,6 @@ struct sc_proc {
 	 * samples taken before an exec can be decoded after it. */
 	struct sc_map *old;
 	size_t nold;
-	/* Sample time before which its mappings may still be arriving from
-	 * other CPUs' rings (an exec or an mmap decoded a moment ago):
-	 * rec_symgather_user_mapped() does not answer "unmapped" then. */
-	uint64_t settle_ns;
 	struct rec_u64map jit_hits;   /* ips outside ELF mappings */
 	struct rec_u64map jit_done;   /* perf-map symbol starts written */
 };

@@ -98,30 +98,13 @@ struct rec_symgather *rec_symgather_new(const struct rec_symgather_opts *o)
 }
 
 
-/* An exec or mmap of pid decoded at time t: its next mappings (the
- * dynamic loader's, a dlopen's dependencies) may sit in another CPU's
- * ring, decoded after the samples that use them when the process moved
- * to that CPU meanwhile (rings are consumed one after the other, each
- * to its end). 100 ms of sample time covers a loader's start under load;
- * a mapping made later on another CPU than the last one decoded is not
- * covered: test_fp_cut measures how often that shows. */
-#define SETTLE_NS (100 * 1000000ull)
-
-static void unsettle(struct rec_symgather *sc, uint32_t pid, uint64_t t)
-{
-	struct sc_proc *p = sc->last_proc && sc->last_proc->pid == pid ?
-			    sc->last_proc : rec_symgather_proc(sc, pid);
-
-	if (p && t + SETTLE_NS > p->settle_ns)
-		p->settle_ns = t + SETTLE_NS;
-}
-
 int rec_symgather_user_mapped(void *ctx, uint32_t pid, uint64_t addr,
 			      uint64_t time)
 {
 	struct rec_symgather *sc = ctx;
 	struct sc_proc *p;
 
+	(void)time;   /* see symgather.h */
 	if (!sc)
 		return -EINVAL;
 	p = sc->last_proc;
@@ -131,8 +114,6 @@ int rec_symgather_user_mapped(void *ctx, uint32_t pid, uint64_t addr,
 			return -ENOMEM;
 		sc->last_proc = p;
 	}
-	if (time < p->settle_ns)
-		return -EAGAIN;
 	return rec_symgather_map_at(p, addr) != NULL;
 }
 
@@ -178,22 +159,13 @@ int rec_symgather_feed(struct rec_symgather *sc, const struct rec_record *r)
 		}
 		if (m.pid == UINT32_MAX)
 			return 0;   /* kernel maps: the kernel table covers them */
-		int ret = rec_symgather_add_mmap(sc, &m);
-
-		if (!ret && r->sid.has_time)
-			unsettle(sc, m.pid, r->sid.time);
-		return ret;
+		return rec_symgather_add_mmap(sc, &m);
 	}
 	case PERF_RECORD_FORK:
 		return rec_symgather_fork(sc, r->task.pid, r->task.ppid);
 	case PERF_RECORD_COMM:
-		if (r->misc & MISC_COMM_EXEC) {
-			int ret = rec_symgather_exec(sc, r->comm.pid);
-
-			if (!ret && r->sid.has_time)
-				unsettle(sc, r->comm.pid, r->sid.time);
-			return ret;
-		}
+		if (r->misc & MISC_COMM_EXEC)
+			return rec_symgather_exec(sc, r->comm.pid);
 		return 0;
 	case PERF_RECORD_EXIT:
 		if (r->task.pid == r->task.tid)

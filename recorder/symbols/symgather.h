@@ -60,8 +60,8 @@
  *   rec_symgather_stats(sc, &st);   // -> SessionEnd.symbol_time_ns/_bytes
  *   rec_symgather_free(sc);
  *
- * Hits that arrive before their mapping (rings are drained per CPU, so an
- * MMAP2 on one CPU can be decoded after a sample on another) are kept
+ * Hits that arrive before their mapping (a mapping read from /proc after
+ * the process was first met, records lost in a full ring) are kept
  * (bounded) and matched again at write time.
  *
  * Ownership: the gatherer copies everything it is given but the strings
@@ -99,10 +99,12 @@ void rec_symgather_observe(void *ctx, const struct rec_record *r);
 
 /* Whether a mapping of process pid holds user address addr, for the
  * emitter's cut of frame-pointer chains (recorder/encode/emit.h; ctx is
- * the gatherer): 1 yes, 0 no, -EAGAIN when pid exec'd or mapped something
- * less than 100 ms of sample time before `time` (its mappings may still
- * be in another CPU's ring), -ENOMEM. A pid never met is read from
- * /proc first, as a hit would. */
+ * the gatherer): 1 yes, 0 no, -ENOMEM. A pid never met is read from
+ * /proc first, as a hit would. The answer is final when it is asked:
+ * records arrive merged by time across the CPUs' rings
+ * (recorder/ring/drain.h), so every exec and mmap made before the
+ * sample's `time` was fed before it (`time` is unused: the emitter's
+ * callback passes it). */
 int rec_symgather_user_mapped(void *ctx, uint32_t pid, uint64_t addr,
 			      uint64_t time);
 

@@ -815,9 +815,8 @@ static void test_feed_records(void **state)
 }
 
 /* rec_symgather_user_mapped(), the emitter's oracle for cutting
- * frame-pointer chains: mapped or not from the mappings fed so far, and
- * no answer (-EAGAIN) for 100 ms of sample time after an exec or mmap
- * of the process, whose next mappings may still be in another ring. */
+ * frame-pointer chains: mapped or not from the mappings fed so far,
+ * final at once (the records come merged by time). */
 static void test_user_mapped(void **state)
 {
 	struct rec_symgather_opts o = REC_SYMGATHER_OPTS_INIT;
@@ -847,23 +846,20 @@ static void test_user_mapped(void **state)
 	r.sid.has_time = true;
 	r.sid.time = 1001 * ms;
 	assert_int_equal(rec_symgather_feed(sc, &r), 0);
-	/* within 100 ms of the mmap: no answer either way */
-	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x40000010, 1050 * ms), -EAGAIN);
-	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x5, 1100 * ms), -EAGAIN);
-	/* settled */
-	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x40000010, 1101 * ms), 1);
-	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x40000fff, 1101 * ms), 1);
-	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x40001000, 1101 * ms), 0);
-	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x5, 2000 * ms), 0);
-	/* a fork child has its parent's maps, as settled as they were */
+	/* right after the mmap: records come merged by time, so the
+	 * answer is final at once */
+	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x40000010, 1001 * ms), 1);
+	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x40000fff, 1001 * ms), 1);
+	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x40001000, 1001 * ms), 0);
+	assert_int_equal(rec_symgather_user_mapped(sc, 4000, 0x5, 1001 * ms), 0);
+	/* a fork child has its parent's maps */
 	memset(&r, 0, sizeof(r));
 	r.type = PERF_RECORD_FORK;
 	r.task.pid = r.task.tid = 4001;
 	r.task.ppid = r.task.ptid = 4000;
 	assert_int_equal(rec_symgather_feed(sc, &r), 0);
-	assert_int_equal(rec_symgather_user_mapped(sc, 4001, 0x40000010, 1050 * ms), -EAGAIN);
-	assert_int_equal(rec_symgather_user_mapped(sc, 4001, 0x40000010, 2000 * ms), 1);
-	assert_int_equal(rec_symgather_user_mapped(sc, 4001, 0x7000, 2000 * ms), 0);
+	assert_int_equal(rec_symgather_user_mapped(sc, 4001, 0x40000010, 1002 * ms), 1);
+	assert_int_equal(rec_symgather_user_mapped(sc, 4001, 0x7000, 1002 * ms), 0);
 	/* a pid never met, and no /proc to read: nothing mapped */
 	assert_int_equal(rec_symgather_user_mapped(sc, 4002, 0x40000010, 2000 * ms), 0);
 	assert_int_equal(rec_symgather_user_mapped(NULL, 4000, 0x40000010, 2000 * ms), -EINVAL);
