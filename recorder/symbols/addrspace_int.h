@@ -77,8 +77,11 @@ struct sc_proc {
 				   * rec_symgather.hcache) */
 	struct sc_map *maps;      /* sorted by start, non-overlapping */
 	size_t n, cap;
-	/* The space before the last exec: rings are drained CPU by CPU, so
-	 * samples taken before an exec can be decoded after it. */
+	/* The space before the last exec: the rings are read in rounds
+	 * merged by time (ring/drain.h), but a record the kernel published
+	 * late can still come after a later one of another CPU (the drain's
+	 * `late` count: a few per million), so a sample taken just before
+	 * an exec may be decoded after it. */
 	struct sc_map *old;
 	size_t nold;
 	struct rec_u64map jit_hits;   /* ips outside ELF mappings */
